@@ -1,0 +1,488 @@
+package bgjob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
+)
+
+// Sentinel errors callers can test with errors.Is.
+var (
+	// ErrNotFound: no job has that id or name.
+	ErrNotFound = errors.New("not found")
+	// ErrBusy: the job still has live processes.
+	ErrBusy = errors.New("job is still running")
+	// ErrTimeout: Wait gave up.
+	ErrTimeout = errors.New("timed out")
+	// ErrUsage: the request itself is invalid (bad name, flag or value).
+	ErrUsage = errors.New("invalid request")
+)
+
+// DefaultGrace is how long Stop waits after the first signal before SIGKILL.
+const DefaultGrace = 2 * time.Second
+
+// Client runs and inspects jobs in one workspace of one host.
+type Client struct {
+	rt        Runtime
+	root      string
+	workspace string
+}
+
+// NewClient returns a client for workspace (jobdir.DefaultWorkspace when
+// "") under root ("" for the host's default, /tmp/bgjob-$UID) on rt.
+func NewClient(rt Runtime, root, workspace string) (*Client, error) {
+	if workspace == "" {
+		workspace = jobdir.DefaultWorkspace
+	}
+	if err := jobdir.ValidateName("workspace", workspace); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if root != "" && !strings.HasPrefix(root, "/") {
+		return nil, fmt.Errorf("%w: root %q must be an absolute path", ErrUsage, root)
+	}
+	return &Client{rt: rt, root: root, workspace: workspace}, nil
+}
+
+func (c *Client) target() shellgen.Target {
+	return shellgen.Target{Root: c.root, Workspace: c.workspace}
+}
+
+// exec runs script and hands each event it reports to fn. With watch set,
+// the script's stdin stays open until exec returns or ctx ends, so that
+// scripts that wait notice when their caller goes away.
+func (c *Client) exec(ctx context.Context, script string, watch bool, fn func(shellgen.Event) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stdin io.Reader
+	if watch {
+		stdin = ctxReader{ctx}
+	}
+	pr, pw := io.Pipe()
+	errc := make(chan error, 1)
+	go func() {
+		err := c.rt.Exec(ctx, script, stdin, pw)
+		pw.CloseWithError(err)
+		errc <- err
+	}()
+	derr := shellgen.Decode(pr, fn)
+	stopped := derr == nil
+	pr.Close()
+	cancel()
+	xerr := <-errc
+	switch {
+	case derr != nil && xerr != nil && !errors.Is(xerr, context.Canceled):
+		return xerr
+	case derr != nil:
+		if errors.Is(derr, shellgen.ErrTruncated) && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return derr
+	case xerr != nil && !stopped:
+		return xerr
+	}
+	return nil
+}
+
+// ctxReader blocks until its context ends, then reports EOF.
+type ctxReader struct{ ctx context.Context }
+
+func (r ctxReader) Read([]byte) (int, error) {
+	<-r.ctx.Done()
+	return 0, io.EOF
+}
+
+func (c *Client) derive(o *jobdir.Observation) jobdir.Job {
+	return jobdir.Derive(*o, c.rt.Host())
+}
+
+// refError turns a script's refusal into an error wrapping a sentinel.
+func refError(e *shellgen.RefError) error {
+	switch e.Kind {
+	case "notfound":
+		return fmt.Errorf("job %s: %w", e.Subject, ErrNotFound)
+	case "busy":
+		return fmt.Errorf("job %s: %w (stop it first, or use --force)", e.Subject, ErrBusy)
+	case "cwd":
+		return fmt.Errorf("%w: %s", ErrUsage, e.Subject)
+	}
+	return errors.New(e.Subject)
+}
+
+// Spec describes a job to run.
+type Spec struct {
+	// Name names the job; a later job with the same name shadows it.
+	Name string
+	// Argv is the command: one word is a shell script run with Shell
+	// ("sh -c" semantics); several are an argv, run exactly.
+	Argv []string
+	// Shell runs a script command; "" means bash where the host has it,
+	// else sh.
+	Shell string
+	// Cwd is the working directory; "" means where the launcher runs.
+	Cwd string
+	// Env holds NAME=VALUE pairs to set.
+	Env []string
+	// Timeout stops the job after this long (0: never); the host enforces
+	// it, TERM then KILL after Grace (DefaultGrace when 0).
+	Timeout time.Duration
+	Grace   time.Duration
+}
+
+// Run starts a job and returns as soon as it is running.
+func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
+	if len(s.Argv) == 0 {
+		return jobdir.Job{}, fmt.Errorf("%w: no command given", ErrUsage)
+	}
+	if s.Name != "" {
+		if err := jobdir.ValidateName("job name", s.Name); err != nil {
+			return jobdir.Job{}, fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+	}
+	var names []string
+	for _, kv := range s.Env {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || !shellgen.ValidEnvName(name) {
+			return jobdir.Job{}, fmt.Errorf("%w: invalid environment variable %q: want NAME=VALUE with NAME made of letters, digits and _", ErrUsage, kv)
+		}
+		names = append(names, name)
+	}
+	if s.Grace == 0 {
+		s.Grace = DefaultGrace
+	}
+	m := jobdir.Meta{
+		Version:   jobdir.Version,
+		Name:      s.Name,
+		Workspace: c.workspace,
+		Shell:     s.Shell,
+		Cwd:       s.Cwd,
+		Env:       names,
+	}
+	if len(s.Argv) == 1 {
+		m.Command = s.Argv[0]
+	} else {
+		q, err := shellgen.QuoteArgv(s.Argv)
+		if err != nil {
+			return jobdir.Job{}, fmt.Errorf("%w: command: %w", ErrUsage, err)
+		}
+		m.Command, m.Argv, m.Shell = q, s.Argv, ""
+	}
+	if m.Env == nil {
+		m.Env = []string{}
+	}
+	if s.Timeout > 0 {
+		m.Timeout = s.Timeout.String()
+	}
+	for attempt := 0; ; attempt++ {
+		now := time.Now()
+		m.ID = jobdir.NewID(now)
+		m.StartedAt = now.UTC().Truncate(time.Millisecond)
+		script, err := shellgen.LaunchScript(shellgen.Launch{Target: c.target(), Meta: m, Env: s.Env, Timeout: s.Timeout, Grace: s.Grace})
+		if err != nil {
+			return jobdir.Job{}, fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+		var (
+			job    *jobdir.Job
+			refErr *shellgen.RefError
+		)
+		err = c.exec(ctx, script, false, func(ev shellgen.Event) error {
+			switch {
+			case ev.Job != nil:
+				j := c.derive(ev.Job)
+				job = &j
+			case ev.Err != nil:
+				refErr = ev.Err
+			}
+			return nil
+		})
+		if err != nil {
+			return jobdir.Job{}, fmt.Errorf("starting job: %w", err)
+		}
+		if refErr != nil && refErr.Kind == "exists" && attempt < 3 {
+			continue
+		}
+		if refErr != nil {
+			return jobdir.Job{}, refError(refErr)
+		}
+		if job == nil {
+			return jobdir.Job{}, errors.New("starting job: the launcher reported nothing")
+		}
+		return *job, nil
+	}
+}
+
+// collect runs a script that reports on jobs and gathers the jobs and the
+// errors it reported.
+func (c *Client) collect(ctx context.Context, script string, watch bool) ([]jobdir.Job, bool, error) {
+	var (
+		jobs     []jobdir.Job
+		errs     []error
+		timedOut bool
+	)
+	err := c.exec(ctx, script, watch, func(ev shellgen.Event) error {
+		switch {
+		case ev.Job != nil:
+			jobs = append(jobs, c.derive(ev.Job))
+		case ev.Err != nil:
+			errs = append(errs, refError(ev.Err))
+		case ev.TimedOut:
+			timedOut = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return jobs, timedOut, errors.Join(errs...)
+}
+
+// Status reports on the jobs named by refs (ids or names). It returns the
+// jobs it found and an error for each it did not.
+func (c *Client) Status(ctx context.Context, refs ...string) ([]jobdir.Job, error) {
+	script, err := shellgen.StatusScript(c.target(), refs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	jobs, _, err := c.collect(ctx, script, false)
+	return jobs, err
+}
+
+// ListOptions selects jobs for List.
+type ListOptions struct {
+	// Status keeps only jobs with this status ("" for all).
+	Status jobdir.Status
+	// Search keeps jobs whose id, name or command contains it, ignoring case.
+	Search string
+	// Limit is the page size (0: no limit).
+	Limit int
+	// Cursor continues after the page that returned it.
+	Cursor string
+	// AllWorkspaces lists jobs of every workspace.
+	AllWorkspaces bool
+}
+
+// Page is one page of List, newest job first.
+type Page struct {
+	Jobs []jobdir.Job `json:"jobs"`
+	// Next is the cursor of the next page, "" on the last page.
+	Next string `json:"next_cursor,omitempty"`
+}
+
+// List returns jobs newest first. Without filters, a page reads the
+// directory names and the files of the jobs on the page only.
+func (c *Client) List(ctx context.Context, o ListOptions) (Page, error) {
+	t := c.target()
+	if o.AllWorkspaces {
+		t.Workspace = ""
+	}
+	q := shellgen.List{AllWorkspaces: o.AllWorkspaces, Before: o.Cursor}
+	filtered := o.Status != "" || o.Search != ""
+	if o.Limit > 0 && !filtered {
+		q.Max = o.Limit + 1
+	}
+	script, err := shellgen.ListScript(t, q)
+	if err != nil {
+		return Page{}, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	search := strings.ToLower(o.Search)
+	var (
+		page Page
+		errs []error
+	)
+	err = c.exec(ctx, script, false, func(ev shellgen.Event) error {
+		if ev.Err != nil {
+			errs = append(errs, refError(ev.Err))
+			return nil
+		}
+		if ev.Job == nil {
+			return nil
+		}
+		j := c.derive(ev.Job)
+		if o.Status != "" && j.Status != o.Status {
+			return nil
+		}
+		if search != "" && !strings.Contains(strings.ToLower(j.ID+"\x00"+j.Name+"\x00"+j.Command), search) {
+			return nil
+		}
+		if o.Limit > 0 && len(page.Jobs) == o.Limit {
+			page.Next = page.Jobs[len(page.Jobs)-1].ID
+			return shellgen.ErrStop
+		}
+		page.Jobs = append(page.Jobs, j)
+		return nil
+	})
+	if err != nil {
+		return Page{}, err
+	}
+	if page.Jobs == nil {
+		page.Jobs = []jobdir.Job{}
+	}
+	return page, errors.Join(errs...)
+}
+
+// LogOptions selects what Logs prints.
+type LogOptions struct {
+	// Stderr reads stderr.log instead of stdout.log.
+	Stderr bool
+	// Tail prints only the last Tail lines (0: all).
+	Tail int
+	// Follow keeps printing until the job ends.
+	Follow bool
+}
+
+// Logs copies a job's log to w, byte for byte.
+func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, w io.Writer) error {
+	script, err := shellgen.LogsScript(c.target(), shellgen.Logs{Ref: ref, Stderr: o.Stderr, Tail: o.Tail, Follow: o.Follow})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	var errs []error
+	err = c.exec(ctx, script, o.Follow, func(ev shellgen.Event) error {
+		switch {
+		case ev.Err != nil:
+			errs = append(errs, refError(ev.Err))
+		case ev.Data != nil:
+			if _, err := io.Copy(w, ev.Data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}
+
+// WaitOptions tunes Wait.
+type WaitOptions struct {
+	// Any returns when the first job ends.
+	Any bool
+	// Timeout gives up after this long with ErrTimeout (0: never).
+	Timeout time.Duration
+}
+
+// Wait blocks until the jobs have ended and returns them. The host polls;
+// the caller holds one connection. On timeout it returns the jobs as they
+// are and an error wrapping ErrTimeout.
+func (c *Client) Wait(ctx context.Context, refs []string, o WaitOptions) ([]jobdir.Job, error) {
+	script, err := shellgen.WaitScript(c.target(), shellgen.Wait{Refs: refs, Any: o.Any, Timeout: o.Timeout})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	jobs, timedOut, err := c.collect(ctx, script, true)
+	if err == nil && timedOut {
+		err = fmt.Errorf("waiting %s: %w", o.Timeout, ErrTimeout)
+	}
+	return jobs, err
+}
+
+// StopOptions tunes Stop.
+type StopOptions struct {
+	// Signal is sent first ("" for TERM); KILL follows after Grace
+	// (DefaultGrace when 0).
+	Signal string
+	Grace  time.Duration
+	// All stops every job of the workspace that has live processes.
+	All bool
+}
+
+// Stop stops jobs and returns once their process groups are gone. It is
+// idempotent: a job that has ended keeps its status, and only processes it
+// left behind that can be tied to it are killed.
+func (c *Client) Stop(ctx context.Context, refs []string, o StopOptions) ([]jobdir.Job, error) {
+	if o.Signal == "" {
+		o.Signal = "TERM"
+	}
+	if o.Grace == 0 {
+		o.Grace = DefaultGrace
+	}
+	script, err := shellgen.StopScript(c.target(), shellgen.Stop{Refs: refs, All: o.All, Signal: o.Signal, Grace: o.Grace})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	jobs, _, err := c.collect(ctx, script, false)
+	return jobs, err
+}
+
+// Remove deletes jobs and their files. A job with live processes is
+// refused with ErrBusy unless force, which stops it first.
+func (c *Client) Remove(ctx context.Context, refs []string, force bool) ([]string, error) {
+	return c.remove(ctx, shellgen.Remove{Refs: refs, Force: force, Grace: DefaultGrace})
+}
+
+func (c *Client) remove(ctx context.Context, r shellgen.Remove) ([]string, error) {
+	t := c.target()
+	script, err := shellgen.RemoveScript(t, r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	var (
+		removed []string
+		errs    []error
+	)
+	err = c.exec(ctx, script, false, func(ev shellgen.Event) error {
+		switch {
+		case ev.Removed != "":
+			removed = append(removed, ev.Removed)
+		case ev.Err != nil:
+			errs = append(errs, refError(ev.Err))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return removed, errors.Join(errs...)
+}
+
+// PruneOptions selects the ended jobs Prune removes: those beyond the
+// newest Keep ended jobs, and those that ended more than OlderThan ago.
+type PruneOptions struct {
+	Keep      int
+	OlderThan time.Duration
+	// DryRun reports what would be removed without removing it.
+	DryRun bool
+}
+
+// Prune removes ended jobs of the workspace (never running, unreadable or
+// still-busy ones) and returns them.
+func (c *Client) Prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error) {
+	page, err := c.List(ctx, ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	cutoff := time.Now().Add(-o.OlderThan)
+	var victims []jobdir.Job
+	kept := 0
+	for _, j := range page.Jobs {
+		if !j.Status.Ended() {
+			continue
+		}
+		ended := j.StartedAt
+		if j.EndedAt != nil {
+			ended = *j.EndedAt
+		}
+		if kept < o.Keep && (o.OlderThan <= 0 || ended.After(cutoff)) {
+			kept++
+			continue
+		}
+		victims = append(victims, j)
+	}
+	if o.DryRun || len(victims) == 0 {
+		return victims, nil
+	}
+	dirs := make([]string, len(victims))
+	for i, j := range victims {
+		dirs[i] = j.Dir
+	}
+	removed, err := c.remove(ctx, shellgen.Remove{Dirs: dirs})
+	victims = slices.DeleteFunc(victims, func(j jobdir.Job) bool { return !slices.Contains(removed, j.Dir) })
+	return victims, err
+}

@@ -1,0 +1,160 @@
+// Package cli is bgjob's command line: one cobra command per verb, each
+// turning flags into a library call on a bgjob.Client and printing the
+// result.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/runtime/local"
+)
+
+// app holds what every command shares: the global flags and the streams.
+type app struct {
+	stdout, stderr io.Writer
+	stdin          io.Reader
+	root           string
+	workspace      string
+	host           string
+	sshConfig      string
+	json           bool
+}
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+func (e *exitError) ExitCode() int { return e.code }
+
+// usageError marks an error in how bgjob was called (exit status 2).
+func usageError(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+// Main runs bgjob with the process's arguments and returns its exit status.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+}
+
+// Run runs bgjob with args and returns its exit status.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	cmd := a.rootCommand()
+	cmd.SetArgs(args)
+	cmd.SetIn(stdin)
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	err := cmd.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	code := 1
+	switch {
+	case errors.As(err, &ee):
+		code = ee.code
+		if ee.err == nil {
+			return code
+		}
+	case errors.Is(err, bgjob.ErrUsage):
+		code = 2
+	case isCobraUsage(err):
+		code = 2
+	}
+	fmt.Fprintf(stderr, "bgjob: error: %v\n", err)
+	if code == 2 {
+		fmt.Fprintln(stderr, "bgjob: hint: see 'bgjob --help'")
+	}
+	return code
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bgjob",
+		Short: "Run shell commands as detached background jobs, locally or over SSH",
+		Long: `bgjob runs shell commands as detached background jobs on this machine or on
+remote hosts over SSH, with no daemon and nothing installed remotely.
+
+A job's whole state is one directory, <root>/<workspace>/<id>/, holding
+stdout.log, stderr.log, exit_code and meta.json. Its status is derived from
+those files whenever you ask: running, exited, killed (by bgjob stop or a
+timeout) or lost (its wrapper vanished without recording a status).
+
+A job is addressed by its id or by its name (the newest job with that name).`,
+		Example: `  bgjob run -n server -- python3 -m http.server 8000
+  bgjob logs --tail 20 server
+  bgjob stop server
+  bgjob -H build-host run -- make -j8`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
+	f := cmd.PersistentFlags()
+	f.StringVarP(&a.workspace, "workspace", "w", envOr("BGJOB_WORKSPACE", "default"), "workspace (env BGJOB_WORKSPACE)")
+	f.StringVar(&a.root, "root", os.Getenv("BGJOB_ROOT"), "root directory of all jobs on the host (env BGJOB_ROOT; default /tmp/bgjob-$UID)")
+	f.StringVarP(&a.host, "host", "H", os.Getenv("BGJOB_HOST"), "run on this SSH host, [user@]host[:port] or an ssh_config alias (env BGJOB_HOST)")
+	f.StringVar(&a.sshConfig, "ssh-config", "", "ssh_config file (default ~/.ssh/config)")
+	cmd.AddCommand(
+		a.runCommand(), a.statusCommand(), a.listCommand(), a.logsCommand(),
+		a.waitCommand(), a.stopCommand(), a.rmCommand(), a.pruneCommand(),
+	)
+	return cmd
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// client connects to the host the flags name and returns a client and a
+// function that releases the connection.
+func (a *app) client(ctx context.Context) (*bgjob.Client, func(), error) {
+	var rt bgjob.Runtime = local.New()
+	release := func() {}
+	if a.host != "" {
+		r, err := a.dialSSH(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		rt, release = r, func() { r.Close() }
+	}
+	c, err := bgjob.NewClient(rt, a.root, a.workspace)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return c, release, nil
+}
+
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}

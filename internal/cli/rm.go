@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bgjob/bgjob"
+)
+
+func (a *app) rmCommand() *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "rm ID...",
+		Short: "Remove jobs and their files",
+		Long: `Remove ended jobs and their directories. A job with live processes is refused
+unless --force, which stops it first. Only the files bgjob writes are deleted.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.rm(cmd.Context(), args, force) },
+	}
+	cmd.Flags().BoolVarP(&force, "force", "f", false, "stop running jobs first")
+	return cmd
+}
+
+func (a *app) rm(ctx context.Context, refs []string, force bool) error {
+	c, release, err := a.client(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	removed, err := c.Remove(ctx, refs, force)
+	for _, d := range removed {
+		fmt.Fprintln(a.stdout, path.Base(d))
+	}
+	return err
+}
+
+func (a *app) pruneCommand() *cobra.Command {
+	o := bgjob.PruneOptions{Keep: 1000, OlderThan: 7 * 24 * time.Hour}
+	cmd := &cobra.Command{
+		Use:   "prune",
+		Short: "Remove old ended jobs",
+		Long: `Remove ended jobs (exited, killed or lost) of the workspace beyond the newest
+--keep ones or that ended more than --older-than ago. Running, unreadable
+and still-busy jobs are never removed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Keep < 0 || o.OlderThan < 0 {
+				return usageError("--keep and --older-than must not be negative")
+			}
+			return a.prune(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.Keep, "keep", o.Keep, "keep the newest N ended jobs")
+	f.DurationVar(&o.OlderThan, "older-than", o.OlderThan, "remove ended jobs that ended longer ago than this (0: no age limit)")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be removed")
+	f.BoolVar(&a.json, "json", false, "print the removed jobs as a JSON array")
+	return cmd
+}
+
+func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
+	c, release, err := a.client(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	jobs, err := c.Prune(ctx, o)
+	if a.json {
+		if perr := printJSON(a.stdout, jobs); perr != nil {
+			return perr
+		}
+	} else {
+		for _, j := range jobs {
+			fmt.Fprintln(a.stdout, j.ID)
+		}
+	}
+	return err
+}

@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func (a *app) statusCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "status ID...",
+		Short: "Show what became of jobs",
+		Long: `Show jobs by id or name. The status is derived from the job directory now:
+running, exited, killed (stopped by bgjob or its timeout), lost (the wrapper
+vanished without recording a status, e.g. SIGKILL or a reboot) or unreadable.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.status(cmd.Context(), args) },
+	}
+	cmd.Flags().BoolVar(&a.json, "json", false, "print a JSON array")
+	return cmd
+}
+
+func (a *app) status(ctx context.Context, refs []string) error {
+	c, release, err := a.client(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	jobs, err := c.Status(ctx, refs...)
+	if jobs == nil && err != nil {
+		return err
+	}
+	if a.json {
+		if perr := printJSON(a.stdout, jobs); perr != nil {
+			return perr
+		}
+	} else {
+		for i, j := range jobs {
+			if i > 0 {
+				fmt.Fprintln(a.stdout)
+			}
+			printJob(a.stdout, j)
+		}
+	}
+	return err
+}

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bgjob/bgjob"
+)
+
+func (a *app) stopCommand() *cobra.Command {
+	var o bgjob.StopOptions
+	cmd := &cobra.Command{
+		Use:   "stop ID...",
+		Short: "Stop jobs: signal their process group, then KILL after a grace period",
+		Long: `Send --signal (TERM) to each job's process group, wait --grace, then SIGKILL
+whatever is left, and return once the group is gone. The job's wrapper outlives
+the command and records its real exit status (143 for TERM, 137 for KILL).
+
+Stopping is idempotent: a job that has already ended keeps its status, and
+only processes it left behind that can be tied to it are killed.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && !o.All {
+				return usageError("give job ids or names, or --all")
+			}
+			if len(args) > 0 && o.All {
+				return usageError("--all takes no job ids")
+			}
+			if o.Grace < 0 {
+				return usageError("--grace must not be negative")
+			}
+			return a.stop(cmd.Context(), args, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.Signal, "signal", "s", "TERM", "first signal to send (TERM, INT, QUIT, HUP, KILL, USR1, USR2, ALRM)")
+	f.DurationVar(&o.Grace, "grace", bgjob.DefaultGrace, "time to wait before SIGKILL")
+	f.BoolVar(&o.All, "all", false, "stop every job of the workspace that still runs")
+	f.BoolVar(&a.json, "json", false, "print the stopped jobs as a JSON array")
+	return cmd
+}
+
+func (a *app) stop(ctx context.Context, refs []string, o bgjob.StopOptions) error {
+	c, release, err := a.client(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	jobs, err := c.Stop(ctx, refs, o)
+	if a.json && jobs != nil {
+		if perr := printJSON(a.stdout, jobs); perr != nil {
+			return perr
+		}
+	} else {
+		for _, j := range jobs {
+			fmt.Fprintf(a.stdout, "%s\t%s\t%s\n", j.ID, statusText(j), exitText(j))
+		}
+	}
+	return err
+}

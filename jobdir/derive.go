@@ -1,0 +1,96 @@
+package jobdir
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Observation is what a reader saw of one job directory at one moment: the
+// raw contents of its files and the facts about its wrapper process. The
+// scripts from package shellgen gather it on the job's host.
+type Observation struct {
+	// Dir is the job directory's absolute path on its host.
+	Dir string
+	// Meta is the first line of meta.json; HasMeta reports whether the file
+	// existed.
+	Meta    string
+	HasMeta bool
+	// ProcStart is the start time of the process whose pid meta.json
+	// records, read before exit_code; "" when no such process exists.
+	ProcStart string
+	// ExitCode is the first line of exit_code; HasExit reports whether the
+	// file existed.
+	ExitCode string
+	HasExit  bool
+	// EndedAt is the first line of ended_at.
+	EndedAt string
+	// Stop is the first line of the stop marker: "REASON SIGNAL".
+	Stop string
+	// BootID is the host's boot id at the time of the observation.
+	BootID string
+}
+
+// Derive turns an observation into a job report. It is the only place
+// where bgjob decides what became of a job:
+//
+//   - exit_code exists: the job ended with that status; it was "killed" when
+//     a stop marker exists and the status is 128+N, else "exited";
+//   - no exit_code, same boot, and the recorded pid is alive with the
+//     recorded start time: "running";
+//   - otherwise "lost": the wrapper died without recording a status (it
+//     was SIGKILLed or the host rebooted), and the exit status is unknown.
+func Derive(o Observation, host string) Job {
+	j := Job{Host: host}
+	j.Paths(o.Dir)
+	j.ID = path.Base(o.Dir)
+	if !o.HasMeta {
+		j.Status = StatusUnreadable
+		j.Error = "meta.json is missing"
+		return j
+	}
+	var m Meta
+	if err := json.Unmarshal([]byte(o.Meta), &m); err != nil {
+		j.Status = StatusUnreadable
+		j.Error = fmt.Sprintf("meta.json: %v", err)
+		return j
+	}
+	if m.ID != j.ID {
+		j.Status = StatusUnreadable
+		j.Error = fmt.Sprintf("meta.json: id %q does not match directory", m.ID)
+		return j
+	}
+	j.Meta = m
+	if o.HasExit {
+		code, err := strconv.Atoi(strings.TrimSpace(o.ExitCode))
+		if err != nil {
+			j.Status = StatusUnreadable
+			j.Error = fmt.Sprintf("exit_code: %q is not a number", o.ExitCode)
+			return j
+		}
+		j.ExitCode = &code
+		j.Status = StatusExited
+		if t, err := time.Parse(time.RFC3339, strings.TrimSpace(o.EndedAt)); err == nil {
+			j.EndedAt = &t
+		}
+		if reason, sig, ok := strings.Cut(o.Stop, " "); ok && code > 128 {
+			j.Status = StatusKilled
+			j.Reason, j.Signal = reason, sig
+		}
+		return j
+	}
+	switch {
+	case m.BootID != "" && o.BootID != "" && m.BootID != o.BootID:
+		j.Status = StatusLost
+		j.Reason = "reboot"
+	case o.ProcStart != "" && o.ProcStart == m.ProcStart:
+		j.Status = StatusRunning
+	default:
+		j.Status = StatusLost
+		j.Reason = "vanished"
+	}
+	return j
+}

@@ -1,0 +1,169 @@
+// Package jobdir owns bgjob's on-disk format: the layout of a job directory,
+// the meta.json record, the rules for names, and the derivation of a job's
+// status from the files its wrapper and bgjob leave behind.
+//
+// A job lives in <root>/<workspace>/<id>/. Every file there has exactly one
+// writer, and every file that is read while the job runs is written
+// atomically (temporary file, then rename), so readers never need a lock:
+//
+//	meta.json   written once by the launcher, before the job is visible
+//	job.sh      the generated wrapper script
+//	stdout.log  the command's standard output (appended)
+//	stderr.log  the command's standard error (appended)
+//	exit_code   written by the wrapper when the command has ended
+//	ended_at    written by the wrapper just before exit_code
+//	stop        written by bgjob stop or the timeout before signalling
+//
+// See docs/format.md for the full specification.
+package jobdir
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"time"
+)
+
+// Version is the meta.json format version this package writes.
+const Version = 1
+
+// File names inside a job directory.
+const (
+	MetaFile     = "meta.json"
+	ScriptFile   = "job.sh"
+	StdoutFile   = "stdout.log"
+	StderrFile   = "stderr.log"
+	ExitCodeFile = "exit_code"
+	EndedFile    = "ended_at"
+	StopFile     = "stop"
+)
+
+// DefaultWorkspace is the workspace used when none is given.
+const DefaultWorkspace = "default"
+
+// Status is what became of a job.
+type Status string
+
+// The statuses a job can have.
+const (
+	// StatusRunning: the wrapper process is alive and no exit_code exists.
+	StatusRunning Status = "running"
+	// StatusExited: exit_code exists and bgjob did not stop the job.
+	StatusExited Status = "exited"
+	// StatusKilled: exit_code exists and records a signal sent by bgjob stop
+	// or by the job's timeout.
+	StatusKilled Status = "killed"
+	// StatusLost: no exit_code, and the wrapper is gone (killed with
+	// SIGKILL, or the host rebooted). The exit status is unknown.
+	StatusLost Status = "lost"
+	// StatusUnreadable: meta.json cannot be parsed.
+	StatusUnreadable Status = "unreadable"
+)
+
+// Ended reports whether s is a final status.
+func (s Status) Ended() bool {
+	return s == StatusExited || s == StatusKilled || s == StatusLost
+}
+
+// ParseStatus checks that s names a status.
+func ParseStatus(s string) (Status, error) {
+	switch st := Status(s); st {
+	case StatusRunning, StatusExited, StatusKilled, StatusLost, StatusUnreadable:
+		return st, nil
+	}
+	return "", fmt.Errorf("unknown status %q (want running, exited, killed, lost or unreadable)", s)
+}
+
+// Meta is the content of meta.json: everything that describes a job and
+// does not change after it starts.
+type Meta struct {
+	Version   int    `json:"version"`
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Workspace string `json:"workspace"`
+	// Command is the command as a shell script: the script string the user
+	// gave, or the user's argv, each word quoted.
+	Command string `json:"command"`
+	// Argv is the user's argv when the job was started from several words.
+	Argv []string `json:"argv,omitempty"`
+	// Shell is the shell that runs Command ("" for an argv job).
+	Shell string `json:"shell,omitempty"`
+	// Cwd is the working directory as given ("" for the directory the
+	// launcher ran in: the caller's for local jobs, home for SSH ones).
+	Cwd string `json:"cwd"`
+	// Env lists the names of the variables set with --env.
+	Env []string `json:"env"`
+	// Timeout is the wrapper-enforced time limit ("" for none).
+	Timeout   string    `json:"timeout,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+
+	// The identity of the wrapper process, written by the launcher on the
+	// host: its pid (also the job's process group), its start time (clock
+	// ticks since boot, field 22 of /proc/PID/stat, or `ps -o lstart=`
+	// where /proc is missing) and the host's boot id.
+	PID       int    `json:"pid"`
+	PGID      int    `json:"pgid"`
+	ProcStart string `json:"proc_start"`
+	BootID    string `json:"boot_id"`
+}
+
+// Job is a job as bgjob reports it: its Meta plus the state derived from the
+// job directory. It is the --json output of every verb.
+type Job struct {
+	Meta
+	Host       string     `json:"host"`
+	Status     Status     `json:"status"`
+	ExitCode   *int       `json:"exit_code"`
+	EndedAt    *time.Time `json:"ended_at"`
+	Reason     string     `json:"reason,omitempty"`
+	Signal     string     `json:"signal,omitempty"`
+	Error      string     `json:"error,omitempty"`
+	Dir        string     `json:"dir"`
+	StdoutPath string     `json:"stdout_path"`
+	StderrPath string     `json:"stderr_path"`
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@:+-]{0,63}$`)
+
+// ErrBadName is wrapped by the errors of ValidateName.
+var ErrBadName = errors.New("invalid name")
+
+// ValidateName checks that s is a safe workspace name, job id or job name:
+// 1 to 64 characters from letters, digits and "._@:+-", starting with a
+// letter or digit. Such a name is one file name, never "." or "..", and
+// needs no quoting in JSON.
+func ValidateName(kind, s string) error {
+	if !nameRE.MatchString(s) {
+		return fmt.Errorf("%w: %s %q: use 1-64 letters, digits or ._@:+- starting with a letter or digit", ErrBadName, kind, s)
+	}
+	return nil
+}
+
+var idRE = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}-[0-9a-z]{6}$`)
+
+// IsID reports whether s has the form of a job id.
+func IsID(s string) bool { return idRE.MatchString(s) }
+
+const idAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+// NewID returns a job id for a job started at t: the UTC time to the second
+// and six random base-36 characters, e.g. 20261130T001502-k3f9q2. Ids sort
+// by start time; the launcher creates the directory exclusively, so two
+// jobs never share an id.
+func NewID(t time.Time) string {
+	var b [6]byte
+	rand.Read(b[:])
+	for i := range b {
+		b[i] = idAlphabet[int(b[i])%len(idAlphabet)]
+	}
+	return t.UTC().Format("20060102T150405") + "-" + string(b[:])
+}
+
+// Paths fills the path fields of j from dir, the job's directory.
+func (j *Job) Paths(dir string) {
+	j.Dir = dir
+	j.StdoutPath = path.Join(dir, StdoutFile)
+	j.StderrPath = path.Join(dir, StderrFile)
+}

@@ -1,0 +1,87 @@
+// Package local is the bgjob runtime for the machine bgjob runs on: it runs
+// shellgen scripts with /bin/sh.
+package local
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Runtime runs scripts on the local machine.
+type Runtime struct {
+	// Shell is the POSIX shell that runs scripts; "" means /bin/sh.
+	Shell string
+}
+
+// New returns a runtime for the local machine.
+func New() *Runtime { return &Runtime{} }
+
+// Host returns "", the name of the local machine.
+func (r *Runtime) Host() string { return "" }
+
+// Exec runs script as "sh -c script" in a process group of its own, which
+// is killed when ctx is cancelled. Jobs the script launches are in sessions
+// of their own and are not affected.
+func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdout io.Writer) error {
+	sh := r.Shell
+	if sh == "" {
+		sh = "/bin/sh"
+	}
+	cmd := exec.CommandContext(ctx, sh, "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	cmd.Stdout = stdout
+	var stderr bytes.Buffer
+	cmd.Stderr = &limitedBuffer{buf: &stderr, max: 8 << 10}
+	var stdinW *os.File
+	if stdin != nil {
+		// Hand the script a real pipe so that Wait does not wait for stdin
+		// to end: scripts that watch stdin end when it closes.
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return fmt.Errorf("creating stdin pipe: %w", err)
+		}
+		cmd.Stdin, stdinW = pr, pw
+		defer pr.Close()
+		go func() {
+			io.Copy(pw, stdin)
+			pw.Close()
+		}()
+	}
+	err := cmd.Run()
+	if stdinW != nil {
+		stdinW.Close()
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg != "" {
+			return fmt.Errorf("running script: %w: %s", err, msg)
+		}
+		return fmt.Errorf("running script: %w", err)
+	}
+	return nil
+}
+
+// limitedBuffer keeps the first max bytes written to it.
+type limitedBuffer struct {
+	buf *bytes.Buffer
+	max int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.max - l.buf.Len(); room > 0 {
+		l.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}

@@ -1,0 +1,265 @@
+package shellgen
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// signals bgjob may send, by name.
+var signals = map[string]bool{
+	"TERM": true, "INT": true, "QUIT": true, "HUP": true, "KILL": true,
+	"USR1": true, "USR2": true, "ALRM": true,
+}
+
+// ParseSignal normalises a signal name ("term", "SIGTERM", "15") to the
+// name the scripts use.
+func ParseSignal(s string) (string, error) {
+	up := strings.TrimPrefix(strings.ToUpper(s), "SIG")
+	byNum := map[string]string{"1": "HUP", "2": "INT", "3": "QUIT", "9": "KILL", "10": "USR1", "12": "USR2", "14": "ALRM", "15": "TERM"}
+	if n, ok := byNum[up]; ok {
+		up = n
+	}
+	if !signals[up] {
+		return "", fmt.Errorf("unsupported signal %q (want TERM, INT, QUIT, HUP, KILL, USR1, USR2 or ALRM)", s)
+	}
+	return up, nil
+}
+
+// Stop selects what StopScript stops.
+type Stop struct {
+	// Refs names the jobs; All stops every job of the workspace that still
+	// has live processes.
+	Refs []string
+	All  bool
+	// Signal is sent first (a name from ParseSignal); after Grace, KILL.
+	Signal string
+	Grace  time.Duration
+}
+
+// StopScript returns the script that stops jobs: for each, an O record
+// with the outcome (stopped, gone, untied) and then its observation.
+func StopScript(t Target, s Stop) (string, error) {
+	sig, err := ParseSignal(s.Signal)
+	if err != nil {
+		return "", err
+	}
+	list, err := refs(s.Refs)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := t.begin(&b); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(&b, "bg_readroot\nbg_sig1=%s\nbg_grace=%d\n", sig, tenths(s.Grace))
+	b.WriteString(`bg_stopone() {
+	bg_stop "$1" "$bg_sig1" "$bg_grace" stop $$
+	printf 'O\t%s\n' "$bg_o"
+	bg_obs "$1"
+}
+`)
+	if s.All {
+		b.WriteString(`for bg_x in "$bg_ws"/[0-9]*; do
+	[ -e "$bg_x/meta.json" ] || continue
+	if bg_busy "$bg_x"; then bg_stopone "$bg_x"; fi
+done
+`)
+	} else {
+		fmt.Fprintf(&b, `for bg_ref in %s; do
+	if bg_find "$bg_ws" "$bg_ref"; then bg_stopone "$bg_d"; else printf 'E\tnotfound\t%%s\n' "$bg_ref"; fi
+done
+`, list)
+	}
+	return end(&b), nil
+}
+
+// Wait selects what WaitScript waits for.
+type Wait struct {
+	Refs []string
+	// Any returns when the first job ends instead of all of them.
+	Any bool
+	// Timeout gives up after this long (0: never) with a W timeout record.
+	Timeout time.Duration
+}
+
+// watchStdin starts a reader of the script's stdin: when stdin closes (the
+// caller went away), the script notices on its next round and ends.
+const watchStdin = `exec 3<&0
+cat <&3 >/dev/null 2>&1 &
+bg_cat=$!
+exec 3<&-
+`
+
+// WaitScript returns the script that waits, polling on the host, until the
+// jobs have ended (exit_code written or wrapper gone), then prints their
+// observations. It ends early, printing nothing more, when its stdin closes.
+func WaitScript(t Target, w Wait) (string, error) {
+	list, err := refs(w.Refs)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := t.begin(&b); err != nil {
+		return "", err
+	}
+	any := 0
+	if w.Any {
+		any = 1
+	}
+	fmt.Fprintf(&b, "bg_readroot\nbg_any=%d\nbg_limit=%d\nbg_dirs=\n", any, tenths(w.Timeout))
+	fmt.Fprintf(&b, `for bg_ref in %s; do
+	if bg_find "$bg_ws" "$bg_ref"; then bg_dirs="$bg_dirs $bg_d"; else bg_err notfound "$bg_ref"; fi
+done
+`, list)
+	b.WriteString(watchStdin)
+	b.WriteString(`bg_i=0
+while :; do
+	bg_left=0 bg_done=0
+	for bg_x in $bg_dirs; do
+		if bg_running "$bg_x"; then bg_left=$((bg_left + 1)); else bg_done=$((bg_done + 1)); fi
+	done
+	[ "$bg_left" -eq 0 ] && break
+	[ "$bg_any" = 1 ] && [ "$bg_done" -gt 0 ] && break
+	if [ "$bg_limit" -gt 0 ] && [ "$bg_i" -ge "$bg_limit" ]; then
+		printf 'W\ttimeout\n'
+		break
+	fi
+	kill -0 "$bg_cat" 2>/dev/null || exit 0
+	bg_nap
+	bg_i=$((bg_i + 1))
+done
+kill "$bg_cat" 2>/dev/null
+for bg_x in $bg_dirs; do bg_obs "$bg_x"; done
+`)
+	return end(&b), nil
+}
+
+// Logs selects what LogsScript prints.
+type Logs struct {
+	Ref string
+	// Stderr reads stderr.log instead of stdout.log.
+	Stderr bool
+	// Tail prints only the last Tail lines (0: all).
+	Tail int
+	// Follow keeps printing new output until the job ends.
+	Follow bool
+}
+
+// LogsScript returns the script that prints a job's log: its observation,
+// a D record, then the log bytes exactly as they are, then the end marker
+// on a line of its own (see DataReader).
+func LogsScript(t Target, l Logs) (string, error) {
+	list, err := refs([]string{l.Ref})
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := t.begin(&b); err != nil {
+		return "", err
+	}
+	file := "stdout.log"
+	if l.Stderr {
+		file = "stderr.log"
+	}
+	fmt.Fprintf(&b, `bg_readroot
+bg_find "$bg_ws" %s || bg_err notfound %s
+bg_f=$bg_d/%s
+`, list, list, file)
+	if l.Follow {
+		// Print what is there, then whatever arrives, until the job has
+		// ended; the size is taken after the job is seen to have ended, so
+		// its last bytes are drained.
+		b.WriteString(watchStdin)
+		fmt.Fprintf(&b, `bg_off=0
+if [ %d -gt 0 ]; then
+	bg_off=$(wc -c <"$bg_f")
+	bg_sz=$(tail -n %d "$bg_f" | wc -c)
+	bg_off=$((bg_off - bg_sz))
+fi
+printf 'D\n'
+while :; do
+	bg_ended=1
+	bg_running "$bg_d" && bg_ended=0
+	bg_sz=$(wc -c <"$bg_f")
+	if [ "$bg_sz" -gt "$bg_off" ]; then
+		tail -c +$((bg_off + 1)) "$bg_f" | head -c $((bg_sz - bg_off))
+		bg_off=$bg_sz
+	fi
+	[ "$bg_ended" = 1 ] && break
+	kill -0 "$bg_cat" 2>/dev/null || exit 0
+	bg_nap
+done
+kill "$bg_cat" 2>/dev/null
+`, l.Tail, l.Tail)
+	} else {
+		b.WriteString("printf 'D\\n'\n")
+		if l.Tail > 0 {
+			fmt.Fprintf(&b, "tail -n %d \"$bg_f\"\n", l.Tail)
+		} else {
+			b.WriteString("cat \"$bg_f\"\n")
+		}
+	}
+	return end(&b), nil
+}
+
+// Remove selects what RemoveScript removes.
+type Remove struct {
+	// Refs names jobs; Dirs names job directories directly (as reported by
+	// an earlier observation, used by prune).
+	Refs []string
+	Dirs []string
+	// Force stops a job that still has live processes first; without it
+	// such a job is refused with an E busy record.
+	Force bool
+	Grace time.Duration
+}
+
+// jobFiles lists every file bgjob writes into a job directory; removal
+// deletes only these, and only then the directory, never following links.
+const jobFiles = `"$1/meta.json" "$1/meta.json.tmp" "$1/job.sh" "$1/stdout.log" "$1/stderr.log" "$1/exit_code" "$1/exit_code.tmp" "$1/ended_at" "$1/stop" "$1/stop.tmp"`
+
+// RemoveScript returns the script that deletes ended jobs: an R record for
+// each directory removed, E records for refusals.
+func RemoveScript(t Target, r Remove) (string, error) {
+	list, err := refs(r.Refs)
+	if err != nil {
+		return "", err
+	}
+	var dirs []string
+	for _, d := range r.Dirs {
+		q, err := Quote(d)
+		if err != nil || !strings.HasPrefix(d, "/") || strings.Contains(d, "\n") {
+			return "", fmt.Errorf("invalid job directory %q", d)
+		}
+		dirs = append(dirs, q)
+	}
+	var b strings.Builder
+	if err := t.begin(&b); err != nil {
+		return "", err
+	}
+	force := 0
+	if r.Force {
+		force = 1
+	}
+	fmt.Fprintf(&b, "bg_readroot\nbg_force=%d\nbg_grace=%d\n", force, tenths(r.Grace))
+	fmt.Fprintf(&b, `bg_rm() {
+	if [ -L "$1" ] || [ ! -d "$1" ]; then printf 'E\tnotfound\t%%s\n' "${1##*/}"; return 0; fi
+	case ${1%%/*} in "$bg_root"/*) ;; *) printf 'E\toutside\t%%s\n' "$1"; return 0 ;; esac
+	if bg_busy "$1"; then
+		if [ "$bg_force" != 1 ]; then
+			printf 'E\tbusy\t%%s\n' "${1##*/}"
+			return 0
+		fi
+		bg_stop "$1" TERM "$bg_grace" stop $$
+	fi
+	rm -f %s
+	if rmdir "$1" 2>/dev/null; then printf 'R\t%%s\n' "$1"; else printf 'E\tnotempty\t%%s\n' "$1"; fi
+}
+for bg_ref in %s; do
+	if bg_find "$bg_ws" "$bg_ref"; then bg_rm "$bg_d"; else printf 'E\tnotfound\t%%s\n' "$bg_ref"; fi
+done
+for bg_x in %s; do bg_rm "$bg_x"; done
+`, jobFiles, list, strings.Join(dirs, " "))
+	return end(&b), nil
+}

@@ -1,0 +1,193 @@
+package shellgen
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+// ErrTruncated is returned when a script's output ends before its end
+// marker: the script was killed or the connection dropped.
+var ErrTruncated = errors.New("script output ended early")
+
+// ErrStop may be returned by a Decode callback to stop reading early.
+var ErrStop = errors.New("stop decoding")
+
+// Event is one thing a script reported.
+type Event struct {
+	// Job is a job's observation (with the host's boot id filled in) and
+	// Outcome what a stop did to it ("" if not stopped).
+	Job     *jobdir.Observation
+	Outcome string
+	// Err is a refusal: Kind is notfound, busy, cwd, root, exists, io, ...;
+	// Subject names the job or explains.
+	Err *RefError
+	// Removed is a job directory that was removed.
+	Removed string
+	// TimedOut reports that a wait gave up.
+	TimedOut bool
+	// Data, when not nil, streams the raw bytes that follow a D record. It
+	// must be read to EOF before the callback returns.
+	Data io.Reader
+}
+
+// RefError is an error a script reported about one job or the root.
+type RefError struct {
+	Kind    string
+	Subject string
+}
+
+func (e *RefError) Error() string {
+	switch e.Kind {
+	case "notfound":
+		return fmt.Sprintf("job %s not found", e.Subject)
+	case "busy":
+		return fmt.Sprintf("job %s is still running (stop it first, or use --force)", e.Subject)
+	}
+	return e.Subject
+}
+
+// Decode reads a script's output: it skips what precedes the begin marker,
+// then calls fn for each event, in order, until the end marker. It returns
+// ErrTruncated when the end marker is missing.
+func Decode(r io.Reader, fn func(Event) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadString('\n')
+		if strings.TrimSuffix(line, "\n") == BeginMarker {
+			break
+		}
+		if err != nil {
+			return ErrTruncated
+		}
+	}
+	var (
+		boot    string
+		cur     *jobdir.Observation
+		outcome string
+	)
+	flush := func() error {
+		if cur == nil {
+			return nil
+		}
+		cur.BootID = boot
+		ev := Event{Job: cur, Outcome: outcome}
+		cur, outcome = nil, ""
+		return fn(ev)
+	}
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return ErrTruncated
+		}
+		line = strings.TrimSuffix(line, "\n")
+		kind, val, _ := strings.Cut(line, "\t")
+		if line == EndMarker {
+			return stopOK(flush())
+		}
+		switch kind {
+		case "J", "O", "E", "R", "W", "D":
+			if kind != "O" || cur != nil {
+				if err := flush(); err != nil {
+					return stopOK(err)
+				}
+			}
+		}
+		switch kind {
+		case "":
+		case "B":
+			boot = val
+		case "J":
+			cur = &jobdir.Observation{Dir: val}
+		case "M":
+			cur.Meta, cur.HasMeta = val, true
+		case "P":
+			cur.ProcStart = val
+		case "X":
+			cur.ExitCode, cur.HasExit = val, true
+		case "T":
+			cur.EndedAt = val
+		case "S":
+			cur.Stop = val
+		case "O":
+			outcome = val
+		case "E":
+			k, subj, _ := strings.Cut(val, "\t")
+			if err := fn(Event{Err: &RefError{Kind: k, Subject: subj}}); err != nil {
+				return stopOK(err)
+			}
+		case "R":
+			if err := fn(Event{Removed: val}); err != nil {
+				return stopOK(err)
+			}
+		case "W":
+			if err := fn(Event{TimedOut: true}); err != nil {
+				return stopOK(err)
+			}
+		case "D":
+			d := &dataReader{br: br}
+			err := fn(Event{Data: d})
+			if err == nil && !d.eof {
+				_, err = io.Copy(io.Discard, d)
+			}
+			if err != nil {
+				return stopOK(err)
+			}
+			return nil
+		default:
+			return fmt.Errorf("unexpected line in script output: %q", line)
+		}
+		if cur == nil && strings.Contains("MPXTS", kind) && kind != "" {
+			return fmt.Errorf("record %s outside a job", kind)
+		}
+	}
+}
+
+func stopOK(err error) error {
+	if errors.Is(err, ErrStop) {
+		return nil
+	}
+	return err
+}
+
+// trailer ends the raw data of a D record.
+var trailer = []byte("\n" + EndMarker + "\n")
+
+// dataReader passes the bytes after a D record through, holding back the
+// last len(trailer) bytes until it knows they are not the trailer.
+type dataReader struct {
+	br   *bufio.Reader
+	held []byte
+	eof  bool
+}
+
+func (d *dataReader) Read(p []byte) (int, error) {
+	if d.eof {
+		return 0, io.EOF
+	}
+	for {
+		if len(d.held) > len(trailer) {
+			n := copy(p, d.held[:len(d.held)-len(trailer)])
+			d.held = d.held[n:]
+			return n, nil
+		}
+		buf := make([]byte, 32<<10)
+		n, err := d.br.Read(buf)
+		d.held = append(d.held, buf[:n]...)
+		if err == io.EOF {
+			d.eof = true
+			if !bytes.Equal(d.held, trailer) {
+				return 0, ErrTruncated
+			}
+			return 0, io.EOF
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+}

@@ -1,0 +1,246 @@
+# bgjob shell library: functions shared by every generated script.
+# Variables are prefixed bg_ because POSIX sh has no locals.
+
+# bg_line FILE: set bg_l to the first line of FILE; fail when FILE is missing.
+bg_line() {
+	bg_l=
+	[ -e "$1" ] || return 1
+	IFS= read -r bg_l <"$1" 2>/dev/null || :
+	return 0
+}
+
+# bg_proc PID: set bg_s to the start time of process PID and bg_pg to its
+# process group ("" when there is no such live process).
+bg_proc() {
+	bg_s= bg_pg=
+	if [ -r /proc/self/stat ]; then
+		IFS= read -r bg_s <"/proc/$1/stat" 2>/dev/null || { bg_s=; return 0; }
+		bg_s=${bg_s##*) }
+		set -- $bg_s
+		if [ "$1" = Z ] || [ "$1" = X ]; then bg_s=; return 0; fi
+		bg_pg=$3 bg_s=${20}
+	else
+		bg_s=$(ps -o stat= -o pgid= -o lstart= -p "$1" 2>/dev/null) || { bg_s=; return 0; }
+		set -- $bg_s
+		case $1 in Z*|'') bg_s=; return 0 ;; esac
+		bg_pg=$2
+		shift 2
+		bg_s="$*"
+	fi
+}
+
+# bg_members PGID EXCLUDE...: set bg_ms to the live processes of group PGID,
+# leaving out the pids given after it.
+bg_members() {
+	bg_ms= bg_g=$1
+	shift
+	bg_ex=" $* "
+	if [ -r /proc/self/stat ]; then
+		for bg_f in /proc/[0-9]*/stat; do
+			IFS= read -r bg_x <"$bg_f" 2>/dev/null || continue
+			bg_x=${bg_x##*) }
+			set -- $bg_x
+			[ "$3" = "$bg_g" ] || continue
+			[ "$1" = Z ] && continue
+			bg_p=${bg_f#/proc/}
+			bg_p=${bg_p%/stat}
+			case $bg_ex in *" $bg_p "*) continue ;; esac
+			bg_ms="$bg_ms $bg_p"
+		done
+	else
+		bg_x=$(ps -A -o pid= -o pgid= -o stat= 2>/dev/null)
+		set -f
+		set -- $bg_x
+		set +f
+		while [ $# -ge 3 ]; do
+			if [ "$2" = "$bg_g" ]; then
+				case $3 in Z*) ;; *) case $bg_ex in *" $1 "*) ;; *) bg_ms="$bg_ms $1" ;; esac ;; esac
+			fi
+			shift 3
+		done
+	fi
+}
+
+# bg_meta DIR: read DIR/meta.json and set bg_w (the wrapper's pid, also the
+# job's process group), bg_st (its start time) and bg_b (the boot id).
+bg_meta() {
+	bg_line "$1/meta.json" && bg_pick
+}
+
+# bg_tied DIR: succeed when the process group recorded in DIR/meta.json can
+# be tied to the job, so that it is safe to signal: same boot, and the pid
+# has not been handed to an unrelated process that leads a group of its own.
+bg_tied() {
+	bg_meta "$1" || return 1
+	[ "$bg_w" -gt 1 ] || return 1
+	[ -z "$bg_boot" ] || [ "$bg_b" = "$bg_boot" ] || return 1
+	bg_proc "$bg_w"
+	if [ -n "$bg_s" ] && [ "$bg_s" != "$bg_st" ] && [ "$bg_pg" = "$bg_w" ]; then
+		return 1
+	fi
+	return 0
+}
+
+# bg_kill SIGNAL PID...: send SIGNAL; a negative PID names a group.
+bg_kill() {
+	bg_k=$1
+	shift
+	kill -s "$bg_k" -- "$@" 2>/dev/null || kill -s "$bg_k" "$@" 2>/dev/null
+}
+
+# bg_nap: sleep a tenth of a second (a whole one where sleep takes integers only).
+bg_nap() {
+	sleep 0.1 2>/dev/null || sleep 1
+}
+
+# bg_stop DIR SIGNAL GRACE REASON SELF: stop the job in DIR. Record the stop
+# (unless the job has already ended), send SIGNAL to its group, wait up to
+# GRACE tenths of a second, then SIGKILL what is left; return once the group
+# is gone and the wrapper has recorded the status. The wrapper itself is
+# never signalled: it traps the signals bgjob sends, outlives the command
+# and records its real status. Sets bg_o to what happened.
+bg_stop() {
+	bg_sd=$1 bg_sig=$2 bg_n=$3 bg_r=$4 bg_self=$5
+	if ! bg_tied "$bg_sd"; then
+		bg_o=untied
+		return 0
+	fi
+	if [ ! -e "$bg_sd/exit_code" ] && [ ! -e "$bg_sd/stop" ]; then
+		printf '%s %s\n' "$bg_r" "$bg_sig" >"$bg_sd/stop.tmp" && mv -f "$bg_sd/stop.tmp" "$bg_sd/stop"
+	fi
+	bg_members "$bg_w" "$bg_w" "$bg_self"
+	if [ -z "$bg_ms" ]; then
+		bg_o=gone
+	else
+		bg_o=stopped
+		case $bg_sig in
+		TERM | INT | QUIT | HUP | USR1 | USR2 | ALRM) bg_kill "$bg_sig" "-$bg_w" ;;
+		*) bg_kill "$bg_sig" $bg_ms ;;
+		esac
+		bg_i=0
+		while [ "$bg_i" -lt "$bg_n" ]; do
+			bg_members "$bg_w" "$bg_w" "$bg_self"
+			[ -n "$bg_ms" ] || break
+			bg_nap
+			bg_i=$((bg_i + 1))
+		done
+		bg_i=0
+		while [ "$bg_i" -lt 100 ]; do
+			bg_members "$bg_w" "$bg_w" "$bg_self"
+			[ -n "$bg_ms" ] || break
+			bg_kill KILL $bg_ms
+			bg_nap
+			bg_i=$((bg_i + 1))
+		done
+	fi
+	bg_i=0
+	while [ ! -e "$bg_sd/exit_code" ] && [ "$bg_i" -lt 50 ]; do
+		bg_proc "$bg_w"
+		[ -n "$bg_s" ] && [ "$bg_s" = "$bg_st" ] || break
+		bg_nap
+		bg_i=$((bg_i + 1))
+	done
+}
+
+# bg_pick: from the meta.json line in bg_l, set bg_w, bg_st and bg_b.
+bg_pick() {
+	bg_w= bg_st= bg_b=
+	case $bg_l in *'"pid":'*) ;; *) return 1 ;; esac
+	bg_w=${bg_l##*\"pid\":}
+	bg_w=${bg_w%%[!0-9]*}
+	bg_st=${bg_l##*\"proc_start\":\"}
+	bg_st=${bg_st%%\"*}
+	bg_b=${bg_l##*\"boot_id\":\"}
+	bg_b=${bg_b%%\"*}
+	[ -n "$bg_w" ]
+}
+
+# bg_obs DIR: print the observation records of the job in DIR. The wrapper
+# is looked at before exit_code is read, so a job that ends in between is
+# seen as ended, never as lost.
+bg_obs() {
+	printf 'J\t%s\n' "$1"
+	if bg_line "$1/meta.json"; then
+		printf 'M\t%s\n' "$bg_l"
+		if bg_pick; then
+			bg_proc "$bg_w"
+			printf 'P\t%s\n' "$bg_s"
+		fi
+	fi
+	if bg_line "$1/exit_code"; then printf 'X\t%s\n' "$bg_l"; fi
+	if bg_line "$1/ended_at"; then printf 'T\t%s\n' "$bg_l"; fi
+	if bg_line "$1/stop"; then printf 'S\t%s\n' "$bg_l"; fi
+	return 0
+}
+
+# bg_running DIR: succeed while the wrapper of the job in DIR is alive.
+bg_running() {
+	bg_meta "$1" || return 1
+	[ -e "$1/exit_code" ] && return 1
+	[ -z "$bg_boot" ] || [ "$bg_b" = "$bg_boot" ] || return 1
+	bg_proc "$bg_w"
+	[ -n "$bg_s" ] && [ "$bg_s" = "$bg_st" ]
+}
+
+# bg_busy DIR: succeed while any process of the job in DIR is alive.
+bg_busy() {
+	bg_running "$1" && return 0
+	bg_tied "$1" || return 1
+	bg_members "$bg_w"
+	[ -n "$bg_ms" ]
+}
+
+# bg_find WSDIR REF: set bg_d to the job directory REF names in WSDIR: the
+# job with that id, else the newest job with that name.
+bg_find() {
+	bg_d=
+	if [ -e "$1/$2/meta.json" ]; then
+		bg_d=$1/$2
+		return 0
+	fi
+	bg_fn=$2
+	set -- "$1"/[0-9]*
+	bg_i=$#
+	while [ "$bg_i" -gt 0 ]; do
+		eval "bg_x=\${$bg_i}"
+		if bg_line "$bg_x/meta.json"; then
+			case $bg_l in *"\"name\":\"$bg_fn\""*)
+				bg_d=$bg_x
+				return 0
+				;;
+			esac
+		fi
+		bg_i=$((bg_i - 1))
+	done
+	return 1
+}
+
+# bg_err KIND MESSAGE: report an error record and end the script.
+bg_err() {
+	printf 'E\t%s\t%s\n' "$1" "$2"
+	bg_end
+	exit 0
+}
+
+# bg_end: write the end marker.
+bg_end() {
+	printf '\n@@bgjob-end@@\n'
+}
+
+# bg_readroot: check the root before reading from it.
+bg_readroot() {
+	if [ -L "$bg_root" ]; then bg_err root "root $bg_root is a symbolic link"; fi
+	if [ -d "$bg_root" ] && [ ! -O "$bg_root" ]; then bg_err root "root $bg_root is owned by another user"; fi
+}
+
+# bg_makeroot: create the root (mode 0700) or check that it is safe.
+bg_makeroot() {
+	bg_readroot
+	if [ ! -d "$bg_root" ]; then
+		mkdir -p -m 700 "$bg_root" 2>/dev/null || bg_err root "cannot create root $bg_root"
+	fi
+	[ -O "$bg_root" ] || bg_err root "root $bg_root is owned by another user"
+	case $(ls -ld "$bg_root" 2>/dev/null) in
+	d????w* | d???????w*) bg_err root "root $bg_root is writable by other users (want mode 0700)" ;;
+	esac
+}

@@ -1,0 +1,49 @@
+// Package shellgen generates the POSIX shell scripts that do everything bgjob
+// does on a host: launch a job's wrapper, observe job directories, stop,
+// wait, read logs and remove jobs. It is pure: specs in, script text out, no
+// I/O. The same scripts run through runtime/local and runtime/ssh, which is
+// what keeps the two identical.
+//
+// Every script runs under bash, dash and busybox sh. It writes its results
+// between two marker lines (see Frame) so that whatever a remote login shell
+// prints first is ignored.
+package shellgen
+
+import (
+	"errors"
+	"strings"
+)
+
+// ErrNUL is returned when a string holds a NUL byte, which no POSIX shell
+// word can carry.
+var ErrNUL = errors.New("string contains a NUL byte, which a shell cannot pass")
+
+// Quote returns s as one shell word in single quotes, exactly preserving
+// every byte but NUL, which it refuses.
+func Quote(s string) (string, error) {
+	if strings.IndexByte(s, 0) >= 0 {
+		return "", ErrNUL
+	}
+	return quote(s), nil
+}
+
+// quote single-quotes s; the caller has checked it holds no NUL.
+func quote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// QuoteArgv quotes each word of argv and joins them with spaces.
+func QuoteArgv(argv []string) (string, error) {
+	words := make([]string, len(argv))
+	for i, a := range argv {
+		q, err := Quote(a)
+		if err != nil {
+			return "", err
+		}
+		words[i] = q
+	}
+	return strings.Join(words, " "), nil
+}

@@ -1,0 +1,336 @@
+package shellgen
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+//go:embed lib.sh
+var lib string
+
+// The lines that frame a script's output.
+const (
+	BeginMarker = "@@bgjob-begin@@"
+	EndMarker   = "@@bgjob-end@@"
+)
+
+// Target says where jobs live on a host.
+type Target struct {
+	// Root is the absolute root directory; "" means the host's default,
+	// /tmp/bgjob-$UID of the user running the script.
+	Root string
+	// Workspace is the workspace, already validated.
+	Workspace string
+}
+
+func (t Target) check() error {
+	if t.Root != "" && (!strings.HasPrefix(t.Root, "/") || strings.ContainsAny(t.Root, "\x00\n")) {
+		return fmt.Errorf("root %q must be an absolute path without NUL or newline", t.Root)
+	}
+	if t.Workspace == "" {
+		return nil
+	}
+	return jobdir.ValidateName("workspace", t.Workspace)
+}
+
+// begin starts a script: the begin marker, the library, the root, the
+// host's boot id (reported as a B record) and bg_ws, the workspace dir.
+func (t Target) begin(b *strings.Builder) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	b.WriteString("umask 077\nprintf '\\n" + BeginMarker + "\\n'\n")
+	b.WriteString(lib)
+	fmt.Fprintf(b, "bg_root=%s\n", quote(t.Root))
+	b.WriteString(`[ -n "$bg_root" ] || bg_root=/tmp/bgjob-$(id -u)
+bg_boot=
+if [ -r /proc/sys/kernel/random/boot_id ]; then IFS= read -r bg_boot </proc/sys/kernel/random/boot_id; fi
+printf 'B\t%s\n' "$bg_boot"
+`)
+	if t.Workspace != "" {
+		fmt.Fprintf(b, "bg_ws=$bg_root/%s\n", t.Workspace)
+	}
+	return nil
+}
+
+func end(b *strings.Builder) string {
+	b.WriteString("bg_end\n")
+	return b.String()
+}
+
+// Launch describes a job to start.
+type Launch struct {
+	Target
+	// Meta describes the job; its process fields are filled in on the host.
+	Meta jobdir.Meta
+	// Env holds the variables to set, as NAME=VALUE.
+	Env []string
+	// Timeout stops the job after this long (0: never), TERM then KILL
+	// after Grace.
+	Timeout time.Duration
+	Grace   time.Duration
+}
+
+var envNameRE = func(s string) bool {
+	if s == "" || (s[0] >= '0' && s[0] <= '9') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidEnvName reports whether s can be a shell variable name.
+func ValidEnvName(s string) bool { return envNameRE(s) }
+
+// processFields is how json.Marshal ends a Meta whose process fields are
+// zero; the launcher replaces it with the real values.
+const processFields = `,"pid":0,"pgid":0,"proc_start":"","boot_id":""}`
+
+// LaunchScript returns the script that creates the job directory, writes
+// meta.json and the wrapper, and starts the wrapper in a new session. It
+// prints the job's observation.
+func LaunchScript(l Launch) (string, error) {
+	m := l.Meta
+	if err := jobdir.ValidateName("job id", m.ID); err != nil {
+		return "", err
+	}
+	if m.Name != "" {
+		if err := jobdir.ValidateName("job name", m.Name); err != nil {
+			return "", err
+		}
+	}
+	m.PID, m.PGID, m.ProcStart, m.BootID = 0, 0, "", ""
+	var mb strings.Builder
+	enc := json.NewEncoder(&mb)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return "", fmt.Errorf("encoding meta.json: %w", err)
+	}
+	prefix, ok := strings.CutSuffix(mb.String(), processFields+"\n")
+	if !ok {
+		return "", errors.New("meta.json encoding does not end with the process fields")
+	}
+	wrapper, err := wrapperScript(l)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := l.Target.begin(&b); err != nil {
+		return "", err
+	}
+	b.WriteString("bg_makeroot\n")
+	if m.Cwd != "" {
+		cwd, err := Quote(m.Cwd)
+		if err != nil {
+			return "", fmt.Errorf("cwd: %w", err)
+		}
+		fmt.Fprintf(&b, "[ -d %s ] || bg_err cwd %s\n", cwd, quote("working directory "+m.Cwd+" does not exist"))
+	}
+	fmt.Fprintf(&b, `[ -d "$bg_ws" ] || mkdir -p "$bg_ws" 2>/dev/null || bg_err io "cannot create workspace directory $bg_ws"
+bg_d=$bg_ws/%s
+mkdir "$bg_d" 2>/dev/null || bg_err exists "cannot create job directory $bg_d"
+printf '%%s' %s >"$bg_d/job.sh"
+: >"$bg_d/stdout.log"
+: >"$bg_d/stderr.log"
+if command -v setsid >/dev/null 2>&1; then
+	setsid sh "$bg_d/job.sh" </dev/null >/dev/null 2>&1 &
+	bg_w=$!
+elif command -v bash >/dev/null 2>&1; then
+	bg_w=$(bash -c 'set -m; sh "$1" </dev/null >/dev/null 2>&1 & echo $!' bash "$bg_d/job.sh")
+else
+	rm -f "$bg_d/job.sh" "$bg_d/stdout.log" "$bg_d/stderr.log"
+	rmdir "$bg_d"
+	bg_err setsid "the host has neither setsid nor bash to start the job in its own process group"
+fi
+bg_proc "$bg_w"
+printf '%%s,"pid":%%s,"pgid":%%s,"proc_start":"%%s","boot_id":"%%s"}\n' %s "$bg_w" "$bg_w" "$bg_s" "$bg_boot" >"$bg_d/meta.json.tmp"
+mv -f "$bg_d/meta.json.tmp" "$bg_d/meta.json"
+bg_obs "$bg_d"
+`, m.ID, quote(wrapper), quote(prefix))
+	return end(&b), nil
+}
+
+// wrapperScript returns job.sh, the wrapper that runs the command as its
+// child and records the child's real status.
+func wrapperScript(l Launch) (string, error) {
+	m := l.Meta
+	var b strings.Builder
+	fmt.Fprintf(&b, "# bgjob wrapper for job %s (generated; see docs/design.md)\nbg_d=${0%%/*}\n", m.ID)
+	if l.Timeout > 0 {
+		b.WriteString("if [ \"${1-}\" = timer ]; then\n")
+		b.WriteString(lib)
+		fmt.Fprintf(&b, `	bg_boot=
+	if [ -r /proc/sys/kernel/random/boot_id ]; then IFS= read -r bg_boot </proc/sys/kernel/random/boot_id; fi
+	trap 'kill "$bg_t" 2>/dev/null; exit 0' TERM
+	sleep %s &
+	bg_t=$!
+	wait "$bg_t" || exit 0
+	trap : TERM INT QUIT
+	bg_stop "$bg_d" TERM %d timeout $$
+	exit 0
+fi
+`, seconds(l.Timeout), tenths(l.Grace))
+	}
+	b.WriteString("trap '' HUP\ntrap : TERM INT QUIT USR1 USR2 ALRM\n")
+	fmt.Fprintf(&b, "BGJOB_JOB_ID=%s\nBGJOB_JOB_DIR=$bg_d\nexport BGJOB_JOB_ID BGJOB_JOB_DIR\n", m.ID)
+	for _, kv := range l.Env {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || !ValidEnvName(name) {
+			return "", fmt.Errorf("invalid environment variable %q: want NAME=VALUE with NAME a shell name", kv)
+		}
+		q, err := Quote(value)
+		if err != nil {
+			return "", fmt.Errorf("value of %s: %w", name, err)
+		}
+		fmt.Fprintf(&b, "%s=%s\nexport %s\n", name, q, name)
+	}
+	var run string
+	if len(m.Argv) > 0 {
+		q, err := QuoteArgv(m.Argv)
+		if err != nil {
+			return "", fmt.Errorf("command: %w", err)
+		}
+		run = q
+	} else {
+		q, err := Quote(m.Command)
+		if err != nil {
+			return "", fmt.Errorf("command: %w", err)
+		}
+		if m.Shell != "" {
+			sh, err := Quote(m.Shell)
+			if err != nil {
+				return "", fmt.Errorf("shell: %w", err)
+			}
+			fmt.Fprintf(&b, "bg_sh=%s\n", sh)
+		} else {
+			b.WriteString("bg_sh=sh\ncommand -v bash >/dev/null 2>&1 && bg_sh=bash\n")
+		}
+		run = `"$bg_sh" -c ` + q
+	}
+	if l.Timeout > 0 {
+		b.WriteString("sh \"$0\" timer </dev/null >/dev/null 2>&1 &\nbg_timer=$!\n")
+	}
+	cd := "cd ."
+	if m.Cwd != "" {
+		q, err := Quote(m.Cwd)
+		if err != nil {
+			return "", fmt.Errorf("cwd: %w", err)
+		}
+		if strings.HasPrefix(m.Cwd, "-") {
+			q = "./" + q
+		}
+		cd = "cd " + q
+	}
+	fmt.Fprintf(&b, `if %s 2>>"$bg_d/stderr.log"; then
+	%s </dev/null >>"$bg_d/stdout.log" 2>>"$bg_d/stderr.log"
+	bg_rc=$?
+else
+	bg_rc=126
+fi
+`, cd, run)
+	if l.Timeout > 0 {
+		b.WriteString("kill \"$bg_timer\" 2>/dev/null\n")
+	}
+	b.WriteString(`date -u '+%Y-%m-%dT%H:%M:%SZ' >"$bg_d/ended_at" 2>/dev/null
+printf '%s\n' "$bg_rc" >"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"
+`)
+	return b.String(), nil
+}
+
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+}
+
+func tenths(d time.Duration) int {
+	return int((d + 99*time.Millisecond) / (100 * time.Millisecond))
+}
+
+// refs validates job references and returns them quoted as one list.
+func refs(rs []string) (string, error) {
+	for _, r := range rs {
+		if err := jobdir.ValidateName("job", r); err != nil {
+			return "", err
+		}
+	}
+	return strings.Join(rs, " "), nil
+}
+
+// StatusScript returns the script that prints the observation of each job
+// named in refs (by id or name), or an E notfound record.
+func StatusScript(t Target, rs []string) (string, error) {
+	list, err := refs(rs)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := t.begin(&b); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(&b, `bg_readroot
+for bg_ref in %s; do
+	if bg_find "$bg_ws" "$bg_ref"; then bg_obs "$bg_d"; else printf 'E\tnotfound\t%%s\n' "$bg_ref"; fi
+done
+`, list)
+	return end(&b), nil
+}
+
+// List selects jobs for ListScript.
+type List struct {
+	// AllWorkspaces lists every workspace under the root.
+	AllWorkspaces bool
+	// Before lists only jobs whose id sorts before it (a paging cursor).
+	Before string
+	// Max stops after this many jobs (0: all).
+	Max int
+}
+
+// ListScript returns the script that prints the observations of jobs,
+// newest first. It reads directory names, and meta.json only of the jobs it
+// prints.
+func ListScript(t Target, q List) (string, error) {
+	if q.Before != "" && !jobdir.IsID(q.Before) {
+		return "", fmt.Errorf("invalid cursor %q: want a job id", q.Before)
+	}
+	var b strings.Builder
+	if err := t.begin(&b); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(&b, "bg_readroot\nbg_before=%s\nbg_max=%d\nbg_n=0\nLC_ALL=C\n", quote(q.Before), q.Max)
+	body := `	bg_id=${bg_x##*/}
+	if [ -n "$bg_before" ] && ! [ "$bg_id" \< "$bg_before" ]; then continue; fi
+	[ -e "$bg_x/meta.json" ] || continue
+	bg_obs "$bg_x"
+	bg_n=$((bg_n + 1))
+	[ "$bg_max" -gt 0 ] && [ "$bg_n" -ge "$bg_max" ] && break
+`
+	if q.AllWorkspaces {
+		fmt.Fprintf(&b, `bg_all=$(for bg_x in "$bg_root"/*/[0-9]*; do [ -d "$bg_x" ] && printf '%%s %%s\n' "${bg_x##*/}" "$bg_x"; done | LC_ALL=C sort -r)
+while IFS=' ' read -r bg_id bg_x; do
+	[ -n "$bg_x" ] || continue
+%sdone <<bg_EOF
+$bg_all
+bg_EOF
+`, body)
+	} else {
+		fmt.Fprintf(&b, `set -- "$bg_ws"/[0-9]*
+bg_j=$#
+while [ "$bg_j" -gt 0 ]; do
+	eval "bg_x=\${$bg_j}"
+	bg_j=$((bg_j - 1))
+%sdone
+`, body)
+	}
+	return end(&b), nil
+}

@@ -439,3 +439,16 @@ func (s *Server) Fingerprint(algo string) string {
 	}
 	return ""
 }
+
+// Authorize adds pub to the server's authorized_keys.
+func (s *Server) Authorize(pub gossh.PublicKey) error {
+	f, err := os.OpenFile(filepath.Join(s.Dir, "authorized_keys"), os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(gossh.MarshalAuthorizedKey(pub)); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

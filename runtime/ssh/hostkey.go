@@ -1,0 +1,171 @@
+package ssh
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/skeema/knownhosts"
+	gossh "golang.org/x/crypto/ssh"
+	xknownhosts "golang.org/x/crypto/ssh/knownhosts"
+)
+
+// knownHostsMu serialises appends to known_hosts files within the process.
+var knownHostsMu sync.Mutex
+
+// hostKeyChecker verifies a server's host key against known_hosts following
+// StrictHostKeyChecking, and remembers why it refused one.
+type hostKeyChecker struct {
+	cfg    *hostConfig
+	name   string // "host:port" looked up in known_hosts; HostKeyAlias:22 with an alias
+	db     *knownhosts.HostKeyDB
+	stderr io.Writer
+
+	err error // the refusal, set by check
+}
+
+func newHostKeyChecker(cfg *hostConfig, stderr io.Writer) (*hostKeyChecker, error) {
+	name := net.JoinHostPort(cfg.hostname, cfg.port)
+	if cfg.hostKeyAlias != "" {
+		// OpenSSH uses the alias as it is, without the port.
+		name = net.JoinHostPort(cfg.hostKeyAlias, "22")
+	}
+	h := &hostKeyChecker{cfg: cfg, name: name, stderr: stderr}
+	var files []string
+	for _, f := range append(append([]string{}, cfg.userKnownHostsFiles...), cfg.globalKnownHostsFiles...) {
+		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
+			files = append(files, f)
+		}
+	}
+	if len(files) > 0 {
+		db, err := knownhosts.NewDB(files...)
+		if err != nil {
+			return nil, fmt.Errorf("reading known hosts: %w", err)
+		}
+		h.db = db
+	}
+	return h, nil
+}
+
+// algorithms lists the host key algorithms to offer: those of the keys
+// known for the host, so that a known ed25519 key is asked for even when the
+// server prefers ECDSA. Empty (the defaults) for an unknown host.
+func (h *hostKeyChecker) algorithms() []string {
+	if h.db == nil {
+		return nil
+	}
+	return h.db.HostKeyAlgorithms(h.name)
+}
+
+// check is the gossh.HostKeyCallback.
+func (h *hostKeyChecker) check(_ string, remote net.Addr, key gossh.PublicKey) error {
+	h.err = h.verify(remote, key)
+	return h.err
+}
+
+func (h *hostKeyChecker) verify(remote net.Addr, key gossh.PublicKey) error {
+	var err error
+	if h.db != nil {
+		err = h.db.HostKeyCallback()(h.name, remote, key)
+		if err == nil {
+			return nil
+		}
+	} else {
+		err = &xknownhosts.KeyError{}
+	}
+	display := knownhosts.Normalize(h.name)
+	presented := fmt.Sprintf("%s %s", key.Type(), gossh.FingerprintSHA256(key))
+	var revoked *xknownhosts.RevokedError
+	switch {
+	case errors.As(err, &revoked):
+		return fmt.Errorf("host key %s for %s is marked as revoked in %s:%d", presented, display, revoked.Revoked.Filename, revoked.Revoked.Line)
+
+	case knownhosts.IsHostUnknown(err):
+		switch h.cfg.strictHostKeyChecking {
+		case "accept-new", "no":
+			if err := h.remember(key); err != nil {
+				return err
+			}
+			fmt.Fprintf(h.stderr, "bgjob: warning: permanently added %s (%s) to the list of known hosts\n", display, presented)
+			return nil
+		}
+		return fmt.Errorf("%w: no host key for %s is known (it presented %s); to trust it, check the fingerprint and run \"ssh %s\" once, or set StrictHostKeyChecking accept-new in the ssh config (known hosts files: %s)",
+			ErrUnknownHost, display, presented, h.cfg.name, strings.Join(h.cfg.userKnownHostsFiles, ", "))
+
+	case knownhosts.IsHostKeyChanged(err):
+		var keyErr *xknownhosts.KeyError
+		errors.As(err, &keyErr)
+		var want []string
+		for _, k := range keyErr.Want {
+			want = append(want, fmt.Sprintf("%s %s (%s:%d)", k.Key.Type(), gossh.FingerprintSHA256(k.Key), k.Filename, k.Line))
+		}
+		if h.cfg.strictHostKeyChecking == "no" {
+			fmt.Fprintf(h.stderr, "bgjob: warning: host key for %s has CHANGED: expected %s, got %s; connecting anyway (StrictHostKeyChecking no)\n",
+				display, strings.Join(want, " or "), presented)
+			return nil
+		}
+		return fmt.Errorf("%w: WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED for %s: known hosts expect %s but the host presented %s; someone may be intercepting the connection (man in the middle), or the host key was replaced; if the change is expected, remove the old key with: ssh-keygen -R '%s'",
+			ErrHostKeyChanged, display, strings.Join(want, " or "), presented, display)
+	}
+	return fmt.Errorf("checking host key of %s: %w", display, err)
+}
+
+// remember appends key to the first UserKnownHostsFile, hashed when
+// HashKnownHosts is set or the file already uses hashing.
+func (h *hostKeyChecker) remember(key gossh.PublicKey) error {
+	if len(h.cfg.userKnownHostsFiles) == 0 {
+		return fmt.Errorf("cannot record host key: no UserKnownHostsFile")
+	}
+	path := h.cfg.userKnownHostsFiles[0]
+	knownHostsMu.Lock()
+	defer knownHostsMu.Unlock()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("recording host key: %w", err)
+	}
+	name := knownhosts.Normalize(h.name)
+	if h.cfg.hashKnownHosts || usesHashing(path) {
+		name = xknownhosts.HashHostname(name)
+	}
+	line := knownhosts.Line([]string{name}, key) + "\n"
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("recording host key: %w", err)
+	}
+	// Start on a new line if the file does not end with one.
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		if b, err := os.ReadFile(path); err == nil && b[len(b)-1] != '\n' {
+			line = "\n" + line
+		}
+	}
+	if _, err := f.WriteString(line); err != nil {
+		f.Close()
+		return fmt.Errorf("recording host key in %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("recording host key in %s: %w", path, err)
+	}
+	return nil
+}
+
+// usesHashing reports whether a known_hosts file holds hashed host names.
+func usesHashing(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if bytes.HasPrefix(bytes.TrimSpace(sc.Bytes()), []byte("|1|")) {
+			return true
+		}
+	}
+	return false
+}

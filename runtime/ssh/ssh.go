@@ -1,0 +1,326 @@
+// Package ssh runs bgjob's shell scripts on a remote host over SSH.
+//
+// A Runtime holds one SSH connection (golang.org/x/crypto/ssh) and runs each
+// script on a new session as "sh -c 'SCRIPT'". Nothing is installed on the
+// host and nothing is parsed from the session: scripts carry their own
+// markers, and stdout is passed on byte for byte.
+//
+// Dial resolves the host the way OpenSSH does, by asking "ssh -G" when the
+// ssh client is installed (so Match, Include and tokens behave exactly as
+// with ssh) and by reading ssh_config itself otherwise. It honours HostName,
+// User, Port, IdentityFile, IdentitiesOnly, IdentityAgent, CertificateFile,
+// ProxyJump, StrictHostKeyChecking, UserKnownHostsFile, HashKnownHosts,
+// HostKeyAlias, ConnectTimeout, ServerAliveInterval, ServerAliveCountMax and
+// ControlPath (a live OpenSSH ControlMaster socket is used instead of a new
+// connection). Host keys are checked strictly unless the config says
+// otherwise.
+package ssh
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+)
+
+// maxSessions bounds the sessions open at once on one connection; OpenSSH's
+// MaxSessions defaults to 10.
+const maxSessions = 8
+
+var (
+	// ErrUnknownHost is wrapped by Dial's error when known_hosts has no key
+	// for the host and StrictHostKeyChecking does not allow adding one.
+	ErrUnknownHost = errors.New("unknown host")
+	// ErrHostKeyChanged is wrapped by Dial's error when the host presented a
+	// key other than the one in known_hosts.
+	ErrHostKeyChanged = errors.New("host key changed")
+)
+
+// Options configures Dial. The zero value reads the ssh configuration the
+// ssh command would read.
+type Options struct {
+	// ConfigFile is the ssh_config to use, as with "ssh -F". Empty means
+	// ssh's defaults: ~/.ssh/config and /etc/ssh/ssh_config. A file that
+	// does not exist counts as an empty one.
+	ConfigFile string
+	// ConfigOptions override the config file for the target host, as with
+	// "ssh -o": each is "Keyword=value", e.g. "UserKnownHostsFile=/tmp/kh".
+	ConfigOptions []string
+	// Stderr receives warnings, such as a host key being added to
+	// known_hosts. Nil discards them.
+	Stderr io.Writer
+	// Passphrase is asked for the passphrase of an encrypted identity file
+	// whose key ssh-agent does not hold. Nil means never ask: such keys are
+	// skipped, and an authentication failure names them. See
+	// TerminalPassphrase.
+	Passphrase func(keyFile string) ([]byte, error)
+
+	sshBinary string // tests: "-" forces the ssh_config fallback
+}
+
+func (o Options) stderr() io.Writer {
+	if o.Stderr == nil {
+		return io.Discard
+	}
+	return o.Stderr
+}
+
+// Runtime runs scripts on one host over one SSH connection. It is safe for
+// concurrent use; at most 8 scripts run at once, the rest wait.
+type Runtime struct {
+	host   string
+	client *gossh.Client
+	dialer *dialer
+	sem    chan struct{}
+}
+
+// Dial connects to host, given as "[user@]host[:port]" or as an alias from
+// the ssh configuration. ctx bounds connecting only. Errors name the host,
+// e.g. "ssh web1: dial tcp 127.0.0.1:2222: connect: connection refused";
+// host key refusals wrap ErrUnknownHost or ErrHostKeyChanged.
+func Dial(ctx context.Context, host string, opts Options) (*Runtime, error) {
+	r := &resolver{configFile: opts.ConfigFile, options: opts.ConfigOptions, stderr: opts.stderr()}
+	switch opts.sshBinary {
+	case "":
+		if p, err := exec.LookPath("ssh"); err == nil {
+			r.sshBinary = p
+		}
+	case "-":
+	default:
+		r.sshBinary = opts.sshBinary
+	}
+	cfg, err := r.resolve(ctx, host, true)
+	if err != nil {
+		return nil, fmt.Errorf("ssh %s: %w", host, err)
+	}
+	d := &dialer{opts: opts, resolver: r}
+	client, err := d.connect(ctx, cfg, 0)
+	if err != nil {
+		d.closeAll()
+		return nil, fmt.Errorf("ssh %s: %w", host, err)
+	}
+	return &Runtime{host: host, client: client, dialer: d, sem: make(chan struct{}, maxSessions)}, nil
+}
+
+// Host returns the host as given to Dial.
+func (r *Runtime) Host() string { return r.host }
+
+// Close closes the connection, ending the sessions still open. Jobs that
+// scripts started detached keep running.
+func (r *Runtime) Close() error {
+	return r.dialer.closeAll()
+}
+
+// ExitError is returned by Exec when the script exited with a non-zero
+// status or was killed by a signal.
+type ExitError struct {
+	Host   string
+	Status int    // exit status; -1 when killed by a signal
+	Signal string // signal name without "SIG", when killed by one
+	Stderr string // the last lines the script wrote to stderr
+}
+
+func (e *ExitError) Error() string {
+	var how string
+	if e.Signal != "" {
+		how = "killed by signal " + e.Signal
+	} else {
+		how = fmt.Sprintf("exited with status %d", e.Status)
+	}
+	msg := fmt.Sprintf("ssh %s: script %s", e.Host, how)
+	if s := strings.TrimSpace(e.Stderr); s != "" {
+		msg += ": " + s
+	}
+	return msg
+}
+
+// ExitCode returns the script's exit status, or -1 when a signal killed it.
+func (e *ExitError) ExitCode() int { return e.Status }
+
+// Exec runs script on the host as "sh -c script" (through the login shell,
+// which may print banners to stderr; stdout carries only what the script
+// and the shell's rc files write). It copies stdin to the script (which
+// sees end of file once stdin is drained; immediately when stdin is nil) and
+// the script's stdout to stdout as it arrives. It returns when the script
+// has exited and its output is drained; Exec does not wait for stdin to be
+// drained. A non-zero exit returns an *ExitError carrying the end of the
+// script's stderr. Cancelling ctx closes the script's stdin and the session
+// and returns ctx.Err(); scripts that must end then read stdin until EOF.
+func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdout io.Writer) error {
+	if strings.IndexByte(script, 0) >= 0 {
+		return fmt.Errorf("ssh %s: script contains a NUL byte", r.host)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case r.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-r.sem }()
+
+	sess, err := r.newSession(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return r.transportErr("opening session", err)
+	}
+	defer sess.Close()
+	out := &gatedWriter{w: stdout}
+	if stdout == nil {
+		out.w = io.Discard
+	}
+	stderr := &tailBuffer{max: 4096}
+	sess.Stdout = out
+	sess.Stderr = stderr
+	in, err := sess.StdinPipe()
+	if err != nil {
+		return r.transportErr("opening session", err)
+	}
+	if err := sess.Start("sh -c " + quote(script)); err != nil {
+		return r.transportErr("starting script", err)
+	}
+	go func() {
+		if stdin != nil {
+			io.Copy(in, stdin)
+		}
+		in.Close()
+	}()
+	cancelled := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		in.Close()
+		sess.Close()
+		close(cancelled)
+	})
+	waited := make(chan error, 1)
+	go func() { waited <- sess.Wait() }()
+	select {
+	case err = <-waited:
+		if stop() {
+			break
+		}
+		<-cancelled
+		return ctx.Err()
+	case <-cancelled:
+		// The closed session normally ends Wait at once; on a dead link it
+		// can take until the keepalive gives up, so do not wait for that,
+		// and write nothing more to stdout once Exec returns.
+		select {
+		case <-waited:
+		case <-time.After(time.Second):
+		}
+		out.close()
+		return ctx.Err()
+	}
+	if err == nil {
+		return nil
+	}
+	var exit *gossh.ExitError
+	if errors.As(err, &exit) {
+		e := &ExitError{Host: r.host, Status: exit.ExitStatus(), Signal: exit.Signal(), Stderr: stderr.lastLines(10)}
+		if e.Signal != "" {
+			e.Status = -1
+		}
+		return e
+	}
+	return r.transportErr("running script", err)
+}
+
+// newSession opens a session, retrying briefly when the server refuses the
+// channel: OpenSSH answers "open failed" once MaxSessions are open, and a
+// slot stays taken until the command it ran exits, even after the session
+// closed.
+func (r *Runtime) newSession(ctx context.Context) (*gossh.Session, error) {
+	delay := 20 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		s, err := r.client.NewSession()
+		if err == nil {
+			return s, nil
+		}
+		var oce *gossh.OpenChannelError
+		if !errors.As(err, &oce) || oce.Reason == gossh.UnknownChannelType || attempt == 12 {
+			return nil, err
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		delay = min(2*delay, time.Second)
+	}
+}
+
+func (r *Runtime) transportErr(op string, err error) error {
+	if lost := r.dialer.lostErr(); lost != nil {
+		return fmt.Errorf("ssh %s: %s: %w", r.host, op, lost)
+	}
+	var missing *gossh.ExitMissingError
+	if errors.As(err, &missing) || errors.Is(err, io.EOF) {
+		return fmt.Errorf("ssh %s: %s: connection closed before the script exited", r.host, op)
+	}
+	return fmt.Errorf("ssh %s: %s: %w", r.host, op, err)
+}
+
+// quote returns s as one single-quoted POSIX shell word.
+func quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// gatedWriter passes writes on until closed, then drops them.
+type gatedWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	closed bool
+}
+
+func (g *gatedWriter) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return len(p), nil
+	}
+	return g.w.Write(p)
+}
+
+func (g *gatedWriter) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+// lastLines returns up to n trailing lines.
+func (t *tailBuffer) lastLines(n int) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := bytes.Split(bytes.TrimRight(t.buf, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}

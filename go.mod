@@ -3,6 +3,7 @@ module github.com/bgjob/bgjob
 go 1.26.8
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/kevinburke/ssh_config v1.6.0
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/skeema/knownhosts v1.3.3

@@ -262,7 +262,9 @@ func (r *resolver) fallback(sp spec, opts []string) (values, error) {
 		}
 	}
 	if len(v["identityfile"]) == 0 {
-		v["identityfile"] = []string{"~/.ssh/id_rsa", "~/.ssh/id_ecdsa", "~/.ssh/id_ed25519"}
+		// OpenSSH 9's defaults, in its order; missing files are skipped.
+		v["identityfile"] = []string{"~/.ssh/id_rsa", "~/.ssh/id_ecdsa", "~/.ssh/id_ecdsa_sk",
+			"~/.ssh/id_ed25519", "~/.ssh/id_ed25519_sk", "~/.ssh/id_xmss", "~/.ssh/id_dsa"}
 	}
 	if len(v["userknownhostsfile"]) == 1 {
 		v["userknownhostsfile"] = strings.Fields(v["userknownhostsfile"][0])
@@ -327,10 +329,16 @@ func build(name string, sp spec, v values) (*hostConfig, error) {
 		c.certificateFiles = append(c.certificateFiles, t.expand(f))
 	}
 	c.identitiesOnly = yes(v.get("identitiesonly"))
-	switch a := v.get("identityagent"); a {
-	case "", "SSH_AUTH_SOCK":
-	case "none":
+	switch a := v.get("identityagent"); {
+	case a == "" || a == "SSH_AUTH_SOCK":
+	case a == "none":
 		c.identityAgent = "none"
+	case strings.HasPrefix(a, "$") && !strings.HasPrefix(a, "${"):
+		// "$VAR" names an environment variable holding the socket path.
+		c.identityAgent = os.Getenv(a[1:])
+		if c.identityAgent == "" {
+			c.identityAgent = "none"
+		}
 	default:
 		c.identityAgent = t.expand(a)
 	}

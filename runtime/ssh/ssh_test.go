@@ -35,7 +35,7 @@ type env struct {
 // newEnv starts sshd (with extra sshd_config lines), writes an ssh_config
 // with Host "target" and a known_hosts trusting all server keys. The agent
 // is disabled for hermetic tests.
-func newEnv(t *testing.T, extra ...string) *env {
+func newEnv(t testing.TB, extra ...string) *env {
 	t.Helper()
 	t.Setenv("SSH_AUTH_SOCK", "")
 	e := &env{srv: sshtest.Start(t, extra...), dir: t.TempDir()}
@@ -50,7 +50,7 @@ func newEnv(t *testing.T, extra ...string) *env {
 }
 
 // writeConfig replaces the ssh_config with entries for target.
-func (e *env) writeConfig(t *testing.T, entries ...string) {
+func (e *env) writeConfig(t testing.TB, entries ...string) {
 	t.Helper()
 	if err := os.WriteFile(e.cfg, []byte(strings.Join(entries, "")), 0o600); err != nil {
 		t.Fatal(err)
@@ -184,6 +184,15 @@ func TestChangedHostKeyRefused(t *testing.T) {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("error %q does not mention %q", err, s)
 		}
+	}
+
+	// StrictHostKeyChecking no connects anyway, loudly.
+	e.writeConfig(t, e.srv.ConfigEntry("target", e.knownHosts(), "StrictHostKeyChecking no"))
+	var warn bytes.Buffer
+	r := dial(t, "target", ssh.Options{ConfigFile: e.cfg, Stderr: &warn})
+	exec1(t, r, "true", nil)
+	if !strings.Contains(warn.String(), "CHANGED") {
+		t.Errorf("no warning about the changed key: %q", warn.String())
 	}
 }
 

@@ -1,0 +1,29 @@
+package ssh_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"strings"
+
+	"github.com/bgjob/bgjob/runtime/ssh"
+)
+
+// Dial a host named in ~/.ssh/config and run a script on it.
+func ExampleDial() {
+	ctx := context.Background()
+	r, err := ssh.Dial(ctx, "web1", ssh.Options{
+		Stderr:     os.Stderr,
+		Passphrase: ssh.TerminalPassphrase(os.Stdin, os.Stderr),
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer r.Close()
+	var out strings.Builder
+	if err := r.Exec(ctx, "uname -s", nil, &out); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Print(out.String())
+}

@@ -148,17 +148,21 @@ func IsID(s string) bool { return idRE.MatchString(s) }
 
 const idAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
 
-// NewID returns a job id for a job started at t: the UTC time to the second
-// and six random base-36 characters, e.g. 20261130T001502-k3f9q2. Ids sort
-// by start time; the launcher creates the directory exclusively, so two
+// NewID returns a job id for a job started at t: the UTC time to the
+// second, then six base-36 characters, the first two the milliseconds and
+// the last four random, e.g. 20261130T001502-0k3f9q. Ids sort by start time
+// to the millisecond; the launcher creates the directory exclusively, so two
 // jobs never share an id.
 func NewID(t time.Time) string {
-	var b [6]byte
+	t = t.UTC()
+	ms := t.Nanosecond() / int(time.Millisecond)
+	var b [4]byte
 	rand.Read(b[:])
+	suffix := []byte{idAlphabet[ms/36], idAlphabet[ms%36], 0, 0, 0, 0}
 	for i := range b {
-		b[i] = idAlphabet[int(b[i])%len(idAlphabet)]
+		suffix[2+i] = idAlphabet[int(b[i])%len(idAlphabet)]
 	}
-	return t.UTC().Format("20060102T150405") + "-" + string(b[:])
+	return t.Format("20060102T150405") + "-" + string(suffix)
 }
 
 // Paths fills the path fields of j from dir, the job's directory.

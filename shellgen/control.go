@@ -217,7 +217,7 @@ type Remove struct {
 
 // jobFiles lists every file bgjob writes into a job directory; removal
 // deletes only these, and only then the directory, never following links.
-const jobFiles = `"$1/meta.json" "$1/meta.json.tmp" "$1/job.sh" "$1/stdout.log" "$1/stderr.log" "$1/exit_code" "$1/exit_code.tmp" "$1/ended_at" "$1/stop" "$1/stop.tmp"`
+const jobFiles = `"$1/meta.json" "$1/meta.json.tmp" "$1/job.sh" "$1/stdout.log" "$1/stderr.log" "$1/exit_code" "$1/exit_code.tmp" "$1/ended_at" "$1/stop" "$1/stop.tmp" "$1/pid"`
 
 // RemoveScript returns the script that deletes ended jobs: an R record for
 // each directory removed, E records for refusals.

@@ -93,14 +93,15 @@ bg_nap() {
 	sleep 0.1 2>/dev/null || sleep 1
 }
 
-# bg_stop DIR SIGNAL GRACE REASON SELF: stop the job in DIR. Record the stop
+# bg_stop DIR SIGNAL GRACE REASON SELF [nowait]: stop the job in DIR. Record the stop
 # (unless the job has already ended), send SIGNAL to its group, wait up to
 # GRACE tenths of a second, then SIGKILL what is left; return once the group
 # is gone and the wrapper has recorded the status. The wrapper itself is
 # never signalled: it traps the signals bgjob sends, outlives the command
-# and records its real status. Sets bg_o to what happened.
+# and records its real status. With nowait (the wrapper's own timer), do not
+# wait for that record. Sets bg_o to what happened.
 bg_stop() {
-	bg_sd=$1 bg_sig=$2 bg_n=$3 bg_r=$4 bg_self=$5
+	bg_sd=$1 bg_sig=$2 bg_n=$3 bg_r=$4 bg_self=$5 bg_nowait=${6-}
 	if ! bg_tied "$bg_sd"; then
 		bg_o=untied
 		return 0
@@ -109,6 +110,13 @@ bg_stop() {
 		printf '%s %s\n' "$bg_r" "$bg_sig" >"$bg_sd/stop.tmp" && mv -f "$bg_sd/stop.tmp" "$bg_sd/stop"
 	fi
 	bg_members "$bg_w" "$bg_w" "$bg_self"
+	# A wrapper that has only just started may not have forked its command.
+	bg_i=0
+	while [ -z "$bg_ms" ] && [ "$bg_i" -lt 20 ] && bg_running "$bg_sd"; do
+		bg_nap
+		bg_members "$bg_w" "$bg_w" "$bg_self"
+		bg_i=$((bg_i + 1))
+	done
 	if [ -z "$bg_ms" ]; then
 		bg_o=gone
 	else
@@ -133,6 +141,7 @@ bg_stop() {
 			bg_i=$((bg_i + 1))
 		done
 	fi
+	[ -z "$bg_nowait" ] || return 0
 	bg_i=0
 	while [ ! -e "$bg_sd/exit_code" ] && [ "$bg_i" -lt 50 ]; do
 		bg_proc "$bg_w"

@@ -142,18 +142,26 @@ func LaunchScript(l Launch) (string, error) {
 bg_d=$bg_ws/%s
 mkdir "$bg_d" 2>/dev/null || bg_err exists "cannot create job directory $bg_d"
 printf '%%s' %s >"$bg_d/job.sh"
-: >"$bg_d/stdout.log"
-: >"$bg_d/stderr.log"
-if command -v setsid >/dev/null 2>&1; then
+# Start the wrapper in a session of its own. setsid -f runs it from the
+# foreground, so it does not inherit the SIGINT and SIGQUIT a non-interactive
+# shell ignores for background commands; busybox setsid lacks -f.
+if setsid -f sh "$bg_d/job.sh" </dev/null >/dev/null 2>&1; then
+	:
+elif command -v setsid >/dev/null 2>&1; then
 	setsid sh "$bg_d/job.sh" </dev/null >/dev/null 2>&1 &
-	bg_w=$!
 elif command -v bash >/dev/null 2>&1; then
-	bg_w=$(bash -c 'set -m; sh "$1" </dev/null >/dev/null 2>&1 & echo $!' bash "$bg_d/job.sh")
+	bash -c 'set -m; sh "$1" </dev/null >/dev/null 2>&1 &' bash "$bg_d/job.sh"
 else
-	rm -f "$bg_d/job.sh" "$bg_d/stdout.log" "$bg_d/stderr.log"
+	rm -f "$bg_d/job.sh"
 	rmdir "$bg_d"
 	bg_err setsid "the host has neither setsid nor bash to start the job in its own process group"
 fi
+# The wrapper writes its pid, then creates the logs once its traps are set:
+# from then on a signal to the group cannot kill it. Wait for that (a few
+# milliseconds).
+bg_i=0
+while [ ! -e "$bg_d/stderr.log" ] && [ "$bg_i" -lt 200000 ]; do bg_i=$((bg_i + 1)); done
+IFS= read -r bg_w <"$bg_d/pid" 2>/dev/null || bg_err start "the wrapper of job $bg_d did not start"
 bg_proc "$bg_w"
 printf '%%s,"pid":%%s,"pgid":%%s,"proc_start":"%%s","boot_id":"%%s"}\n' %s "$bg_w" "$bg_w" "$bg_s" "$bg_boot" >"$bg_d/meta.json.tmp"
 mv -f "$bg_d/meta.json.tmp" "$bg_d/meta.json"
@@ -173,17 +181,27 @@ func wrapperScript(l Launch) (string, error) {
 		b.WriteString(lib)
 		fmt.Fprintf(&b, `	bg_boot=
 	if [ -r /proc/sys/kernel/random/boot_id ]; then IFS= read -r bg_boot </proc/sys/kernel/random/boot_id; fi
-	trap 'kill "$bg_t" 2>/dev/null; exit 0' TERM
+	bg_term=
+	trap 'bg_term=1' TERM
 	sleep %s &
 	bg_t=$!
-	wait "$bg_t" || exit 0
+	[ -n "$bg_term" ] || wait "$bg_t"
+	if [ -n "$bg_term" ]; then
+		kill "$bg_t" 2>/dev/null
+		exit 0
+	fi
 	trap : TERM INT QUIT
-	bg_stop "$bg_d" TERM %d timeout $$
+	bg_stop "$bg_d" TERM %d timeout $$ nowait
 	exit 0
 fi
 `, seconds(l.Timeout), tenths(l.Grace))
 	}
-	b.WriteString("trap '' HUP\ntrap : TERM INT QUIT USR1 USR2 ALRM\n")
+	b.WriteString(`trap '' HUP
+trap : TERM INT QUIT USR1 USR2 ALRM
+printf '%s\n' "$$" >"$bg_d/pid"
+: >>"$bg_d/stdout.log"
+: >>"$bg_d/stderr.log"
+`)
 	fmt.Fprintf(&b, "BGJOB_JOB_ID=%s\nBGJOB_JOB_DIR=$bg_d\nexport BGJOB_JOB_ID BGJOB_JOB_DIR\n", m.ID)
 	for _, kv := range l.Env {
 		name, value, ok := strings.Cut(kv, "=")
@@ -241,7 +259,9 @@ else
 fi
 `, cd, run)
 	if l.Timeout > 0 {
-		b.WriteString("kill \"$bg_timer\" 2>/dev/null\n")
+		// The timer ends at once while it sleeps; while it stops the job,
+		// it ends once the group is gone.
+		b.WriteString("kill \"$bg_timer\" 2>/dev/null\nwait \"$bg_timer\"\n")
 	}
 	b.WriteString(`date -u '+%Y-%m-%dT%H:%M:%SZ' >"$bg_d/ended_at" 2>/dev/null
 printf '%s\n' "$bg_rc" >"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"

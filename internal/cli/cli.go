@@ -114,7 +114,7 @@ A job is addressed by its id or by its name (the newest job with that name).`,
 	f.StringVarP(&a.workspace, "workspace", "w", envOr("BGJOB_WORKSPACE", "default"), "workspace (env BGJOB_WORKSPACE)")
 	f.StringVar(&a.root, "root", os.Getenv("BGJOB_ROOT"), "root directory of all jobs on the host (env BGJOB_ROOT; default /tmp/bgjob-$UID)")
 	f.StringVarP(&a.host, "host", "H", os.Getenv("BGJOB_HOST"), "run on this SSH host, [user@]host[:port] or an ssh_config alias (env BGJOB_HOST)")
-	f.StringVar(&a.sshConfig, "ssh-config", "", "ssh_config file (default ~/.ssh/config)")
+	f.StringVar(&a.sshConfig, "ssh-config", os.Getenv("BGJOB_SSH_CONFIG"), "ssh_config file (env BGJOB_SSH_CONFIG; default ~/.ssh/config)")
 	cmd.AddCommand(
 		a.runCommand(), a.statusCommand(), a.listCommand(), a.logsCommand(),
 		a.waitCommand(), a.stopCommand(), a.rmCommand(), a.pruneCommand(),
@@ -132,6 +132,9 @@ func envOr(key, def string) string {
 // client connects to the host the flags name and returns a client and a
 // function that releases the connection.
 func (a *app) client(ctx context.Context) (*bgjob.Client, func(), error) {
+	if a.workspace == "" {
+		return nil, nil, usageError("the workspace must not be empty")
+	}
 	var rt bgjob.Runtime = local.New()
 	release := func() {}
 	if a.host != "" {

@@ -1,0 +1,265 @@
+// Package e2e runs bgjob's command line end to end: the scripts in
+// testdata/*.txtar read like shell sessions and run twice, once through the
+// local runtime and once over SSH against a real OpenSSH sshd on 127.0.0.1.
+// Jobs are real processes, stopped and killed with real signals.
+package e2e
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/bgjob/bgjob/internal/cli"
+	"github.com/bgjob/bgjob/internal/sshtest"
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"bgjob": func() { os.Exit(cli.Main()) },
+	})
+}
+
+// TestLocal runs every script through the local runtime.
+func TestLocal(t *testing.T) {
+	t.Parallel()
+	testscript.Run(t, params(t, nil))
+}
+
+// TestSSH runs every script with -H against a real sshd on 127.0.0.1. The
+// "remote" host is this machine, so scripts can look at job files directly.
+func TestSSH(t *testing.T) {
+	t.Parallel()
+	srv := sshtest.Start(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config")
+	if err := srv.WriteConfig(cfg, "bgjob-test"); err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, params(t, func(e *testscript.Env) {
+		e.Setenv("BGJOB_HOST", "bgjob-test")
+		e.Setenv("BGJOB_SSH_CONFIG", cfg)
+		e.Setenv("SSH_AUTH_SOCK", "")
+	}))
+}
+
+func params(t *testing.T, setup func(*testscript.Env)) testscript.Params {
+	return testscript.Params{
+		Dir:                 "testdata",
+		RequireExplicitExec: false,
+		Setup: func(e *testscript.Env) error {
+			root := filepath.Join(e.WorkDir, "root")
+			e.Setenv("BGJOB_ROOT", root)
+			e.Setenv("BGJOB_HOST", "")
+			e.Setenv("SHELL", "/bin/sh")
+			if setup != nil {
+				setup(e)
+			}
+			e.Defer(func() { killAll(root) })
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exit":      cmdExit,
+			"killgroup": cmdKillGroup,
+			"killpid":   cmdKillPID,
+			"alive":     cmdAlive,
+			"pidalive":  cmdPIDAlive,
+			"waitfile":  cmdWaitFile,
+			"jsonfield": cmdJSONField,
+		},
+	}
+}
+
+// cmdExit runs a command and checks its exact exit status:
+// exit N CMD [ARGS...].
+func cmdExit(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 || neg {
+		ts.Fatalf("usage: exit N command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("%v", err)
+	}
+	if got != want {
+		ts.Fatalf("exit status %d, want %d", got, want)
+	}
+}
+
+// findJob returns the meta.json of the newest job named name in the
+// default workspace of the script's root.
+func findJob(ts *testscript.TestScript, name string) jobdir.Meta {
+	metas, _ := filepath.Glob(filepath.Join(ts.Getenv("BGJOB_ROOT"), "*", "*", "meta.json"))
+	var best jobdir.Meta
+	for _, p := range metas {
+		var m jobdir.Meta
+		b, err := os.ReadFile(p)
+		if err != nil || json.Unmarshal(b, &m) != nil {
+			continue
+		}
+		if (m.Name == name || m.ID == name) && m.ID > best.ID {
+			best = m
+		}
+	}
+	if best.ID == "" {
+		ts.Fatalf("no job named %s", name)
+	}
+	return best
+}
+
+func parseSignal(ts *testscript.TestScript, s string) syscall.Signal {
+	sigs := map[string]syscall.Signal{"TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL, "INT": syscall.SIGINT, "HUP": syscall.SIGHUP}
+	sig, ok := sigs[s]
+	if !ok {
+		ts.Fatalf("unknown signal %s", s)
+	}
+	return sig
+}
+
+// cmdKillGroup sends a signal to a job's whole process group, wrapper
+// included, as someone other than bgjob would: killgroup SIG NAME.
+func cmdKillGroup(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: killgroup SIG NAME")
+	}
+	m := findJob(ts, args[1])
+	ts.Check(syscall.Kill(-m.PGID, parseSignal(ts, args[0])))
+}
+
+// cmdKillPID sends a signal to the pid written in a file: killpid SIG FILE.
+func cmdKillPID(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: killpid SIG FILE")
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[1])))
+	ts.Check(err)
+	ts.Check(syscall.Kill(pid, parseSignal(ts, args[0])))
+}
+
+// cmdAlive checks whether a job's process group has live members:
+// [!] alive NAME.
+func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: alive NAME")
+	}
+	m := findJob(ts, args[0])
+	n := groupMembers(m.PGID)
+	// The wrapper exits just after it records the status: allow it that.
+	for deadline := time.Now().Add(2 * time.Second); neg && n > 0 && time.Now().Before(deadline); n = groupMembers(m.PGID) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if neg && n > 0 {
+		ts.Fatalf("job %s: %d processes of group %d still alive", args[0], n, m.PGID)
+	}
+	if !neg && n == 0 {
+		ts.Fatalf("job %s: no process of group %d is alive", args[0], m.PGID)
+	}
+}
+
+// cmdPIDAlive checks whether the process whose pid is in FILE is alive:
+// [!] pidalive FILE.
+func cmdPIDAlive(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: pidalive FILE")
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[0])))
+	ts.Check(err)
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	alive := err == nil && !strings.Contains(string(b), ") Z ")
+	if alive == neg {
+		ts.Fatalf("process %d alive: %v", pid, alive)
+	}
+}
+
+// cmdWaitFile waits up to 10s for a file to exist and be non-empty:
+// waitfile PATH.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: waitfile PATH")
+	}
+	p := ts.MkAbs(args[0])
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if fi, err := os.Stat(p); err == nil && fi.Size() > 0 {
+			return
+		}
+	}
+	ts.Fatalf("%s did not appear", p)
+}
+
+// cmdJSONField checks one field of the JSON in stdout, an object or the
+// first element of an array: jsonfield KEY VALUE, VALUE as JSON ("null",
+// "143", "\"killed\"" or a bare string).
+func cmdJSONField(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: jsonfield KEY VALUE")
+	}
+	out := ts.ReadFile("stdout")
+	var v any
+	ts.Check(json.Unmarshal([]byte(out), &v))
+	if arr, ok := v.([]any); ok {
+		if len(arr) == 0 {
+			ts.Fatalf("empty JSON array")
+		}
+		v = arr[0]
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		ts.Fatalf("stdout is not a JSON object")
+	}
+	got, present := obj[args[0]]
+	if !present {
+		ts.Fatalf("no field %q in %s", args[0], out)
+	}
+	gb, _ := json.Marshal(got)
+	want := args[1]
+	match := string(gb) == want || fmt.Sprint(got) == want
+	if match == neg {
+		ts.Fatalf("field %s = %s, want %s%s", args[0], gb, map[bool]string{true: "not "}[neg], want)
+	}
+}
+
+// groupMembers counts the live (non-zombie) processes of group pgid.
+func groupMembers(pgid int) int {
+	n := 0
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			n++
+		}
+	}
+	return n
+}
+
+// killAll kills the process group of every job under root, so that no
+// test leaves processes behind.
+func killAll(root string) {
+	metas, _ := filepath.Glob(filepath.Join(root, "*", "*", "meta.json"))
+	for _, p := range metas {
+		var m jobdir.Meta
+		if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &m) == nil && m.PGID > 1 {
+			syscall.Kill(-m.PGID, syscall.SIGKILL)
+		}
+	}
+}

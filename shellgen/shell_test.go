@@ -1,0 +1,68 @@
+package shellgen_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// shell is one of the shells every generated script must run under.
+type shell struct {
+	name string
+	argv []string // how to start it, e.g. busybox sh
+}
+
+var allShells = []shell{
+	{"bash", []string{"bash"}},
+	{"dash", []string{"dash"}},
+	{"busybox", []string{"busybox", "sh"}},
+}
+
+// path returns the shell's executable, skipping the test when the host
+// genuinely lacks it.
+func (s shell) path(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath(s.argv[0])
+	if err != nil {
+		t.Skipf("%s is not installed: %v", s.argv[0], err)
+	}
+	return p
+}
+
+// command returns a command that runs the shell with args.
+func (s shell) command(t testing.TB, args ...string) *exec.Cmd {
+	t.Helper()
+	return exec.Command(s.path(t), append(s.argv[1:], args...)...)
+}
+
+// asSh returns a directory holding an "sh" that is this shell, to put
+// first in PATH so that the scripts' own "sh" (the wrapper, sh -c) is it
+// too. busybox picks its applet from the name it is called by.
+func (s shell) asSh(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Symlink(s.path(t), filepath.Join(dir, "sh")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// checkSyntax fails the test unless script parses with sh -n under every
+// shell.
+func checkSyntax(t *testing.T, script string) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "script.sh")
+	if err := os.WriteFile(f, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range allShells {
+		cmd := sh.command(t, "-n", f)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil || stderr.Len() > 0 {
+			t.Errorf("%s -n: %v\n%s", sh.name, err, stderr.Bytes())
+		}
+	}
+}

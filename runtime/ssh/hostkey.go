@@ -10,15 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/skeema/knownhosts"
 	gossh "golang.org/x/crypto/ssh"
 	xknownhosts "golang.org/x/crypto/ssh/knownhosts"
 )
-
-// knownHostsMu serialises appends to known_hosts files within the process.
-var knownHostsMu sync.Mutex
 
 // hostKeyChecker verifies a server's host key against known_hosts following
 // StrictHostKeyChecking, and remembers why it refused one.
@@ -124,8 +120,6 @@ func (h *hostKeyChecker) remember(key gossh.PublicKey) error {
 		return fmt.Errorf("cannot record host key: no UserKnownHostsFile")
 	}
 	path := h.cfg.userKnownHostsFiles[0]
-	knownHostsMu.Lock()
-	defer knownHostsMu.Unlock()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("recording host key: %w", err)
 	}
@@ -138,7 +132,8 @@ func (h *hostKeyChecker) remember(key gossh.PublicKey) error {
 	if err != nil {
 		return fmt.Errorf("recording host key: %w", err)
 	}
-	// Start on a new line if the file does not end with one.
+	// Start on a new line if the file does not end with one. The line goes
+	// out in one append, as ssh writes it.
 	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
 		if b, err := os.ReadFile(path); err == nil && b[len(b)-1] != '\n' {
 			line = "\n" + line

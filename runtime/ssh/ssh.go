@@ -179,6 +179,9 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	if stdout == nil {
 		out.w = io.Discard
 	}
+	// When stdout fails, end the script rather than let it block on a
+	// full channel window.
+	out.fail = func() { sess.Close() }
 	stderr := &tailBuffer{max: 4096}
 	sess.Stdout = out
 	sess.Stderr = stderr
@@ -220,6 +223,9 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		}
 		out.close()
 		return ctx.Err()
+	}
+	if werr := out.failed(); werr != nil {
+		return fmt.Errorf("ssh %s: copying stdout: %w", r.host, werr)
 	}
 	if err == nil {
 		return nil
@@ -275,20 +281,39 @@ func quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// gatedWriter passes writes on until closed, then drops them.
+// gatedWriter passes writes on until closed, then drops them. The first
+// write error calls fail and is kept; later writes are dropped.
 type gatedWriter struct {
 	mu     sync.Mutex
 	w      io.Writer
+	fail   func()
+	err    error
 	closed bool
 }
 
 func (g *gatedWriter) Write(p []byte) (int, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.closed {
+	if g.closed || g.err != nil {
 		return len(p), nil
 	}
-	return g.w.Write(p)
+	n, err := g.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		g.err = err
+		if g.fail != nil {
+			go g.fail()
+		}
+	}
+	return len(p), nil
+}
+
+func (g *gatedWriter) failed() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
 }
 
 func (g *gatedWriter) close() {

@@ -151,6 +151,24 @@ func TestExecNonZeroExit(t *testing.T) {
 	}
 }
 
+// A stdout that fails ends the script instead of leaving it blocked on a
+// full channel window.
+func TestExecStdoutError(t *testing.T) {
+	e := newEnv(t)
+	r := dial(t, "target", ssh.Options{ConfigFile: e.cfg})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := r.Exec(ctx, "yes", nil, failingWriter{})
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Exec = %v (ctx %v), want the stdout error", err, ctx.Err())
+	}
+	exec1(t, r, "true", nil)
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
 func TestUnknownHostRefused(t *testing.T) {
 	e := newEnv(t)
 	os.Remove(e.knownHosts())

@@ -46,6 +46,9 @@ func TestSSH(t *testing.T) {
 	if err := srv.WriteConfig(cfg, "bgjob-test"); err != nil {
 		t.Fatal(err)
 	}
+	if err := srv.WriteKnownHosts(filepath.Join(dir, "known_hosts"), false); err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, params(t, func(e *testscript.Env) {
 		e.Setenv("BGJOB_HOST", "bgjob-test")
 		e.Setenv("BGJOB_SSH_CONFIG", cfg)

@@ -2,17 +2,19 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"io"
+	"os"
 
-	"github.com/bgjob/bgjob"
+	"golang.org/x/term"
+
+	sshrt "github.com/bgjob/bgjob/runtime/ssh"
 )
 
-type closingRuntime interface {
-	bgjob.Runtime
-	io.Closer
-}
-
-func (a *app) dialSSH(ctx context.Context) (closingRuntime, error) {
-	return nil, errors.New("the SSH runtime is not wired in yet")
+// dialSSH connects to the host named by -H. A passphrase is asked for only
+// when stdin is a terminal.
+func (a *app) dialSSH(ctx context.Context) (*sshrt.Runtime, error) {
+	opts := sshrt.Options{ConfigFile: a.sshConfig, Stderr: a.stderr}
+	if f, ok := a.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		opts.Passphrase = sshrt.TerminalPassphrase(f, a.stderr)
+	}
+	return sshrt.Dial(ctx, a.host, opts)
 }

@@ -89,6 +89,12 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return code
 }
 
+// Command returns bgjob's root command, for generating documentation.
+func Command() *cobra.Command {
+	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+	return a.rootCommand()
+}
+
 func (a *app) rootCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bgjob",
@@ -111,22 +117,24 @@ A job is addressed by its id or by its name (the newest job with that name).`,
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
 	f := cmd.PersistentFlags()
-	f.StringVarP(&a.workspace, "workspace", "w", envOr("BGJOB_WORKSPACE", "default"), "workspace (env BGJOB_WORKSPACE)")
-	f.StringVar(&a.root, "root", os.Getenv("BGJOB_ROOT"), "root directory of all jobs on the host (env BGJOB_ROOT; default /tmp/bgjob-$UID)")
-	f.StringVarP(&a.host, "host", "H", os.Getenv("BGJOB_HOST"), "run on this SSH host, [user@]host[:port] or an ssh_config alias (env BGJOB_HOST)")
-	f.StringVar(&a.sshConfig, "ssh-config", os.Getenv("BGJOB_SSH_CONFIG"), "ssh_config file (env BGJOB_SSH_CONFIG; default ~/.ssh/config)")
+	f.StringVarP(&a.workspace, "workspace", "w", "default", "workspace (env BGJOB_WORKSPACE)")
+	f.StringVar(&a.root, "root", "", "root directory of all jobs on the host (env BGJOB_ROOT; default /tmp/bgjob-$UID)")
+	f.StringVarP(&a.host, "host", "H", "", "run on this SSH host, [user@]host[:port] or an ssh_config alias (env BGJOB_HOST)")
+	f.StringVar(&a.sshConfig, "ssh-config", "", "ssh_config file (env BGJOB_SSH_CONFIG; default ~/.ssh/config)")
+	// The environment fills in flags not given, at run time, so that help
+	// and the generated docs do not depend on it.
+	cmd.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		for name, env := range map[string]string{"workspace": "BGJOB_WORKSPACE", "root": "BGJOB_ROOT", "host": "BGJOB_HOST", "ssh-config": "BGJOB_SSH_CONFIG"} {
+			if v := os.Getenv(env); v != "" && !cmd.Flags().Changed(name) {
+				cmd.Flags().Set(name, v)
+			}
+		}
+	}
 	cmd.AddCommand(
 		a.runCommand(), a.statusCommand(), a.listCommand(), a.logsCommand(),
 		a.waitCommand(), a.stopCommand(), a.rmCommand(), a.pruneCommand(),
 	)
 	return cmd
-}
-
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
 }
 
 // client connects to the host the flags name and returns a client and a

@@ -67,10 +67,14 @@ type Server struct {
 
 // Start starts an sshd for the test and stops it when the test ends. extra
 // lines are appended to sshd_config. It skips the test when sshd is not
-// installed.
+// installed, except under CI (CI set), where a missing sshd is a failure:
+// .ci/run installs it, so SSH tests never skip there.
 func Start(t testing.TB, extra ...string) *Server {
 	t.Helper()
 	if _, err := os.Stat(SSHD); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("sshtest: %s not found under CI: .ci/run must install openssh-server: %v", SSHD, err)
+		}
 		t.Skipf("sshtest: %s not found (install openssh-server): %v", SSHD, err)
 	}
 	s, err := New(t.TempDir(), extra...)

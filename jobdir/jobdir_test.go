@@ -72,17 +72,19 @@ func TestNewIDFormat(t *testing.T) {
 	tests := []struct {
 		name   string
 		t      time.Time
-		prefix string
+		prefix string // time to the second and the milliseconds in base 36
 	}{
-		{"UTC", time.Date(2026, 11, 30, 0, 15, 2, 999_999_999, time.UTC), "20261130T001502-"},
-		{"other zone is converted to UTC", time.Date(2026, 11, 30, 1, 15, 2, 0, time.FixedZone("CET", 3600)), "20261130T001502-"},
-		{"year boundary", time.Date(2026, 12, 31, 23, 59, 59, 0, time.UTC), "20261231T235959-"},
+		{"UTC", time.Date(2026, 11, 30, 0, 15, 2, 0, time.UTC), "20261130T001502-00"},
+		{"milliseconds", time.Date(2026, 11, 30, 0, 15, 2, 37_000_000, time.UTC), "20261130T001502-11"},
+		{"last millisecond", time.Date(2026, 11, 30, 0, 15, 2, 999_999_999, time.UTC), "20261130T001502-rr"},
+		{"other zone is converted to UTC", time.Date(2026, 11, 30, 1, 15, 2, 0, time.FixedZone("CET", 3600)), "20261130T001502-00"},
+		{"year boundary", time.Date(2026, 12, 31, 23, 59, 59, 0, time.UTC), "20261231T235959-00"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			id := jobdir.NewID(tt.t)
-			if !strings.HasPrefix(id, tt.prefix) || len(id) != len(tt.prefix)+6 {
-				t.Errorf("NewID() = %q, want %q followed by 6 characters", id, tt.prefix)
+			if !strings.HasPrefix(id, tt.prefix) || len(id) != len("20261130T001502-")+6 {
+				t.Errorf("NewID() = %q, want %q followed by 4 characters", id, tt.prefix)
 			}
 			if !jobdir.IsID(id) {
 				t.Errorf("IsID(%q) = false", id)
@@ -97,10 +99,13 @@ func TestNewIDFormat(t *testing.T) {
 func TestNewIDSortsByTime(t *testing.T) {
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var ids []string
-	// Steps from a second to years, so every field of the time matters.
-	for _, step := range []time.Duration{time.Second, time.Minute, time.Hour, 24 * time.Hour, 40 * 24 * time.Hour, 400 * 24 * time.Hour} {
-		for i := range 3 {
-			ids = append(ids, jobdir.NewID(base.Add(time.Duration(len(ids))*step+time.Duration(i)*time.Second)))
+	// Steps from a millisecond to years, so every field of the time matters.
+	at := base
+	for _, step := range []time.Duration{time.Millisecond, 35 * time.Millisecond, 36 * time.Millisecond,
+		time.Second, time.Minute, time.Hour, 24 * time.Hour, 40 * 24 * time.Hour, 400 * 24 * time.Hour} {
+		for range 3 {
+			at = at.Add(step)
+			ids = append(ids, jobdir.NewID(at))
 		}
 	}
 	for i := 1; i < len(ids); i++ {
@@ -111,10 +116,13 @@ func TestNewIDSortsByTime(t *testing.T) {
 }
 
 func TestNewIDUnique(t *testing.T) {
+	// 10000 jobs started a millisecond apart: all ids differ and sort in
+	// the order the jobs started.
 	const n = 10000
 	start := time.Now()
+	ids := make([]string, n)
 	seen := make(map[string]bool, n)
-	for i := range n {
+	for i := range ids {
 		id := jobdir.NewID(start.Add(time.Duration(i) * time.Millisecond))
 		if !jobdir.IsID(id) {
 			t.Fatalf("IsID(%q) = false", id)
@@ -123,24 +131,29 @@ func TestNewIDUnique(t *testing.T) {
 			t.Fatalf("NewID returned %q twice", id)
 		}
 		seen[id] = true
+		ids[i] = id
+	}
+	if !slices.IsSorted(ids) {
+		t.Error("ids of jobs started a millisecond apart do not sort by start time")
 	}
 
-	// Within one second only the random part tells ids apart. It has
-	// 36^6 ≈ 2.2e9 values, so 10000 ids collide with a chance of about 2%
+	// Within one millisecond only the random part tells ids apart. It has
+	// 36^4 ≈ 1.7e6 values, so 1000 ids collide about once in three runs
 	// (the launcher creates the directory exclusively and retries): allow
 	// a few collisions, but not a weak or constant random part.
-	suffixes := make(map[string]bool, n)
+	const m = 1000
+	suffixes := make(map[string]bool, m)
 	chars := make(map[rune]bool)
-	for range n {
+	for range m {
 		id := jobdir.NewID(start)
-		suffix := id[strings.IndexByte(id, '-')+1:]
-		suffixes[suffix] = true
-		for _, c := range suffix {
+		random := id[len(id)-4:]
+		suffixes[random] = true
+		for _, c := range random {
 			chars[c] = true
 		}
 	}
-	if len(suffixes) < n-5 {
-		t.Errorf("%d ids made in one second have only %d distinct random parts", n, len(suffixes))
+	if len(suffixes) < m-10 {
+		t.Errorf("%d ids made in one millisecond have only %d distinct random parts", m, len(suffixes))
 	}
 	if len(chars) != 36 {
 		t.Errorf("random parts use %d distinct characters, want 36", len(chars))
@@ -154,6 +167,7 @@ func TestIsID(t *testing.T) {
 	}{
 		{"20261130T001502-k3f9q2", true},
 		{"20261130T001502-000000", true},
+		{"20261130T001502-rrzzzz", true},
 		{"20261130T001502-K3F9Q2", false},
 		{"20261130T001502-k3f9q", false},
 		{"20261130T001502-k3f9q2x", false},

@@ -98,6 +98,9 @@ func Decode(r io.Reader, fn func(Event) error) error {
 				}
 			}
 		}
+		if cur == nil && strings.Contains("MPXTS", kind) && kind != "" {
+			return fmt.Errorf("record %s outside a job", kind)
+		}
 		switch kind {
 		case "":
 		case "B":
@@ -141,9 +144,6 @@ func Decode(r io.Reader, fn func(Event) error) error {
 			return nil
 		default:
 			return fmt.Errorf("unexpected line in script output: %q", line)
-		}
-		if cur == nil && strings.Contains("MPXTS", kind) && kind != "" {
-			return fmt.Errorf("record %s outside a job", kind)
 		}
 	}
 }

@@ -29,7 +29,7 @@ func Quote(s string) (string, error) {
 
 // quote single-quotes s; the caller has checked it holds no NUL.
 func quote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:@%+,") == "" {
+	if s != "" && !reserved(s) && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:@%+,") == "" {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
@@ -46,4 +46,16 @@ func QuoteArgv(argv []string) (string, error) {
 		words[i] = q
 	}
 	return strings.Join(words, " "), nil
+}
+
+// reserved reports whether s is a keyword of POSIX sh, bash or busybox sh
+// made of safe characters: as the first word of a command it would not run
+// a command of that name, so it is quoted too.
+func reserved(s string) bool {
+	switch s {
+	case "case", "do", "done", "elif", "else", "esac", "fi", "for", "if", "in", "then", "until", "while",
+		"function", "select", "time", "coproc":
+		return true
+	}
+	return false
 }

@@ -88,16 +88,16 @@ func TestQuoteRoundTrip(t *testing.T) {
 		}
 		one = append(one, q)
 	}
-	scripts := map[string]string{
-		"QuoteArgv": "printf '%s\\0' " + quoted,
-		"Quote":     "printf '%s\\0' " + strings.Join(one, " "),
+	scripts := []struct{ name, script string }{
+		{"QuoteArgv", "printf '%s\\0' " + quoted},
+		{"Quote", "printf '%s\\0' " + strings.Join(one, " ")},
 		// Across lines: a quoted word must not swallow what follows.
-		"Quote per line": "for w in " + strings.Join(one, " \\\n") + "\ndo printf '%s\\0' \"$w\"; done",
+		{"Quote per line", "for w in " + strings.Join(one, " \\\n") + "\ndo printf '%s\\0' \"$w\"; done"},
 	}
 	for _, sh := range allShells {
-		for name, script := range scripts {
-			t.Run(sh.name+"/"+name, func(t *testing.T) {
-				cmd := sh.command(t, "-c", script)
+		for _, sc := range scripts {
+			t.Run(sh.name+"/"+sc.name, func(t *testing.T) {
+				cmd := sh.command(t, "-c", sc.script)
 				cmd.Dir = t.TempDir() // globs would match nothing, but be sure
 				var stderr bytes.Buffer
 				cmd.Stderr = &stderr
@@ -141,7 +141,7 @@ func TestQuoteArgvFirstWord(t *testing.T) {
 		{"brace", []string{"{", "printf", "ran"}},
 		{"glob", []string{"*"}},
 		{"tilde", []string{"~"}},
-		{"dash", []string{"-n"}},
+		{"dash", []string{"-n", "printf", "ran"}},
 		{"space", []string{"printf ran"}},
 	}
 	for _, sh := range allShells {
@@ -151,9 +151,10 @@ func TestQuoteArgvFirstWord(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				// A file named like each word, for globs to match.
 				dir := t.TempDir()
-				cmd := sh.command(t, "-c", q)
+				// After a first line, so that a leading dash is not taken
+				// for an option of sh -c.
+				cmd := sh.command(t, "-c", ":\n"+q)
 				cmd.Dir = dir
 				cmd.Env = []string{"PATH=" + dir, "HOME=" + dir}
 				var stderr bytes.Buffer

@@ -1,0 +1,296 @@
+package shellgen_test
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the generators")
+
+const goldenID = "20261130T001502-k3f9q2"
+
+func goldenMeta() jobdir.Meta {
+	return jobdir.Meta{
+		Version:   jobdir.Version,
+		ID:        goldenID,
+		Workspace: jobdir.DefaultWorkspace,
+		Env:       []string{},
+		StartedAt: time.Date(2026, 11, 30, 0, 15, 2, 123_000_000, time.UTC),
+	}
+}
+
+var goldenTarget = shellgen.Target{Root: "/srv/bgjob", Workspace: jobdir.DefaultWorkspace}
+
+// generators lists every script generator with representative specs; each
+// has a golden file testdata/NAME.golden.
+func generators() []struct {
+	name string
+	gen  func() (string, error)
+} {
+	launch := func(f func(*shellgen.Launch)) func() (string, error) {
+		l := shellgen.Launch{Target: goldenTarget, Meta: goldenMeta()}
+		f(&l)
+		return func() (string, error) { return shellgen.LaunchScript(l) }
+	}
+	return []struct {
+		name string
+		gen  func() (string, error)
+	}{
+		{"launch_script", launch(func(l *shellgen.Launch) {
+			l.Meta.Command = "echo hello; exit 3"
+		})},
+		{"launch_shell", launch(func(l *shellgen.Launch) {
+			l.Meta.Name = "zsh-job"
+			l.Meta.Command = `print -r -- "$ZSH_VERSION"`
+			l.Meta.Shell = "/bin/zsh"
+		})},
+		{"launch_argv", launch(func(l *shellgen.Launch) {
+			l.Meta.Argv = []string{"printf", `%s\n`, "it's", "-n", "a b", "if"}
+			l.Meta.Command, _ = shellgen.QuoteArgv(l.Meta.Argv)
+		})},
+		{"launch_timeout_env_cwd", launch(func(l *shellgen.Launch) {
+			l.Target = shellgen.Target{Workspace: "ws"}
+			l.Meta.Workspace = "ws"
+			l.Meta.Name = "build"
+			l.Meta.Argv = []string{"make", "-j4"}
+			l.Meta.Command = "make -j4"
+			l.Meta.Cwd = "-src dir"
+			l.Meta.Env = []string{"CC", "CFLAGS", "QUOTE"}
+			l.Env = []string{"CC=gcc", "CFLAGS=-O2 -g", "QUOTE=it's \"x\"\n$HOME"}
+			l.Meta.Timeout = "1m30s"
+			l.Timeout = 90 * time.Second
+			l.Grace = 2 * time.Second
+		})},
+		{"launch_script_timeout_fraction", launch(func(l *shellgen.Launch) {
+			l.Meta.Command = "sleep 10"
+			l.Meta.Cwd = "/work dir"
+			l.Meta.Timeout = "1.5s"
+			l.Timeout = 1500 * time.Millisecond
+			l.Grace = 250 * time.Millisecond
+		})},
+		{"status", func() (string, error) {
+			return shellgen.StatusScript(goldenTarget, []string{"build", goldenID})
+		}},
+		{"list_workspace", func() (string, error) {
+			return shellgen.ListScript(goldenTarget, shellgen.List{})
+		}},
+		{"list_all_workspaces", func() (string, error) {
+			return shellgen.ListScript(shellgen.Target{Root: "/srv/bgjob"}, shellgen.List{AllWorkspaces: true, Before: goldenID, Max: 11})
+		}},
+		{"stop_refs", func() (string, error) {
+			return shellgen.StopScript(goldenTarget, shellgen.Stop{Refs: []string{"build", goldenID}, Signal: "sigint", Grace: 2 * time.Second})
+		}},
+		{"stop_all", func() (string, error) {
+			return shellgen.StopScript(goldenTarget, shellgen.Stop{All: true, Signal: "9", Grace: 150 * time.Millisecond})
+		}},
+		{"wait_all", func() (string, error) {
+			return shellgen.WaitScript(goldenTarget, shellgen.Wait{Refs: []string{"build", goldenID}})
+		}},
+		{"wait_any_timeout", func() (string, error) {
+			return shellgen.WaitScript(goldenTarget, shellgen.Wait{Refs: []string{"build", "test"}, Any: true, Timeout: 30 * time.Second})
+		}},
+		{"logs_plain", func() (string, error) {
+			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "build"})
+		}},
+		{"logs_tail_stderr", func() (string, error) {
+			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "build", Stderr: true, Tail: 20})
+		}},
+		{"logs_follow", func() (string, error) {
+			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: goldenID, Follow: true})
+		}},
+		{"logs_follow_tail", func() (string, error) {
+			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "build", Follow: true, Tail: 5})
+		}},
+		{"remove_refs", func() (string, error) {
+			return shellgen.RemoveScript(goldenTarget, shellgen.Remove{Refs: []string{"build", goldenID}, Force: true, Grace: 2 * time.Second})
+		}},
+		{"remove_dirs", func() (string, error) {
+			return shellgen.RemoveScript(goldenTarget, shellgen.Remove{Dirs: []string{
+				"/srv/bgjob/default/" + goldenID, "/srv/bgjob/default/it's a dir",
+			}})
+		}},
+	}
+}
+
+// stripLib replaces the shell library, which every script embeds verbatim
+// (and the timeout wrapper embeds quoted once more), with a placeholder, so
+// that golden files show what each generator adds.
+func stripLib(t *testing.T, script string) string {
+	t.Helper()
+	lib, err := os.ReadFile("lib.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(script, string(lib)) {
+		t.Fatal("script does not embed lib.sh")
+	}
+	script = strings.ReplaceAll(script, string(lib), "# [lib.sh]\n")
+	return strings.ReplaceAll(script, strings.ReplaceAll(string(lib), "'", `'\''`), "# [lib.sh, quoted]\n")
+}
+
+func TestGolden(t *testing.T) {
+	for _, g := range generators() {
+		t.Run(g.name, func(t *testing.T) {
+			script, err := g.gen()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := stripLib(t, script)
+			file := filepath.Join("testdata", g.name+".golden")
+			if *update {
+				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("script differs from %s (-want +got); run go test -update if the change is intended:\n%s", file, diff)
+			}
+		})
+	}
+}
+
+// TestGoldenFilesUsed catches golden files that no generator writes any more.
+func TestGoldenFilesUsed(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, g := range generators() {
+		names[g.name] = true
+	}
+	for _, f := range files {
+		if name := strings.TrimSuffix(filepath.Base(f), ".golden"); !names[name] {
+			t.Errorf("%s belongs to no generator", f)
+		}
+	}
+}
+
+func TestScriptsParse(t *testing.T) {
+	for _, g := range generators() {
+		t.Run(g.name, func(t *testing.T) {
+			script, err := g.gen()
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSyntax(t, script)
+		})
+	}
+}
+
+func TestGeneratorsReject(t *testing.T) {
+	launch := func(f func(*shellgen.Launch)) func() (string, error) {
+		l := shellgen.Launch{Target: goldenTarget, Meta: goldenMeta()}
+		l.Meta.Command = "true"
+		f(&l)
+		return func() (string, error) { return shellgen.LaunchScript(l) }
+	}
+	tests := []struct {
+		name string
+		gen  func() (string, error)
+		is   error // the error must wrap it, when not nil
+	}{
+		{"relative root", func() (string, error) {
+			return shellgen.StatusScript(shellgen.Target{Root: "srv", Workspace: "w"}, []string{"x"})
+		}, nil},
+		{"root with newline", func() (string, error) {
+			return shellgen.StatusScript(shellgen.Target{Root: "/srv\n/x", Workspace: "w"}, []string{"x"})
+		}, nil},
+		{"root with NUL", func() (string, error) {
+			return shellgen.ListScript(shellgen.Target{Root: "/srv\x00"}, shellgen.List{AllWorkspaces: true})
+		}, nil},
+		{"bad workspace", func() (string, error) {
+			return shellgen.ListScript(shellgen.Target{Root: "/srv", Workspace: "../etc"}, shellgen.List{})
+		}, jobdir.ErrBadName},
+		{"status ref with slash", func() (string, error) {
+			return shellgen.StatusScript(goldenTarget, []string{"ok", "../x"})
+		}, jobdir.ErrBadName},
+		{"stop ref with glob", func() (string, error) {
+			return shellgen.StopScript(goldenTarget, shellgen.Stop{Refs: []string{"*"}, Signal: "TERM"})
+		}, jobdir.ErrBadName},
+		{"stop with unsupported signal", func() (string, error) {
+			return shellgen.StopScript(goldenTarget, shellgen.Stop{All: true, Signal: "STOP"})
+		}, nil},
+		{"wait ref with space", func() (string, error) {
+			return shellgen.WaitScript(goldenTarget, shellgen.Wait{Refs: []string{"a b"}})
+		}, jobdir.ErrBadName},
+		{"logs ref with command substitution", func() (string, error) {
+			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "$(reboot)"})
+		}, jobdir.ErrBadName},
+		{"list cursor that is not an id", func() (string, error) {
+			return shellgen.ListScript(goldenTarget, shellgen.List{Before: "build"})
+		}, nil},
+		{"remove ref with leading dash", func() (string, error) {
+			return shellgen.RemoveScript(goldenTarget, shellgen.Remove{Refs: []string{"-rf"}})
+		}, jobdir.ErrBadName},
+		{"remove relative dir", func() (string, error) {
+			return shellgen.RemoveScript(goldenTarget, shellgen.Remove{Dirs: []string{"default/x"}})
+		}, nil},
+		{"remove dir with newline", func() (string, error) {
+			return shellgen.RemoveScript(goldenTarget, shellgen.Remove{Dirs: []string{"/srv/a\nb"}})
+		}, nil},
+		{"remove dir with NUL", func() (string, error) {
+			return shellgen.RemoveScript(goldenTarget, shellgen.Remove{Dirs: []string{"/srv/a\x00"}})
+		}, nil},
+		{"launch bad id", launch(func(l *shellgen.Launch) { l.Meta.ID = "../x" }), jobdir.ErrBadName},
+		{"launch empty id", launch(func(l *shellgen.Launch) { l.Meta.ID = "" }), jobdir.ErrBadName},
+		{"launch bad name", launch(func(l *shellgen.Launch) { l.Meta.Name = ".x" }), jobdir.ErrBadName},
+		{"launch bad workspace", launch(func(l *shellgen.Launch) { l.Target.Workspace = "a/b" }), jobdir.ErrBadName},
+		{"launch env without =", launch(func(l *shellgen.Launch) { l.Env = []string{"FOO"} }), nil},
+		{"launch env name with digit first", launch(func(l *shellgen.Launch) { l.Env = []string{"1X=a"} }), nil},
+		{"launch env name with dash", launch(func(l *shellgen.Launch) { l.Env = []string{"A-B=a"} }), nil},
+		{"launch env name empty", launch(func(l *shellgen.Launch) { l.Env = []string{"=a"} }), nil},
+		{"launch env name with command", launch(func(l *shellgen.Launch) { l.Env = []string{"$(id)=a"} }), nil},
+		{"launch env value NUL", launch(func(l *shellgen.Launch) { l.Env = []string{"A=a\x00"} }), shellgen.ErrNUL},
+		{"launch command NUL", launch(func(l *shellgen.Launch) { l.Meta.Command = "echo \x00" }), shellgen.ErrNUL},
+		{"launch argv NUL", launch(func(l *shellgen.Launch) { l.Meta.Argv = []string{"echo", "\x00"} }), shellgen.ErrNUL},
+		{"launch shell NUL", launch(func(l *shellgen.Launch) { l.Meta.Shell = "/bin/\x00sh" }), shellgen.ErrNUL},
+		{"launch cwd NUL", launch(func(l *shellgen.Launch) { l.Meta.Cwd = "/tmp/\x00" }), shellgen.ErrNUL},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			script, err := tt.gen()
+			if err == nil {
+				t.Fatalf("got a script, want an error:\n%s", script)
+			}
+			if script != "" {
+				t.Errorf("got a script along with error %v", err)
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("error %v does not wrap %v", err, tt.is)
+			}
+		})
+	}
+}
+
+func TestValidEnvName(t *testing.T) {
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{"A", true}, {"_", true}, {"_a1", true}, {"PATH", true}, {"lower_case", true},
+		{"", false}, {"1A", false}, {"A-B", false}, {"A B", false}, {"A=B", false}, {"Ä", false}, {"A\n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			if got := shellgen.ValidEnvName(tt.in); got != tt.want {
+				t.Errorf("ValidEnvName(%q) = %v, want %v", tt.in, got, tt.want)
+			}
+		})
+	}
+}

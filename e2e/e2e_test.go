@@ -40,15 +40,7 @@ func TestLocal(t *testing.T) {
 // "remote" host is this machine, so scripts can look at job files directly.
 func TestSSH(t *testing.T) {
 	t.Parallel()
-	srv := sshtest.Start(t)
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "config")
-	if err := srv.WriteConfig(cfg, "bgjob-test"); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.WriteKnownHosts(filepath.Join(dir, "known_hosts"), false); err != nil {
-		t.Fatal(err)
-	}
+	cfg := sshConfig(t, sshtest.Start(t))
 	testscript.Run(t, params(t, func(e *testscript.Env) {
 		e.Setenv("BGJOB_HOST", "bgjob-test")
 		e.Setenv("BGJOB_SSH_CONFIG", cfg)

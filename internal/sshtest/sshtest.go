@@ -330,6 +330,21 @@ func (s *Server) Restart() error {
 	return err
 }
 
+// DropConnections kills, with SIGKILL, every sshd process serving an
+// established connection, as a crash or a dropped link would; the listener
+// stays up.
+func (s *Server) DropConnections() {
+	s.mu.Lock()
+	pids := append([]int(nil), s.orphans...)
+	if s.cmd != nil {
+		pids = append(pids, childPIDs(s.cmd.Process.Pid)...)
+	}
+	s.mu.Unlock()
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
 // Close stops sshd and every process serving a connection to it.
 func (s *Server) Close() error {
 	s.mu.Lock()

@@ -192,15 +192,17 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	if err := sess.Start("sh -c " + quote(script)); err != nil {
 		return r.transportErr("starting script", err)
 	}
+	// x/crypto's stdin Close is not safe to call concurrently.
+	closeIn := sync.OnceFunc(func() { in.Close() })
 	go func() {
 		if stdin != nil {
 			io.Copy(in, stdin)
 		}
-		in.Close()
+		closeIn()
 	}()
 	cancelled := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
-		in.Close()
+		closeIn()
 		sess.Close()
 		close(cancelled)
 	})

@@ -1,0 +1,88 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bgjob/bgjob/internal/cli"
+	"github.com/bgjob/bgjob/internal/sshtest"
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+// bgjob runs the CLI in-process and returns its exit status and output.
+func bgjob(ctx context.Context, args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := cli.Run(ctx, args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestSSHConnectionDrop: a job started over SSH is untouched when the
+// connection watching it dies and sshd restarts, and afterwards status and
+// wait report its real exit status.
+func TestSSHConnectionDrop(t *testing.T) {
+	t.Parallel()
+	srv := sshtest.Start(t)
+	cfg := sshConfig(t, srv)
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	g := []string{"--root", root, "--ssh-config", cfg, "-H", "bgjob-test"}
+	ctx := context.Background()
+
+	code, id, errs := bgjob(ctx, append(g, "run", "-q", "--", "sleep 2; exit 7")...)
+	if code != 0 {
+		t.Fatalf("run: %d %s", code, errs)
+	}
+	id = strings.TrimSpace(id)
+
+	// A wait holds a session open; kill the sshd serving it.
+	waited := make(chan int, 1)
+	go func() {
+		code, _, _ := bgjob(ctx, append(g, "wait", id)...)
+		waited <- code
+	}()
+	time.Sleep(500 * time.Millisecond)
+	srv.DropConnections()
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-waited:
+		if code == 7 {
+			t.Fatalf("wait returned the job's status although its connection was killed before the job ended")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("wait did not notice its connection died")
+	}
+
+	code, out, errs := bgjob(ctx, append(g, "status", "--json", id)...)
+	if code != 0 {
+		t.Fatalf("status after restart: %d %s", code, errs)
+	}
+	var jobs []jobdir.Job
+	if err := json.Unmarshal([]byte(out), &jobs); err != nil || len(jobs) != 1 {
+		t.Fatalf("status output %q: %v", out, err)
+	}
+	if jobs[0].Status != jobdir.StatusRunning || jobs[0].Host != "bgjob-test" {
+		t.Fatalf("after the drop the job is %s on %q, want running on bgjob-test", jobs[0].Status, jobs[0].Host)
+	}
+	if code, _, errs := bgjob(ctx, append(g, "wait", id)...); code != 7 {
+		t.Fatalf("wait after reconnect: exit %d, want 7 (%s)", code, errs)
+	}
+}
+
+// TestSSHUnreachable: a port nobody listens on gives a clear error quickly.
+func TestSSHUnreachable(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	code, _, errs := bgjob(context.Background(), "--ssh-config", "/dev/null", "-H", "127.0.0.1:1", "ls")
+	if code != 1 || !strings.Contains(errs, "bgjob: error: ssh 127.0.0.1:1:") || !strings.Contains(errs, "refused") {
+		t.Fatalf("exit %d, stderr %q: want a connection refused error", code, errs)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("took %s to fail", d)
+	}
+}

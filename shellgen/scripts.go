@@ -246,7 +246,9 @@ printf '%s\n' "$$" >"$bg_d/pid"
 		if err != nil {
 			return "", fmt.Errorf("cwd: %w", err)
 		}
-		if strings.HasPrefix(m.Cwd, "-") {
+		// A relative directory is named with ./ so that cd neither takes a
+		// leading dash for an option nor looks it up in $CDPATH.
+		if !strings.HasPrefix(m.Cwd, "/") {
 			q = "./" + q
 		}
 		cd = "cd " + q

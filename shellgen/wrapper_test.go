@@ -1,0 +1,64 @@
+package shellgen_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bgjob/bgjob/shellgen"
+)
+
+// TestWrapperParses checks job.sh, which the launch script writes and
+// which runs on its own, parses under every shell.
+func TestWrapperParses(t *testing.T) {
+	tests := []struct {
+		name string
+		f    func(*shellgen.Launch)
+	}{
+		{"script", func(l *shellgen.Launch) { l.Meta.Command = "echo hi; exit 3" }},
+		{"script with keyword-heavy text", func(l *shellgen.Launch) {
+			l.Meta.Command = "if true; then\n  for i in 1 2; do echo \"$i\"; done\nfi\n'"
+		}},
+		{"script with shell", func(l *shellgen.Launch) { l.Meta.Command = "echo $0"; l.Meta.Shell = "/bin/ba sh" }},
+		{"argv", func(l *shellgen.Launch) { l.Meta.Argv = []string{"if", "'", "\n", "-n", "$(x)"} }},
+		{"cwd with leading dash", func(l *shellgen.Launch) { l.Meta.Command = "pwd"; l.Meta.Cwd = "-x y" }},
+		{"absolute cwd", func(l *shellgen.Launch) { l.Meta.Command = "pwd"; l.Meta.Cwd = "/a b/'c'" }},
+		{"env", func(l *shellgen.Launch) {
+			l.Meta.Command = "env"
+			l.Env = []string{"A=", "B=x=y", "C=it's\n$(x)", "_=1"}
+		}},
+		{"timeout", func(l *shellgen.Launch) {
+			l.Meta.Argv = []string{"sleep", "10"}
+			l.Timeout = 2500 * time.Millisecond
+			l.Grace = time.Second
+		}},
+		{"everything", func(l *shellgen.Launch) {
+			l.Meta.Command = "make"
+			l.Meta.Shell = "bash"
+			l.Meta.Cwd = "-src"
+			l.Env = []string{"CC=gcc"}
+			l.Timeout = time.Hour
+			l.Grace = 3 * time.Second
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := shellgen.Launch{Target: goldenTarget, Meta: goldenMeta()}
+			tt.f(&l)
+			wrapper, err := shellgen.WrapperScript(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSyntax(t, wrapper)
+			// The launch script carries exactly this wrapper.
+			script, err := shellgen.LaunchScript(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, _ := shellgen.Quote(wrapper)
+			if !strings.Contains(script, "printf '%s' "+q+` >"$bg_d/job.sh"`) {
+				t.Error("the launch script does not write this wrapper to job.sh")
+			}
+		})
+	}
+}

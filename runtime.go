@@ -27,3 +27,12 @@ type Runtime interface {
 	// user gave it.
 	Host() string
 }
+
+// Watcher is implemented by runtimes whose job files are on this machine
+// (runtime/local). Wait and Logs with Follow then wake on file events
+// instead of polling on the host.
+type Watcher interface {
+	// Watch sends on the returned channel whenever a file in one of dirs
+	// changes, until ctx ends.
+	Watch(ctx context.Context, dirs []string) (<-chan struct{}, error)
+}

@@ -1,5 +1,6 @@
 // Package local is the bgjob runtime for the machine bgjob runs on: it runs
-// shellgen scripts with /bin/sh.
+// shellgen scripts with /bin/sh, and watches job files with fsnotify so that
+// waiting and following logs need not poll.
 package local
 
 import (
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 )
 
 // Runtime runs scripts on the local machine.
@@ -84,4 +87,43 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 		l.buf.Write(p[:min(room, len(p))])
 	}
 	return len(p), nil
+}
+
+// Watch reports changes to the files in dirs: it sends on the returned
+// channel (without blocking, coalescing bursts) whenever a file in one of
+// them is created, written or renamed into place, until ctx ends.
+func (r *Runtime) Watch(ctx context.Context, dirs []string) (<-chan struct{}, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("watching job files: %w", err)
+	}
+	for _, d := range dirs {
+		if err := w.Add(d); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("watching %s: %w", d, err)
+		}
+	}
+	ch := make(chan struct{}, 1)
+	go func() {
+		defer w.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case _, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				select {
+				case ch <- struct{}{}:
+				default:
+				}
+			case _, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+			}
+		}
+	}()
+	return ch, nil
 }

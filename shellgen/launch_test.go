@@ -129,38 +129,7 @@ func checkLaunch(t *testing.T, sh *shell, s1, s2, env, dir string) {
 
 	run := func(script string) jobdir.Job {
 		t.Helper()
-		var cmd *exec.Cmd
-		env := append(os.Environ(), "CDPATH="+decoys)
-		if sh == nil {
-			cmd = exec.Command("/bin/sh", "-c", script)
-		} else {
-			cmd = sh.command(t, "-c", script)
-			env = append(env, "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
-		}
-		cmd.Dir = base
-		cmd.Env = env
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("running the script: %v\n%s", err, stderr.Bytes())
-		}
-		var jobs []jobdir.Job
-		err = shellgen.Decode(bytes.NewReader(out), func(ev shellgen.Event) error {
-			switch {
-			case ev.Job != nil:
-				jobs = append(jobs, jobdir.Derive(*ev.Job, "local"))
-			case ev.Err != nil:
-				return ev.Err
-			default:
-				return fmt.Errorf("unexpected event %+v", ev)
-			}
-			return nil
-		})
-		if err != nil || len(jobs) != 1 {
-			t.Fatalf("script reported %d jobs, error %v; output:\n%s\nstderr:\n%s", len(jobs), err, out, stderr.Bytes())
-		}
-		return jobs[0]
+		return runOne(t, sh, base, []string{"CDPATH=" + decoys}, script)
 	}
 
 	j := run(script)
@@ -209,22 +178,89 @@ func checkLaunch(t *testing.T, sh *shell, s1, s2, env, dir string) {
 	}
 }
 
+// runScript runs script with sh (nil: /bin/sh with the host's PATH, else
+// with sh also first in PATH as "sh") in dir, with env added to the
+// environment, and returns the jobs it reported; a reported error fails
+// the test.
+func runScript(t *testing.T, sh *shell, dir string, env []string, script string) []jobdir.Job {
+	t.Helper()
+	var cmd *exec.Cmd
+	env = append(os.Environ(), env...)
+	if sh == nil {
+		cmd = exec.Command("/bin/sh", "-c", script)
+	} else {
+		cmd = sh.command(t, "-c", script)
+		env = append(env, "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
+	cmd.Dir = dir
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("running the script: %v\n%s", err, stderr.Bytes())
+	}
+	var jobs []jobdir.Job
+	err = shellgen.Decode(bytes.NewReader(out), func(ev shellgen.Event) error {
+		switch {
+		case ev.Job != nil:
+			jobs = append(jobs, jobdir.Derive(*ev.Job, "local"))
+		case ev.Err != nil:
+			return ev.Err
+		default:
+			return fmt.Errorf("unexpected event %+v", ev)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("script output: %v\n%s\nstderr:\n%s", err, out, stderr.Bytes())
+	}
+	return jobs
+}
+
+// runOne is runScript for a script that reports exactly one job.
+func runOne(t *testing.T, sh *shell, dir string, env []string, script string) jobdir.Job {
+	t.Helper()
+	jobs := runScript(t, sh, dir, env, script)
+	if len(jobs) != 1 {
+		t.Fatalf("script reported %d jobs, want 1", len(jobs))
+	}
+	return jobs[0]
+}
+
 // waitExitCode waits for the job in dir to write exit_code and returns it.
+// It fails at once when the wrapper has ended without writing it.
 func waitExitCode(t *testing.T, dir string) string {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
+		gone := wrapperGone(dir)
 		b, err := os.ReadFile(filepath.Join(dir, "exit_code"))
 		if err == nil {
 			return string(b)
 		}
-		if time.Now().After(deadline) {
+		if gone || time.Now().After(deadline) {
 			files, _ := os.ReadDir(dir)
 			stderr, _ := os.ReadFile(filepath.Join(dir, "stderr.log"))
-			t.Fatalf("no exit_code after 20s: %v; files %v; stderr.log %q", err, files, stderr)
+			t.Fatalf("no exit_code (wrapper gone: %v): %v; files %v; stderr.log %q", gone, err, files, stderr)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// wrapperGone reports whether the wrapper whose pid dir/pid records has
+// ended (or become a zombie).
+func wrapperGone(dir string) bool {
+	pid, err := os.ReadFile(filepath.Join(dir, "pid"))
+	if err != nil {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/stat")
+	if err != nil {
+		return os.IsNotExist(err)
+	}
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	return strings.HasPrefix(rest, "Z")
 }
 
 // FuzzLaunchArgv runs the launch script of a job whose argv, environment

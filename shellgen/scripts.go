@@ -203,6 +203,10 @@ printf '%s\n' "$$" >"$bg_d/pid"
 : >>"$bg_d/stderr.log"
 `)
 	fmt.Fprintf(&b, "BGJOB_JOB_ID=%s\nBGJOB_JOB_DIR=$bg_d\nexport BGJOB_JOB_ID BGJOB_JOB_DIR\n", m.ID)
+	// The variables are set in the command's subshell only, so that they
+	// cannot change the wrapper's own: its bg_* variables, or the PATH it
+	// finds sh, date and mv in.
+	var env strings.Builder
 	for _, kv := range l.Env {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || !ValidEnvName(name) {
@@ -212,7 +216,7 @@ printf '%s\n' "$$" >"$bg_d/pid"
 		if err != nil {
 			return "", fmt.Errorf("value of %s: %w", name, err)
 		}
-		fmt.Fprintf(&b, "%s=%s\nexport %s\n", name, q, name)
+		fmt.Fprintf(&env, "\t%s=%s\n\texport %s\n", name, q, name)
 	}
 	var run string
 	if len(m.Argv) > 0 {
@@ -235,7 +239,9 @@ printf '%s\n' "$$" >"$bg_d/pid"
 		} else {
 			b.WriteString("bg_sh=sh\ncommand -v bash >/dev/null 2>&1 && bg_sh=bash\n")
 		}
-		run = `"$bg_sh" -c ` + q
+		// $1, unlike $bg_sh, cannot be changed by a variable from Env.
+		b.WriteString("set -- \"$bg_sh\"\n")
+		run = `"$1" -c ` + q
 	}
 	if l.Timeout > 0 {
 		b.WriteString("sh \"$0\" timer </dev/null >/dev/null 2>&1 &\nbg_timer=$!\n")
@@ -253,13 +259,18 @@ printf '%s\n' "$$" >"$bg_d/pid"
 		}
 		cd = "cd " + q
 	}
+	// The command runs in a subshell (which execs its last command, so no
+	// extra process): neither Env nor an argv that is a shell builtin such
+	// as exit or exec can end or change the wrapper.
 	fmt.Fprintf(&b, `if %s 2>>"$bg_d/stderr.log"; then
-	%s </dev/null >>"$bg_d/stdout.log" 2>>"$bg_d/stderr.log"
+	(
+%s	%s
+	) </dev/null >>"$bg_d/stdout.log" 2>>"$bg_d/stderr.log"
 	bg_rc=$?
 else
 	bg_rc=126
 fi
-`, cd, run)
+`, cd, env.String(), run)
 	if l.Timeout > 0 {
 		// The timer ends at once while it sleeps; while it stops the job,
 		// it ends once the group is gone.

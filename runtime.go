@@ -29,10 +29,10 @@ type Runtime interface {
 }
 
 // Watcher is implemented by runtimes whose job files are on this machine
-// (runtime/local). Wait and Logs with Follow then wake on file events
-// instead of polling on the host.
+// (runtime/local). Wait and Logs with Follow then read the files directly
+// and wake on file events instead of polling on the host.
 type Watcher interface {
-	// Watch sends on the returned channel whenever a file in one of dirs
-	// changes, until ctx ends.
-	Watch(ctx context.Context, dirs []string) (<-chan struct{}, error)
+	// Watch sends the base name of files that change in dirs, until ctx
+	// ends. It may drop names when the receiver is slow.
+	Watch(ctx context.Context, dirs []string) (<-chan string, error)
 }

@@ -71,6 +71,14 @@ func params(t *testing.T, setup func(*testscript.Env)) testscript.Params {
 			"pidalive":  cmdPIDAlive,
 			"waitfile":  cmdWaitFile,
 			"jsonfield": cmdJSONField,
+			"spawn":     cmdSpawn,
+			"groupsize": cmdGroupSize,
+			"fakejob":   cmdFakeJob,
+			"jobenv":    cmdJobEnv,
+			"newjobdir": cmdNewJobDir,
+			"allbytes":  cmdAllBytes,
+			"runbytes":  cmdRunBytes,
+			"cmpjob":    cmdCmpJob,
 		},
 	}
 }
@@ -160,7 +168,8 @@ func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if neg && n > 0 {
-		ts.Fatalf("job %s: %d processes of group %d still alive", args[0], n, m.PGID)
+		out, _ := exec.Command("ps", "-o", "pid,ppid,pgid,stat,args", "-g", strconv.Itoa(m.PGID)).CombinedOutput()
+		ts.Fatalf("job %s: %d processes of group %d still alive:\n%s", args[0], n, m.PGID, out)
 	}
 	if !neg && n == 0 {
 		ts.Fatalf("job %s: no process of group %d is alive", args[0], m.PGID)

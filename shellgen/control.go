@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/bgjob/bgjob/jobdir"
 )
 
 // signals bgjob may send, by name.
@@ -138,67 +140,142 @@ for bg_x in $bg_dirs; do bg_obs "$bg_x"; done
 // Logs selects what LogsScript prints.
 type Logs struct {
 	Ref string
-	// Stderr reads stderr.log instead of stdout.log.
-	Stderr bool
-	// Tail prints only the last Tail lines (0: all).
-	Tail int
-	// Follow keeps printing new output until the job ends.
+	// Streams lists the logs to read: "stdout", "stderr" or both.
+	Streams []string
+	// At most one of these picks the range (none: the whole log): the last
+	// Tail lines, the first Head lines, the last Bytes bytes, the bytes
+	// from Offset (when HasOffset), or, with New, the bytes Reader has not
+	// read yet, moving its cursor. Offset and New end the range before an
+	// incomplete UTF-8 sequence while the job runs, so text is never cut
+	// in the middle of a character.
+	Tail, Head int
+	Bytes      int64
+	Offset     int64
+	HasOffset  bool
+	New        bool
+	Reader     string
+	// Follow keeps printing what is appended until the job ends.
 	Follow bool
 }
 
-// LogsScript returns the script that prints a job's log: its observation,
-// a D record, then the log bytes exactly as they are, then the end marker
-// on a line of its own (see DataReader).
+// LogsScript returns the script that prints a job's logs: the job's
+// observation, then for each stream a D record "D STREAM OFFSET LENGTH"
+// followed by exactly LENGTH bytes of the log from OFFSET. With Follow it
+// goes on printing D records as the logs grow and, once the job has ended
+// and the last bytes are out, prints the job's observation again.
 func LogsScript(t Target, l Logs) (string, error) {
 	list, err := refs([]string{l.Ref})
 	if err != nil {
 		return "", err
 	}
+	if len(l.Streams) == 0 {
+		l.Streams = []string{"stdout"}
+	}
+	for _, st := range l.Streams {
+		if st != "stdout" && st != "stderr" {
+			return "", fmt.Errorf("unknown stream %q", st)
+		}
+	}
+	if l.New {
+		if l.Reader == "" {
+			l.Reader = "default"
+		}
+		if err := jobdir.ValidateName("reader", l.Reader); err != nil {
+			return "", err
+		}
+	}
 	var b strings.Builder
 	if err := t.begin(&b); err != nil {
 		return "", err
 	}
-	file := "stdout.log"
-	if l.Stderr {
-		file = "stderr.log"
-	}
 	fmt.Fprintf(&b, `bg_readroot
 bg_find "$bg_ws" %s || bg_err notfound %s
-bg_f=$bg_d/%s
-`, list, list, file)
+bg_obs "$bg_d"
+bg_live=0
+bg_running "$bg_d" && bg_live=1
+`, list, list)
+	if l.New {
+		// One reader at a time moves a cursor: mkdir is the lock.
+		fmt.Fprintf(&b, `bg_lock=$bg_d/cursor-%s.lock
+bg_i=0
+until mkdir "$bg_lock" 2>/dev/null; do
+	bg_i=$((bg_i + 1))
+	[ "$bg_i" -lt 50 ] || break
+	bg_nap
+done
+`, l.Reader)
+	}
+	for _, st := range l.Streams {
+		fmt.Fprintf(&b, `bg_f=$bg_d/%s.log
+bg_sz=$(wc -c <"$bg_f")
+bg_to=$bg_sz
+`, st)
+		switch {
+		case l.Tail > 0:
+			fmt.Fprintf(&b, `bg_from=$((bg_sz - $(tail -n %d "$bg_f" | wc -c)))
+`, l.Tail)
+		case l.Head > 0:
+			fmt.Fprintf(&b, `bg_from=0
+bg_to=$(head -n %d "$bg_f" | wc -c)
+`, l.Head)
+		case l.Bytes > 0:
+			fmt.Fprintf(&b, `bg_from=$((bg_sz - %d))
+`, l.Bytes)
+		case l.HasOffset:
+			fmt.Fprintf(&b, `bg_from=%d
+[ "$bg_live" = 0 ] || bg_utf8end "$bg_f" "$bg_sz"
+`, l.Offset)
+		case l.New:
+			fmt.Fprintf(&b, `bg_cur=$bg_d/cursor-%s.%s
+bg_from=0
+if bg_line "$bg_cur"; then bg_from=${bg_l%%%%[!0-9]*}; fi
+[ -n "$bg_from" ] || bg_from=0
+[ "$bg_live" = 0 ] || bg_utf8end "$bg_f" "$bg_sz"
+`, l.Reader, st)
+		default:
+			b.WriteString("bg_from=0\n")
+		}
+		b.WriteString(`[ "$bg_from" -ge 0 ] || bg_from=0
+[ "$bg_to" -le "$bg_sz" ] || bg_to=$bg_sz
+[ "$bg_from" -le "$bg_to" ] || bg_from=$bg_to
+bg_chunk ` + st + ` "$bg_f" "$bg_from" "$bg_to"
+`)
+		if l.New {
+			b.WriteString(`printf '%s\n' "$bg_to" >"$bg_cur.tmp" && mv -f "$bg_cur.tmp" "$bg_cur"
+`)
+		}
+		if l.Follow {
+			fmt.Fprintf(&b, "bg_off_%s=$bg_to\n", st)
+		}
+	}
+	if l.New {
+		b.WriteString(`rmdir "$bg_lock" 2>/dev/null
+`)
+	}
 	if l.Follow {
-		// Print what is there, then whatever arrives, until the job has
-		// ended; the size is taken after the job is seen to have ended, so
-		// its last bytes are drained.
+		// Print whatever arrives until the job has ended; the sizes are
+		// taken after the job is seen to have ended, so its last bytes are
+		// drained.
 		b.WriteString(watchStdin)
-		fmt.Fprintf(&b, `bg_off=0
-if [ %d -gt 0 ]; then
-	bg_off=$(wc -c <"$bg_f")
-	bg_sz=$(tail -n %d "$bg_f" | wc -c)
-	bg_off=$((bg_off - bg_sz))
-fi
-printf 'D\n'
-while :; do
+		b.WriteString(`while :; do
 	bg_ended=1
 	bg_running "$bg_d" && bg_ended=0
-	bg_sz=$(wc -c <"$bg_f")
-	if [ "$bg_sz" -gt "$bg_off" ]; then
-		tail -c +$((bg_off + 1)) "$bg_f" | head -c $((bg_sz - bg_off))
-		bg_off=$bg_sz
+`)
+		for _, st := range l.Streams {
+			fmt.Fprintf(&b, `	bg_sz=$(wc -c <"$bg_d/%[1]s.log")
+	if [ "$bg_sz" -gt "$bg_off_%[1]s" ]; then
+		bg_chunk %[1]s "$bg_d/%[1]s.log" "$bg_off_%[1]s" "$bg_sz"
+		bg_off_%[1]s=$bg_sz
 	fi
-	[ "$bg_ended" = 1 ] && break
+`, st)
+		}
+		b.WriteString(`	[ "$bg_ended" = 1 ] && break
 	kill -0 "$bg_cat" 2>/dev/null || exit 0
 	bg_nap
 done
 kill "$bg_cat" 2>/dev/null
-`, l.Tail, l.Tail)
-	} else {
-		b.WriteString("printf 'D\\n'\n")
-		if l.Tail > 0 {
-			fmt.Fprintf(&b, "tail -n %d \"$bg_f\"\n", l.Tail)
-		} else {
-			b.WriteString("cat \"$bg_f\"\n")
-		}
+bg_obs "$bg_d"
+`)
 	}
 	return end(&b), nil
 }
@@ -217,7 +294,7 @@ type Remove struct {
 
 // jobFiles lists every file bgjob writes into a job directory; removal
 // deletes only these, and only then the directory, never following links.
-const jobFiles = `"$1/meta.json" "$1/meta.json.tmp" "$1/job.sh" "$1/stdout.log" "$1/stderr.log" "$1/exit_code" "$1/exit_code.tmp" "$1/ended_at" "$1/stop" "$1/stop.tmp" "$1/pid"`
+const jobFiles = `"$1/meta.json" "$1/meta.json.tmp" "$1/job.sh" "$1/stdout.log" "$1/stderr.log" "$1/exit_code" "$1/exit_code.tmp" "$1/ended_at" "$1/stop" "$1/stop.tmp" "$1/pid" "$1"/cursor-*`
 
 // RemoveScript returns the script that deletes ended jobs: an R record for
 // each directory removed, E records for refusals.

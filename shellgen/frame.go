@@ -2,7 +2,6 @@ package shellgen
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -31,9 +30,11 @@ type Event struct {
 	Removed string
 	// TimedOut reports that a wait gave up.
 	TimedOut bool
-	// Data, when not nil, streams the raw bytes that follow a D record. It
-	// must be read to EOF before the callback returns.
-	Data io.Reader
+	// Data, when not nil, streams the bytes of a log from Offset, as a D
+	// record announced them; what the callback does not read is skipped.
+	Data   io.Reader
+	Stream string
+	Offset int64
 }
 
 // RefError is an error a script reported about one job or the root.
@@ -133,15 +134,28 @@ func Decode(r io.Reader, fn func(Event) error) error {
 				return stopOK(err)
 			}
 		case "D":
-			d := &dataReader{br: br}
-			err := fn(Event{Data: d})
-			if err == nil && !d.eof {
+			f := strings.Split(val, "\t")
+			var off, n int64
+			if len(f) != 3 {
+				return fmt.Errorf("malformed data record %q", line)
+			}
+			if _, err := fmt.Sscan(f[1], &off); err != nil {
+				return fmt.Errorf("malformed data record %q", line)
+			}
+			if _, err := fmt.Sscan(f[2], &n); err != nil || n < 0 {
+				return fmt.Errorf("malformed data record %q", line)
+			}
+			d := &io.LimitedReader{R: br, N: n}
+			err := fn(Event{Data: d, Stream: f[0], Offset: off})
+			if err == nil {
 				_, err = io.Copy(io.Discard, d)
+			}
+			if err == nil && d.N > 0 {
+				err = ErrTruncated
 			}
 			if err != nil {
 				return stopOK(err)
 			}
-			return nil
 		default:
 			return fmt.Errorf("unexpected line in script output: %q", line)
 		}
@@ -153,41 +167,4 @@ func stopOK(err error) error {
 		return nil
 	}
 	return err
-}
-
-// trailer ends the raw data of a D record.
-var trailer = []byte("\n" + EndMarker + "\n")
-
-// dataReader passes the bytes after a D record through, holding back the
-// last len(trailer) bytes until it knows they are not the trailer.
-type dataReader struct {
-	br   *bufio.Reader
-	held []byte
-	eof  bool
-}
-
-func (d *dataReader) Read(p []byte) (int, error) {
-	if d.eof {
-		return 0, io.EOF
-	}
-	for {
-		if len(d.held) > len(trailer) {
-			n := copy(p, d.held[:len(d.held)-len(trailer)])
-			d.held = d.held[n:]
-			return n, nil
-		}
-		buf := make([]byte, 32<<10)
-		n, err := d.br.Read(buf)
-		d.held = append(d.held, buf[:n]...)
-		if err == io.EOF {
-			d.eof = true
-			if !bytes.Equal(d.held, trailer) {
-				return 0, ErrTruncated
-			}
-			return 0, io.EOF
-		}
-		if err != nil {
-			return 0, err
-		}
-	}
 }

@@ -3,6 +3,7 @@ package shellgen_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"strings"
@@ -23,6 +24,13 @@ type event struct {
 	Removed  string
 	TimedOut bool
 	Data     *string
+	Stream   string
+	Offset   int64
+}
+
+// dataRecord is a D record announcing data from offset, then the data.
+func dataRecord(stream string, offset int, data string) string {
+	return fmt.Sprintf("D\t%s\t%d\t%d\n%s", stream, offset, len(data), data)
 }
 
 func strp(s string) *string { return &s }
@@ -38,6 +46,7 @@ func decodeAll(out io.Reader) ([]event, error) {
 				return err
 			}
 			e.Data = strp(string(b))
+			e.Stream, e.Offset = ev.Stream, ev.Offset
 		}
 		evs = append(evs, e)
 		return nil
@@ -154,8 +163,14 @@ func TestDecode(t *testing.T) {
 			want []event
 		}{
 			name: "data/" + d.name,
-			out:  "\n" + shellgen.BeginMarker + "\nB\tb1\nJ\t/r/w/1\nD\n" + d.data + "\n" + shellgen.EndMarker + "\n",
-			want: []event{{Job: &jobdir.Observation{Dir: "/r/w/1", BootID: "b1"}}, {Data: strp(d.data)}},
+			out: "\n" + shellgen.BeginMarker + "\nB\tb1\nJ\t/r/w/1\n" + dataRecord("stdout", 7, d.data) +
+				dataRecord("stderr", 0, d.data) + "J\t/r/w/1\n\n" + shellgen.EndMarker + "\n",
+			want: []event{
+				{Job: &jobdir.Observation{Dir: "/r/w/1", BootID: "b1"}},
+				{Data: strp(d.data), Stream: "stdout", Offset: 7},
+				{Data: strp(d.data), Stream: "stderr"},
+				{Job: &jobdir.Observation{Dir: "/r/w/1", BootID: "b1"}},
+			},
 		})
 	}
 	for _, tt := range tests {
@@ -194,9 +209,9 @@ func TestDecodeTruncated(t *testing.T) {
 		{"no end marker", "\n" + shellgen.BeginMarker + "\nB\tb\nJ\t/r/w/1\nM\t{}\n"},
 		{"cut inside a record", "\n" + shellgen.BeginMarker + "\nB\tb\nJ\t/r/w/1\nM\t{\"id"},
 		{"end marker without newline", "\n" + shellgen.BeginMarker + "\nB\tb\n\n" + shellgen.EndMarker},
-		{"data without end marker", "\n" + shellgen.BeginMarker + "\nD\nsome data\n"},
-		{"data cut inside the end marker", "\n" + shellgen.BeginMarker + "\nD\nsome data\n" + shellgen.EndMarker[:5]},
-		{"data end marker without newline", "\n" + shellgen.BeginMarker + "\nD\nsome data\n" + shellgen.EndMarker},
+		{"data without end marker", "\n" + shellgen.BeginMarker + "\n" + dataRecord("stdout", 0, "some data\n")},
+		{"data shorter than announced", "\n" + shellgen.BeginMarker + "\nD\tstdout\t0\t100\nsome data\n"},
+		{"data end marker without newline", "\n" + shellgen.BeginMarker + "\n" + dataRecord("stdout", 0, "some data\n") + shellgen.EndMarker},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -233,7 +248,7 @@ func TestDecodeMalformed(t *testing.T) {
 func TestDecodeCallbackErrors(t *testing.T) {
 	errBoom := errors.New("boom")
 	out := framed("B\tb\nJ\t/r/w/1\nJ\t/r/w/2\nE\tnotfound\tx\nJ\t/r/w/3\n")
-	dataOut := "\n" + shellgen.BeginMarker + "\nD\n" + strings.Repeat("data\n", 100000) + "\n" + shellgen.EndMarker + "\n"
+	dataOut := "\n" + shellgen.BeginMarker + "\n" + dataRecord("stdout", 0, strings.Repeat("data\n", 100000)) + "\n" + shellgen.EndMarker + "\n"
 	tests := []struct {
 		name    string
 		out     string
@@ -271,11 +286,10 @@ func TestDecodeCallbackErrors(t *testing.T) {
 	}
 }
 
-// TestDecodeDataPartialReads reads data in pieces smaller than the end
-// marker, so that held-back bytes are handed out across many reads.
+// TestDecodeDataPartialReads reads data in small pieces.
 func TestDecodeDataPartialReads(t *testing.T) {
 	payload := bytes.Repeat([]byte("0123456789"), 10000)
-	out := "\n" + shellgen.BeginMarker + "\nD\n" + string(payload) + "\n" + shellgen.EndMarker + "\n"
+	out := "\n" + shellgen.BeginMarker + "\n" + dataRecord("stdout", 0, string(payload)) + "\n" + shellgen.EndMarker + "\n"
 	var got []byte
 	err := shellgen.Decode(strings.NewReader(out), func(ev shellgen.Event) error {
 		buf := make([]byte, 7)

@@ -253,3 +253,40 @@ bg_makeroot() {
 	d????w* | d???????w*) bg_err root "root $bg_root is writable by other users (want mode 0700)" ;;
 	esac
 }
+
+# bg_chunk STREAM FILE FROM TO: print a D record and bytes FROM..TO of FILE.
+bg_chunk() {
+	printf 'D\t%s\t%s\t%s\n' "$1" "$3" $(($4 - $3))
+	if [ "$4" -gt "$3" ]; then tail -c +$(($3 + 1)) "$2" | head -c $(($4 - $3)); fi
+}
+
+# bg_utf8end FILE SIZE: set bg_to to SIZE less an incomplete UTF-8 sequence
+# at the end of the first SIZE bytes of FILE.
+bg_utf8end() {
+	bg_to=$2
+	bg_k=3
+	[ "$2" -ge 3 ] || bg_k=$2
+	[ "$bg_k" -gt 0 ] || return 0
+	set -- $(tail -c +$(($2 - bg_k + 1)) "$1" | head -c "$bg_k" | od -An -tu1)
+	bg_have=0
+	while [ $# -gt 0 ]; do
+		eval "bg_c=\${$#}"
+		bg_have=$((bg_have + 1))
+		if [ "$bg_c" -lt 128 ]; then return 0; fi
+		if [ "$bg_c" -ge 192 ]; then
+			bg_need=2
+			[ "$bg_c" -lt 224 ] || bg_need=3
+			[ "$bg_c" -lt 240 ] || bg_need=4
+			[ "$bg_have" -ge "$bg_need" ] || bg_to=$((bg_to - bg_have))
+			return 0
+		fi
+		# drop the last positional parameter
+		bg_a=
+		bg_j=1
+		for bg_x in "$@"; do
+			[ "$bg_j" -lt $# ] && bg_a="$bg_a $bg_x"
+			bg_j=$((bg_j + 1))
+		done
+		set -- $bg_a
+	done
+}

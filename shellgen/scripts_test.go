@@ -103,13 +103,13 @@ func generators() []struct {
 			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "build"})
 		}},
 		{"logs_tail_stderr", func() (string, error) {
-			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "build", Stderr: true, Tail: 20})
+			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "build", Streams: []string{"stderr"}, Tail: 20})
 		}},
 		{"logs_follow", func() (string, error) {
 			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: goldenID, Follow: true})
 		}},
 		{"logs_follow_tail", func() (string, error) {
-			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "build", Follow: true, Tail: 5})
+			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "build", Streams: []string{"stdout", "stderr"}, Follow: true, Tail: 5})
 		}},
 		{"remove_refs", func() (string, error) {
 			return shellgen.RemoveScript(goldenTarget, shellgen.Remove{Refs: []string{"build", goldenID}, Force: true, Grace: 2 * time.Second})

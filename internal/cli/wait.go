@@ -55,6 +55,12 @@ func (a *app) wait(ctx context.Context, refs []string, o bgjob.WaitOptions) erro
 	if err != nil {
 		return err
 	}
+	return jobExit(a, jobs)
+}
+
+// jobExit turns ended jobs into bgjob's exit status: the first non-zero
+// exit code, or 1 for a lost job (reported on stderr).
+func jobExit(a *app, jobs []jobdir.Job) error {
 	code := 0
 	for _, j := range jobs {
 		switch {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -89,10 +90,10 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Watch reports changes to the files in dirs: it sends on the returned
-// channel (without blocking, coalescing bursts) whenever a file in one of
-// them is created, written or renamed into place, until ctx ends.
-func (r *Runtime) Watch(ctx context.Context, dirs []string) (<-chan struct{}, error) {
+// Watch reports changes to the files in dirs: it sends the base name of
+// each file created, written or renamed into place in one of them, until
+// ctx ends. Names are dropped, never queued, while the receiver is busy.
+func (r *Runtime) Watch(ctx context.Context, dirs []string) (<-chan string, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("watching job files: %w", err)
@@ -103,19 +104,19 @@ func (r *Runtime) Watch(ctx context.Context, dirs []string) (<-chan struct{}, er
 			return nil, fmt.Errorf("watching %s: %w", d, err)
 		}
 	}
-	ch := make(chan struct{}, 1)
+	ch := make(chan string, 16)
 	go func() {
 		defer w.Close()
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case _, ok := <-w.Events:
+			case ev, ok := <-w.Events:
 				if !ok {
 					return
 				}
 				select {
-				case ch <- struct{}{}:
+				case ch <- filepath.Base(ev.Name):
 				default:
 				}
 			case _, ok := <-w.Errors:

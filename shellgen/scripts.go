@@ -244,7 +244,15 @@ printf '%s\n' "$$" >"$bg_d/pid"
 		run = `"$1" -c ` + q
 	}
 	if l.Timeout > 0 {
-		b.WriteString("sh \"$0\" timer </dev/null >/dev/null 2>&1 &\nbg_timer=$!\n")
+		// The timer leads a process group of its own, so that one signal
+		// ends it and its sleep together, whatever it is doing.
+		b.WriteString(`if command -v setsid >/dev/null 2>&1; then
+	setsid sh "$0" timer </dev/null >/dev/null 2>&1 &
+else
+	sh "$0" timer </dev/null >/dev/null 2>&1 &
+fi
+bg_timer=$!
+`)
 	}
 	cd := "cd ."
 	if m.Cwd != "" {
@@ -274,7 +282,9 @@ fi
 	if l.Timeout > 0 {
 		// The timer ends at once while it sleeps; while it stops the job,
 		// it ends once the group is gone.
-		b.WriteString("kill \"$bg_timer\" 2>/dev/null\nwait \"$bg_timer\"\n")
+		b.WriteString(`kill -s TERM -- "-$bg_timer" 2>/dev/null || kill -s TERM "-$bg_timer" 2>/dev/null || kill "$bg_timer" 2>/dev/null
+wait "$bg_timer"
+`)
 	}
 	b.WriteString(`date -u '+%Y-%m-%dT%H:%M:%SZ' >"$bg_d/ended_at" 2>/dev/null
 printf '%s\n' "$bg_rc" >"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"

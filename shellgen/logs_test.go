@@ -1,0 +1,326 @@
+package shellgen_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
+)
+
+// chunk is one D record and its bytes.
+type chunk struct {
+	Stream string
+	Offset int64
+	Data   string
+}
+
+// logsStdout is a log that a line-based or marker-based reader would get
+// wrong: markers and records in the text, NUL and invalid UTF-8, and no
+// newline at the end.
+const logsStdout = "line1\n" + shellgen.EndMarker + "\nJ\tfake\n\x00\xff binary\nlast 日本 no newline"
+
+const logsStderr = "err1\nerr2\n"
+
+// makeJob writes a job directory by hand: meta.json with the given pid,
+// start time and boot id, and the given files.
+func makeJob(t *testing.T, root string, pid int, procStart, boot string, files map[string]string) jobdir.Meta {
+	t.Helper()
+	m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Name: "logs", Workspace: "w", Command: "x",
+		Env: []string{}, PID: pid, PGID: pid, ProcStart: procStart, BootID: boot}
+	dir := filepath.Join(root, "w", m.ID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["meta.json"] = string(b) + "\n"
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m
+}
+
+// runLogs runs a logs script with sh and returns its chunks and the
+// number of job observations it printed.
+func runLogs(t *testing.T, sh shell, root string, l shellgen.Logs) ([]chunk, int) {
+	t.Helper()
+	script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := sh.command(t, "-c", script)
+	cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.Bytes())
+	}
+	var chunks []chunk
+	jobs := 0
+	err = shellgen.Decode(bytes.NewReader(out), func(ev shellgen.Event) error {
+		switch {
+		case ev.Err != nil:
+			return ev.Err
+		case ev.Job != nil:
+			jobs++
+		case ev.Data != nil:
+			b, err := io.ReadAll(ev.Data)
+			if err != nil {
+				return err
+			}
+			chunks = append(chunks, chunk{ev.Stream, ev.Offset, string(b)})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("decoding: %v\noutput:\n%q\nstderr:\n%s", err, out, stderr.Bytes())
+	}
+	return chunks, jobs
+}
+
+// TestLogsScriptRuns reads the logs of an ended job with every range the
+// logs script offers, under every shell, and checks the exact bytes.
+func TestLogsScriptRuns(t *testing.T) {
+	n := int64(len(logsStdout))
+	lastTwo := "\x00\xff binary\nlast 日本 no newline"
+	tests := []struct {
+		name   string
+		logs   shellgen.Logs
+		want   []chunk
+		follow bool
+	}{
+		{"whole stdout", shellgen.Logs{}, []chunk{{"stdout", 0, logsStdout}}, false},
+		{"stderr", shellgen.Logs{Streams: []string{"stderr"}}, []chunk{{"stderr", 0, logsStderr}}, false},
+		{"both", shellgen.Logs{Streams: []string{"stdout", "stderr"}}, []chunk{{"stdout", 0, logsStdout}, {"stderr", 0, logsStderr}}, false},
+		{"tail", shellgen.Logs{Tail: 2}, []chunk{{"stdout", n - int64(len(lastTwo)), lastTwo}}, false},
+		{"tail longer than the log", shellgen.Logs{Tail: 100}, []chunk{{"stdout", 0, logsStdout}}, false},
+		{"tail of stderr", shellgen.Logs{Streams: []string{"stderr"}, Tail: 1}, []chunk{{"stderr", 5, "err2\n"}}, false},
+		{"head", shellgen.Logs{Head: 2}, []chunk{{"stdout", 0, "line1\n" + shellgen.EndMarker + "\n"}}, false},
+		{"head longer than the log", shellgen.Logs{Head: 100}, []chunk{{"stdout", 0, logsStdout}}, false},
+		{"bytes", shellgen.Logs{Bytes: 7}, []chunk{{"stdout", n - 7, "newline"}}, false},
+		{"bytes beyond the log", shellgen.Logs{Bytes: 1000}, []chunk{{"stdout", 0, logsStdout}}, false},
+		{"offset", shellgen.Logs{Offset: 6, HasOffset: true}, []chunk{{"stdout", 6, logsStdout[6:]}}, false},
+		{"offset zero", shellgen.Logs{HasOffset: true}, []chunk{{"stdout", 0, logsStdout}}, false},
+		{"offset at the end", shellgen.Logs{Offset: n, HasOffset: true}, []chunk{{"stdout", n, ""}}, false},
+		{"offset beyond the end", shellgen.Logs{Offset: n + 10, HasOffset: true}, []chunk{{"stdout", n, ""}}, false},
+		{"follow an ended job", shellgen.Logs{Follow: true}, []chunk{{"stdout", 0, logsStdout}}, true},
+		{"follow both with tail", shellgen.Logs{Streams: []string{"stdout", "stderr"}, Tail: 1, Follow: true},
+			[]chunk{{"stdout", n - int64(len("last 日本 no newline")), "last 日本 no newline"}, {"stderr", 5, "err2\n"}}, true},
+	}
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			m := makeJob(t, root, 0, "", "", map[string]string{
+				"stdout.log": logsStdout, "stderr.log": logsStderr, "exit_code": "0\n", "ended_at": "2026-11-30T00:20:00Z\n",
+			})
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					t.Parallel()
+					l := tt.logs
+					l.Ref = m.ID
+					got, jobs := runLogs(t, sh, root, l)
+					if diff := cmp.Diff(tt.want, got); diff != "" {
+						t.Errorf("chunks (-want +got):\n%s", diff)
+					}
+					wantJobs := 1
+					if tt.follow {
+						wantJobs = 2
+					}
+					if jobs != wantJobs {
+						t.Errorf("%d observations, want %d", jobs, wantJobs)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestLogsScriptNew moves a reader's cursor through a log that grows, and
+// checks that a running job's log is never cut inside a UTF-8 character.
+func TestLogsScriptNew(t *testing.T) {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		t.Skipf("no boot id to fake a running job with: %v", err)
+	}
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			// A live process to stand for the job's wrapper.
+			sleep := exec.Command("sleep", "60")
+			if err := sleep.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { sleep.Process.Kill(); sleep.Wait() })
+			stat, err := os.ReadFile("/proc/" + strconv.Itoa(sleep.Process.Pid) + "/stat")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, rest, _ := strings.Cut(string(stat), ") ")
+			start := strings.Fields(rest)[19]
+
+			root := filepath.Join(t.TempDir(), "root")
+			m := makeJob(t, root, sleep.Process.Pid, start, strings.TrimSpace(string(boot)), map[string]string{
+				"stdout.log": "", "stderr.log": "",
+			})
+			stdout := filepath.Join(root, "w", m.ID, "stdout.log")
+			appendLog := func(s string) {
+				f, err := os.OpenFile(stdout, os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				if _, err := f.WriteString(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			steps := []struct {
+				name   string
+				add    string
+				reader string
+				want   chunk
+			}{
+				{"empty log", "", "a", chunk{"stdout", 0, ""}},
+				{"first line", "hello\n", "a", chunk{"stdout", 0, "hello\n"}},
+				{"nothing new", "", "a", chunk{"stdout", 6, ""}},
+				{"another reader starts at 0", "", "b", chunk{"stdout", 0, "hello\n"}},
+				// 日 is e6 97 a5; 本 is e6 9c ac; é is c3 a9; 😀 is f0 9f 98 80.
+				{"one byte of three", "x\xe6", "a", chunk{"stdout", 6, "x"}},
+				{"two bytes of three", "\x97", "a", chunk{"stdout", 7, ""}},
+				{"character complete", "\xa5", "a", chunk{"stdout", 7, "日"}},
+				{"one byte of two", "\xc3", "a", chunk{"stdout", 10, ""}},
+				{"three bytes of four", "\xa9\xf0\x9f\x98", "a", chunk{"stdout", 10, "é"}},
+				{"four bytes of four", "\x80", "a", chunk{"stdout", 12, "😀"}},
+				{"ASCII after", "end", "a", chunk{"stdout", 16, "end"}},
+				{"stray continuation byte is passed", "\x80", "a", chunk{"stdout", 19, "\x80"}},
+				{"reader b catches up", "", "b", chunk{"stdout", 6, "x日é😀end\x80"}},
+			}
+			for _, st := range steps {
+				appendLog(st.add)
+				got, _ := runLogs(t, sh, root, shellgen.Logs{Ref: m.ID, New: true, Reader: st.reader})
+				if diff := cmp.Diff([]chunk{st.want}, got); diff != "" {
+					t.Fatalf("%s: chunks (-want +got):\n%s", st.name, diff)
+				}
+			}
+		})
+	}
+}
+
+// TestLogsScriptFollow follows the log of a running job while it grows
+// and ends, and checks that the chunks are contiguous and complete.
+func TestLogsScriptFollow(t *testing.T) {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		t.Skipf("no boot id to fake a running job with: %v", err)
+	}
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			t.Parallel()
+			sleep := exec.Command("sleep", "60")
+			if err := sleep.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { sleep.Process.Kill(); sleep.Wait() })
+			stat, err := os.ReadFile("/proc/" + strconv.Itoa(sleep.Process.Pid) + "/stat")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, rest, _ := strings.Cut(string(stat), ") ")
+			root := filepath.Join(t.TempDir(), "root")
+			m := makeJob(t, root, sleep.Process.Pid, strings.Fields(rest)[19], strings.TrimSpace(string(boot)),
+				map[string]string{"stdout.log": "before\n", "stderr.log": ""})
+			dir := filepath.Join(root, "w", m.ID)
+
+			script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: m.ID, Follow: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := sh.command(t, "-c", script)
+			cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+			stdin, err := cmd.StdinPipe() // the script ends early when stdin closes
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				stdin.Close()
+				cmd.Wait()
+			}()
+
+			f, err := os.OpenFile(filepath.Join(dir, "stdout.log"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			want := "before\n"
+			var got []chunk
+			jobs := 0
+			next := int64(0)
+			err = shellgen.Decode(out, func(ev shellgen.Event) error {
+				switch {
+				case ev.Err != nil:
+					return ev.Err
+				case ev.Job != nil:
+					jobs++
+				case ev.Data != nil:
+					b, err := io.ReadAll(ev.Data)
+					if err != nil {
+						return err
+					}
+					if ev.Offset != next {
+						t.Errorf("chunk at %d, want %d", ev.Offset, next)
+					}
+					next = ev.Offset + int64(len(b))
+					got = append(got, chunk{ev.Stream, ev.Offset, string(b)})
+					// Each chunk makes the job write more, three times, then end.
+					switch len(got) {
+					case 1, 2, 3:
+						s := strings.Repeat(string(rune('a'+len(got))), len(got)) + "\xe6\x97"
+						f.WriteString(s)
+						want += s
+					case 4:
+						f.WriteString("\xa5 last")
+						want += "\xa5 last"
+						sleep.Process.Kill()
+						sleep.Wait()
+						os.WriteFile(filepath.Join(dir, "exit_code"), []byte("0\n"), 0o600)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var all strings.Builder
+			for _, c := range got {
+				all.WriteString(c.Data)
+			}
+			if all.String() != want || jobs != 2 {
+				t.Errorf("followed %q in %d chunks with %d observations, want %q with 2", all.String(), len(got), jobs, want)
+			}
+		})
+	}
+}

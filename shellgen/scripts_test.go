@@ -111,6 +111,18 @@ func generators() []struct {
 		{"logs_follow_tail", func() (string, error) {
 			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "build", Streams: []string{"stdout", "stderr"}, Follow: true, Tail: 5})
 		}},
+		{"logs_head", func() (string, error) {
+			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "build", Head: 10})
+		}},
+		{"logs_bytes", func() (string, error) {
+			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "build", Bytes: 4096})
+		}},
+		{"logs_offset_both", func() (string, error) {
+			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "build", Streams: []string{"stdout", "stderr"}, Offset: 1234, HasOffset: true})
+		}},
+		{"logs_new_follow", func() (string, error) {
+			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "build", New: true, Reader: "agent-1", Follow: true})
+		}},
 		{"remove_refs", func() (string, error) {
 			return shellgen.RemoveScript(goldenTarget, shellgen.Remove{Refs: []string{"build", goldenID}, Force: true, Grace: 2 * time.Second})
 		}},
@@ -231,6 +243,12 @@ func TestGeneratorsReject(t *testing.T) {
 		}, jobdir.ErrBadName},
 		{"logs ref with command substitution", func() (string, error) {
 			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "$(reboot)"})
+		}, jobdir.ErrBadName},
+		{"logs unknown stream", func() (string, error) {
+			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "build", Streams: []string{"stdlog"}})
+		}, nil},
+		{"logs bad reader name", func() (string, error) {
+			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "build", New: true, Reader: "../x"})
 		}, jobdir.ErrBadName},
 		{"list cursor that is not an id", func() (string, error) {
 			return shellgen.ListScript(goldenTarget, shellgen.List{Before: "build"})

@@ -59,12 +59,18 @@ func (c *Client) target() shellgen.Target {
 // the script's stdin stays open until exec returns or ctx ends, so that
 // scripts that wait notice when their caller goes away.
 func (c *Client) exec(ctx context.Context, script string, watch bool, fn func(shellgen.Event) error) error {
+	if !watch {
+		return c.execStdin(ctx, script, nil, fn)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var stdin io.Reader
-	if watch {
-		stdin = ctxReader{ctx}
-	}
+	return c.execStdin(ctx, script, ctxReader{ctx}, fn)
+}
+
+// execStdin is exec with the script's stdin given.
+func (c *Client) execStdin(ctx context.Context, script string, stdin io.Reader, fn func(shellgen.Event) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	pr, pw := io.Pipe()
 	errc := make(chan error, 1)
 	go func() {
@@ -134,6 +140,12 @@ type Spec struct {
 	// it, TERM then KILL after Grace (DefaultGrace when 0).
 	Timeout time.Duration
 	Grace   time.Duration
+	// Stdin gives the job a FIFO as its standard input, written with Send;
+	// otherwise it reads /dev/null.
+	Stdin bool
+	// LineBuffered asks programs to write their output line by line
+	// ("stdbuf -oL -eL" where the host has it, PYTHONUNBUFFERED=1).
+	LineBuffered bool
 }
 
 // Run starts a job and returns as soon as it is running.
@@ -164,6 +176,7 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		Shell:     s.Shell,
 		Cwd:       s.Cwd,
 		Env:       names,
+		Stdin:     s.Stdin,
 	}
 	if len(s.Argv) == 1 {
 		m.Command = s.Argv[0]
@@ -184,7 +197,8 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		now := time.Now()
 		m.ID = jobdir.NewID(now)
 		m.StartedAt = now.UTC().Truncate(time.Millisecond)
-		script, err := shellgen.LaunchScript(shellgen.Launch{Target: c.target(), Meta: m, Env: s.Env, Timeout: s.Timeout, Grace: s.Grace})
+		script, err := shellgen.LaunchScript(shellgen.Launch{Target: c.target(), Meta: m, Env: s.Env, Timeout: s.Timeout, Grace: s.Grace,
+			Stdin: s.Stdin, LineBuffered: s.LineBuffered})
 		if err != nil {
 			return jobdir.Job{}, fmt.Errorf("%w: %w", ErrUsage, err)
 		}
@@ -578,6 +592,35 @@ func waitDone(jobs []jobdir.Job, any bool) bool {
 		}
 	}
 	return ended == len(jobs) || any && ended > 0
+}
+
+// Send writes data to the standard input of a job started with Stdin, or
+// with eof closes it, so that the job reads end of file. It returns the job.
+func (c *Client) Send(ctx context.Context, ref string, data io.Reader, eof bool) (jobdir.Job, error) {
+	script, err := shellgen.SendScript(c.target(), ref, eof)
+	if err != nil {
+		return jobdir.Job{}, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if data == nil || eof {
+		data = strings.NewReader("")
+	}
+	var (
+		job  jobdir.Job
+		errs []error
+	)
+	err = c.execStdin(ctx, script, data, func(ev shellgen.Event) error {
+		switch {
+		case ev.Job != nil:
+			job = c.derive(ev.Job)
+		case ev.Err != nil:
+			errs = append(errs, refError(ev.Err))
+		}
+		return nil
+	})
+	if err != nil {
+		return job, err
+	}
+	return job, errors.Join(errs...)
 }
 
 // StopOptions tunes Stop.

@@ -38,6 +38,7 @@ const (
 	ExitCodeFile = "exit_code"
 	EndedFile    = "ended_at"
 	StopFile     = "stop"
+	StdinFile    = "stdin"
 )
 
 // DefaultWorkspace is the workspace used when none is given.
@@ -96,7 +97,13 @@ type Meta struct {
 	// Env lists the names of the variables set with --env.
 	Env []string `json:"env"`
 	// Timeout is the wrapper-enforced time limit ("" for none).
-	Timeout   string    `json:"timeout,omitempty"`
+	Timeout string `json:"timeout,omitempty"`
+	// Stdin reports that the command reads the FIFO stdin in the job
+	// directory (bgjob send) rather than /dev/null.
+	Stdin bool `json:"stdin,omitempty"`
+	// Buffering says what --line-buffered applied on the host ("" when
+	// not asked for).
+	Buffering string    `json:"buffering,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 
 	// The identity of the wrapper process, written by the launcher on the

@@ -294,7 +294,7 @@ type Remove struct {
 
 // jobFiles lists every file bgjob writes into a job directory; removal
 // deletes only these, and only then the directory, never following links.
-const jobFiles = `"$1/meta.json" "$1/meta.json.tmp" "$1/job.sh" "$1/stdout.log" "$1/stderr.log" "$1/exit_code" "$1/exit_code.tmp" "$1/ended_at" "$1/stop" "$1/stop.tmp" "$1/pid" "$1"/cursor-*`
+const jobFiles = `"$1/meta.json" "$1/meta.json.tmp" "$1/job.sh" "$1/stdout.log" "$1/stderr.log" "$1/exit_code" "$1/exit_code.tmp" "$1/ended_at" "$1/stop" "$1/stop.tmp" "$1/pid" "$1/stdin" "$1/stdin.keeper" "$1"/cursor-*`
 
 // RemoveScript returns the script that deletes ended jobs: an R record for
 // each directory removed, E records for refusals.
@@ -338,5 +338,38 @@ for bg_ref in %s; do
 done
 for bg_x in %s; do bg_rm "$bg_x"; done
 `, jobFiles, list, strings.Join(dirs, " "))
+	return end(&b), nil
+}
+
+// SendScript returns the script that writes its own stdin to the stdin
+// FIFO of a job started with --stdin, or with eof ends the keeper that
+// holds the FIFO open, so the command reads end of file. It prints the
+// job's observation.
+func SendScript(t Target, ref string, eof bool) (string, error) {
+	list, err := refs([]string{ref})
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := t.begin(&b); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(&b, `bg_readroot
+bg_find "$bg_ws" %[1]s || bg_err notfound %[1]s
+[ -p "$bg_d/stdin" ] || bg_err nostdin "job %[1]s was not started with --stdin"
+bg_running "$bg_d" || bg_err ended "job %[1]s has ended"
+`, list)
+	if eof {
+		b.WriteString(`if bg_line "$bg_d/stdin.keeper" && [ -n "$bg_l" ]; then
+	bg_k=$bg_l
+	bg_proc "$bg_k"
+	if [ "$bg_pg" = "$bg_w" ]; then kill "$bg_k" 2>/dev/null; fi
+fi
+`)
+	} else {
+		// Opened read-write, the FIFO never blocks the open.
+		b.WriteString("cat 1<>\"$bg_d/stdin\"\n")
+	}
+	b.WriteString("bg_obs \"$bg_d\"\n")
 	return end(&b), nil
 }

@@ -76,6 +76,13 @@ type Launch struct {
 	// after Grace.
 	Timeout time.Duration
 	Grace   time.Duration
+	// Stdin gives the command a FIFO in the job directory, stdin, as its
+	// standard input (see SendScript) instead of /dev/null.
+	Stdin bool
+	// LineBuffered runs the command under "stdbuf -oL -eL" where the host
+	// has it, with PYTHONUNBUFFERED=1, so output reaches the logs line by
+	// line; meta.json's buffering field records what was applied.
+	LineBuffered bool
 }
 
 var envNameRE = func(s string) bool {
@@ -142,7 +149,7 @@ func LaunchScript(l Launch) (string, error) {
 bg_d=$bg_ws/%s
 mkdir "$bg_d" 2>/dev/null || bg_err exists "cannot create job directory $bg_d"
 printf '%%s' %s >"$bg_d/job.sh"
-# Start the wrapper in a session of its own. setsid -f runs it from the
+%s# Start the wrapper in a session of its own. setsid -f runs it from the
 # foreground, so it does not inherit the SIGINT and SIGQUIT a non-interactive
 # shell ignores for background commands; busybox setsid lacks -f.
 if setsid -f sh "$bg_d/job.sh" </dev/null >/dev/null 2>&1; then
@@ -163,11 +170,31 @@ bg_i=0
 while [ ! -e "$bg_d/stderr.log" ] && [ "$bg_i" -lt 200000 ]; do bg_i=$((bg_i + 1)); done
 IFS= read -r bg_w <"$bg_d/pid" 2>/dev/null || bg_err start "the wrapper of job $bg_d did not start"
 bg_proc "$bg_w"
-printf '%%s,"pid":%%s,"pgid":%%s,"proc_start":"%%s","boot_id":"%%s"}\n' %s "$bg_w" "$bg_w" "$bg_s" "$bg_boot" >"$bg_d/meta.json.tmp"
+printf '%%s%%s,"pid":%%s,"pgid":%%s,"proc_start":"%%s","boot_id":"%%s"}\n' %s "$bg_buf" "$bg_w" "$bg_w" "$bg_s" "$bg_boot" >"$bg_d/meta.json.tmp"
 mv -f "$bg_d/meta.json.tmp" "$bg_d/meta.json"
 bg_obs "$bg_d"
-`, m.ID, quote(wrapper), quote(prefix))
+`, m.ID, quote(wrapper), launchExtras(l), quote(prefix))
 	return end(&b), nil
+}
+
+// launchExtras returns the launcher's lines for --stdin (the FIFO) and
+// --line-buffered (bg_buf, the buffering field of meta.json).
+func launchExtras(l Launch) string {
+	var b strings.Builder
+	b.WriteString("bg_buf=\n")
+	if l.Stdin {
+		b.WriteString(`mkfifo -m 600 "$bg_d/stdin" || bg_err io "cannot create the stdin FIFO in $bg_d"
+`)
+	}
+	if l.LineBuffered {
+		b.WriteString(`if command -v stdbuf >/dev/null 2>&1; then
+	bg_buf=',"buffering":"stdbuf -oL -eL, PYTHONUNBUFFERED=1"'
+else
+	bg_buf=',"buffering":"PYTHONUNBUFFERED=1 (the host has no stdbuf)"'
+fi
+`)
+	}
+	return b.String()
 }
 
 // wrapperScript returns job.sh, the wrapper that runs the command as its
@@ -196,9 +223,20 @@ func wrapperScript(l Launch) (string, error) {
 fi
 `, seconds(l.Timeout), tenths(l.Grace))
 	}
-	b.WriteString(`trap '' HUP
-trap : TERM INT QUIT USR1 USR2 ALRM
-printf '%s\n' "$$" >"$bg_d/pid"
+	b.WriteString("trap '' HUP\ntrap : TERM INT QUIT USR1 USR2 ALRM\n")
+	if l.Stdin {
+		// A keeper holds the FIFO open for writing, so the command sees
+		// end of file only when "bgjob send --eof" ends the keeper. The
+		// wrapper opens the FIFO itself (read-write, which never blocks)
+		// and hands it over, so the keeper holds it before run returns.
+		b.WriteString(`exec 3<>"$bg_d/stdin"
+sleep 2147483647 >&3 3>&- 2>/dev/null &
+bg_keeper=$!
+exec 3>&-
+printf '%s\n' "$bg_keeper" >"$bg_d/stdin.keeper"
+`)
+	}
+	b.WriteString(`printf '%s\n' "$$" >"$bg_d/pid"
 : >>"$bg_d/stdout.log"
 : >>"$bg_d/stderr.log"
 `)
@@ -217,6 +255,9 @@ printf '%s\n' "$$" >"$bg_d/pid"
 			return "", fmt.Errorf("value of %s: %w", name, err)
 		}
 		fmt.Fprintf(&env, "\t%s=%s\n\texport %s\n", name, q, name)
+	}
+	if l.LineBuffered {
+		env.WriteString("\tPYTHONUNBUFFERED=1\n\texport PYTHONUNBUFFERED\n")
 	}
 	var run string
 	if len(m.Argv) > 0 {
@@ -267,18 +308,31 @@ bg_timer=$!
 		}
 		cd = "cd " + q
 	}
+	if l.LineBuffered {
+		run = fmt.Sprintf("if [ -n \"$bg_lb\" ]; then stdbuf -oL -eL %s; else %s; fi", run, run)
+		b.WriteString("bg_lb=\ncommand -v stdbuf >/dev/null 2>&1 && bg_lb=1\n")
+	}
+	stdin := "/dev/null"
+	if l.Stdin {
+		// A keeper holds the FIFO open for writing, so the command sees
+		// end of file only when "bgjob send --eof" ends the keeper.
+		stdin = `"$bg_d/stdin"`
+	}
 	// The command runs in a subshell (which execs its last command, so no
 	// extra process): neither Env nor an argv that is a shell builtin such
 	// as exit or exec can end or change the wrapper.
 	fmt.Fprintf(&b, `if %s 2>>"$bg_d/stderr.log"; then
 	(
 %s	%s
-	) </dev/null >>"$bg_d/stdout.log" 2>>"$bg_d/stderr.log"
+	) <%s >>"$bg_d/stdout.log" 2>>"$bg_d/stderr.log"
 	bg_rc=$?
 else
 	bg_rc=126
 fi
-`, cd, env.String(), run)
+`, cd, env.String(), run, stdin)
+	if l.Stdin {
+		b.WriteString("kill \"$bg_keeper\" 2>/dev/null\n")
+	}
 	if l.Timeout > 0 {
 		// The timer ends at once while it sleeps; while it stops the job,
 		// it ends once the group is gone.

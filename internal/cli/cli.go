@@ -132,7 +132,7 @@ A job is addressed by its id or by its name (the newest job with that name).`,
 	}
 	cmd.AddCommand(
 		a.runCommand(), a.statusCommand(), a.listCommand(), a.logsCommand(),
-		a.waitCommand(), a.stopCommand(), a.rmCommand(), a.pruneCommand(),
+		a.waitCommand(), a.stopCommand(), a.rmCommand(), a.pruneCommand(), a.sendCommand(),
 	)
 	return cmd
 }

@@ -53,6 +53,9 @@ runs. --follow keeps printing until the job ends, then exits with its status.`,
 			if cmd.Flags().Changed("reader") && !o.New {
 				return usageError("--reader goes with --new")
 			}
+			if o.New && o.Follow {
+				return usageError("--new reads what is there now; it does not go with --follow")
+			}
 			if o.Stderr && o.All {
 				return usageError("use --stderr or --all, not both")
 			}
@@ -108,11 +111,22 @@ func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions) error {
 	if err != nil {
 		return err
 	}
+	return printJSON(a.stdout, logsJSON(res, out.Bytes(), errb.Bytes()))
+}
+
+// jobLogs is the --json shape of logs and run --wait: the job and the
+// logs read.
+type jobLogs struct {
+	Job  jobdir.Job `json:"job"`
+	Logs []logChunk `json:"logs"`
+}
+
+func logsJSON(res bgjob.LogResult, stdout, stderr []byte) jobLogs {
 	chunks := []logChunk{}
 	for _, r := range res.Ranges {
-		data := out.Bytes()
+		data := stdout
 		if r.Stream == "stderr" {
-			data = errb.Bytes()
+			data = stderr
 		}
 		ch := logChunk{LogRange: r}
 		if s := string(data); utf8.ValidString(s) {
@@ -123,8 +137,5 @@ func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions) error {
 		}
 		chunks = append(chunks, ch)
 	}
-	return printJSON(a.stdout, struct {
-		Job  jobdir.Job `json:"job"`
-		Logs []logChunk `json:"logs"`
-	}{res.Job, chunks})
+	return jobLogs{Job: res.Job, Logs: chunks}
 }

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -9,11 +11,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/jobdir"
 )
 
 type runOptions struct {
 	spec  bgjob.Spec
 	quiet bool
+	wait  time.Duration
 }
 
 func (a *app) runCommand() *cobra.Command {
@@ -30,7 +34,15 @@ Several arguments are an argv, each word passed exactly:
 
 The job runs in its own session and process group with HUP ignored and stdin
 from /dev/null; its output is appended to stdout.log and stderr.log in the job
-directory, and its exit status (128+N when signal N killed it) to exit_code.`,
+directory, and its exit status (128+N when signal N killed it) to exit_code.
+
+--wait D runs in the foreground for up to D: a job that ends in time has its
+output printed (stdout to stdout, stderr to stderr) and bgjob exits with its
+status; a job still running is left running in the background, with its
+logs kept from the start, and bgjob prints its handle and exits 0.`,
+		Example: `  bgjob run -n web -- python3 -m http.server 8000
+  bgjob run --wait 30s -- make test      # output and status if done in 30s, else a handle
+  bgjob run --stdin -n repl -- python3 -i && bgjob send repl 'print(1+1)'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.spec.Argv = args
@@ -51,25 +63,38 @@ directory, and its exit status (128+N when signal N killed it) to exit_code.`,
 	f.StringVar(&o.spec.Shell, "shell", "", "shell that runs a script command (default: bash if present, else sh)")
 	f.DurationVar(&o.spec.Timeout, "timeout", 0, "stop the job after this long (TERM, then KILL after --grace)")
 	f.DurationVar(&o.spec.Grace, "grace", bgjob.DefaultGrace, "with --timeout, time between TERM and KILL")
+	f.BoolVar(&o.spec.Stdin, "stdin", false, "give the job a FIFO as stdin, written with 'bgjob send' (default: /dev/null)")
+	f.BoolVar(&o.spec.LineBuffered, "line-buffered", false, "ask programs to flush output by line (stdbuf -oL -eL, PYTHONUNBUFFERED=1)")
+	f.DurationVar(&o.wait, "wait", 0, "wait up to this long: print the output and exit with the job's status if it ends, else leave it running")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the job id")
 	f.BoolVar(&a.json, "json", false, "print the job as JSON")
 	return cmd
 }
 
 func (a *app) run(ctx context.Context, o runOptions) error {
-	if o.spec.Timeout < 0 || o.spec.Grace < 0 {
-		return usageError("--timeout and --grace must not be negative")
+	if o.spec.Timeout < 0 || o.spec.Grace < 0 || o.wait < 0 {
+		return usageError("--timeout, --grace and --wait must not be negative")
 	}
 	c, release, err := a.client(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	startCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	j, err := c.Run(ctx, o.spec)
+	j, err := c.Run(startCtx, o.spec)
 	if err != nil {
 		return err
+	}
+	if o.wait > 0 {
+		done, err := a.promote(ctx, c, j, o.wait)
+		if done || err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stderr, "bgjob: job %s is still running after %s; it goes on in the background\n", j.ID, o.wait)
+		if a.json {
+			return printJSON(a.stdout, jobLogs{Job: j, Logs: []logChunk{}})
+		}
 	}
 	switch {
 	case a.json:
@@ -80,4 +105,29 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 		fmt.Fprintf(a.stdout, "id:     %s\npid:    %d\nstdout: %s\nstderr: %s\n", j.ID, j.PID, j.StdoutPath, j.StderrPath)
 	}
 	return nil
+}
+
+// promote waits up to d for job j. If it ends, promote prints its output
+// and returns the job's exit status as the error (done is true).
+func (a *app) promote(ctx context.Context, c *bgjob.Client, j jobdir.Job, d time.Duration) (done bool, err error) {
+	jobs, err := c.Wait(ctx, []string{j.ID}, bgjob.WaitOptions{Timeout: d})
+	if errors.Is(err, bgjob.ErrTimeout) {
+		return false, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	if a.json {
+		var out, errb bytes.Buffer
+		res, err := c.Logs(ctx, j.ID, bgjob.LogOptions{All: true}, &out, &errb)
+		if err != nil {
+			return true, err
+		}
+		if err := printJSON(a.stdout, logsJSON(res, out.Bytes(), errb.Bytes())); err != nil {
+			return true, err
+		}
+	} else if _, err := c.Logs(ctx, j.ID, bgjob.LogOptions{All: true}, a.stdout, a.stderr); err != nil {
+		return true, err
+	}
+	return true, jobExit(a, jobs)
 }

@@ -29,11 +29,22 @@ var (
 // DefaultGrace is how long Stop waits after the first signal before SIGKILL.
 const DefaultGrace = 2 * time.Second
 
+// Run's opportunistic pruning: after each launch the host removes, in the
+// background, up to autoPruneMax ended jobs of the workspace beyond the
+// newest DefaultKeep or started more than DefaultMaxAge ago.
+const (
+	DefaultKeep   = 1000
+	DefaultMaxAge = 7 * 24 * time.Hour
+	autoPruneMax  = 20
+)
+
 // Client runs and inspects jobs in one workspace of one host.
 type Client struct {
 	rt        Runtime
 	root      string
 	workspace string
+	pruneKeep int
+	pruneAge  time.Duration
 }
 
 // NewClient returns a client for workspace (jobdir.DefaultWorkspace when
@@ -48,7 +59,23 @@ func NewClient(rt Runtime, root, workspace string) (*Client, error) {
 	if root != "" && !strings.HasPrefix(root, "/") {
 		return nil, fmt.Errorf("%w: root %q must be an absolute path", ErrUsage, root)
 	}
-	return &Client{rt: rt, root: root, workspace: workspace}, nil
+	return &Client{rt: rt, root: root, workspace: workspace, pruneKeep: DefaultKeep, pruneAge: DefaultMaxAge}, nil
+}
+
+// SetAutoPrune changes what Run's opportunistic pruning keeps: the newest
+// keep ended jobs and those younger than maxAge (0 for either: no such
+// limit; both 0: no pruning on Run).
+func (c *Client) SetAutoPrune(keep int, maxAge time.Duration) {
+	c.pruneKeep, c.pruneAge = keep, maxAge
+}
+
+// autoPrune returns the bounds of Run's pruning pass for a job started now.
+func (c *Client) autoPrune(now time.Time) shellgen.AutoPrune {
+	p := shellgen.AutoPrune{Keep: c.pruneKeep, Max: autoPruneMax}
+	if c.pruneAge > 0 {
+		p.Before = now.Add(-c.pruneAge).UTC().Format("20060102T150405")
+	}
+	return p
 }
 
 func (c *Client) target() shellgen.Target {
@@ -78,10 +105,20 @@ func (c *Client) execStdin(ctx context.Context, script string, stdin io.Reader, 
 		pw.CloseWithError(err)
 		errc <- err
 	}()
-	derr := shellgen.Decode(pr, fn)
+	early := false
+	derr := shellgen.Decode(pr, func(ev shellgen.Event) error {
+		err := fn(ev)
+		early = errors.Is(err, shellgen.ErrStop)
+		return err
+	})
 	stopped := derr == nil
+	if derr != nil || early {
+		// The rest of the script's work is unwanted: end it. A script
+		// that reached its end marker is left to exit by itself, so
+		// what it started in the background (run's pruning) lives on.
+		cancel()
+	}
 	pr.Close()
-	cancel()
 	xerr := <-errc
 	switch {
 	case derr != nil && xerr != nil && !errors.Is(xerr, context.Canceled):
@@ -198,7 +235,8 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		m.ID = jobdir.NewID(now)
 		m.StartedAt = now.UTC().Truncate(time.Millisecond)
 		script, err := shellgen.LaunchScript(shellgen.Launch{Target: c.target(), Meta: m, Env: s.Env, Timeout: s.Timeout, Grace: s.Grace,
-			Stdin: s.Stdin, LineBuffered: s.LineBuffered})
+			Stdin: s.Stdin, LineBuffered: s.LineBuffered,
+			Prune: c.autoPrune(now)})
 		if err != nil {
 			return jobdir.Job{}, fmt.Errorf("%w: %w", ErrUsage, err)
 		}

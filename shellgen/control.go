@@ -292,10 +292,6 @@ type Remove struct {
 	Grace time.Duration
 }
 
-// jobFiles lists every file bgjob writes into a job directory; removal
-// deletes only these, and only then the directory, never following links.
-const jobFiles = `"$1/meta.json" "$1/meta.json.tmp" "$1/job.sh" "$1/stdout.log" "$1/stderr.log" "$1/exit_code" "$1/exit_code.tmp" "$1/ended_at" "$1/stop" "$1/stop.tmp" "$1/pid" "$1/stdin" "$1/stdin.keeper" "$1"/cursor-*`
-
 // RemoveScript returns the script that deletes ended jobs: an R record for
 // each directory removed, E records for refusals.
 func RemoveScript(t Target, r Remove) (string, error) {
@@ -320,24 +316,11 @@ func RemoveScript(t Target, r Remove) (string, error) {
 		force = 1
 	}
 	fmt.Fprintf(&b, "bg_readroot\nbg_force=%d\nbg_grace=%d\n", force, tenths(r.Grace))
-	fmt.Fprintf(&b, `bg_rm() {
-	if [ -L "$1" ] || [ ! -d "$1" ]; then printf 'E\tnotfound\t%%s\n' "${1##*/}"; return 0; fi
-	case ${1%%/*} in "$bg_root"/*) ;; *) printf 'E\toutside\t%%s\n' "$1"; return 0 ;; esac
-	if bg_busy "$1"; then
-		if [ "$bg_force" != 1 ]; then
-			printf 'E\tbusy\t%%s\n' "${1##*/}"
-			return 0
-		fi
-		bg_stop "$1" TERM "$bg_grace" stop $$
-	fi
-	rm -f %s
-	if rmdir "$1" 2>/dev/null; then printf 'R\t%%s\n' "$1"; else printf 'E\tnotempty\t%%s\n' "$1"; fi
-}
-for bg_ref in %s; do
-	if bg_find "$bg_ws" "$bg_ref"; then bg_rm "$bg_d"; else printf 'E\tnotfound\t%%s\n' "$bg_ref"; fi
+	fmt.Fprintf(&b, `for bg_ref in %s; do
+	if bg_find "$bg_ws" "$bg_ref"; then bg_rm "$bg_d" "$bg_force" "$bg_grace"; else printf 'E\tnotfound\t%%s\n' "$bg_ref"; fi
 done
-for bg_x in %s; do bg_rm "$bg_x"; done
-`, jobFiles, list, strings.Join(dirs, " "))
+for bg_x in %s; do bg_rm "$bg_x" "$bg_force" "$bg_grace"; done
+`, list, strings.Join(dirs, " "))
 	return end(&b), nil
 }
 

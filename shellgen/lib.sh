@@ -1,5 +1,7 @@
 # bgjob shell library: functions shared by every generated script.
-# Variables are prefixed bg_ because POSIX sh has no locals.
+# Variables are prefixed bg_ because POSIX sh has no locals, and each
+# function names its temporaries with a prefix of its own (bg_m* in
+# bg_members, ...), so that a caller's loop variables survive the call.
 
 # bg_line FILE: set bg_l to the first line of FILE; fail when FILE is missing.
 bg_line() {
@@ -36,21 +38,21 @@ bg_members() {
 	shift
 	bg_ex=" $* "
 	if [ -r /proc/self/stat ]; then
-		for bg_f in /proc/[0-9]*/stat; do
-			IFS= read -r bg_x <"$bg_f" 2>/dev/null || continue
-			bg_x=${bg_x##*) }
-			set -- $bg_x
+		for bg_mf in /proc/[0-9]*/stat; do
+			IFS= read -r bg_mx <"$bg_mf" 2>/dev/null || continue
+			bg_mx=${bg_mx##*) }
+			set -- $bg_mx
 			[ "$3" = "$bg_g" ] || continue
 			[ "$1" = Z ] && continue
-			bg_p=${bg_f#/proc/}
-			bg_p=${bg_p%/stat}
-			case $bg_ex in *" $bg_p "*) continue ;; esac
-			bg_ms="$bg_ms $bg_p"
+			bg_mp=${bg_mf#/proc/}
+			bg_mp=${bg_mp%/stat}
+			case $bg_ex in *" $bg_mp "*) continue ;; esac
+			bg_ms="$bg_ms $bg_mp"
 		done
 	else
-		bg_x=$(ps -A -o pid= -o pgid= -o stat= 2>/dev/null)
+		bg_mx=$(ps -A -o pid= -o pgid= -o stat= 2>/dev/null)
 		set -f
-		set -- $bg_x
+		set -- $bg_mx
 		set +f
 		while [ $# -ge 3 ]; do
 			if [ "$2" = "$bg_g" ]; then
@@ -101,7 +103,7 @@ bg_nap() {
 # and records its real status. With nowait (the wrapper's own timer), do not
 # wait for that record. Sets bg_o to what happened.
 bg_stop() {
-	bg_sd=$1 bg_sig=$2 bg_n=$3 bg_r=$4 bg_self=$5 bg_nowait=${6-}
+	bg_sd=$1 bg_sig=$2 bg_sn=$3 bg_r=$4 bg_self=$5 bg_nowait=${6-}
 	if ! bg_tied "$bg_sd"; then
 		bg_o=untied
 		return 0
@@ -111,11 +113,11 @@ bg_stop() {
 	fi
 	bg_members "$bg_w" "$bg_w" "$bg_self"
 	# A wrapper that has only just started may not have forked its command.
-	bg_i=0
-	while [ -z "$bg_ms" ] && [ "$bg_i" -lt 20 ] && bg_running "$bg_sd"; do
+	bg_si=0
+	while [ -z "$bg_ms" ] && [ "$bg_si" -lt 20 ] && bg_running "$bg_sd"; do
 		bg_nap
 		bg_members "$bg_w" "$bg_w" "$bg_self"
-		bg_i=$((bg_i + 1))
+		bg_si=$((bg_si + 1))
 	done
 	if [ -z "$bg_ms" ]; then
 		bg_o=gone
@@ -125,29 +127,29 @@ bg_stop() {
 		TERM | INT | QUIT | HUP | USR1 | USR2 | ALRM) bg_kill "$bg_sig" "-$bg_w" ;;
 		*) bg_kill "$bg_sig" $bg_ms ;;
 		esac
-		bg_i=0
-		while [ "$bg_i" -lt "$bg_n" ]; do
+		bg_si=0
+		while [ "$bg_si" -lt "$bg_sn" ]; do
 			bg_members "$bg_w" "$bg_w" "$bg_self"
 			[ -n "$bg_ms" ] || break
 			bg_nap
-			bg_i=$((bg_i + 1))
+			bg_si=$((bg_si + 1))
 		done
-		bg_i=0
-		while [ "$bg_i" -lt 100 ]; do
+		bg_si=0
+		while [ "$bg_si" -lt 100 ]; do
 			bg_members "$bg_w" "$bg_w" "$bg_self"
 			[ -n "$bg_ms" ] || break
 			bg_kill KILL $bg_ms
 			bg_nap
-			bg_i=$((bg_i + 1))
+			bg_si=$((bg_si + 1))
 		done
 	fi
 	[ -z "$bg_nowait" ] || return 0
-	bg_i=0
-	while [ ! -e "$bg_sd/exit_code" ] && [ "$bg_i" -lt 50 ]; do
+	bg_si=0
+	while [ ! -e "$bg_sd/exit_code" ] && [ "$bg_si" -lt 50 ]; do
 		bg_proc "$bg_w"
 		[ -n "$bg_s" ] && [ "$bg_s" = "$bg_st" ] || break
 		bg_nap
-		bg_i=$((bg_i + 1))
+		bg_si=$((bg_si + 1))
 	done
 }
 
@@ -209,17 +211,17 @@ bg_find() {
 	fi
 	bg_fn=$2
 	set -- "$1"/[0-9]*
-	bg_i=$#
-	while [ "$bg_i" -gt 0 ]; do
-		eval "bg_x=\${$bg_i}"
-		if bg_line "$bg_x/meta.json"; then
+	bg_fi=$#
+	while [ "$bg_fi" -gt 0 ]; do
+		eval "bg_fx=\${$bg_fi}"
+		if bg_line "$bg_fx/meta.json"; then
 			case $bg_l in *"\"name\":\"$bg_fn\""*)
-				bg_d=$bg_x
+				bg_d=$bg_fx
 				return 0
 				;;
 			esac
 		fi
-		bg_i=$((bg_i - 1))
+		bg_fi=$((bg_fi - 1))
 	done
 	return 1
 }
@@ -282,11 +284,50 @@ bg_utf8end() {
 		fi
 		# drop the last positional parameter
 		bg_a=
-		bg_j=1
-		for bg_x in "$@"; do
-			[ "$bg_j" -lt $# ] && bg_a="$bg_a $bg_x"
-			bg_j=$((bg_j + 1))
+		bg_uj=1
+		for bg_ux in "$@"; do
+			[ "$bg_uj" -lt $# ] && bg_a="$bg_a $bg_ux"
+			bg_uj=$((bg_uj + 1))
 		done
 		set -- $bg_a
+	done
+}
+
+# bg_rm DIR FORCE GRACE: remove the job in DIR, printing an R record, or an
+# E record saying why not. A job with live processes is refused unless
+# FORCE is 1, which stops it first. Only the files bgjob writes are deleted,
+# then the directory; links are never followed.
+bg_rm() {
+	if [ -L "$1" ] || [ ! -d "$1" ]; then printf 'E\tnotfound\t%s\n' "${1##*/}"; return 0; fi
+	case ${1%/*} in "$bg_root"/*) ;; *) printf 'E\toutside\t%s\n' "$1"; return 0 ;; esac
+	if bg_busy "$1"; then
+		if [ "$2" != 1 ]; then
+			printf 'E\tbusy\t%s\n' "${1##*/}"
+			return 0
+		fi
+		bg_stop "$1" TERM "$3" stop $$
+	fi
+	rm -f "$1/meta.json" "$1/meta.json.tmp" "$1/job.sh" "$1/stdout.log" "$1/stderr.log" \
+		"$1/exit_code" "$1/exit_code.tmp" "$1/ended_at" "$1/stop" "$1/stop.tmp" "$1/pid" \
+		"$1/stdin" "$1/stdin.keeper" "$1"/cursor-*
+	if rmdir "$1" 2>/dev/null; then printf 'R\t%s\n' "$1"; else printf 'E\tnotempty\t%s\n' "$1"; fi
+}
+
+# bg_autoprune KEEP BEFORE MAX: remove up to MAX of the oldest ended jobs
+# of the workspace that are beyond the newest KEEP or started before the id
+# prefix BEFORE. Jobs whose meta.json cannot be read, or that still have
+# live processes, are left alone.
+bg_autoprune() {
+	bg_keep=$1 bg_before=$2 bg_max=$3
+	set -- "$bg_ws"/[0-9]*
+	bg_an=$# bg_aj=0 bg_gone=0
+	for bg_ax in "$@"; do
+		bg_aj=$((bg_aj + 1))
+		[ "$bg_gone" -lt "$bg_max" ] || break
+		if [ $((bg_an - bg_aj)) -lt "$bg_keep" ] && ! [ "${bg_ax##*/}" \< "$bg_before" ]; then break; fi
+		bg_meta "$bg_ax" || continue
+		bg_busy "$bg_ax" && continue
+		bg_rm "$bg_ax" 0 0 >/dev/null
+		bg_gone=$((bg_gone + 1))
 	done
 }

@@ -79,10 +79,22 @@ type Launch struct {
 	// Stdin gives the command a FIFO in the job directory, stdin, as its
 	// standard input (see SendScript) instead of /dev/null.
 	Stdin bool
+	// Prune, when Keep or Before is set, starts a bounded, detached pass
+	// that removes up to Prune.Max of the oldest ended jobs beyond the
+	// newest Keep or started before Before (an id prefix, e.g. the time
+	// seven days ago), so that nobody has to remember to prune.
+	Prune AutoPrune
 	// LineBuffered runs the command under "stdbuf -oL -eL" where the host
 	// has it, with PYTHONUNBUFFERED=1, so output reaches the logs line by
 	// line; meta.json's buffering field records what was applied.
 	LineBuffered bool
+}
+
+// AutoPrune bounds the pass LaunchScript starts after the launch.
+type AutoPrune struct {
+	Keep   int
+	Before string
+	Max    int
 }
 
 var envNameRE = func(s string) bool {
@@ -173,8 +185,21 @@ bg_proc "$bg_w"
 printf '%%s%%s,"pid":%%s,"pgid":%%s,"proc_start":"%%s","boot_id":"%%s"}\n' %s "$bg_buf" "$bg_w" "$bg_w" "$bg_s" "$bg_boot" >"$bg_d/meta.json.tmp"
 mv -f "$bg_d/meta.json.tmp" "$bg_d/meta.json"
 bg_obs "$bg_d"
-`, m.ID, quote(wrapper), launchExtras(l), quote(prefix))
+%s`, m.ID, quote(wrapper), launchExtras(l), quote(prefix), autoPrune(l.Prune))
 	return end(&b), nil
+}
+
+// autoPrune returns the launcher's line that starts the pruning pass in
+// the background, detached from the launcher's output.
+func autoPrune(p AutoPrune) string {
+	if p.Max <= 0 || p.Keep <= 0 && p.Before == "" {
+		return ""
+	}
+	keep := p.Keep
+	if keep <= 0 {
+		keep = 1 << 30
+	}
+	return fmt.Sprintf("(bg_autoprune %d %s %d) </dev/null >/dev/null 2>&1 &\n", keep, quote(p.Before), p.Max)
 }
 
 // launchExtras returns the launcher's lines for --stdin (the FIFO) and

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -39,7 +38,7 @@ func (a *app) rm(ctx context.Context, refs []string, force bool) error {
 }
 
 func (a *app) pruneCommand() *cobra.Command {
-	o := bgjob.PruneOptions{Keep: 1000, OlderThan: 7 * 24 * time.Hour}
+	o := bgjob.PruneOptions{Keep: bgjob.DefaultKeep, OlderThan: bgjob.DefaultMaxAge}
 	cmd := &cobra.Command{
 		Use:   "prune",
 		Short: "Remove old ended jobs",

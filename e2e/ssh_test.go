@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -85,4 +87,68 @@ func TestSSHUnreachable(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("took %s to fail", d)
 	}
+}
+
+// TestSSHFollowCancel: cancelling logs --follow and wait over SSH ends
+// their scripts on the host; nothing is left polling there.
+func TestSSHFollowCancel(t *testing.T) {
+	t.Parallel()
+	srv := sshtest.Start(t)
+	cfg := sshConfig(t, srv)
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	g := []string{"--root", root, "--ssh-config", cfg, "-H", "bgjob-test"}
+	code, id, errs := bgjob(context.Background(), append(g, "run", "-q", "--", "sleep 60")...)
+	if code != 0 {
+		t.Fatalf("run: %d %s", code, errs)
+	}
+	id = strings.TrimSpace(id)
+	for _, verb := range [][]string{{"logs", "--follow", id}, {"wait", id}} {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan int, 1)
+		go func() {
+			code, _, _ := bgjob(ctx, append(g, verb...)...)
+			done <- code
+		}()
+		// The script on the host names the job's directory in its text.
+		if !eventually(5*time.Second, func() bool { return scriptsFor(root) > 0 }) {
+			t.Fatalf("%s: no script running on the host", verb[0])
+		}
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s did not return after cancel", verb[0])
+		}
+		if !eventually(5*time.Second, func() bool { return scriptsFor(root) == 0 }) {
+			t.Fatalf("%s: %d scripts still running on the host after cancel", verb[0], scriptsFor(root))
+		}
+	}
+}
+
+// scriptsFor counts the sh processes whose command line mentions root:
+// the scripts bgjob runs for jobs under it (not the jobs themselves).
+func scriptsFor(root string) int {
+	n := 0
+	cmds, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range cmds {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if len(args) > 2 && filepath.Base(args[0]) == "sh" && args[1] == "-c" && strings.Contains(args[2], root) {
+			n++
+		}
+	}
+	return n
+}
+
+func eventually(d time.Duration, ok func() bool) bool {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if ok() {
+			return true
+		}
+	}
+	return ok()
 }

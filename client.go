@@ -59,6 +59,11 @@ func NewClient(rt Runtime, root, workspace string) (*Client, error) {
 	if root != "" && !strings.HasPrefix(root, "/") {
 		return nil, fmt.Errorf("%w: root %q must be an absolute path", ErrUsage, root)
 	}
+	if d, ok := rt.(interface{ DefaultRoot() string }); ok && root == "" {
+		// The runtime knows the host's default: no need for the script
+		// to ask the host.
+		root = d.DefaultRoot()
+	}
 	return &Client{rt: rt, root: root, workspace: workspace, pruneKeep: DefaultKeep, pruneAge: DefaultMaxAge}, nil
 }
 

@@ -251,9 +251,14 @@ bg_makeroot() {
 		mkdir -p -m 700 "$bg_root" 2>/dev/null || bg_err root "cannot create root $bg_root"
 	fi
 	[ -O "$bg_root" ] || bg_err root "root $bg_root is owned by another user"
-	case $(ls -ld "$bg_root" 2>/dev/null) in
-	d????w* | d???????w*) bg_err root "root $bg_root is writable by other users (want mode 0700)" ;;
-	esac
+	# The mode is checked the first time a root is used; .bgjob-root, a
+	# file only its owner can have created there, records that it passed.
+	if [ ! -O "$bg_root/.bgjob-root" ]; then
+		case $(ls -ld "$bg_root" 2>/dev/null) in
+		d????w* | d???????w*) bg_err root "root $bg_root is writable by other users (want mode 0700)" ;;
+		esac
+		: >"$bg_root/.bgjob-root"
+	fi
 }
 
 # bg_chunk STREAM FILE FROM TO: print a D record and bytes FROM..TO of FILE.

@@ -164,12 +164,12 @@ printf '%%s' %s >"$bg_d/job.sh"
 %s# Start the wrapper in a session of its own. setsid -f runs it from the
 # foreground, so it does not inherit the SIGINT and SIGQUIT a non-interactive
 # shell ignores for background commands; busybox setsid lacks -f.
-if setsid -f sh "$bg_d/job.sh" </dev/null >/dev/null 2>&1; then
+if setsid -f /bin/sh "$bg_d/job.sh" </dev/null >/dev/null 2>&1; then
 	:
 elif command -v setsid >/dev/null 2>&1; then
-	setsid sh "$bg_d/job.sh" </dev/null >/dev/null 2>&1 &
+	setsid /bin/sh "$bg_d/job.sh" </dev/null >/dev/null 2>&1 &
 elif command -v bash >/dev/null 2>&1; then
-	bash -c 'set -m; sh "$1" </dev/null >/dev/null 2>&1 &' bash "$bg_d/job.sh"
+	bash -c 'set -m; /bin/sh "$1" </dev/null >/dev/null 2>&1 &' bash "$bg_d/job.sh"
 else
 	rm -f "$bg_d/job.sh"
 	rmdir "$bg_d"
@@ -313,9 +313,9 @@ printf '%s\n' "$bg_keeper" >"$bg_d/stdin.keeper"
 		// The timer leads a process group of its own, so that one signal
 		// ends it and its sleep together, whatever it is doing.
 		b.WriteString(`if command -v setsid >/dev/null 2>&1; then
-	setsid sh "$0" timer </dev/null >/dev/null 2>&1 &
+	setsid /bin/sh "$0" timer </dev/null >/dev/null 2>&1 &
 else
-	sh "$0" timer </dev/null >/dev/null 2>&1 &
+	/bin/sh "$0" timer </dev/null >/dev/null 2>&1 &
 fi
 bg_timer=$!
 `)

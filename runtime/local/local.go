@@ -27,6 +27,10 @@ type Runtime struct {
 // New returns a runtime for the local machine.
 func New() *Runtime { return &Runtime{} }
 
+// DefaultRoot returns /tmp/bgjob-$UID for the user running bgjob, the root
+// a script would compute, without running one.
+func (r *Runtime) DefaultRoot() string { return fmt.Sprintf("/tmp/bgjob-%d", os.Getuid()) }
+
 // Host returns "", the name of the local machine.
 func (r *Runtime) Host() string { return "" }
 

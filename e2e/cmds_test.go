@@ -1,0 +1,238 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+// Custom testscript commands for the lifecycle-hardening scripts
+// (identity, bad input, symlinks, exact bytes). They are registered in
+// params' Cmds map.
+
+// cmdSpawn starts an unrelated program in a session and process group of
+// its own: a shell (the group leader) with two `sleep 60` children, as a
+// process that got a recycled pid could be. It writes the leader's pid to
+// FILE and kills the group when the script ends: spawn FILE.
+func cmdSpawn(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: spawn FILE")
+	}
+	cmd := exec.Command("sh", "-c", "sleep 60 & sleep 60 & wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	ts.Check(cmd.Start())
+	pid := cmd.Process.Pid
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	ts.Defer(func() {
+		syscall.Kill(-pid, syscall.SIGKILL)
+		<-done
+	})
+	for deadline := time.Now().Add(5 * time.Second); groupMembers(pid) < 3; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			ts.Fatalf("spawned group %d did not start its children", pid)
+		}
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strconv.Itoa(pid)+"\n"), 0o644))
+}
+
+// cmdGroupSize checks that the process group led by the pid in FILE has
+// exactly N live members: groupsize FILE N.
+func cmdGroupSize(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: groupsize FILE N")
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[0])))
+	ts.Check(err)
+	want, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	if got := groupMembers(pid); got != want {
+		ts.Fatalf("group %d has %d live members, want %d", pid, got, want)
+	}
+}
+
+// procStart returns field 22 of /proc/PID/stat, the process's start time
+// in clock ticks since boot.
+func procStart(ts *testscript.TestScript, pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	ts.Check(err)
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 20 {
+		ts.Fatalf("short /proc/%d/stat: %q", pid, s)
+	}
+	return f[19]
+}
+
+// newJobDir creates an empty job directory with a fresh id in the
+// workspace of the script's root (BGJOB_WORKSPACE or default), creating
+// the root 0700 if needed.
+func newJobDir(ts *testscript.TestScript) (dir, id string) {
+	ws := ts.Getenv("BGJOB_WORKSPACE")
+	if ws == "" {
+		ws = jobdir.DefaultWorkspace
+	}
+	root := ts.Getenv("BGJOB_ROOT")
+	ts.Check(os.MkdirAll(root, 0o700))
+	ts.Check(os.MkdirAll(filepath.Join(root, ws), 0o700))
+	for {
+		id = jobdir.NewID(time.Now())
+		dir = filepath.Join(root, ws, id)
+		err := os.Mkdir(dir, 0o700)
+		if err == nil {
+			return dir, id
+		}
+		if !os.IsExist(err) {
+			ts.Fatalf("%v", err)
+		}
+	}
+}
+
+// cmdFakeJob writes a job directory, as the launcher would, for a job named
+// NAME whose wrapper pid is the one in PIDFILE, with no exit_code. START
+// says whether meta.json records that process's real start time ("same")
+// or another one ("other"); BOOT whether it records this host's boot id
+// ("same") or another ("other"): fakejob NAME PIDFILE same|other same|other.
+func cmdFakeJob(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 4 || neg {
+		ts.Fatalf("usage: fakejob NAME PIDFILE same|other same|other")
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[1])))
+	ts.Check(err)
+	start := procStart(ts, pid)
+	switch args[2] {
+	case "same":
+	case "other":
+		n, err := strconv.ParseUint(start, 10, 64)
+		ts.Check(err)
+		start = strconv.FormatUint(n+12345, 10)
+	default:
+		ts.Fatalf("START must be same or other")
+	}
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	ts.Check(err)
+	boot := strings.TrimSpace(string(b))
+	switch args[3] {
+	case "same":
+	case "other":
+		boot = "00000000-1111-2222-3333-" + boot[len(boot)-12:]
+		if boot == strings.TrimSpace(string(b)) {
+			boot = "ffffffff-1111-2222-3333-444444444444"
+		}
+	default:
+		ts.Fatalf("BOOT must be same or other")
+	}
+	dir, id := newJobDir(ts)
+	m := jobdir.Meta{
+		Version: jobdir.Version, ID: id, Name: args[0], Workspace: filepath.Base(filepath.Dir(dir)),
+		Command: "sleep 60", Env: []string{}, StartedAt: time.Now().UTC().Truncate(time.Millisecond),
+		PID: pid, PGID: pid, ProcStart: start, BootID: boot,
+	}
+	var mb bytes.Buffer
+	enc := json.NewEncoder(&mb)
+	enc.SetEscapeHTML(false)
+	ts.Check(enc.Encode(m))
+	for name, content := range map[string]string{
+		jobdir.MetaFile:   mb.String(),
+		"pid":             strconv.Itoa(pid) + "\n",
+		jobdir.StdoutFile: "",
+		jobdir.StderrFile: "",
+		jobdir.ScriptFile: "# fabricated by the e2e test\n",
+	} {
+		ts.Check(os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600))
+	}
+}
+
+// cmdJobEnv sets VAR to the directory of the newest job named NAME and
+// VAR_ID to its id: jobenv NAME VAR.
+func cmdJobEnv(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: jobenv NAME VAR")
+	}
+	m := findJob(ts, args[0])
+	metas, _ := filepath.Glob(filepath.Join(ts.Getenv("BGJOB_ROOT"), "*", m.ID, jobdir.MetaFile))
+	if len(metas) != 1 {
+		ts.Fatalf("job %s: %d directories", m.ID, len(metas))
+	}
+	ts.Setenv(args[1], filepath.Dir(metas[0]))
+	ts.Setenv(args[1]+"_ID", m.ID)
+}
+
+// cmdNewJobDir creates an empty job directory with a fresh id, sets VAR to
+// its path and VAR_ID to the id: newjobdir VAR.
+func cmdNewJobDir(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: newjobdir VAR")
+	}
+	dir, id := newJobDir(ts)
+	ts.Setenv(args[0], dir)
+	ts.Setenv(args[0]+"_ID", id)
+}
+
+// allBytes is every byte value but NUL, in order.
+func allBytes() string {
+	b := make([]byte, 0, 255)
+	for i := 1; i < 256; i++ {
+		b = append(b, byte(i))
+	}
+	return string(b)
+}
+
+// cmdAllBytes writes every byte value 1-255 to FILE: allbytes FILE.
+func cmdAllBytes(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: allbytes FILE")
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(allBytes()), 0o644))
+}
+
+// cmdRunBytes starts a job named NAME that prints every byte value 1-255
+// with printf '%s', passing the bytes as one argv word (argv), inside a
+// script string with its single quotes escaped (script) or as the value of
+// an --env variable (env), with any further run flags. No shell stands
+// between the test and bgjob: runbytes NAME argv|script|env [FLAGS...].
+func cmdRunBytes(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 || neg {
+		ts.Fatalf("usage: runbytes NAME argv|script|env [FLAGS...]")
+	}
+	var cmd []string
+	switch args[1] {
+	case "argv":
+		cmd = []string{"printf", "%s", allBytes()}
+	case "script":
+		cmd = []string{"printf '%s' '" + strings.ReplaceAll(allBytes(), "'", `'\''`) + "'"}
+	case "env":
+		args = append(args, "-e", "BYTES="+allBytes())
+		cmd = []string{`printf '%s' "$BYTES"`}
+	default:
+		ts.Fatalf("usage: runbytes NAME argv|script|env [FLAGS...]")
+	}
+	run := append([]string{"run", "-q", "-n", args[0]}, args[2:]...)
+	ts.Check(ts.Exec("bgjob", append(append(run, "--"), cmd...)...))
+}
+
+// cmdCmpJob compares a file of the newest job named NAME with WANT, byte
+// for byte: cmpjob NAME FILE WANT.
+func cmdCmpJob(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 || neg {
+		ts.Fatalf("usage: cmpjob NAME FILE WANT")
+	}
+	m := findJob(ts, args[0])
+	got, err := os.ReadFile(filepath.Join(ts.Getenv("BGJOB_ROOT"), m.Workspace, m.ID, args[1]))
+	ts.Check(err)
+	want := ts.ReadFile(args[2])
+	if string(got) != want {
+		ts.Fatalf("job %s: %s differs from %s:\ngot  %q\nwant %q", args[0], args[1], args[2], got, want)
+	}
+}

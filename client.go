@@ -160,6 +160,10 @@ func refError(e *shellgen.RefError) error {
 		return fmt.Errorf("job %s: %w (stop it first, or use --force)", e.Subject, ErrBusy)
 	case "cwd":
 		return fmt.Errorf("%w: %s", ErrUsage, e.Subject)
+	case "notempty":
+		return fmt.Errorf("job directory %s holds files bgjob did not write: removed bgjob's files, kept the rest", e.Subject)
+	case "outside":
+		return fmt.Errorf("%s is not a job directory under the root", e.Subject)
 	}
 	return errors.New(e.Subject)
 }

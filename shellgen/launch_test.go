@@ -2,6 +2,7 @@ package shellgen_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -248,14 +249,18 @@ func waitExitCode(t *testing.T, dir string) string {
 	}
 }
 
-// wrapperGone reports whether the wrapper whose pid dir/pid records has
-// ended (or become a zombie).
+// wrapperGone reports whether the wrapper whose pid dir/meta.json records
+// has ended (or become a zombie).
 func wrapperGone(dir string) bool {
-	pid, err := os.ReadFile(filepath.Join(dir, "pid"))
+	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
 	if err != nil {
 		return false
 	}
-	stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/stat")
+	var m jobdir.Meta
+	if json.Unmarshal(b, &m) != nil || m.PID <= 0 {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", m.PID))
 	if err != nil {
 		return os.IsNotExist(err)
 	}

@@ -7,7 +7,7 @@
 bg_line() {
 	bg_l=
 	[ -e "$1" ] || return 1
-	IFS= read -r bg_l <"$1" 2>/dev/null || :
+	IFS= read -r bg_l 2>/dev/null <"$1" || :
 	return 0
 }
 
@@ -16,7 +16,7 @@ bg_line() {
 bg_proc() {
 	bg_s= bg_pg=
 	if [ -r /proc/self/stat ]; then
-		IFS= read -r bg_s <"/proc/$1/stat" 2>/dev/null || { bg_s=; return 0; }
+		IFS= read -r bg_s 2>/dev/null <"/proc/$1/stat" || { bg_s=; return 0; }
 		bg_s=${bg_s##*) }
 		set -- $bg_s
 		if [ "$1" = Z ] || [ "$1" = X ]; then bg_s=; return 0; fi
@@ -39,7 +39,7 @@ bg_members() {
 	bg_ex=" $* "
 	if [ -r /proc/self/stat ]; then
 		for bg_mf in /proc/[0-9]*/stat; do
-			IFS= read -r bg_mx <"$bg_mf" 2>/dev/null || continue
+			IFS= read -r bg_mx 2>/dev/null <"$bg_mf" || continue
 			bg_mx=${bg_mx##*) }
 			set -- $bg_mx
 			[ "$3" = "$bg_g" ] || continue
@@ -313,7 +313,7 @@ bg_rm() {
 		bg_stop "$1" TERM "$3" stop $$
 	fi
 	rm -f "$1/meta.json" "$1/meta.json.tmp" "$1/job.sh" "$1/stdout.log" "$1/stderr.log" \
-		"$1/exit_code" "$1/exit_code.tmp" "$1/ended_at" "$1/stop" "$1/stop.tmp" "$1/pid" \
+		"$1/exit_code" "$1/exit_code.tmp" "$1/ended_at" "$1/stop" "$1/stop.tmp" \
 		"$1/stdin" "$1/stdin.keeper" "$1"/cursor-*
 	if rmdir "$1" 2>/dev/null; then printf 'R\t%s\n' "$1"; else printf 'E\tnotempty\t%s\n' "$1"; fi
 }

@@ -163,24 +163,21 @@ mkdir "$bg_d" 2>/dev/null || bg_err exists "cannot create job directory $bg_d"
 printf '%%s' %s >"$bg_d/job.sh"
 %s# Start the wrapper in a session of its own. setsid -f runs it from the
 # foreground, so it does not inherit the SIGINT and SIGQUIT a non-interactive
-# shell ignores for background commands; busybox setsid lacks -f.
-if setsid -f /bin/sh "$bg_d/job.sh" </dev/null >/dev/null 2>&1; then
+# shell ignores for background commands; busybox setsid lacks -f. The
+# wrapper prints its pid once its traps are set (from then on a signal to
+# the group cannot kill it) and closes the pipe, which is what we wait for.
+if bg_w=$(setsid -f /bin/sh "$bg_d/job.sh" </dev/null 2>/dev/null); then
 	:
 elif command -v setsid >/dev/null 2>&1; then
-	setsid /bin/sh "$bg_d/job.sh" </dev/null >/dev/null 2>&1 &
+	bg_w=$(setsid /bin/sh "$bg_d/job.sh" </dev/null 2>/dev/null &)
 elif command -v bash >/dev/null 2>&1; then
-	bash -c 'set -m; /bin/sh "$1" </dev/null >/dev/null 2>&1 &' bash "$bg_d/job.sh"
+	bg_w=$(bash -c 'set -m; /bin/sh "$1" </dev/null 2>/dev/null &' bash "$bg_d/job.sh")
 else
 	rm -f "$bg_d/job.sh"
 	rmdir "$bg_d"
 	bg_err setsid "the host has neither setsid nor bash to start the job in its own process group"
 fi
-# The wrapper writes its pid, then creates the logs once its traps are set:
-# from then on a signal to the group cannot kill it. Wait for that (a few
-# milliseconds).
-bg_i=0
-while [ ! -e "$bg_d/stderr.log" ] && [ "$bg_i" -lt 200000 ]; do bg_i=$((bg_i + 1)); done
-IFS= read -r bg_w <"$bg_d/pid" 2>/dev/null || bg_err start "the wrapper of job $bg_d did not start"
+[ -n "$bg_w" ] || bg_err start "the wrapper of job $bg_d did not start"
 bg_proc "$bg_w"
 printf '%%s%%s,"pid":%%s,"pgid":%%s,"proc_start":"%%s","boot_id":"%%s"}\n' %s "$bg_buf" "$bg_w" "$bg_w" "$bg_s" "$bg_boot" >"$bg_d/meta.json.tmp"
 mv -f "$bg_d/meta.json.tmp" "$bg_d/meta.json"
@@ -261,9 +258,10 @@ exec 3>&-
 printf '%s\n' "$bg_keeper" >"$bg_d/stdin.keeper"
 `)
 	}
-	b.WriteString(`printf '%s\n' "$$" >"$bg_d/pid"
-: >>"$bg_d/stdout.log"
+	b.WriteString(`: >>"$bg_d/stdout.log"
 : >>"$bg_d/stderr.log"
+printf '%s\n' "$$"
+exec >/dev/null
 `)
 	fmt.Fprintf(&b, "BGJOB_JOB_ID=%s\nBGJOB_JOB_DIR=$bg_d\nexport BGJOB_JOB_ID BGJOB_JOB_DIR\n", m.ID)
 	// The variables are set in the command's subshell only, so that they

@@ -336,9 +336,22 @@ type Page struct {
 	Next string `json:"next_cursor,omitempty"`
 }
 
-// List returns jobs newest first. Without filters, a page reads the
-// directory names and the files of the jobs on the page only.
+// List returns one page of jobs, newest first. Without filters, a page
+// reads the directory names and the files of the jobs on the page only.
 func (c *Client) List(ctx context.Context, o ListOptions) (Page, error) {
+	page := Page{Jobs: []jobdir.Job{}}
+	next, err := c.ListFunc(ctx, o, func(j jobdir.Job) error {
+		page.Jobs = append(page.Jobs, j)
+		return nil
+	})
+	page.Next = next
+	return page, err
+}
+
+// ListFunc is List that hands each job to fn as the host reports it, so
+// that a long list is never held in memory. It returns the cursor of the
+// next page ("" on the last).
+func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job) error) (string, error) {
 	t := c.target()
 	if o.AllWorkspaces {
 		t.Workspace = ""
@@ -346,23 +359,27 @@ func (c *Client) List(ctx context.Context, o ListOptions) (Page, error) {
 	q := shellgen.List{AllWorkspaces: o.AllWorkspaces, Before: o.Cursor}
 	filtered := o.Status != "" || o.Search != ""
 	if o.Limit > 0 && !filtered {
-		q.Max = o.Limit + 1
+		q.Max = o.Limit
 	}
 	script, err := shellgen.ListScript(t, q)
 	if err != nil {
-		return Page{}, fmt.Errorf("%w: %w", ErrUsage, err)
+		return "", fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	search := strings.ToLower(o.Search)
 	var (
-		page Page
-		errs []error
+		n          int
+		last, next string
+		errs       []error
 	)
 	err = c.exec(ctx, script, false, func(ev shellgen.Event) error {
-		if ev.Err != nil {
+		switch {
+		case ev.Err != nil:
 			errs = append(errs, refError(ev.Err))
 			return nil
-		}
-		if ev.Job == nil {
+		case ev.More:
+			next = last
+			return nil
+		case ev.Job == nil:
 			return nil
 		}
 		j := c.derive(ev.Job)
@@ -372,20 +389,18 @@ func (c *Client) List(ctx context.Context, o ListOptions) (Page, error) {
 		if search != "" && !strings.Contains(strings.ToLower(j.ID+"\x00"+j.Name+"\x00"+j.Command), search) {
 			return nil
 		}
-		if o.Limit > 0 && len(page.Jobs) == o.Limit {
-			page.Next = page.Jobs[len(page.Jobs)-1].ID
+		if o.Limit > 0 && n == o.Limit {
+			next = last
 			return shellgen.ErrStop
 		}
-		page.Jobs = append(page.Jobs, j)
-		return nil
+		n++
+		last = j.ID
+		return fn(j)
 	})
 	if err != nil {
-		return Page{}, err
+		return "", err
 	}
-	if page.Jobs == nil {
-		page.Jobs = []jobdir.Job{}
-	}
-	return page, errors.Join(errs...)
+	return next, errors.Join(errs...)
 }
 
 // LogOptions selects what Logs prints.
@@ -741,16 +756,12 @@ type PruneOptions struct {
 // Prune removes ended jobs of the workspace (never running, unreadable or
 // still-busy ones) and returns them.
 func (c *Client) Prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error) {
-	page, err := c.List(ctx, ListOptions{})
-	if err != nil {
-		return nil, err
-	}
 	cutoff := time.Now().Add(-o.OlderThan)
 	var victims []jobdir.Job
 	kept := 0
-	for _, j := range page.Jobs {
+	_, err := c.ListFunc(ctx, ListOptions{}, func(j jobdir.Job) error {
 		if !j.Status.Ended() {
-			continue
+			return nil
 		}
 		ended := j.StartedAt
 		if j.EndedAt != nil {
@@ -758,9 +769,13 @@ func (c *Client) Prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error
 		}
 		if kept < o.Keep && (o.OlderThan <= 0 || ended.After(cutoff)) {
 			kept++
-			continue
+			return nil
 		}
 		victims = append(victims, j)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if o.DryRun || len(victims) == 0 {
 		return victims, nil

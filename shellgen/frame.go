@@ -30,6 +30,8 @@ type Event struct {
 	Removed string
 	// TimedOut reports that a wait gave up.
 	TimedOut bool
+	// More reports that a list stopped at its limit with older jobs left.
+	More bool
 	// Data, when not nil, streams the bytes of a log from Offset, as a D
 	// record announced them; what the callback does not read is skipped.
 	Data   io.Reader
@@ -92,7 +94,7 @@ func Decode(r io.Reader, fn func(Event) error) error {
 			return stopOK(flush())
 		}
 		switch kind {
-		case "J", "O", "E", "R", "W", "D":
+		case "J", "O", "E", "R", "W", "D", "N":
 			if kind != "O" || cur != nil {
 				if err := flush(); err != nil {
 					return stopOK(err)
@@ -131,6 +133,10 @@ func Decode(r io.Reader, fn func(Event) error) error {
 			}
 		case "W":
 			if err := fn(Event{TimedOut: true}); err != nil {
+				return stopOK(err)
+			}
+		case "N":
+			if err := fn(Event{More: true}); err != nil {
 				return stopOK(err)
 			}
 		case "D":

@@ -202,17 +202,18 @@ bg_busy() {
 }
 
 # bg_find WSDIR REF: set bg_d to the job directory REF names in WSDIR: the
-# job with that id, else the newest job with that name.
+# job with that id, else the newest job with that name (the newest 20 jobs
+# are read by the shell, older ones searched with grep).
 bg_find() {
 	bg_d=
 	if [ -e "$1/$2/meta.json" ]; then
 		bg_d=$1/$2
 		return 0
 	fi
-	bg_fn=$2
+	bg_fw=$1 bg_fn=$2
 	set -- "$1"/[0-9]*
-	bg_fi=$#
-	while [ "$bg_fi" -gt 0 ]; do
+	bg_fi=$# bg_fk=0
+	while [ "$bg_fi" -gt 0 ] && [ "$bg_fk" -lt 20 ]; do
 		eval "bg_fx=\${$bg_fi}"
 		if bg_line "$bg_fx/meta.json"; then
 			case $bg_l in *"\"name\":\"$bg_fn\""*)
@@ -222,8 +223,13 @@ bg_find() {
 			esac
 		fi
 		bg_fi=$((bg_fi - 1))
+		bg_fk=$((bg_fk + 1))
 	done
-	return 1
+	[ "$bg_fi" -gt 0 ] || return 1
+	# Older jobs: let grep read their meta.json, the newest match last.
+	bg_fx=$(printf '%s\0' "$bg_fw"/[0-9]*/meta.json | xargs -0 grep -l -F -e "\"name\":\"$bg_fn\"" 2>/dev/null | tail -n 1)
+	[ -n "$bg_fx" ] || return 1
+	bg_d=${bg_fx%/meta.json}
 }
 
 # bg_err KIND MESSAGE: report an error record and end the script.

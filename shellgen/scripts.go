@@ -417,8 +417,8 @@ type List struct {
 }
 
 // ListScript returns the script that prints the observations of jobs,
-// newest first. It reads directory names, and meta.json only of the jobs it
-// prints.
+// newest first, and an N record when Max cut the list short. It reads
+// directory names, and meta.json only of the jobs it prints.
 func ListScript(t Target, q List) (string, error) {
 	if q.Before != "" && !jobdir.IsID(q.Before) {
 		return "", fmt.Errorf("invalid cursor %q: want a job id", q.Before)
@@ -431,9 +431,12 @@ func ListScript(t Target, q List) (string, error) {
 	body := `	bg_id=${bg_x##*/}
 	if [ -n "$bg_before" ] && ! [ "$bg_id" \< "$bg_before" ]; then continue; fi
 	[ -e "$bg_x/meta.json" ] || continue
+	if [ "$bg_max" -gt 0 ] && [ "$bg_n" -ge "$bg_max" ]; then
+		printf 'N\tmore\n'
+		break
+	fi
 	bg_obs "$bg_x"
 	bg_n=$((bg_n + 1))
-	[ "$bg_max" -gt 0 ] && [ "$bg_n" -ge "$bg_max" ] && break
 `
 	if q.AllWorkspaces {
 		fmt.Fprintf(&b, `bg_all=$(for bg_x in "$bg_root"/*/[0-9]*; do [ -d "$bg_x" ] && printf '%%s %%s\n' "${bg_x##*/}" "$bg_x"; done | LC_ALL=C sort -r)

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -55,19 +57,56 @@ func (a *app) list(ctx context.Context, o listOptions) error {
 		return err
 	}
 	defer release()
-	page, err := c.List(ctx, o.ListOptions)
-	if err != nil && page.Jobs == nil {
-		return err
-	}
 	if a.json {
-		if perr := printJSON(a.stdout, page); perr != nil {
-			return perr
+		// Stream the array: a workspace of 10,000 jobs is never held whole.
+		w := &jsonList{w: a.stdout}
+		next, err := c.ListFunc(ctx, o.ListOptions, w.add)
+		if werr := w.close(next); werr != nil {
+			return werr
 		}
 		return err
 	}
-	printTable(a.stdout, page.Jobs, o.AllWorkspaces)
-	if page.Next != "" {
-		fmt.Fprintf(a.stderr, "bgjob: more jobs: --cursor %s\n", page.Next)
+	var jobs []jobdir.Job
+	next, err := c.ListFunc(ctx, o.ListOptions, func(j jobdir.Job) error {
+		jobs = append(jobs, j)
+		return nil
+	})
+	printTable(a.stdout, jobs, o.AllWorkspaces)
+	if next != "" {
+		fmt.Fprintf(a.stderr, "bgjob: more jobs: --cursor %s\n", next)
 	}
+	return err
+}
+
+// jsonList writes {"jobs": [...], "next_cursor": ...} one job at a time,
+// in the layout printJSON gives a Page.
+type jsonList struct {
+	w io.Writer
+	n int
+}
+
+func (l *jsonList) add(j jobdir.Job) error {
+	b, err := json.MarshalIndent(j, "    ", "  ")
+	if err != nil {
+		return err
+	}
+	sep := "{\n  \"jobs\": [\n    "
+	if l.n > 0 {
+		sep = ",\n    "
+	}
+	l.n++
+	_, err = fmt.Fprintf(l.w, "%s%s", sep, b)
+	return err
+}
+
+func (l *jsonList) close(next string) error {
+	end := "\n  ]"
+	if l.n == 0 {
+		end = "{\n  \"jobs\": []"
+	}
+	if next != "" {
+		end += fmt.Sprintf(",\n  \"next_cursor\": %q", next)
+	}
+	_, err := fmt.Fprintf(l.w, "%s\n}\n", end)
 	return err
 }

@@ -66,12 +66,12 @@ func (a *app) list(ctx context.Context, o listOptions) error {
 		}
 		return err
 	}
-	var jobs []jobdir.Job
+	t := newTable(a.stdout, o.AllWorkspaces)
 	next, err := c.ListFunc(ctx, o.ListOptions, func(j jobdir.Job) error {
-		jobs = append(jobs, j)
+		t.row(j)
 		return nil
 	})
-	printTable(a.stdout, jobs, o.AllWorkspaces)
+	t.flush()
 	if next != "" {
 		fmt.Fprintf(a.stderr, "bgjob: more jobs: --cursor %s\n", next)
 	}

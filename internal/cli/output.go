@@ -70,32 +70,40 @@ func printJob(w io.Writer, j jobdir.Job) {
 	tw.Flush()
 }
 
-// printTable prints jobs one per line.
-func printTable(w io.Writer, jobs []jobdir.Job, withWorkspace bool) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := "ID\tSTATUS\tEXIT\tSTARTED\tNAME\tCOMMAND"
-	if withWorkspace {
-		head = "ID\tWORKSPACE\tSTATUS\tEXIT\tSTARTED\tNAME\tCOMMAND"
-	}
-	fmt.Fprintln(tw, head)
-	for _, j := range jobs {
-		started := "-"
-		if !j.StartedAt.IsZero() {
-			started = j.StartedAt.Local().Format("01-02 15:04:05")
-		}
-		cmd := strings.Join(strings.Fields(j.Command), " ")
-		if len(cmd) > 60 {
-			cmd = cmd[:57] + "..."
-		}
-		name := j.Name
-		if name == "" {
-			name = "-"
-		}
-		if withWorkspace {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.Workspace, statusText(j), exitText(j), started, name, cmd)
-		} else {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, statusText(j), exitText(j), started, name, cmd)
-		}
-	}
-	tw.Flush()
+// table prints jobs one per line, in aligned columns.
+type table struct {
+	tw            *tabwriter.Writer
+	withWorkspace bool
 }
+
+func newTable(w io.Writer, withWorkspace bool) *table {
+	t := &table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0), withWorkspace: withWorkspace}
+	if withWorkspace {
+		fmt.Fprintln(t.tw, "ID\tWORKSPACE\tSTATUS\tEXIT\tSTARTED\tNAME\tCOMMAND")
+	} else {
+		fmt.Fprintln(t.tw, "ID\tSTATUS\tEXIT\tSTARTED\tNAME\tCOMMAND")
+	}
+	return t
+}
+
+func (t *table) row(j jobdir.Job) {
+	started := "-"
+	if !j.StartedAt.IsZero() {
+		started = j.StartedAt.Local().Format("01-02 15:04:05")
+	}
+	cmd := strings.Join(strings.Fields(j.Command), " ")
+	if len(cmd) > 60 {
+		cmd = cmd[:57] + "..."
+	}
+	name := j.Name
+	if name == "" {
+		name = "-"
+	}
+	if t.withWorkspace {
+		fmt.Fprintf(t.tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.Workspace, statusText(j), exitText(j), started, name, cmd)
+	} else {
+		fmt.Fprintf(t.tw, "%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, statusText(j), exitText(j), started, name, cmd)
+	}
+}
+
+func (t *table) flush() { t.tw.Flush() }

@@ -134,6 +134,8 @@ A job is addressed by its id or by its name (the newest job with that name).`,
 		a.runCommand(), a.statusCommand(), a.listCommand(), a.logsCommand(),
 		a.waitCommand(), a.stopCommand(), a.rmCommand(), a.pruneCommand(), a.sendCommand(),
 	)
+	// Listed in help and the generated docs like any other command.
+	cmd.InitDefaultCompletionCmd()
 	return cmd
 }
 

@@ -95,13 +95,14 @@ bg_nap() {
 	sleep 0.1 2>/dev/null || sleep 1
 }
 
-# bg_stop DIR SIGNAL GRACE REASON SELF [nowait]: stop the job in DIR. Record the stop
-# (unless the job has already ended), send SIGNAL to its group, wait up to
-# GRACE tenths of a second, then SIGKILL what is left; return once the group
-# is gone and the wrapper has recorded the status. The wrapper itself is
-# never signalled: it traps the signals bgjob sends, outlives the command
-# and records its real status. With nowait (the wrapper's own timer), do not
-# wait for that record. Sets bg_o to what happened.
+# bg_stop DIR SIGNAL GRACE REASON SELF [nowait]: stop the job in DIR. Record
+# the stop (unless the job has already ended), send SIGNAL to its group,
+# wait up to GRACE tenths of a second, then SIGKILL what is left, one by
+# one; return once the group is gone and the wrapper has recorded the
+# status. The wrapper traps the signals sent to the group and is never sent
+# KILL, so it outlives the command and records its real status. SELF is
+# left out. With nowait (the wrapper's own timer), do not wait for that
+# record. Sets bg_o to what happened.
 bg_stop() {
 	bg_sd=$1 bg_sig=$2 bg_sn=$3 bg_r=$4 bg_self=$5 bg_nowait=${6-}
 	if ! bg_tied "$bg_sd"; then

@@ -1,0 +1,135 @@
+package bgjob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
+)
+
+// collect runs a script that reports on jobs and gathers the jobs and the
+// errors it reported.
+func (c *Client) collect(ctx context.Context, script string, watch bool) ([]jobdir.Job, bool, error) {
+	var (
+		jobs     []jobdir.Job
+		errs     []error
+		timedOut bool
+	)
+	err := c.exec(ctx, script, watch, func(ev shellgen.Event) error {
+		switch {
+		case ev.Job != nil:
+			jobs = append(jobs, c.derive(ev.Job))
+		case ev.Err != nil:
+			errs = append(errs, refError(ev.Err))
+		case ev.TimedOut:
+			timedOut = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return jobs, timedOut, errors.Join(errs...)
+}
+
+// Status reports on the jobs named by refs (ids or names). It returns the
+// jobs it found and an error for each it did not.
+func (c *Client) Status(ctx context.Context, refs ...string) ([]jobdir.Job, error) {
+	script, err := shellgen.StatusScript(c.target(), refs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	jobs, _, err := c.collect(ctx, script, false)
+	return jobs, err
+}
+
+// ListOptions selects jobs for List.
+type ListOptions struct {
+	// Status keeps only jobs with this status ("" for all).
+	Status jobdir.Status
+	// Search keeps jobs whose id, name or command contains it, ignoring case.
+	Search string
+	// Limit is the page size (0: no limit).
+	Limit int
+	// Cursor continues after the page that returned it.
+	Cursor string
+	// AllWorkspaces lists jobs of every workspace.
+	AllWorkspaces bool
+}
+
+// Page is one page of List, newest job first.
+type Page struct {
+	Jobs []jobdir.Job `json:"jobs"`
+	// Next is the cursor of the next page, "" on the last page.
+	Next string `json:"next_cursor,omitempty"`
+}
+
+// List returns one page of jobs, newest first. Without filters, a page
+// reads the directory names and the files of the jobs on the page only.
+func (c *Client) List(ctx context.Context, o ListOptions) (Page, error) {
+	page := Page{Jobs: []jobdir.Job{}}
+	next, err := c.ListFunc(ctx, o, func(j jobdir.Job) error {
+		page.Jobs = append(page.Jobs, j)
+		return nil
+	})
+	page.Next = next
+	return page, err
+}
+
+// ListFunc is List that hands each job to fn as the host reports it, so
+// that a long list is never held in memory. It returns the cursor of the
+// next page ("" on the last).
+func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job) error) (string, error) {
+	t := c.target()
+	if o.AllWorkspaces {
+		t.Workspace = ""
+	}
+	q := shellgen.List{AllWorkspaces: o.AllWorkspaces, Before: o.Cursor}
+	filtered := o.Status != "" || o.Search != ""
+	if o.Limit > 0 && !filtered {
+		q.Max = o.Limit
+	}
+	script, err := shellgen.ListScript(t, q)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	search := strings.ToLower(o.Search)
+	var (
+		n          int
+		last, next string
+		errs       []error
+	)
+	err = c.exec(ctx, script, false, func(ev shellgen.Event) error {
+		switch {
+		case ev.Err != nil:
+			errs = append(errs, refError(ev.Err))
+			return nil
+		case ev.More:
+			next = last
+			return nil
+		case ev.Job == nil:
+			return nil
+		}
+		j := c.derive(ev.Job)
+		if o.Status != "" && j.Status != o.Status {
+			return nil
+		}
+		if search != "" && !strings.Contains(strings.ToLower(j.ID+"\x00"+j.Name+"\x00"+j.Command), search) {
+			return nil
+		}
+		if o.Limit > 0 && n == o.Limit {
+			next = last
+			return shellgen.ErrStop
+		}
+		n++
+		last = j.ID
+		return fn(j)
+	})
+	if err != nil {
+		return "", err
+	}
+	return next, errors.Join(errs...)
+}

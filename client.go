@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"strings"
 	"time"
 
@@ -47,6 +48,11 @@ func NewClient(rt Runtime, root, workspace string) (*Client, error) {
 	}
 	if root != "" && !strings.HasPrefix(root, "/") {
 		return nil, fmt.Errorf("%w: root %q must be an absolute path", ErrUsage, root)
+	}
+	if root != "" {
+		// "/x/link/" would name the directory a link points to, and pass
+		// the check that refuses a root that is a link.
+		root = path.Clean(root)
 	}
 	if d, ok := rt.(interface{ DefaultRoot() string }); ok && root == "" {
 		// The runtime knows the host's default: no need for the script

@@ -73,14 +73,20 @@ func (c *Client) Stop(ctx context.Context, refs []string, o StopOptions) ([]jobd
 // Remove deletes jobs and their files. A job with live processes is
 // refused with ErrBusy unless force, which stops it first.
 func (c *Client) Remove(ctx context.Context, refs []string, force bool) ([]string, error) {
-	return c.remove(ctx, shellgen.Remove{Refs: refs, Force: force, Grace: DefaultGrace})
+	removed, errs, err := c.remove(ctx, shellgen.Remove{Refs: refs, Force: force, Grace: DefaultGrace})
+	if err != nil {
+		return nil, err
+	}
+	return removed, errors.Join(errs...)
 }
 
-func (c *Client) remove(ctx context.Context, r shellgen.Remove) ([]string, error) {
+// remove runs a RemoveScript and returns the directories it removed and
+// its refusals, one error each.
+func (c *Client) remove(ctx context.Context, r shellgen.Remove) ([]string, []error, error) {
 	t := c.target()
 	script, err := shellgen.RemoveScript(t, r)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	var (
 		removed []string
@@ -96,9 +102,9 @@ func (c *Client) remove(ctx context.Context, r shellgen.Remove) ([]string, error
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return removed, errors.Join(errs...)
+	return removed, errs, nil
 }
 
 // PruneOptions selects the ended jobs Prune removes: those beyond the
@@ -111,7 +117,8 @@ type PruneOptions struct {
 }
 
 // Prune removes ended jobs of the workspace (never running, unreadable or
-// still-busy ones) and returns them.
+// still-busy ones: an ended job whose processes live on is skipped) and
+// returns them. With DryRun it returns the candidates, busy ones included.
 func (c *Client) Prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error) {
 	cutoff := time.Now().Add(-o.OlderThan)
 	var victims []jobdir.Job
@@ -141,7 +148,19 @@ func (c *Client) Prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error
 	for i, j := range victims {
 		dirs[i] = j.Dir
 	}
-	removed, err := c.remove(ctx, shellgen.Remove{Dirs: dirs})
-	victims = slices.DeleteFunc(victims, func(j jobdir.Job) bool { return !slices.Contains(removed, j.Dir) })
-	return victims, err
+	removed, errs, err := c.remove(ctx, shellgen.Remove{Dirs: dirs})
+	if err != nil {
+		return nil, err
+	}
+	gone := make(map[string]bool, len(removed))
+	for _, d := range removed {
+		gone[d] = true
+	}
+	victims = slices.DeleteFunc(victims, func(j jobdir.Job) bool { return !gone[j.Dir] })
+	// A job that left processes running is kept for a later prune, and one
+	// a concurrent prune removed first is done: neither is an error.
+	errs = slices.DeleteFunc(errs, func(err error) bool {
+		return errors.Is(err, ErrBusy) || errors.Is(err, ErrNotFound)
+	})
+	return victims, errors.Join(errs...)
 }

@@ -145,7 +145,6 @@ func cmdFakeJob(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(enc.Encode(m))
 	for name, content := range map[string]string{
 		jobdir.MetaFile:   mb.String(),
-		"pid":             strconv.Itoa(pid) + "\n",
 		jobdir.StdoutFile: "",
 		jobdir.StderrFile: "",
 		jobdir.ScriptFile: "# fabricated by the e2e test\n",
@@ -154,8 +153,8 @@ func cmdFakeJob(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// cmdJobEnv sets VAR to the directory of the newest job named NAME and
-// VAR_ID to its id: jobenv NAME VAR.
+// cmdJobEnv sets VAR to the directory of the newest job named NAME, VAR_ID
+// to its id and VAR_PID to its wrapper's pid: jobenv NAME VAR.
 func cmdJobEnv(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 || neg {
 		ts.Fatalf("usage: jobenv NAME VAR")
@@ -167,6 +166,7 @@ func cmdJobEnv(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Setenv(args[1], filepath.Dir(metas[0]))
 	ts.Setenv(args[1]+"_ID", m.ID)
+	ts.Setenv(args[1]+"_PID", strconv.Itoa(m.PID))
 }
 
 // cmdNewJobDir creates an empty job directory with a fresh id, sets VAR to

@@ -57,6 +57,8 @@ func params(t *testing.T, setup func(*testscript.Env)) testscript.Params {
 			e.Setenv("BGJOB_ROOT", root)
 			e.Setenv("BGJOB_HOST", "")
 			e.Setenv("SHELL", "/bin/sh")
+			// Under -race, every exiting bgjob would sleep a second.
+			e.Setenv("GORACE", "atexit_sleep_ms=0")
 			if setup != nil {
 				setup(e)
 			}

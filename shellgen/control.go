@@ -189,11 +189,11 @@ func LogsScript(t Target, l Logs) (string, error) {
 		return "", err
 	}
 	fmt.Fprintf(&b, `bg_readroot
-bg_find "$bg_ws" %s || bg_err notfound %s
-bg_obs "$bg_d"
+bg_find "$bg_ws" %[1]s || bg_err notfound %[1]s
+bg_obs "$bg_d" || bg_err notfound %[1]s
 bg_live=0
 bg_running "$bg_d" && bg_live=1
-`, list, list)
+`, list)
 	if l.New {
 		// One reader at a time moves a cursor: mkdir is the lock.
 		fmt.Fprintf(&b, `bg_lock=$bg_d/cursor-%s.lock

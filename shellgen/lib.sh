@@ -146,7 +146,7 @@ bg_stop() {
 	fi
 	[ -z "$bg_nowait" ] || return 0
 	bg_si=0
-	while [ ! -e "$bg_sd/exit_code" ] && [ "$bg_si" -lt 50 ]; do
+	while [ ! -e "$bg_sd/exit_code" ] && [ ! -s "$bg_sd/exit_code.tmp" ] && [ "$bg_si" -lt 50 ]; do
 		bg_proc "$bg_w"
 		[ -n "$bg_s" ] && [ "$bg_s" = "$bg_st" ] || break
 		bg_nap
@@ -167,19 +167,23 @@ bg_pick() {
 	[ -n "$bg_w" ]
 }
 
-# bg_obs DIR: print the observation records of the job in DIR. The wrapper
-# is looked at before exit_code is read, so a job that ends in between is
-# seen as ended, never as lost.
+# bg_obs DIR: print the observation records of the job in DIR; fail,
+# printing nothing, when its meta.json is gone (the job was just removed).
+# The wrapper is looked at before exit_code is read, so a job that ends in
+# between is seen as ended, never as lost. A complete exit_code.tmp counts
+# too: the wrapper's mv may have been killed by a stop after it wrote it.
 bg_obs() {
-	printf 'J\t%s\n' "$1"
-	if bg_line "$1/meta.json"; then
-		printf 'M\t%s\n' "$bg_l"
-		if bg_pick; then
-			bg_proc "$bg_w"
-			printf 'P\t%s\n' "$bg_s"
-		fi
+	bg_line "$1/meta.json" || return 1
+	printf 'J\t%s\nM\t%s\n' "$1" "$bg_l"
+	if bg_pick; then
+		bg_proc "$bg_w"
+		printf 'P\t%s\n' "$bg_s"
 	fi
-	if bg_line "$1/exit_code"; then printf 'X\t%s\n' "$bg_l"; fi
+	if bg_line "$1/exit_code"; then
+		printf 'X\t%s\n' "$bg_l"
+	elif [ -e "$1/exit_code.tmp" ] && IFS= read -r bg_l 2>/dev/null <"$1/exit_code.tmp"; then
+		printf 'X\t%s\n' "$bg_l"
+	fi
 	if bg_line "$1/ended_at"; then printf 'T\t%s\n' "$bg_l"; fi
 	if bg_line "$1/stop"; then printf 'S\t%s\n' "$bg_l"; fi
 	return 0
@@ -249,6 +253,7 @@ bg_end() {
 bg_readroot() {
 	if [ -L "$bg_root" ]; then bg_err root "root $bg_root is a symbolic link"; fi
 	if [ -d "$bg_root" ] && [ ! -O "$bg_root" ]; then bg_err root "root $bg_root is owned by another user"; fi
+	if [ -n "${bg_ws-}" ] && [ -L "$bg_ws" ]; then bg_err root "workspace $bg_ws is a symbolic link"; fi
 }
 
 # bg_makeroot: create the root (mode 0700) or check that it is safe.
@@ -319,6 +324,18 @@ bg_rm() {
 		fi
 		bg_stop "$1" TERM "$3" stop $$
 	fi
+	# Anything bgjob did not write stays, and so does the whole job.
+	for bg_rx in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+		[ -e "$bg_rx" ] || [ -L "$bg_rx" ] || continue
+		case ${bg_rx##*/} in
+		meta.json | meta.json.tmp | job.sh | stdout.log | stderr.log | exit_code | exit_code.tmp | \
+			ended_at | stop | stop.tmp | stdin | stdin.keeper | cursor-*) ;;
+		*)
+			printf 'E\tnotempty\t%s\n' "$1"
+			return 0
+			;;
+		esac
+	done
 	rm -f "$1/meta.json" "$1/meta.json.tmp" "$1/job.sh" "$1/stdout.log" "$1/stderr.log" \
 		"$1/exit_code" "$1/exit_code.tmp" "$1/ended_at" "$1/stop" "$1/stop.tmp" \
 		"$1/stdin" "$1/stdin.keeper" "$1"/cursor-*

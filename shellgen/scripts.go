@@ -178,7 +178,8 @@ else
 	bg_err setsid "the host has neither setsid nor bash to start the job in its own process group"
 fi
 [ -n "$bg_w" ] || bg_err start "the wrapper of job $bg_d did not start"
-bg_proc "$bg_w"
+bg_s=${bg_w#* }
+bg_w=${bg_w%% *}
 printf '%%s%%s,"pid":%%s,"pgid":%%s,"proc_start":"%%s","boot_id":"%%s"}\n' %s "$bg_buf" "$bg_w" "$bg_w" "$bg_s" "$bg_boot" >"$bg_d/meta.json.tmp"
 mv -f "$bg_d/meta.json.tmp" "$bg_d/meta.json"
 bg_obs "$bg_d"
@@ -258,9 +259,19 @@ exec 3>&-
 printf '%s\n' "$bg_keeper" >"$bg_d/stdin.keeper"
 `)
 	}
+	// The wrapper reports its own pid and start time: the launcher cannot
+	// read them once a quick job's wrapper has exited.
 	b.WriteString(`: >>"$bg_d/stdout.log"
 : >>"$bg_d/stderr.log"
-printf '%s\n' "$$"
+if [ -r /proc/self/stat ]; then
+	IFS= read -r bg_st </proc/$$/stat
+	bg_st=${bg_st##*) }
+	set -- $bg_st
+	bg_st=${20}
+else
+	bg_st=$(ps -o lstart= -p $$)
+fi
+printf '%s %s\n' "$$" "$bg_st"
 exec >/dev/null
 `)
 	fmt.Fprintf(&b, "BGJOB_JOB_ID=%s\nBGJOB_JOB_DIR=$bg_d\nexport BGJOB_JOB_ID BGJOB_JOB_DIR\n", m.ID)
@@ -400,7 +411,7 @@ func StatusScript(t Target, rs []string) (string, error) {
 	}
 	fmt.Fprintf(&b, `bg_readroot
 for bg_ref in %s; do
-	if bg_find "$bg_ws" "$bg_ref"; then bg_obs "$bg_d"; else printf 'E\tnotfound\t%%s\n' "$bg_ref"; fi
+	if bg_find "$bg_ws" "$bg_ref" && bg_obs "$bg_d"; then :; else printf 'E\tnotfound\t%%s\n' "$bg_ref"; fi
 done
 `, list)
 	return end(&b), nil
@@ -435,7 +446,7 @@ func ListScript(t Target, q List) (string, error) {
 		printf 'N\tmore\n'
 		break
 	fi
-	bg_obs "$bg_x"
+	bg_obs "$bg_x" || continue
 	bg_n=$((bg_n + 1))
 `
 	if q.AllWorkspaces {

@@ -164,8 +164,9 @@ func (a *app) client(ctx context.Context) (*bgjob.Client, func(), error) {
 
 func isCobraUsage(err error) bool {
 	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument"} {
-		if strings.Contains(msg, p) {
+	// cobra's own messages for arguments and commands it rejects.
+	for _, p := range []string{"unknown command ", "accepts ", "requires at least ", "requires at most ", "unknown flag: ", "unknown shorthand flag: "} {
+		if strings.HasPrefix(msg, p) {
 			return true
 		}
 	}

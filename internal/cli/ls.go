@@ -67,11 +67,15 @@ func (a *app) list(ctx context.Context, o listOptions) error {
 		return err
 	}
 	t := newTable(a.stdout, o.AllWorkspaces)
+	rows := 0
 	next, err := c.ListFunc(ctx, o.ListOptions, func(j jobdir.Job) error {
 		t.row(j)
+		rows++
 		return nil
 	})
-	t.flush()
+	if err == nil || rows > 0 {
+		t.flush()
+	}
 	if next != "" {
 		fmt.Fprintf(a.stderr, "bgjob: more jobs: --cursor %s\n", next)
 	}

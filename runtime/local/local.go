@@ -45,7 +45,10 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	cmd := exec.CommandContext(ctx, sh, "-c", script)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
+	// A safety net for a descendant that keeps the script's output open;
+	// generous, since on a loaded machine reading what the script wrote
+	// can lag well behind its exit.
+	cmd.WaitDelay = 30 * time.Second
 	cmd.Stdout = stdout
 	var stderr bytes.Buffer
 	cmd.Stderr = &limitedBuffer{buf: &stderr, max: 8 << 10}

@@ -60,6 +60,12 @@ type Spec struct {
 	// LineBuffered asks programs to write their output line by line
 	// ("stdbuf -oL -eL" where the host has it, PYTHONUNBUFFERED=1).
 	LineBuffered bool
+	// MaxLogSize, when positive, keeps each log's newest MaxLogSize/2 to
+	// MaxLogSize bytes on disk, checked every second; the older bytes are
+	// dropped (the file's size and offsets stay as they were) and counted
+	// in the job's StdoutDropped and StderrDropped. It needs fallocate
+	// --punch-hole on the host (Linux).
+	MaxLogSize int64
 }
 
 // Run starts a job and returns as soon as it is running.
@@ -84,13 +90,14 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		s.Grace = DefaultGrace
 	}
 	m := jobdir.Meta{
-		Version:   jobdir.Version,
-		Name:      s.Name,
-		Workspace: c.workspace,
-		Shell:     s.Shell,
-		Cwd:       s.Cwd,
-		Env:       names,
-		Stdin:     s.Stdin,
+		Version:    jobdir.Version,
+		Name:       s.Name,
+		Workspace:  c.workspace,
+		Shell:      s.Shell,
+		Cwd:        s.Cwd,
+		Env:        names,
+		Stdin:      s.Stdin,
+		MaxLogSize: s.MaxLogSize,
 	}
 	if len(s.Argv) == 1 {
 		m.Command = s.Argv[0]
@@ -112,7 +119,7 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		m.ID = jobdir.NewID(now)
 		m.StartedAt = now.UTC().Truncate(time.Millisecond)
 		script, err := shellgen.LaunchScript(shellgen.Launch{Target: c.target(), Meta: m, Env: s.Env, Timeout: s.Timeout, Grace: s.Grace,
-			Stdin: s.Stdin, LineBuffered: s.LineBuffered,
+			Stdin: s.Stdin, LineBuffered: s.LineBuffered, MaxLogSize: s.MaxLogSize,
 			Prune: c.autoPrune(now)})
 		if err != nil {
 			return jobdir.Job{}, fmt.Errorf("%w: %w", ErrUsage, err)

@@ -32,6 +32,9 @@ type Observation struct {
 	Stop string
 	// BootID is the host's boot id at the time of the observation.
 	BootID string
+	// StdoutDropped and StderrDropped are the first lines of
+	// stdout.dropped and stderr.dropped ("" when missing).
+	StdoutDropped, StderrDropped string
 }
 
 // Derive turns an observation into a job report. It is the only place
@@ -64,6 +67,8 @@ func Derive(o Observation, host string) Job {
 		return j
 	}
 	j.Meta = m
+	j.StdoutDropped = dropped(o.StdoutDropped)
+	j.StderrDropped = dropped(o.StderrDropped)
 	if o.HasExit {
 		code, err := strconv.Atoi(strings.TrimSpace(o.ExitCode))
 		if err != nil {
@@ -93,4 +98,13 @@ func Derive(o Observation, host string) Job {
 		j.Reason = "vanished"
 	}
 	return j
+}
+
+// dropped parses a STREAM.dropped line; anything but a count is 0.
+func dropped(s string) int64 {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }

@@ -101,6 +101,8 @@ type Meta struct {
 	// Stdin reports that the command reads the FIFO stdin in the job
 	// directory (bgjob send) rather than /dev/null.
 	Stdin bool `json:"stdin,omitempty"`
+	// MaxLogSize caps the bytes each log keeps on disk (0: no cap).
+	MaxLogSize int64 `json:"max_log_size,omitempty"`
 	// Buffering says what --line-buffered applied on the host ("" when
 	// not asked for).
 	Buffering string    `json:"buffering,omitempty"`
@@ -120,16 +122,20 @@ type Meta struct {
 // job directory. It is the --json output of every verb.
 type Job struct {
 	Meta
-	Host       string     `json:"host"`
-	Status     Status     `json:"status"`
-	ExitCode   *int       `json:"exit_code"`
-	EndedAt    *time.Time `json:"ended_at"`
-	Reason     string     `json:"reason,omitempty"`
-	Signal     string     `json:"signal,omitempty"`
-	Error      string     `json:"error,omitempty"`
-	Dir        string     `json:"dir"`
-	StdoutPath string     `json:"stdout_path"`
-	StderrPath string     `json:"stderr_path"`
+	Host     string     `json:"host"`
+	Status   Status     `json:"status"`
+	ExitCode *int       `json:"exit_code"`
+	EndedAt  *time.Time `json:"ended_at"`
+	Reason   string     `json:"reason,omitempty"`
+	Signal   string     `json:"signal,omitempty"`
+	// StdoutDropped and StderrDropped count the leading bytes of each log
+	// that the --max-log-size cap has dropped.
+	StdoutDropped int64  `json:"stdout_dropped,omitempty"`
+	StderrDropped int64  `json:"stderr_dropped,omitempty"`
+	Error         string `json:"error,omitempty"`
+	Dir           string `json:"dir"`
+	StdoutPath    string `json:"stdout_path"`
+	StderrPath    string `json:"stderr_path"`
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@:+-]{0,63}$`)

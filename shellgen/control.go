@@ -206,17 +206,19 @@ done
 `, l.Reader)
 	}
 	for _, st := range l.Streams {
-		fmt.Fprintf(&b, `bg_f=$bg_d/%s.log
+		fmt.Fprintf(&b, `bg_f=$bg_d/%[1]s.log
 bg_sz=$(wc -c <"$bg_f")
 bg_to=$bg_sz
+bg_dr=0
+if bg_line "$bg_d/%[1]s.dropped"; then bg_dr=${bg_l:-0}; fi
 `, st)
 		switch {
 		case l.Tail > 0:
 			fmt.Fprintf(&b, `bg_from=$((bg_sz - $(tail -n %d "$bg_f" | wc -c)))
 `, l.Tail)
 		case l.Head > 0:
-			fmt.Fprintf(&b, `bg_from=0
-bg_to=$(head -n %d "$bg_f" | wc -c)
+			fmt.Fprintf(&b, `bg_from=$bg_dr
+bg_to=$((bg_dr + $(tail -c +$((bg_dr + 1)) "$bg_f" | head -n %d | wc -c)))
 `, l.Head)
 		case l.Bytes > 0:
 			fmt.Fprintf(&b, `bg_from=$((bg_sz - %d))
@@ -235,7 +237,7 @@ if bg_line "$bg_cur"; then bg_from=${bg_l%%%%[!0-9]*}; fi
 		default:
 			b.WriteString("bg_from=0\n")
 		}
-		b.WriteString(`[ "$bg_from" -ge 0 ] || bg_from=0
+		b.WriteString(`[ "$bg_from" -ge "$bg_dr" ] || bg_from=$bg_dr
 [ "$bg_to" -le "$bg_sz" ] || bg_to=$bg_sz
 [ "$bg_from" -le "$bg_to" ] || bg_from=$bg_to
 bg_chunk ` + st + ` "$bg_f" "$bg_from" "$bg_to"
@@ -263,6 +265,7 @@ bg_chunk ` + st + ` "$bg_f" "$bg_from" "$bg_to"
 `)
 		for _, st := range l.Streams {
 			fmt.Fprintf(&b, `	bg_sz=$(wc -c <"$bg_d/%[1]s.log")
+	if bg_line "$bg_d/%[1]s.dropped" && [ "${bg_l:-0}" -gt "$bg_off_%[1]s" ]; then bg_off_%[1]s=$bg_l; fi
 	if [ "$bg_sz" -gt "$bg_off_%[1]s" ]; then
 		bg_chunk %[1]s "$bg_d/%[1]s.log" "$bg_off_%[1]s" "$bg_sz"
 		bg_off_%[1]s=$bg_sz

@@ -101,7 +101,7 @@ func Decode(r io.Reader, fn func(Event) error) error {
 				}
 			}
 		}
-		if cur == nil && strings.Contains("MPXTS", kind) && kind != "" {
+		if cur == nil && strings.Contains("MPXTSY", kind) && kind != "" {
 			return fmt.Errorf("record %s outside a job", kind)
 		}
 		switch kind {
@@ -120,6 +120,13 @@ func Decode(r io.Reader, fn func(Event) error) error {
 			cur.EndedAt = val
 		case "S":
 			cur.Stop = val
+		case "Y":
+			stream, n, _ := strings.Cut(val, "\t")
+			if stream == "stderr" {
+				cur.StderrDropped = n
+			} else {
+				cur.StdoutDropped = n
+			}
 		case "O":
 			outcome = val
 		case "E":

@@ -186,6 +186,8 @@ bg_obs() {
 	fi
 	if bg_line "$1/ended_at"; then printf 'T\t%s\n' "$bg_l"; fi
 	if bg_line "$1/stop"; then printf 'S\t%s\n' "$bg_l"; fi
+	if bg_line "$1/stdout.dropped"; then printf 'Y\tstdout\t%s\n' "$bg_l"; fi
+	if bg_line "$1/stderr.dropped"; then printf 'Y\tstderr\t%s\n' "$bg_l"; fi
 	return 0
 }
 
@@ -329,7 +331,7 @@ bg_rm() {
 		[ -e "$bg_rx" ] || [ -L "$bg_rx" ] || continue
 		case ${bg_rx##*/} in
 		meta.json | meta.json.tmp | job.sh | stdout.log | stderr.log | exit_code | exit_code.tmp | \
-			ended_at | stop | stop.tmp | stdin | stdin.keeper | cursor-*) ;;
+			ended_at | stop | stop.tmp | stdin | stdin.keeper | cursor-* | std???.dropped | std???.dropped.tmp) ;;
 		*)
 			printf 'E\tnotempty\t%s\n' "$1"
 			return 0
@@ -338,7 +340,7 @@ bg_rm() {
 	done
 	rm -f "$1/meta.json" "$1/meta.json.tmp" "$1/job.sh" "$1/stdout.log" "$1/stderr.log" \
 		"$1/exit_code" "$1/exit_code.tmp" "$1/ended_at" "$1/stop" "$1/stop.tmp" \
-		"$1/stdin" "$1/stdin.keeper" "$1"/cursor-*
+		"$1/stdin" "$1/stdin.keeper" "$1"/cursor-* "$1"/std???.dropped "$1"/std???.dropped.tmp
 	if rmdir "$1" 2>/dev/null; then printf 'R\t%s\n' "$1"; else printf 'E\tnotempty\t%s\n' "$1"; fi
 }
 

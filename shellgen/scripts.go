@@ -76,6 +76,9 @@ type Launch struct {
 	// after Grace.
 	Timeout time.Duration
 	Grace   time.Duration
+	// MaxLogSize, when positive, keeps at most about this many bytes of
+	// each log on disk, the newest (see the capper in the wrapper).
+	MaxLogSize int64
 	// Stdin gives the command a FIFO in the job directory, stdin, as its
 	// standard input (see SendScript) instead of /dev/null.
 	Stdin bool
@@ -246,6 +249,33 @@ func wrapperScript(l Launch) (string, error) {
 fi
 `, seconds(l.Timeout), tenths(l.Grace))
 	}
+	if l.MaxLogSize > 0 {
+		// The capper keeps each log's newest MaxLogSize/2 to MaxLogSize
+		// bytes on disk: once a second it punches a hole (fallocate -p)
+		// over the older part, so offsets never change, and records in
+		// STREAM.dropped how many leading bytes are gone.
+		b.WriteString("if [ \"${1-}\" = capper ]; then\n")
+		b.WriteString(lib)
+		fmt.Fprintf(&b, `	bg_cw=$2 bg_cap=%d
+	trap 'exit 0' TERM
+	while :; do
+		bg_proc "$bg_cw"
+		[ -n "$bg_s" ] || exit 0
+		sleep 1
+		for bg_cf in stdout stderr; do
+			bg_sz=$(wc -c <"$bg_d/$bg_cf.log")
+			bg_dr=0
+			if bg_line "$bg_d/$bg_cf.dropped"; then bg_dr=${bg_l:-0}; fi
+			[ $((bg_sz - bg_dr)) -gt "$bg_cap" ] || continue
+			bg_new=$(((bg_sz - bg_cap / 2) / 4096 * 4096))
+			[ "$bg_new" -gt "$bg_dr" ] || continue
+			fallocate -p -o 0 -l "$bg_new" "$bg_d/$bg_cf.log" 2>/dev/null || continue
+			printf '%%s\n' "$bg_new" >"$bg_d/$bg_cf.dropped.tmp" && mv -f "$bg_d/$bg_cf.dropped.tmp" "$bg_d/$bg_cf.dropped"
+		done
+	done
+fi
+`, l.MaxLogSize)
+	}
 	b.WriteString("trap '' HUP\ntrap : TERM INT QUIT USR1 USR2 ALRM\n")
 	if l.Stdin {
 		// A keeper holds the FIFO open for writing, so the command sees
@@ -318,16 +348,13 @@ exec >/dev/null
 		b.WriteString("set -- \"$bg_sh\"\n")
 		run = `"$1" -c ` + q
 	}
+	// The timer and the capper lead process groups of their own, so that
+	// one signal ends each with its sleep, whatever it is doing.
 	if l.Timeout > 0 {
-		// The timer leads a process group of its own, so that one signal
-		// ends it and its sleep together, whatever it is doing.
-		b.WriteString(`if command -v setsid >/dev/null 2>&1; then
-	setsid /bin/sh "$0" timer </dev/null >/dev/null 2>&1 &
-else
-	/bin/sh "$0" timer </dev/null >/dev/null 2>&1 &
-fi
-bg_timer=$!
-`)
+		b.WriteString(startHelper("timer", "bg_timer"))
+	}
+	if l.MaxLogSize > 0 {
+		b.WriteString(startHelper("capper $$", "bg_capper"))
 	}
 	cd := "cd ."
 	if m.Cwd != "" {
@@ -367,17 +394,38 @@ fi
 	if l.Stdin {
 		b.WriteString("kill \"$bg_keeper\" 2>/dev/null\n")
 	}
+	// The timer ends at once while it sleeps; while it stops the job, it
+	// ends once the group is gone.
 	if l.Timeout > 0 {
-		// The timer ends at once while it sleeps; while it stops the job,
-		// it ends once the group is gone.
-		b.WriteString(`kill -s TERM -- "-$bg_timer" 2>/dev/null || kill -s TERM "-$bg_timer" 2>/dev/null || kill "$bg_timer" 2>/dev/null
-wait "$bg_timer"
-`)
+		b.WriteString(endHelper("bg_timer"))
+	}
+	if l.MaxLogSize > 0 {
+		b.WriteString(endHelper("bg_capper"))
 	}
 	b.WriteString(`date -u '+%Y-%m-%dT%H:%M:%SZ' >"$bg_d/ended_at" 2>/dev/null
 printf '%s\n' "$bg_rc" >"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"
 `)
 	return b.String(), nil
+}
+
+// startHelper returns the wrapper's lines that start job.sh in helper mode
+// ARGS (timer, capper) in a process group of its own, its pid in VAR.
+func startHelper(args, v string) string {
+	return fmt.Sprintf(`if command -v setsid >/dev/null 2>&1; then
+	setsid /bin/sh "$0" %[1]s </dev/null >/dev/null 2>&1 &
+else
+	/bin/sh "$0" %[1]s </dev/null >/dev/null 2>&1 &
+fi
+%[2]s=$!
+`, args, v)
+}
+
+// endHelper returns the wrapper's lines that end the helper whose pid is in
+// VAR, with its group, and wait for it.
+func endHelper(v string) string {
+	return fmt.Sprintf(`kill -s TERM -- "-$%[1]s" 2>/dev/null || kill -s TERM "-$%[1]s" 2>/dev/null || kill "$%[1]s" 2>/dev/null
+wait "$%[1]s"
+`, v)
 }
 
 func seconds(d time.Duration) string {

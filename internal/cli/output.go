@@ -64,6 +64,11 @@ func printJob(w io.Writer, j jobdir.Job) {
 		row("ended_at", j.EndedAt.Local().Format(time.RFC3339))
 	}
 	row("timeout", j.Timeout)
+	if j.MaxLogSize > 0 {
+		row("max_log_size", strconv.FormatInt(j.MaxLogSize, 10))
+		row("dropped", fmt.Sprintf("stdout %d bytes, stderr %d bytes", j.StdoutDropped, j.StderrDropped))
+	}
+	row("buffering", j.Buffering)
 	row("error", j.Error)
 	row("stdout", j.StdoutPath)
 	row("stderr", j.StderrPath)

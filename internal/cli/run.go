@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,9 +17,10 @@ import (
 )
 
 type runOptions struct {
-	spec  bgjob.Spec
-	quiet bool
-	wait  time.Duration
+	spec       bgjob.Spec
+	quiet      bool
+	wait       time.Duration
+	maxLogSize string
 }
 
 func (a *app) runCommand() *cobra.Command {
@@ -66,6 +69,7 @@ logs kept from the start, and bgjob prints its handle and exits 0.`,
 	f.BoolVar(&o.spec.Stdin, "stdin", false, "give the job a FIFO as stdin, written with 'bgjob send' (default: /dev/null)")
 	f.BoolVar(&o.spec.LineBuffered, "line-buffered", false, "ask programs to flush output by line (stdbuf -oL -eL, PYTHONUNBUFFERED=1)")
 	f.DurationVar(&o.wait, "wait", 0, "wait up to this long: print the output and exit with the job's status if it ends, else leave it running")
+	f.StringVar(&o.maxLogSize, "max-log-size", "", "keep only about this much of each log on disk, the newest (e.g. 100M; needs fallocate)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the job id")
 	f.BoolVar(&a.json, "json", false, "print the job as JSON")
 	return cmd
@@ -74,6 +78,13 @@ logs kept from the start, and bgjob prints its handle and exits 0.`,
 func (a *app) run(ctx context.Context, o runOptions) error {
 	if o.spec.Timeout < 0 || o.spec.Grace < 0 || o.wait < 0 {
 		return usageError("--timeout, --grace and --wait must not be negative")
+	}
+	if o.maxLogSize != "" {
+		n, err := parseSize(o.maxLogSize)
+		if err != nil {
+			return usageError("--max-log-size: %v", err)
+		}
+		o.spec.MaxLogSize = n
 	}
 	c, release, err := a.client(ctx)
 	if err != nil {
@@ -130,4 +141,27 @@ func (a *app) promote(ctx context.Context, c *bgjob.Client, j jobdir.Job, d time
 		return true, err
 	}
 	return true, jobExit(a, jobs)
+}
+
+// parseSize reads a byte count: a number with an optional K, M or G
+// (powers of 1024), at least 8K.
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	num := strings.TrimSuffix(strings.ToUpper(s), "B")
+	switch {
+	case strings.HasSuffix(num, "K"):
+		mult, num = 1<<10, strings.TrimSuffix(num, "K")
+	case strings.HasSuffix(num, "M"):
+		mult, num = 1<<20, strings.TrimSuffix(num, "M")
+	case strings.HasSuffix(num, "G"):
+		mult, num = 1<<30, strings.TrimSuffix(num, "G")
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("%q is not a size (want e.g. 65536, 64K, 100M or 2G)", s)
+	}
+	if n*mult < 8<<10 {
+		return 0, fmt.Errorf("%q is below the smallest cap, 8K", s)
+	}
+	return n * mult, nil
 }

@@ -58,6 +58,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# What is built is the working tree: say so when it is not HEAD (untracked
+# files count: a new .go file changes the binary).
+rev=$(git -C "$repo" rev-parse --short HEAD)
+dirty=
+[ -z "$(git -C "$repo" status --porcelain -- . ':!bench' ':!docs/benchmarks.md' 2>/dev/null)" ] || dirty=' (with uncommitted changes)'
 say "building bgjob and the harness tools into $tmp"
 go build -o "$tmp/bgjob" ./cmd/bgjob
 go build -o "$tmp/interleave" ./bench/cmd/interleave
@@ -84,7 +89,7 @@ il() { "$tmp/interleave" -md "$md" -targets "$targets" "$@" >&2; }
 {
 	echo "# bgjob benchmarks"
 	echo
-	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" diff --quiet HEAD -- . ':!bench' ':!docs/benchmarks.md' 2>/dev/null || echo ' (with uncommitted changes)'),"
+	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), commit $rev$dirty, load average $(cut -d' ' -f1-3 /proc/loadavg) at the start,"
 	echo "$(nproc) cores, $(uname -sr), $(go version | cut -d' ' -f3), /bin/sh is $(readlink -f /bin/sh),"
 	echo "job root on $(findmnt -n -o FSTYPE -T "$tmp" 2>/dev/null || echo '?'). Medians of wall-clock time; ratios are of medians."
 } >>"$md"
@@ -286,6 +291,6 @@ if [ "$go_time" != skip ]; then
 fi
 
 echo >>"$md"
-echo "Total harness time: $(($(date +%s) - started)) s." >>"$md"
+echo "Total harness time: $(($(date +%s) - started)) s; load average $(cut -d' ' -f1-3 /proc/loadavg) at the end." >>"$md"
 say "done in $(($(date +%s) - started)) s; results in $md"
 cat "$md"

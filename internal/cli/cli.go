@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -52,6 +53,9 @@ func usageError(format string, args ...any) error {
 
 // Main runs bgjob with the process's arguments and returns its exit status.
 func Main() int {
+	// bgjob is a short-lived command: have the collector keep the heap
+	// small rather than let it grow with a 10,000-job listing.
+	debug.SetMemoryLimit(20 << 20)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)

@@ -46,15 +46,11 @@ func StopScript(t Target, s Stop) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	list, err := refs(s.Refs)
+	b, list, err := t.script(s.Refs)
 	if err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	if err := t.begin(&b); err != nil {
-		return "", err
-	}
-	fmt.Fprintf(&b, "bg_readroot\nbg_sig1=%s\nbg_grace=%d\n", sig, tenths(s.Grace))
+	fmt.Fprintf(b, "bg_readroot\nbg_sig1=%s\nbg_grace=%d\n", sig, tenths(s.Grace))
 	b.WriteString(`bg_stopone() {
 	bg_stop "$1" "$bg_sig1" "$bg_grace" stop $$
 	printf 'O\t%s\n' "$bg_o"
@@ -68,12 +64,12 @@ func StopScript(t Target, s Stop) (string, error) {
 done
 `)
 	} else {
-		fmt.Fprintf(&b, `for bg_ref in %s; do
+		fmt.Fprintf(b, `for bg_ref in %s; do
 	if bg_find "$bg_ws" "$bg_ref"; then bg_stopone "$bg_d"; else printf 'E\tnotfound\t%%s\n' "$bg_ref"; fi
 done
 `, list)
 	}
-	return end(&b), nil
+	return end(b), nil
 }
 
 // Wait selects what WaitScript waits for.
@@ -97,20 +93,16 @@ exec 3<&-
 // jobs have ended (exit_code written or wrapper gone), then prints their
 // observations. It ends early, printing nothing more, when its stdin closes.
 func WaitScript(t Target, w Wait) (string, error) {
-	list, err := refs(w.Refs)
+	b, list, err := t.script(w.Refs)
 	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	if err := t.begin(&b); err != nil {
 		return "", err
 	}
 	any := 0
 	if w.Any {
 		any = 1
 	}
-	fmt.Fprintf(&b, "bg_readroot\nbg_any=%d\nbg_limit=%d\nbg_dirs=\n", any, tenths(w.Timeout))
-	fmt.Fprintf(&b, `for bg_ref in %s; do
+	fmt.Fprintf(b, "bg_readroot\nbg_any=%d\nbg_limit=%d\nbg_dirs=\n", any, tenths(w.Timeout))
+	fmt.Fprintf(b, `for bg_ref in %s; do
 	if bg_find "$bg_ws" "$bg_ref"; then bg_dirs="$bg_dirs $bg_d"; else bg_err notfound "$bg_ref"; fi
 done
 `, list)
@@ -134,7 +126,7 @@ done
 kill "$bg_cat" 2>/dev/null
 for bg_x in $bg_dirs; do bg_obs "$bg_x"; done
 `)
-	return end(&b), nil
+	return end(b), nil
 }
 
 // Logs selects what LogsScript prints.
@@ -164,10 +156,6 @@ type Logs struct {
 // goes on printing D records as the logs grow and, once the job has ended
 // and the last bytes are out, prints the job's observation again.
 func LogsScript(t Target, l Logs) (string, error) {
-	list, err := refs([]string{l.Ref})
-	if err != nil {
-		return "", err
-	}
 	if len(l.Streams) == 0 {
 		l.Streams = []string{"stdout"}
 	}
@@ -184,11 +172,11 @@ func LogsScript(t Target, l Logs) (string, error) {
 			return "", err
 		}
 	}
-	var b strings.Builder
-	if err := t.begin(&b); err != nil {
+	b, list, err := t.script([]string{l.Ref})
+	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(&b, `bg_readroot
+	fmt.Fprintf(b, `bg_readroot
 bg_find "$bg_ws" %[1]s || bg_err notfound %[1]s
 bg_obs "$bg_d" || bg_err notfound %[1]s
 bg_live=0
@@ -196,7 +184,7 @@ bg_running "$bg_d" && bg_live=1
 `, list)
 	if l.New {
 		// One reader at a time moves a cursor: mkdir is the lock.
-		fmt.Fprintf(&b, `bg_lock=$bg_d/cursor-%s.lock
+		fmt.Fprintf(b, `bg_lock=$bg_d/cursor-%s.lock
 bg_i=0
 until mkdir "$bg_lock" 2>/dev/null; do
 	bg_i=$((bg_i + 1))
@@ -206,7 +194,7 @@ done
 `, l.Reader)
 	}
 	for _, st := range l.Streams {
-		fmt.Fprintf(&b, `bg_f=$bg_d/%[1]s.log
+		fmt.Fprintf(b, `bg_f=$bg_d/%[1]s.log
 bg_sz=$(wc -c <"$bg_f")
 bg_to=$bg_sz
 bg_dr=0
@@ -214,21 +202,21 @@ if bg_line "$bg_d/%[1]s.dropped"; then bg_dr=${bg_l:-0}; fi
 `, st)
 		switch {
 		case l.Tail > 0:
-			fmt.Fprintf(&b, `bg_from=$((bg_sz - $(tail -n %d "$bg_f" | wc -c)))
+			fmt.Fprintf(b, `bg_from=$((bg_sz - $(tail -n %d "$bg_f" | wc -c)))
 `, l.Tail)
 		case l.Head > 0:
-			fmt.Fprintf(&b, `bg_from=$bg_dr
+			fmt.Fprintf(b, `bg_from=$bg_dr
 bg_to=$((bg_dr + $(tail -c +$((bg_dr + 1)) "$bg_f" | head -n %d | wc -c)))
 `, l.Head)
 		case l.Bytes > 0:
-			fmt.Fprintf(&b, `bg_from=$((bg_sz - %d))
+			fmt.Fprintf(b, `bg_from=$((bg_sz - %d))
 `, l.Bytes)
 		case l.HasOffset:
-			fmt.Fprintf(&b, `bg_from=%d
+			fmt.Fprintf(b, `bg_from=%d
 [ "$bg_live" = 0 ] || bg_utf8end "$bg_f" "$bg_sz"
 `, l.Offset)
 		case l.New:
-			fmt.Fprintf(&b, `bg_cur=$bg_d/cursor-%s.%s
+			fmt.Fprintf(b, `bg_cur=$bg_d/cursor-%s.%s
 bg_from=0
 if bg_line "$bg_cur"; then bg_from=${bg_l%%%%[!0-9]*}; fi
 [ -n "$bg_from" ] || bg_from=0
@@ -247,7 +235,7 @@ bg_chunk ` + st + ` "$bg_f" "$bg_from" "$bg_to"
 `)
 		}
 		if l.Follow {
-			fmt.Fprintf(&b, "bg_off_%s=$bg_to\n", st)
+			fmt.Fprintf(b, "bg_off_%s=$bg_to\n", st)
 		}
 	}
 	if l.New {
@@ -264,7 +252,7 @@ bg_chunk ` + st + ` "$bg_f" "$bg_from" "$bg_to"
 	bg_running "$bg_d" && bg_ended=0
 `)
 		for _, st := range l.Streams {
-			fmt.Fprintf(&b, `	bg_sz=$(wc -c <"$bg_d/%[1]s.log")
+			fmt.Fprintf(b, `	bg_sz=$(wc -c <"$bg_d/%[1]s.log")
 	if bg_line "$bg_d/%[1]s.dropped" && [ "${bg_l:-0}" -gt "$bg_off_%[1]s" ]; then bg_off_%[1]s=$bg_l; fi
 	if [ "$bg_sz" -gt "$bg_off_%[1]s" ]; then
 		bg_chunk %[1]s "$bg_d/%[1]s.log" "$bg_off_%[1]s" "$bg_sz"
@@ -280,7 +268,7 @@ kill "$bg_cat" 2>/dev/null
 bg_obs "$bg_d"
 `)
 	}
-	return end(&b), nil
+	return end(b), nil
 }
 
 // Remove selects what RemoveScript removes.
@@ -298,10 +286,6 @@ type Remove struct {
 // RemoveScript returns the script that deletes ended jobs: an R record for
 // each directory removed, E records for refusals.
 func RemoveScript(t Target, r Remove) (string, error) {
-	list, err := refs(r.Refs)
-	if err != nil {
-		return "", err
-	}
 	var dirs []string
 	for _, d := range r.Dirs {
 		q, err := Quote(d)
@@ -310,21 +294,21 @@ func RemoveScript(t Target, r Remove) (string, error) {
 		}
 		dirs = append(dirs, q)
 	}
-	var b strings.Builder
-	if err := t.begin(&b); err != nil {
+	b, list, err := t.script(r.Refs)
+	if err != nil {
 		return "", err
 	}
 	force := 0
 	if r.Force {
 		force = 1
 	}
-	fmt.Fprintf(&b, "bg_readroot\nbg_force=%d\nbg_grace=%d\n", force, tenths(r.Grace))
-	fmt.Fprintf(&b, `for bg_ref in %s; do
+	fmt.Fprintf(b, "bg_readroot\nbg_force=%d\nbg_grace=%d\n", force, tenths(r.Grace))
+	fmt.Fprintf(b, `for bg_ref in %s; do
 	if bg_find "$bg_ws" "$bg_ref"; then bg_rm "$bg_d" "$bg_force" "$bg_grace"; else printf 'E\tnotfound\t%%s\n' "$bg_ref"; fi
 done
 for bg_x in %s; do bg_rm "$bg_x" "$bg_force" "$bg_grace"; done
 `, list, strings.Join(dirs, " "))
-	return end(&b), nil
+	return end(b), nil
 }
 
 // SendScript returns the script that writes its own stdin to the stdin
@@ -332,15 +316,11 @@ for bg_x in %s; do bg_rm "$bg_x" "$bg_force" "$bg_grace"; done
 // holds the FIFO open, so the command reads end of file. It prints the
 // job's observation.
 func SendScript(t Target, ref string, eof bool) (string, error) {
-	list, err := refs([]string{ref})
+	b, list, err := t.script([]string{ref})
 	if err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	if err := t.begin(&b); err != nil {
-		return "", err
-	}
-	fmt.Fprintf(&b, `bg_readroot
+	fmt.Fprintf(b, `bg_readroot
 bg_find "$bg_ws" %[1]s || bg_err notfound %[1]s
 [ -p "$bg_d/stdin" ] || bg_err nostdin "job %[1]s was not started with --stdin"
 bg_running "$bg_d" || bg_err ended "job %[1]s has ended"
@@ -357,5 +337,5 @@ fi
 		b.WriteString("cat 1<>\"$bg_d/stdin\"\n")
 	}
 	b.WriteString("bg_obs \"$bg_d\"\n")
-	return end(&b), nil
+	return end(b), nil
 }

@@ -60,6 +60,20 @@ printf 'B\t%s\n' "$bg_boot"
 	return nil
 }
 
+// script validates the job references rs, starts a script for them (see
+// begin) and returns it with the references as one shell word list.
+func (t Target) script(rs []string) (*strings.Builder, string, error) {
+	list, err := refs(rs)
+	if err != nil {
+		return nil, "", err
+	}
+	b := new(strings.Builder)
+	if err := t.begin(b); err != nil {
+		return nil, "", err
+	}
+	return b, list, nil
+}
+
 func end(b *strings.Builder) string {
 	b.WriteString("bg_end\n")
 	return b.String()
@@ -449,20 +463,16 @@ func refs(rs []string) (string, error) {
 // StatusScript returns the script that prints the observation of each job
 // named in refs (by id or name), or an E notfound record.
 func StatusScript(t Target, rs []string) (string, error) {
-	list, err := refs(rs)
+	b, list, err := t.script(rs)
 	if err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	if err := t.begin(&b); err != nil {
-		return "", err
-	}
-	fmt.Fprintf(&b, `bg_readroot
+	fmt.Fprintf(b, `bg_readroot
 for bg_ref in %s; do
 	if bg_find "$bg_ws" "$bg_ref" && bg_obs "$bg_d"; then :; else printf 'E\tnotfound\t%%s\n' "$bg_ref"; fi
 done
 `, list)
-	return end(&b), nil
+	return end(b), nil
 }
 
 // List selects jobs for ListScript.

@@ -79,6 +79,18 @@ func TestParallelRunSSH(t *testing.T) {
 	runParallel(t, 20, "--ssh-config", cfg, "-H", "bgjob-test")
 }
 
+// sshJobs starts an sshd for the test and returns it, a job root that is
+// cleaned up after the test, and the global flags that reach that root
+// over SSH.
+func sshJobs(t *testing.T) (*sshtest.Server, string, []string) {
+	t.Helper()
+	srv := sshtest.Start(t)
+	cfg := sshConfig(t, srv)
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	return srv, root, []string{"--root", root, "--ssh-config", cfg, "-H", "bgjob-test"}
+}
+
 // sshConfig writes an ssh_config with the alias bgjob-test and a matching
 // known_hosts, and returns the config's path.
 func sshConfig(t *testing.T, srv *sshtest.Server) string {

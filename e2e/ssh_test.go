@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/bgjob/bgjob/internal/cli"
-	"github.com/bgjob/bgjob/internal/sshtest"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
@@ -27,11 +26,7 @@ func bgjob(ctx context.Context, args ...string) (int, string, string) {
 // wait report its real exit status.
 func TestSSHConnectionDrop(t *testing.T) {
 	t.Parallel()
-	srv := sshtest.Start(t)
-	cfg := sshConfig(t, srv)
-	root := t.TempDir()
-	t.Cleanup(func() { killAll(root) })
-	g := []string{"--root", root, "--ssh-config", cfg, "-H", "bgjob-test"}
+	srv, _, g := sshJobs(t)
 	ctx := context.Background()
 
 	code, id, errs := bgjob(ctx, append(g, "run", "-q", "--", "sleep 2; exit 7")...)
@@ -93,11 +88,7 @@ func TestSSHUnreachable(t *testing.T) {
 // their scripts on the host; nothing is left polling there.
 func TestSSHFollowCancel(t *testing.T) {
 	t.Parallel()
-	srv := sshtest.Start(t)
-	cfg := sshConfig(t, srv)
-	root := t.TempDir()
-	t.Cleanup(func() { killAll(root) })
-	g := []string{"--root", root, "--ssh-config", cfg, "-H", "bgjob-test"}
+	_, root, g := sshJobs(t)
 	code, id, errs := bgjob(context.Background(), append(g, "run", "-q", "--", "sleep 60")...)
 	if code != 0 {
 		t.Fatalf("run: %d %s", code, errs)

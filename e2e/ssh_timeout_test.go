@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/sshtest"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
@@ -19,11 +18,7 @@ import (
 // timeout, 143) and no process of its group, timer included, remains.
 func TestSSHTimeoutAcrossDrop(t *testing.T) {
 	t.Parallel()
-	srv := sshtest.Start(t)
-	cfg := sshConfig(t, srv)
-	root := t.TempDir()
-	t.Cleanup(func() { killAll(root) })
-	g := []string{"--root", root, "--ssh-config", cfg, "-H", "bgjob-test"}
+	srv, _, g := sshJobs(t)
 	ctx := context.Background()
 
 	code, out, errs := bgjob(ctx, append(g, "run", "--json", "--timeout", "1s", "--grace", "500ms", "--", "sleep 60")...)

@@ -60,6 +60,8 @@ logs kept from the start, and bgjob prints its handle and exits 0.`,
 		},
 	}
 	f := cmd.Flags()
+	// Flags after the command belong to it: "bgjob run ls -la" runs ls -la.
+	f.SetInterspersed(false)
 	f.StringVarP(&o.spec.Name, "name", "n", "", "name the job (address it by name later)")
 	f.StringVarP(&o.spec.Cwd, "cwd", "C", "", "working directory (must exist; default: the current one, or home over SSH)")
 	f.StringArrayVarP(&o.spec.Env, "env", "e", nil, "set an environment variable, NAME=VALUE (repeatable)")

@@ -45,7 +45,7 @@ status; a job still running is left running in the background, with its
 logs kept from the start, and bgjob prints its handle and exits 0.`,
 		Example: `  bgjob run -n web -- python3 -m http.server 8000
   bgjob run --wait 30s -- make test      # output and status if done in 30s, else a handle
-  bgjob run --stdin -n repl -- python3 -i && bgjob send repl 'print(1+1)'`,
+  bgjob run --stdin -n repl -- python3 -i && bgjob send repl $'print(1+1)\n'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.spec.Argv = args

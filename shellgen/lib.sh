@@ -276,9 +276,16 @@ bg_makeroot() {
 }
 
 # bg_chunk STREAM FILE FROM TO: print a D record and bytes FROM..TO of FILE.
+# When the job has ended (bg_live=0) and TO is the file's end (bg_sz), one
+# tail reads the range from the end.
 bg_chunk() {
 	printf 'D\t%s\t%s\t%s\n' "$1" "$3" $(($4 - $3))
-	if [ "$4" -gt "$3" ]; then tail -c +$(($3 + 1)) "$2" | head -c $(($4 - $3)); fi
+	[ "$4" -gt "$3" ] || return 0
+	if [ "${bg_live-1}" = 0 ] && [ "$4" = "${bg_sz-}" ]; then
+		tail -c $(($4 - $3)) "$2"
+	else
+		tail -c +$(($3 + 1)) "$2" | head -c $(($4 - $3))
+	fi
 }
 
 # bg_utf8end FILE SIZE: set bg_to to SIZE less an incomplete UTF-8 sequence

@@ -28,6 +28,8 @@ import (
 	"time"
 
 	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // maxSessions bounds the sessions open at once on one connection; OpenSSH's
@@ -154,9 +156,12 @@ func (e *ExitError) ExitCode() int { return e.Status }
 // script's stderr. Cancelling ctx closes the script's stdin and the session
 // and returns ctx.Err(); scripts that must end then read stdin until EOF.
 func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdout io.Writer) error {
-	if strings.IndexByte(script, 0) >= 0 {
-		return fmt.Errorf("ssh %s: script contains a NUL byte", r.host)
+	// The remote user's login shell runs "sh -c 'script'".
+	command, err := shellgen.Quote(script)
+	if err != nil {
+		return fmt.Errorf("ssh %s: script: %w", r.host, err)
 	}
+	command = "sh -c " + command
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -189,7 +194,7 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	if err != nil {
 		return r.transportErr("opening session", err)
 	}
-	if err := sess.Start("sh -c " + quote(script)); err != nil {
+	if err := sess.Start(command); err != nil {
 		return r.transportErr("starting script", err)
 	}
 	// x/crypto's stdin Close is not safe to call concurrently.
@@ -276,11 +281,6 @@ func (r *Runtime) transportErr(op string, err error) error {
 		return fmt.Errorf("ssh %s: %s: connection closed before the script exited", r.host, op)
 	}
 	return fmt.Errorf("ssh %s: %s: %w", r.host, op, err)
-}
-
-// quote returns s as one single-quoted POSIX shell word.
-func quote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // gatedWriter passes writes on until closed, then drops them. The first

@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// TestNameLookupPastRecentJobs: a name is found among jobs older than the
-// newest 20 (which the shell reads itself; older ones are searched with
-// grep), and the newest job with the name wins.
+// TestNameLookupPastRecentJobs: the newest job with a name wins (found by
+// the name index), and when the index is stale the name is still found
+// among jobs older than the newest 20 (searched with grep).
 func TestNameLookupPastRecentJobs(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -30,6 +30,12 @@ func TestNameLookupPastRecentJobs(t *testing.T) {
 	}
 	if got := run("status", "--json", "target"); !strings.Contains(got, `"id": "`+second+`"`) {
 		t.Fatalf("status target found %s, want the newest job named target, %s (the older is %s)", got, second, first)
+	}
+	// With the newest removed, the name index is stale: the search finds
+	// the older job among those past the newest 20.
+	run("rm", second)
+	if got := run("status", "--json", "target"); !strings.Contains(got, `"id": "`+first+`"`) {
+		t.Fatalf("after rm, status target found %s, want %s", got, first)
 	}
 	if code, _, _ := bgjob(ctx, "--root", root, "status", "targe"); code != 1 {
 		t.Fatalf("status of a name prefix: exit %d, want 1 (not found)", code)

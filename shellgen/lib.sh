@@ -209,8 +209,9 @@ bg_busy() {
 }
 
 # bg_find WSDIR REF: set bg_d to the job directory REF names in WSDIR: the
-# job with that id, else the newest job with that name (the newest 20 jobs
-# are read by the shell, older ones searched with grep).
+# job with that id, else the newest job with that name: the one the name
+# index WSDIR/.names/REF names, else the newest 20 jobs are read by the
+# shell and older ones searched with grep.
 bg_find() {
 	bg_d=
 	if [ -e "$1/$2/meta.json" ]; then
@@ -218,6 +219,23 @@ bg_find() {
 		return 0
 	fi
 	bg_fw=$1 bg_fn=$2
+	# The name index holds the id of the newest job launched with the name;
+	# the job's own meta.json must agree, else the directories are searched.
+	if bg_line "$1/.names/$2"; then
+		case $bg_l in
+		'' | *[!0-9a-zT-]*) ;;
+		*)
+			bg_fx=$1/$bg_l
+			if bg_line "$bg_fx/meta.json"; then
+				case $bg_l in *"\"name\":\"$bg_fn\""*)
+					bg_d=$bg_fx
+					return 0
+					;;
+				esac
+			fi
+			;;
+		esac
+	fi
 	set -- "$1"/[0-9]*
 	bg_fi=$# bg_fk=0
 	while [ "$bg_fi" -gt 0 ] && [ "$bg_fk" -lt 20 ]; do

@@ -177,7 +177,7 @@ func LaunchScript(l Launch) (string, error) {
 	fmt.Fprintf(&b, `[ -d "$bg_ws" ] || mkdir -p "$bg_ws" 2>/dev/null || bg_err io "cannot create workspace directory $bg_ws"
 bg_d=$bg_ws/%s
 mkdir "$bg_d" 2>/dev/null || bg_err exists "cannot create job directory $bg_d"
-printf '%%s' %s >"$bg_d/job.sh"
+%sprintf '%%s' %s >"$bg_d/job.sh"
 %s# Start the wrapper in a session of its own. setsid -f runs it from the
 # foreground, so it does not inherit the SIGINT and SIGQUIT a non-interactive
 # shell ignores for background commands; busybox setsid lacks -f. The
@@ -200,8 +200,21 @@ bg_w=${bg_w%% *}
 printf '%%s%%s,"pid":%%s,"pgid":%%s,"proc_start":"%%s","boot_id":"%%s"}\n' %s "$bg_buf" "$bg_w" "$bg_w" "$bg_s" "$bg_boot" >"$bg_d/meta.json.tmp"
 mv -f "$bg_d/meta.json.tmp" "$bg_d/meta.json"
 bg_obs "$bg_d"
-%s`, m.ID, quote(wrapper), launchExtras(l), quote(prefix), autoPrune(l.Prune))
+%s`, m.ID, nameIndex(m.Name, m.ID), quote(wrapper), launchExtras(l), quote(prefix), autoPrune(l.Prune))
 	return end(&b), nil
+}
+
+// nameIndex returns the launcher's lines that record id as the newest job
+// named name in the workspace's name index, .names/NAME (nothing for an
+// unnamed job). A reader checks the job's meta.json, so a stale or torn
+// entry only sends it back to searching.
+func nameIndex(name, id string) string {
+	if name == "" {
+		return ""
+	}
+	return fmt.Sprintf(`[ -d "$bg_ws/.names" ] || mkdir "$bg_ws/.names" 2>/dev/null
+printf '%%s\n' %s >"$bg_ws/.names/%s" 2>/dev/null
+`, id, name)
 }
 
 // autoPrune returns the launcher's line that starts the pruning pass in

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -186,7 +187,9 @@ func TestRaceOneWorkspace(t *testing.T) {
 	}
 	// Every listed job has an intact meta.json, and no directory was left
 	// behind without one.
-	dirs, _ := os.ReadDir(filepath.Join(root, jobdir.DefaultWorkspace))
+	entries, _ := os.ReadDir(filepath.Join(root, jobdir.DefaultWorkspace))
+	// Job directories are named by id; .names is the name index.
+	dirs := slices.DeleteFunc(entries, func(d os.DirEntry) bool { return !jobdir.IsID(d.Name()) })
 	for _, d := range dirs {
 		b, err := os.ReadFile(filepath.Join(root, jobdir.DefaultWorkspace, d.Name(), jobdir.MetaFile))
 		if err != nil {

@@ -73,6 +73,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return 0
 	}
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		// Interrupted (Ctrl-C or TERM): the jobs go on; say nothing more.
+		return 130
+	}
 	var ee *exitError
 	code := 1
 	switch {

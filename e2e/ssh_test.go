@@ -107,7 +107,10 @@ func TestSSHFollowCancel(t *testing.T) {
 		}
 		cancel()
 		select {
-		case <-done:
+		case code := <-done:
+			if code != 130 {
+				t.Errorf("%s exited %d after an interrupt, want 130", verb[0], code)
+			}
 		case <-time.After(5 * time.Second):
 			t.Fatalf("%s did not return after cancel", verb[0])
 		}

@@ -68,7 +68,6 @@ func params(t *testing.T, setup func(*testscript.Env)) testscript.Params {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exit":      cmdExit,
 			"killgroup": cmdKillGroup,
-			"killpid":   cmdKillPID,
 			"alive":     cmdAlive,
 			"pidalive":  cmdPIDAlive,
 			"waitfile":  cmdWaitFile,
@@ -145,16 +144,6 @@ func cmdKillGroup(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	m := findJob(ts, args[1])
 	ts.Check(syscall.Kill(-m.PGID, parseSignal(ts, args[0])))
-}
-
-// cmdKillPID sends a signal to the pid written in a file: killpid SIG FILE.
-func cmdKillPID(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) != 2 {
-		ts.Fatalf("usage: killpid SIG FILE")
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[1])))
-	ts.Check(err)
-	ts.Check(syscall.Kill(pid, parseSignal(ts, args[0])))
 }
 
 // cmdAlive checks whether a job's process group has live members:

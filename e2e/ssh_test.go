@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bgjob/bgjob/internal/cli"
+	"github.com/bgjob/bgjob/internal/sshtest"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
@@ -36,23 +37,8 @@ func TestSSHConnectionDrop(t *testing.T) {
 	id = strings.TrimSpace(id)
 
 	// A wait holds a session open; kill the sshd serving it.
-	waited := make(chan int, 1)
-	go func() {
-		code, _, _ := bgjob(ctx, append(g, "wait", id)...)
-		waited <- code
-	}()
-	time.Sleep(500 * time.Millisecond)
-	srv.DropConnections()
-	if err := srv.Restart(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case code := <-waited:
-		if code == 7 {
-			t.Fatalf("wait returned the job's status although its connection was killed before the job ended")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("wait did not notice its connection died")
+	if code := waitThroughDrop(t, srv, g, id); code == 7 {
+		t.Fatalf("wait returned the job's status although its connection was killed before the job ended")
 	}
 
 	code, out, errs := bgjob(ctx, append(g, "status", "--json", id)...)
@@ -68,6 +54,30 @@ func TestSSHConnectionDrop(t *testing.T) {
 	}
 	if code, _, errs := bgjob(ctx, append(g, "wait", id)...); code != 7 {
 		t.Fatalf("wait after reconnect: exit %d, want 7 (%s)", code, errs)
+	}
+}
+
+// waitThroughDrop runs bgjob wait on job id over SSH, kills every sshd
+// process serving a connection while it waits, restarts sshd, and returns
+// wait's exit status.
+func waitThroughDrop(t *testing.T, srv *sshtest.Server, g []string, id string) int {
+	t.Helper()
+	waited := make(chan int, 1)
+	go func() {
+		code, _, _ := bgjob(context.Background(), append(g, "wait", id)...)
+		waited <- code
+	}()
+	time.Sleep(500 * time.Millisecond)
+	srv.DropConnections()
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-waited:
+		return code
+	case <-time.After(10 * time.Second):
+		t.Fatal("wait did not notice its connection died")
+		return 0
 	}
 }
 

@@ -32,21 +32,7 @@ func TestSSHTimeoutAcrossDrop(t *testing.T) {
 
 	// A wait holds a session open on the host; drop every connection and
 	// restart sshd while the timer runs.
-	waited := make(chan int, 1)
-	go func() {
-		code, _, _ := bgjob(ctx, append(g, "wait", j.ID)...)
-		waited <- code
-	}()
-	time.Sleep(300 * time.Millisecond)
-	srv.DropConnections()
-	if err := srv.Restart(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-waited:
-	case <-time.After(10 * time.Second):
-		t.Fatal("wait did not notice its connection died")
-	}
+	waitThroughDrop(t, srv, g, j.ID)
 
 	// Nobody is connected when the timeout strikes. Poll until the job has
 	// ended (the timeout is 1s; allow a loaded machine 15s).

@@ -2,17 +2,20 @@
 // the meta.json record, the rules for names, and the derivation of a job's
 // status from the files its wrapper and bgjob leave behind.
 //
-// A job lives in <root>/<workspace>/<id>/. Every file there has exactly one
-// writer, and every file that is read while the job runs is written
-// atomically (temporary file, then rename), so readers never need a lock:
+// A job lives in <root>/<workspace>/<id>/. Each file there is written once
+// by one party (or, for stop, by whichever stop comes first), and every file
+// read while the job runs is written atomically (temporary file, then
+// rename), so readers never need a lock:
 //
-//	meta.json   written once by the launcher, before the job is visible
-//	job.sh      the generated wrapper script
-//	stdout.log  the command's standard output (appended)
-//	stderr.log  the command's standard error (appended)
-//	exit_code   written by the wrapper when the command has ended
-//	ended_at    written by the wrapper just before exit_code
-//	stop        written by bgjob stop or the timeout before signalling
+//	meta.json       written once by the launcher, before the job is visible
+//	job.sh          the generated wrapper script
+//	stdout.log      the command's standard output (appended)
+//	stderr.log      the command's standard error (appended)
+//	exit_code       written by the wrapper when the command has ended
+//	ended_at        written by the wrapper just before exit_code
+//	stop            written by bgjob stop or the timeout before signalling
+//	STREAM.dropped  the --max-log-size capper's count of dropped bytes
+//	stdin, cursor-* the --stdin FIFO and the read cursors of logs --new
 //
 // See docs/format.md for the full specification.
 package jobdir
@@ -38,7 +41,6 @@ const (
 	ExitCodeFile = "exit_code"
 	EndedFile    = "ended_at"
 	StopFile     = "stop"
-	StdinFile    = "stdin"
 )
 
 // DefaultWorkspace is the workspace used when none is given.

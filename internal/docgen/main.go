@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra/doc"
 
@@ -63,16 +64,32 @@ func generate(dir string) error {
 		return fmt.Errorf("markdown: %w", err)
 	}
 	hdr := &doc.GenManHeader{Title: "BGJOB", Section: "1", Source: "bgjob", Manual: "bgjob manual"}
+	if os.Getenv("SOURCE_DATE_EPOCH") == "" {
+		hdr.Date = manDate()
+	}
 	if err := doc.GenManTree(root, hdr, filepath.Join(dir, "man")); err != nil {
 		return fmt.Errorf("man pages: %w", err)
 	}
 	return nil
 }
 
+// manDate is the date in the man pages' header. It is fixed so that the
+// generated pages are the same bytes whenever they are generated (cobra would
+// stamp the current month and -check would fail on the first of every month);
+// a packager may set SOURCE_DATE_EPOCH to stamp a release date instead.
+func manDate() *time.Time {
+	d := time.Date(2026, time.November, 1, 0, 0, 0, 0, time.UTC)
+	return &d
+}
+
 // compare reports the first file that differs between the fresh tree got
-// and the checked-in tree want.
+// and the checked-in tree want, and any file in want that got lacks (a page
+// of a command that no longer exists).
 func compare(got, want string) error {
-	return filepath.WalkDir(got, func(p string, d os.DirEntry, err error) error {
+	stale := func(rel string) error {
+		return fmt.Errorf("%s is out of date: run 'go run ./internal/docgen %s' (or 'task docs')", filepath.Join(want, rel), want)
+	}
+	err := filepath.WalkDir(got, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -80,7 +97,20 @@ func compare(got, want string) error {
 		a, _ := os.ReadFile(p)
 		b, err := os.ReadFile(filepath.Join(want, rel))
 		if err != nil || !bytes.Equal(a, b) {
-			return fmt.Errorf("%s is out of date: run 'go run ./internal/docgen %s' (or 'task docs')", filepath.Join(want, rel), want)
+			return stale(rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return filepath.WalkDir(want, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(want, p)
+		if _, err := os.Stat(filepath.Join(got, rel)); err != nil {
+			return fmt.Errorf("%s has no command: remove it, or run 'go run ./internal/docgen %s' in a clean directory", filepath.Join(want, rel), want)
 		}
 		return nil
 	})

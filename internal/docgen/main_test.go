@@ -1,0 +1,71 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCheckedInDocsAreCurrent runs the same check as CI: the checked-in
+// reference must be exactly what the commands generate today, whatever
+// today's date is.
+func TestCheckedInDocsAreCurrent(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "")
+	if err := run(filepath.Join("..", "..", "docs", "cli"), true); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestManPagesCarryTheFixedDate(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "")
+	dir := t.TempDir()
+	if err := generate(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "man", "bgjob.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `.TH "BGJOB" "1" "` + manDate().Format("Jan 2006") + `"`
+	if !strings.Contains(string(b), want) {
+		t.Errorf("bgjob.1 header lacks %q:\n%s", want, firstLines(string(b), 3))
+	}
+}
+
+func TestSourceDateEpochStampsARelease(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "1262304000") // 2010-01-01
+	dir := t.TempDir()
+	if err := generate(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "man", "bgjob.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"Jan 2010"`) {
+		t.Errorf("bgjob.1 header ignores SOURCE_DATE_EPOCH:\n%s", firstLines(string(b), 3))
+	}
+}
+
+func TestCheckFindsAStalePage(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "")
+	dir := t.TempDir()
+	if err := generate(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bgjob_gone.md"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(dir, true); err == nil || !strings.Contains(err.Error(), "bgjob_gone.md") {
+		t.Errorf("check of a tree with a stale page: got %v, want an error naming bgjob_gone.md", err)
+	}
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -23,6 +23,20 @@ var (
 	ErrTimeout = errors.New("timed out")
 	// ErrUsage: the request itself is invalid (bad name, flag or value).
 	ErrUsage = errors.New("invalid request")
+	// ErrForeignFiles: a job directory holds files bgjob did not write,
+	// and was kept.
+	ErrForeignFiles = errors.New("foreign files in job directory")
+	// ErrExists: the job directory already exists.
+	ErrExists = errors.New("job directory exists")
+	// ErrRoot: the root or workspace directory is unsafe or cannot be made.
+	ErrRoot = errors.New("unusable root")
+	// ErrHost: the host could not do what was asked (a file could not be
+	// written, the wrapper did not start).
+	ErrHost = errors.New("host failure")
+	// ErrNoStdin: the job was not started with a stdin FIFO.
+	ErrNoStdin = errors.New("job has no stdin")
+	// ErrEnded: the job has ended (it cannot be sent input).
+	ErrEnded = errors.New("job has ended")
 )
 
 // DefaultGrace is how long Stop waits after the first signal before SIGKILL.
@@ -35,6 +49,8 @@ type Client struct {
 	workspace string
 	pruneKeep int
 	pruneAge  time.Duration
+	// pruneEvery: one run in pruneEvery starts the pruning pass.
+	pruneEvery int
 }
 
 // NewClient returns a client for workspace (jobdir.DefaultWorkspace when
@@ -59,63 +75,41 @@ func NewClient(rt Runtime, root, workspace string) (*Client, error) {
 		// to ask the host.
 		root = d.DefaultRoot()
 	}
-	return &Client{rt: rt, root: root, workspace: workspace, pruneKeep: DefaultKeep, pruneAge: DefaultMaxAge}, nil
+	return &Client{rt: rt, root: root, workspace: workspace, pruneKeep: DefaultKeep, pruneAge: DefaultMaxAge, pruneEvery: DefaultPruneEvery}, nil
 }
 
 func (c *Client) target() shellgen.Target {
 	return shellgen.Target{Root: c.root, Workspace: c.workspace}
 }
 
-// exec runs script and hands each event it reports to fn. With watch set,
-// the script's stdin stays open until exec returns or ctx ends, so that
-// scripts that wait notice when their caller goes away.
-func (c *Client) exec(ctx context.Context, script string, watch bool, fn func(shellgen.Event) error) error {
-	if !watch {
-		return c.execStdin(ctx, script, nil, fn)
+// exec runs script on the host and hands what it reports to rp. The
+// script's stdin is stdin; with watch (and no stdin) it stays open until
+// exec returns or ctx ends, so that scripts that wait notice when their
+// caller goes away. A script that has printed its end marker is left to
+// exit by itself, so that what it started in the background (run's
+// pruning pass) lives on; one that is cut short is ended.
+func (c *Client) exec(ctx context.Context, script string, stdin io.Reader, watch bool, rp reply) error {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if watch && stdin == nil {
+		stdin = ctxReader{sctx}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	return c.execStdin(ctx, script, ctxReader{ctx}, fn)
-}
-
-// execStdin is exec with the script's stdin given.
-func (c *Client) execStdin(ctx context.Context, script string, stdin io.Reader, fn func(shellgen.Event) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	pr, pw := io.Pipe()
-	errc := make(chan error, 1)
+	done := make(chan struct{})
 	go func() {
-		err := c.rt.Exec(ctx, script, stdin, pw)
-		pw.CloseWithError(err)
-		errc <- err
+		pw.CloseWithError(c.rt.Exec(sctx, script, stdin, pw))
+		close(done)
 	}()
-	early := false
-	derr := shellgen.Decode(pr, func(ev shellgen.Event) error {
-		err := fn(ev)
-		early = errors.Is(err, shellgen.ErrStop)
-		return err
-	})
-	stopped := derr == nil
-	if derr != nil || early {
-		// The rest of the script's work is unwanted: end it. A script
-		// that reached its end marker is left to exit by itself, so
-		// what it started in the background (run's pruning) lives on.
+	stopped, err := rp.handler(c.rt.Host()).Decode(pr)
+	if err != nil || stopped {
 		cancel()
 	}
 	pr.Close()
-	xerr := <-errc
-	switch {
-	case derr != nil && xerr != nil && !errors.Is(xerr, context.Canceled):
-		return xerr
-	case derr != nil:
-		if errors.Is(derr, shellgen.ErrTruncated) && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return derr
-	case xerr != nil && !stopped:
-		return xerr
+	<-done
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
-	return nil
+	return err
 }
 
 // ctxReader blocks until its context ends, then reports EOF.
@@ -126,23 +120,30 @@ func (r ctxReader) Read([]byte) (int, error) {
 	return 0, io.EOF
 }
 
-func (c *Client) derive(o *jobdir.Observation) jobdir.Job {
-	return jobdir.Derive(*o, c.rt.Host())
-}
-
-// refError turns a script's refusal into an error wrapping a sentinel.
-func refError(e *shellgen.RefError) error {
-	switch e.Kind {
-	case "notfound":
-		return fmt.Errorf("job %s: %w", e.Subject, ErrNotFound)
-	case "busy":
-		return fmt.Errorf("job %s: %w (stop it first, or use --force)", e.Subject, ErrBusy)
-	case "cwd":
-		return fmt.Errorf("%w: %s", ErrUsage, e.Subject)
-	case "notempty":
-		return fmt.Errorf("job directory %s holds files bgjob did not write: removed bgjob's files, kept the rest", e.Subject)
-	case "outside":
-		return fmt.Errorf("%s is not a job directory under the root", e.Subject)
+// refusal turns a script's refusal record into an error wrapping its
+// sentinel.
+func refusal(kind, subject string) error {
+	switch kind {
+	case shellgen.ErrKindNotFound:
+		return fmt.Errorf("job %s: %w", subject, ErrNotFound)
+	case shellgen.ErrKindBusy:
+		return fmt.Errorf("job %s: %w (stop it first, or use --force)", subject, ErrBusy)
+	case shellgen.ErrKindCwd:
+		return fmt.Errorf("%w: %s", ErrUsage, subject)
+	case shellgen.ErrKindNotEmpty:
+		return fmt.Errorf("job directory %s holds files bgjob did not write: removed bgjob's files, kept the rest: %w", subject, ErrForeignFiles)
+	case shellgen.ErrKindOutside:
+		return fmt.Errorf("%s is not a job directory under the root: %w", subject, ErrUsage)
+	case shellgen.ErrKindExists:
+		return fmt.Errorf("%s: %w", subject, ErrExists)
+	case shellgen.ErrKindRoot:
+		return fmt.Errorf("%s: %w", subject, ErrRoot)
+	case shellgen.ErrKindIO, shellgen.ErrKindStart, shellgen.ErrKindSetsid:
+		return fmt.Errorf("%s: %w", subject, ErrHost)
+	case shellgen.ErrKindNoStdin:
+		return fmt.Errorf("%s: %w", subject, ErrNoStdin)
+	case shellgen.ErrKindEnded:
+		return fmt.Errorf("%s: %w", subject, ErrEnded)
 	}
-	return errors.New(e.Subject)
+	return fmt.Errorf("%s (%s): %w", subject, kind, ErrHost)
 }

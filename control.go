@@ -27,14 +27,9 @@ func (c *Client) Send(ctx context.Context, ref string, data io.Reader, eof bool)
 		job  jobdir.Job
 		errs []error
 	)
-	err = c.execStdin(ctx, script, data, func(ev shellgen.Event) error {
-		switch {
-		case ev.Job != nil:
-			job = c.derive(ev.Job)
-		case ev.Err != nil:
-			errs = append(errs, refError(ev.Err))
-		}
-		return nil
+	err = c.exec(ctx, script, data, false, reply{
+		job:     func(j jobdir.Job, _ string) error { job = j; return nil },
+		refused: func(err error) error { errs = append(errs, err); return nil },
 	})
 	if err != nil {
 		return job, err
@@ -92,14 +87,9 @@ func (c *Client) remove(ctx context.Context, r shellgen.Remove) ([]string, []err
 		removed []string
 		errs    []error
 	)
-	err = c.exec(ctx, script, false, func(ev shellgen.Event) error {
-		switch {
-		case ev.Removed != "":
-			removed = append(removed, ev.Removed)
-		case ev.Err != nil:
-			errs = append(errs, refError(ev.Err))
-		}
-		return nil
+	err = c.exec(ctx, script, nil, false, reply{
+		removed: func(dir string) error { removed = append(removed, dir); return nil },
+		refused: func(err error) error { errs = append(errs, err); return nil },
 	})
 	if err != nil {
 		return nil, nil, err
@@ -107,8 +97,10 @@ func (c *Client) remove(ctx context.Context, r shellgen.Remove) ([]string, []err
 	return removed, errs, nil
 }
 
-// PruneOptions selects the ended jobs Prune removes: those beyond the
-// newest Keep ended jobs, and those that ended more than OlderThan ago.
+// PruneOptions selects the jobs Prune removes: ended jobs with no live
+// process beyond the newest Keep jobs of the workspace (whatever their
+// status), and those that ended more than OlderThan ago (0: no age limit)
+// by the host's clock. Run's pruning pass applies the same rule.
 type PruneOptions struct {
 	Keep      int
 	OlderThan time.Duration
@@ -116,51 +108,35 @@ type PruneOptions struct {
 	DryRun bool
 }
 
-// Prune removes ended jobs of the workspace (never running, unreadable or
-// still-busy ones: an ended job whose processes live on is skipped) and
-// returns them. With DryRun it returns the candidates, busy ones included.
+// Prune removes the jobs of the workspace that PruneOptions selects and
+// returns them; with DryRun it returns them without removing them. A job
+// that still has live processes is never selected.
 func (c *Client) Prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error) {
-	cutoff := time.Now().Add(-o.OlderThan)
-	var victims []jobdir.Job
-	kept := 0
-	_, err := c.ListFunc(ctx, ListOptions{}, func(j jobdir.Job) error {
-		if !j.Status.Ended() {
+	script, err := shellgen.PruneScript(c.target(), shellgen.Prune{Keep: o.Keep, OlderThan: o.OlderThan, DryRun: o.DryRun})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	var (
+		jobs []jobdir.Job
+		gone = map[string]bool{}
+		errs []error
+	)
+	err = c.exec(ctx, script, nil, false, reply{
+		job:     func(j jobdir.Job, _ string) error { jobs = append(jobs, j); return nil },
+		removed: func(dir string) error { gone[dir] = true; return nil },
+		refused: func(err error) error {
+			// A job a concurrent prune removed first is done.
+			if !errors.Is(err, ErrNotFound) {
+				errs = append(errs, err)
+			}
 			return nil
-		}
-		ended := j.StartedAt
-		if j.EndedAt != nil {
-			ended = *j.EndedAt
-		}
-		if kept < o.Keep && (o.OlderThan <= 0 || ended.After(cutoff)) {
-			kept++
-			return nil
-		}
-		victims = append(victims, j)
-		return nil
+		},
 	})
 	if err != nil {
 		return nil, err
 	}
-	if o.DryRun || len(victims) == 0 {
-		return victims, nil
+	if !o.DryRun {
+		jobs = slices.DeleteFunc(jobs, func(j jobdir.Job) bool { return !gone[j.Dir] })
 	}
-	dirs := make([]string, len(victims))
-	for i, j := range victims {
-		dirs[i] = j.Dir
-	}
-	removed, errs, err := c.remove(ctx, shellgen.Remove{Dirs: dirs})
-	if err != nil {
-		return nil, err
-	}
-	gone := make(map[string]bool, len(removed))
-	for _, d := range removed {
-		gone[d] = true
-	}
-	victims = slices.DeleteFunc(victims, func(j jobdir.Job) bool { return !gone[j.Dir] })
-	// A job that left processes running is kept for a later prune, and one
-	// a concurrent prune removed first is done: neither is an error.
-	errs = slices.DeleteFunc(errs, func(err error) bool {
-		return errors.Is(err, ErrBusy) || errors.Is(err, ErrNotFound)
-	})
-	return victims, errors.Join(errs...)
+	return jobs, errors.Join(errs...)
 }

@@ -18,16 +18,10 @@ func (c *Client) collect(ctx context.Context, script string, watch bool) ([]jobd
 		errs     []error
 		timedOut bool
 	)
-	err := c.exec(ctx, script, watch, func(ev shellgen.Event) error {
-		switch {
-		case ev.Job != nil:
-			jobs = append(jobs, c.derive(ev.Job))
-		case ev.Err != nil:
-			errs = append(errs, refError(ev.Err))
-		case ev.TimedOut:
-			timedOut = true
-		}
-		return nil
+	err := c.exec(ctx, script, nil, watch, reply{
+		job:     func(j jobdir.Job, _ string) error { jobs = append(jobs, j); return nil },
+		refused: func(err error) error { errs = append(errs, err); return nil },
+		wait:    func(state string) { timedOut = timedOut || state == "timeout" },
 	})
 	if err != nil {
 		return nil, false, err
@@ -102,18 +96,7 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 		last, next string
 		errs       []error
 	)
-	err = c.exec(ctx, script, false, func(ev shellgen.Event) error {
-		switch {
-		case ev.Err != nil:
-			errs = append(errs, refError(ev.Err))
-			return nil
-		case ev.More:
-			next = last
-			return nil
-		case ev.Job == nil:
-			return nil
-		}
-		j := c.derive(ev.Job)
+	keep := func(j jobdir.Job) error {
 		if o.Status != "" && j.Status != o.Status {
 			return nil
 		}
@@ -127,6 +110,11 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 		n++
 		last = j.ID
 		return fn(j)
+	}
+	err = c.exec(ctx, script, nil, false, reply{
+		refused: func(err error) error { errs = append(errs, err); return nil },
+		more:    func() { next = last },
+		job:     func(j jobdir.Job, _ string) error { return keep(j) },
 	})
 	if err != nil {
 		return "", err

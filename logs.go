@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"slices"
 	"time"
 
 	"github.com/bgjob/bgjob/jobdir"
@@ -48,7 +48,9 @@ type LogResult struct {
 }
 
 // Logs copies a job's logs, byte for byte: stdout.log to stdout and
-// stderr.log to stderr.
+// stderr.log to stderr. With Follow on a runtime that is a Watcher, file
+// events are only the trigger: each one runs the same read again, from
+// where the last one ended.
 func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, stderr io.Writer) (LogResult, error) {
 	streams := []string{"stdout"}
 	switch {
@@ -57,61 +59,20 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 	case o.Stderr:
 		streams = []string{"stderr"}
 	}
-	script, err := shellgen.LogsScript(c.target(), shellgen.Logs{
+	q := shellgen.Logs{
 		Ref: ref, Streams: streams, Tail: o.Tail, Head: o.Head, Bytes: o.Bytes,
-		Offset: o.Offset, HasOffset: o.FromOffset, New: o.New, Reader: o.Reader, Follow: o.Follow,
-	})
-	if err != nil {
-		return LogResult{}, fmt.Errorf("%w: %w", ErrUsage, err)
+		HasOffset: o.FromOffset, New: o.New, Reader: o.Reader, Follow: o.Follow,
 	}
-	if w, ok := c.rt.(Watcher); ok && o.Follow {
-		return c.watchLogs(ctx, w, ref, o, stdout, stderr)
+	if o.FromOffset {
+		q.Offsets = map[string]int64{"stdout": o.Offset, "stderr": o.Offset}
 	}
-	var (
-		res  LogResult
-		errs []error
-	)
-	ranges := map[string]int{}
-	err = c.exec(ctx, script, o.Follow, func(ev shellgen.Event) error {
-		switch {
-		case ev.Job != nil:
-			res.Job = c.derive(ev.Job)
-		case ev.Err != nil:
-			errs = append(errs, refError(ev.Err))
-		case ev.Data != nil:
-			w := stdout
-			if ev.Stream == "stderr" {
-				w = stderr
-			}
-			n, err := io.Copy(w, ev.Data)
-			if err != nil {
-				return err
-			}
-			i, ok := ranges[ev.Stream]
-			if !ok {
-				i = len(res.Ranges)
-				ranges[ev.Stream] = i
-				res.Ranges = append(res.Ranges, LogRange{Stream: ev.Stream, Offset: ev.Offset})
-			}
-			res.Ranges[i].Next = ev.Offset + n
-		}
-		return nil
-	})
-	if err != nil {
-		return res, err
+	w, watch := c.rt.(Watcher)
+	watch = watch && o.Follow
+	if watch {
+		q.Follow = false
 	}
-	return res, errors.Join(errs...)
-}
-
-// watchLogs follows a job's logs on this machine: it prints what the logs
-// hold, then reads what is appended whenever fsnotify reports a write, and
-// once exit_code appears (or, checked every second, the wrapper is gone)
-// drains the last bytes and returns.
-func (c *Client) watchLogs(ctx context.Context, w Watcher, ref string, o LogOptions, stdout, stderr io.Writer) (LogResult, error) {
-	first := o
-	first.Follow = false
-	res, err := c.Logs(ctx, ref, first, stdout, stderr)
-	if err != nil {
+	var res LogResult
+	if err := c.readLogs(ctx, q, &res, stdout, stderr); err != nil || !watch {
 		return res, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -120,62 +81,59 @@ func (c *Client) watchLogs(ctx context.Context, w Watcher, ref string, o LogOpti
 	if err != nil {
 		return res, err
 	}
-	drain := func() error {
-		for i := range res.Ranges {
-			r := &res.Ranges[i]
-			path, out := res.Job.StdoutPath, stdout
-			if r.Stream == "stderr" {
-				path, out = res.Job.StderrPath, stderr
-			}
-			n, err := copyFrom(out, path, r.Next)
-			r.Next += n
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	q = shellgen.Logs{Ref: res.Job.ID, Streams: streams, HasOffset: true}
 	for !res.Job.Status.Ended() && res.Job.Status != jobdir.StatusUnreadable {
-		// Drain, then look at the status, then drain again below: what the
-		// job wrote before it ended is printed before Logs returns.
-		if err := drain(); err != nil {
-			return res, err
-		}
-		look := false
+		// A wrapper killed with SIGKILL changes no file: look once a second.
 		select {
-		case name := <-events:
-			look = name == jobdir.ExitCodeFile
+		case <-events:
 		case <-tick.C:
-			look = true
 		case <-ctx.Done():
 			return res, ctx.Err()
 		}
-		if look {
-			jobs, err := c.Status(ctx, res.Job.ID)
-			if err != nil {
-				return res, err
-			}
-			res.Job = jobs[0]
+		q.Offsets = map[string]int64{}
+		for _, r := range res.Ranges {
+			q.Offsets[r.Stream] = r.Next
+		}
+		if err := c.readLogs(ctx, q, &res, stdout, stderr); err != nil {
+			return res, err
 		}
 	}
-	return res, drain()
+	return res, nil
 }
 
-// copyFrom copies the file at path from offset to its current end.
-func copyFrom(w io.Writer, path string, offset int64) (int64, error) {
-	f, err := os.Open(path)
+// readLogs runs one LogsScript and adds what it read to res: the job as
+// the script last saw it and the ranges of the logs it copied.
+func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, res *LogResult, stdout, stderr io.Writer) error {
+	script, err := shellgen.LogsScript(c.target(), q)
 	if err != nil {
-		return 0, fmt.Errorf("reading log: %w", err)
+		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	defer f.Close()
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return 0, fmt.Errorf("reading log: %w", err)
-	}
-	n, err := io.Copy(w, f)
+	var errs []error
+	err = c.exec(ctx, script, nil, q.Follow, reply{
+		job:     func(j jobdir.Job, _ string) error { res.Job = j; return nil },
+		refused: func(err error) error { errs = append(errs, err); return nil },
+		data: func(stream string, offset int64, r io.Reader) error {
+			w := stdout
+			if stream == "stderr" {
+				w = stderr
+			}
+			n, err := io.Copy(w, r)
+			if err != nil {
+				return err
+			}
+			i := slices.IndexFunc(res.Ranges, func(r LogRange) bool { return r.Stream == stream })
+			if i < 0 {
+				i = len(res.Ranges)
+				res.Ranges = append(res.Ranges, LogRange{Stream: stream, Offset: offset})
+			}
+			res.Ranges[i].Next = offset + n
+			return nil
+		},
+	})
 	if err != nil {
-		return n, fmt.Errorf("copying log: %w", err)
+		return err
 	}
-	return n, nil
+	return errors.Join(errs...)
 }

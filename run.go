@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -11,14 +13,26 @@ import (
 	"github.com/bgjob/bgjob/shellgen"
 )
 
-// Run's opportunistic pruning: after each launch the host removes, in the
-// background, up to autoPruneMax ended jobs of the workspace beyond the
-// newest DefaultKeep or started more than DefaultMaxAge ago.
+// Run's pruning pass: after each launch the host removes, in the
+// background, a bounded number of the jobs that Prune would remove with
+// these limits (see PruneOptions): ended jobs beyond the newest
+// DefaultKeep, or that ended more than DefaultMaxAge ago.
 const (
 	DefaultKeep   = 1000
 	DefaultMaxAge = 7 * 24 * time.Hour
-	autoPruneMax  = 20
 )
+
+// DefaultPruneEvery is how often Run starts the pruning pass: one run in
+// DefaultPruneEvery, at random. Each pass removes up to 20 jobs, so the
+// passes keep up with any rate of runs, and the launch script of the other
+// runs carries no pruning code.
+const DefaultPruneEvery = 8
+
+// SetAutoPruneEvery makes one run in n, at random, start the pruning pass
+// (1: every run).
+func (c *Client) SetAutoPruneEvery(n int) {
+	c.pruneEvery = max(n, 1)
+}
 
 // SetAutoPrune changes what Run's opportunistic pruning keeps: the newest
 // keep ended jobs and those younger than maxAge (0 for either: no such
@@ -27,11 +41,14 @@ func (c *Client) SetAutoPrune(keep int, maxAge time.Duration) {
 	c.pruneKeep, c.pruneAge = keep, maxAge
 }
 
-// autoPrune returns the bounds of Run's pruning pass for a job started now.
-func (c *Client) autoPrune(now time.Time) shellgen.AutoPrune {
-	p := shellgen.AutoPrune{Keep: c.pruneKeep, Max: autoPruneMax}
-	if c.pruneAge > 0 {
-		p.Before = now.Add(-c.pruneAge).UTC().Format("20060102T150405")
+// autoPrune returns the rule of Run's pruning pass (nil: no pass).
+func (c *Client) autoPrune() *shellgen.Prune {
+	if c.pruneKeep <= 0 && c.pruneAge <= 0 || c.pruneEvery > 1 && rand.IntN(c.pruneEvery) != 0 {
+		return nil
+	}
+	p := &shellgen.Prune{Keep: c.pruneKeep, OlderThan: c.pruneAge}
+	if p.Keep <= 0 {
+		p.Keep = math.MaxInt32
 	}
 	return p
 }
@@ -120,32 +137,26 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		m.StartedAt = now.UTC().Truncate(time.Millisecond)
 		script, err := shellgen.LaunchScript(shellgen.Launch{Target: c.target(), Meta: m, Env: s.Env, Timeout: s.Timeout, Grace: s.Grace,
 			Stdin: s.Stdin, LineBuffered: s.LineBuffered, MaxLogSize: s.MaxLogSize,
-			Prune: c.autoPrune(now)})
+			Prune: c.autoPrune()})
 		if err != nil {
 			return jobdir.Job{}, fmt.Errorf("%w: %w", ErrUsage, err)
 		}
 		var (
 			job    *jobdir.Job
-			refErr *shellgen.RefError
+			refErr error
 		)
-		err = c.exec(ctx, script, false, func(ev shellgen.Event) error {
-			switch {
-			case ev.Job != nil:
-				j := c.derive(ev.Job)
-				job = &j
-			case ev.Err != nil:
-				refErr = ev.Err
-			}
-			return nil
+		err = c.exec(ctx, script, nil, false, reply{
+			job:     func(j jobdir.Job, _ string) error { job = &j; return nil },
+			refused: func(err error) error { refErr = err; return nil },
 		})
 		if err != nil {
 			return jobdir.Job{}, fmt.Errorf("starting job: %w", err)
 		}
-		if refErr != nil && refErr.Kind == "exists" && attempt < 3 {
+		if errors.Is(refErr, ErrExists) && attempt < 3 {
 			continue
 		}
 		if refErr != nil {
-			return jobdir.Job{}, refError(refErr)
+			return jobdir.Job{}, refErr
 		}
 		if job == nil {
 			return jobdir.Job{}, errors.New("starting job: the launcher reported nothing")

@@ -2,6 +2,7 @@ package bgjob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,38 +18,28 @@ type WaitOptions struct {
 	Timeout time.Duration
 }
 
-// Wait blocks until the jobs have ended and returns them. The host polls;
-// the caller holds one connection. On timeout it returns the jobs as they
-// are and an error wrapping ErrTimeout.
+// Wait blocks until the jobs have ended and returns them. Over SSH the
+// host polls, inside one script, and the caller holds one connection; on a
+// runtime that is a Watcher the same script looks once each time a job
+// file changes (and once a second, for a wrapper killed without a trace).
+// On timeout it returns the jobs as they are and an error wrapping
+// ErrTimeout.
 func (c *Client) Wait(ctx context.Context, refs []string, o WaitOptions) ([]jobdir.Job, error) {
-	if w, ok := c.rt.(Watcher); ok {
-		return c.watchWait(ctx, w, refs, o)
+	q := shellgen.Wait{Refs: refs, Any: o.Any, Timeout: o.Timeout}
+	w, watch := c.rt.(Watcher)
+	if !watch {
+		return c.wait(ctx, q)
 	}
-	script, err := shellgen.WaitScript(c.target(), shellgen.Wait{Refs: refs, Any: o.Any, Timeout: o.Timeout})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
-	}
-	jobs, timedOut, err := c.collect(ctx, script, true)
-	if err == nil && timedOut {
-		err = fmt.Errorf("waiting %s: %w", o.Timeout, ErrTimeout)
-	}
-	return jobs, err
-}
-
-// watchWait waits by watching the job directories: a new exit_code wakes
-// it at once. A wrapper killed with SIGKILL changes no file, so it also
-// looks again every second.
-func (c *Client) watchWait(ctx context.Context, w Watcher, refs []string, o WaitOptions) ([]jobdir.Job, error) {
-	jobs, err := c.Status(ctx, refs...)
-	if err != nil {
+	q.Once, q.Timeout = true, 0
+	jobs, err := c.wait(ctx, q)
+	if !errors.Is(err, errPending) {
 		return jobs, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ids := make([]string, len(jobs))
 	dirs := make([]string, len(jobs))
 	for i, j := range jobs {
-		ids[i], dirs[i] = j.ID, j.Dir
+		dirs[i] = j.Dir
 	}
 	events, err := w.Watch(ctx, dirs)
 	if err != nil {
@@ -63,12 +54,6 @@ func (c *Client) watchWait(ctx context.Context, w Watcher, refs []string, o Wait
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
-		if jobs, err = c.Status(ctx, ids...); err != nil {
-			return jobs, err
-		}
-		if waitDone(jobs, o.Any) {
-			return jobs, nil
-		}
 		select {
 		case name := <-events:
 			if name != jobdir.ExitCodeFile {
@@ -76,20 +61,49 @@ func (c *Client) watchWait(ctx context.Context, w Watcher, refs []string, o Wait
 			}
 		case <-tick.C:
 		case <-deadline:
-			return jobs, fmt.Errorf("waiting %s: %w", o.Timeout, ErrTimeout)
+			jobs, err := c.wait(ctx, q)
+			if errors.Is(err, errPending) {
+				err = fmt.Errorf("waiting %s: %w", o.Timeout, ErrTimeout)
+			}
+			return jobs, err
 		case <-ctx.Done():
-			return jobs, ctx.Err()
+			return nil, ctx.Err()
+		}
+		if jobs, err = c.wait(ctx, q); !errors.Is(err, errPending) {
+			return jobs, err
 		}
 	}
 }
 
-// waitDone reports whether all jobs (or, with any, one job) have ended.
-func waitDone(jobs []jobdir.Job, any bool) bool {
-	ended := 0
-	for _, j := range jobs {
-		if j.Status.Ended() || j.Status == jobdir.StatusUnreadable {
-			ended++
-		}
+// errPending is what a wait that looks once returns while the jobs run.
+var errPending = errors.New("jobs still running")
+
+// wait runs one WaitScript and returns the jobs it reports; when the script
+// did not see them end, the error wraps ErrTimeout or errPending.
+func (c *Client) wait(ctx context.Context, q shellgen.Wait) ([]jobdir.Job, error) {
+	script, err := shellgen.WaitScript(c.target(), q)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	return ended == len(jobs) || any && ended > 0
+	var (
+		jobs  []jobdir.Job
+		errs  []error
+		state string
+	)
+	err = c.exec(ctx, script, nil, !q.Once, reply{
+		job:     func(j jobdir.Job, _ string) error { jobs = append(jobs, j); return nil },
+		refused: func(err error) error { errs = append(errs, err); return nil },
+		wait:    func(s string) { state = s },
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case len(errs) > 0:
+		return jobs, errors.Join(errs...)
+	case state == "timeout":
+		return jobs, fmt.Errorf("waiting %s: %w", q.Timeout, ErrTimeout)
+	case state == "pending":
+		return jobs, errPending
+	}
+	return jobs, nil
 }

@@ -21,6 +21,7 @@ func TestRunPrunes(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.SetAutoPrune(0, 0)
+	c.SetAutoPruneEvery(1)
 	ctx := context.Background()
 	oldest, err := c.Run(ctx, bg.Spec{Argv: []string{"sleep 60"}})
 	if err != nil {

@@ -202,7 +202,7 @@ func runScript(t *testing.T, sh *shell, dir string, env []string, script string)
 		t.Fatalf("running the script: %v\n%s", err, stderr.Bytes())
 	}
 	var jobs []jobdir.Job
-	err = shellgen.Decode(bytes.NewReader(out), func(ev shellgen.Event) error {
+	err = decodeEvents(bytes.NewReader(out), func(ev streamEvent) error {
 		switch {
 		case ev.Job != nil:
 			jobs = append(jobs, jobdir.Derive(*ev.Job, "local"))

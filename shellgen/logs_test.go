@@ -73,7 +73,7 @@ func runLogs(t *testing.T, sh shell, root string, l shellgen.Logs) ([]chunk, int
 	}
 	var chunks []chunk
 	jobs := 0
-	err = shellgen.Decode(bytes.NewReader(out), func(ev shellgen.Event) error {
+	err = decodeEvents(bytes.NewReader(out), func(ev streamEvent) error {
 		switch {
 		case ev.Err != nil:
 			return ev.Err
@@ -115,10 +115,10 @@ func TestLogsScriptRuns(t *testing.T) {
 		{"head longer than the log", shellgen.Logs{Head: 100}, []chunk{{"stdout", 0, logsStdout}}, false},
 		{"bytes", shellgen.Logs{Bytes: 7}, []chunk{{"stdout", n - 7, "newline"}}, false},
 		{"bytes beyond the log", shellgen.Logs{Bytes: 1000}, []chunk{{"stdout", 0, logsStdout}}, false},
-		{"offset", shellgen.Logs{Offset: 6, HasOffset: true}, []chunk{{"stdout", 6, logsStdout[6:]}}, false},
+		{"offset", shellgen.Logs{Offsets: map[string]int64{"stdout": 6}, HasOffset: true}, []chunk{{"stdout", 6, logsStdout[6:]}}, false},
 		{"offset zero", shellgen.Logs{HasOffset: true}, []chunk{{"stdout", 0, logsStdout}}, false},
-		{"offset at the end", shellgen.Logs{Offset: n, HasOffset: true}, []chunk{{"stdout", n, ""}}, false},
-		{"offset beyond the end", shellgen.Logs{Offset: n + 10, HasOffset: true}, []chunk{{"stdout", n, ""}}, false},
+		{"offset at the end", shellgen.Logs{Offsets: map[string]int64{"stdout": n}, HasOffset: true}, []chunk{{"stdout", n, ""}}, false},
+		{"offset beyond the end", shellgen.Logs{Offsets: map[string]int64{"stdout": n + 10}, HasOffset: true}, []chunk{{"stdout", n, ""}}, false},
 		{"follow an ended job", shellgen.Logs{Follow: true}, []chunk{{"stdout", 0, logsStdout}}, true},
 		{"follow both with tail", shellgen.Logs{Streams: []string{"stdout", "stderr"}, Tail: 1, Follow: true},
 			[]chunk{{"stdout", n - int64(len("last 日本 no newline")), "last 日本 no newline"}, {"stderr", 5, "err2\n"}}, true},
@@ -279,7 +279,7 @@ func TestLogsScriptFollow(t *testing.T) {
 			var got []chunk
 			jobs := 0
 			next := int64(0)
-			err = shellgen.Decode(out, func(ev shellgen.Event) error {
+			err = decodeEvents(out, func(ev streamEvent) error {
 				switch {
 				case ev.Err != nil:
 					return ev.Err

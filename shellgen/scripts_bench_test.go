@@ -106,7 +106,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			jobs := 0
-			err := shellgen.Decode(bytes.NewReader(report), func(ev shellgen.Event) error {
+			err := decodeEvents(bytes.NewReader(report), func(ev streamEvent) error {
 				if ev.Job != nil {
 					jobs++
 				}
@@ -142,7 +142,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			var n int64
-			err := shellgen.Decode(bytes.NewReader(report), func(ev shellgen.Event) error {
+			err := decodeEvents(bytes.NewReader(report), func(ev streamEvent) error {
 				if ev.Data != nil {
 					m, err := io.Copy(io.Discard, ev.Data)
 					n += m

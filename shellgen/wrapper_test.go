@@ -56,7 +56,7 @@ func TestWrapperParses(t *testing.T) {
 				t.Fatal(err)
 			}
 			q, _ := shellgen.Quote(wrapper)
-			if !strings.Contains(script, "printf '%s' "+q+` >"$bg_d/job.sh"`) {
+			if !strings.Contains(script, "\nbg_wrapper="+q+"\n") || !strings.Contains(script, `printf '%s' "$bg_wrapper" >"$bg_d/job.sh"`) {
 				t.Error("the launch script does not write this wrapper to job.sh")
 			}
 		})

@@ -1,4 +1,5 @@
-# bgjob shell library: functions shared by every generated script.
+# bgjob shell library: the functions the scripts share. shellgen puts into
+# each script only the functions it calls, directly or through another.
 # Variables are prefixed bg_ because POSIX sh has no locals, and each
 # function names its temporaries with a prefix of its own (bg_m* in
 # bg_members, ...), so that a caller's loop variables survive the call.
@@ -174,7 +175,8 @@ bg_pick() {
 # too: the wrapper's mv may have been killed by a stop after it wrote it.
 bg_obs() {
 	bg_line "$1/meta.json" || return 1
-	printf 'J\t%s\nM\t%s\n' "$1" "$bg_l"
+	bg_esc "$1"
+	printf 'J\t%s\nM\t%s\n' "$bg_e" "$bg_l"
 	if bg_pick; then
 		bg_proc "$bg_w"
 		printf 'P\t%s\n' "$bg_s"
@@ -200,12 +202,38 @@ bg_running() {
 	[ -n "$bg_s" ] && [ "$bg_s" = "$bg_st" ]
 }
 
-# bg_busy DIR: succeed while any process of the job in DIR is alive.
+# bg_busy DIR: succeed while any process of the job in DIR is alive. The
+# processes are those of one scan of the host (bg_scan), made on the first
+# call: a group with no live process at that moment can get none later.
 bg_busy() {
 	bg_running "$1" && return 0
 	bg_tied "$1" || return 1
-	bg_members "$bg_w"
-	[ -n "$bg_ms" ]
+	[ -n "$bg_pgs" ] || bg_scan
+	case $bg_pgs in *" $bg_w "*) return 0 ;; esac
+	return 1
+}
+
+# bg_scan: set bg_pgs to the process groups of the host's live processes,
+# " PGID PGID ... ", in one pass over /proc (or one ps).
+bg_scan() {
+	bg_pgs=' '
+	if [ -r /proc/self/stat ]; then
+		for bg_mf in /proc/[0-9]*/stat; do
+			IFS= read -r bg_mx 2>/dev/null <"$bg_mf" || continue
+			bg_mx=${bg_mx##*) }
+			set -- $bg_mx
+			[ "$1" = Z ] || bg_pgs="$bg_pgs$3 "
+		done
+	else
+		bg_mx=$(ps -A -o pgid= -o stat= 2>/dev/null)
+		set -f
+		set -- $bg_mx
+		set +f
+		while [ $# -ge 2 ]; do
+			case $2 in Z*) ;; *) bg_pgs="$bg_pgs$1 " ;; esac
+			shift 2
+		done
+	fi
 }
 
 # bg_find WSDIR REF: set bg_d to the job directory REF names in WSDIR: the
@@ -259,9 +287,30 @@ bg_find() {
 
 # bg_err KIND MESSAGE: report an error record and end the script.
 bg_err() {
-	printf 'E\t%s\t%s\n' "$1" "$2"
+	bg_esc "$2"
+	printf 'E\t%s\t%s\n' "$1" "$bg_e"
 	bg_end
 	exit 0
+}
+
+# bg_esc STRING: set bg_e to STRING with backslash, newline and tab written
+# as \\, \n and \t, so that a path or message from the filesystem or a user
+# stays one field of one record.
+bg_esc() {
+	bg_e=$1
+	case $bg_e in *[\\"$bg_nl$bg_tab"]*) ;; *) return 0 ;; esac
+	bg_eo=
+	while [ -n "$bg_e" ]; do
+		bg_ec=${bg_e%"${bg_e#?}"}
+		bg_e=${bg_e#?}
+		case $bg_ec in
+		\\) bg_eo="$bg_eo\\\\" ;;
+		"$bg_nl") bg_eo="$bg_eo\\n" ;;
+		"$bg_tab") bg_eo="$bg_eo\\t" ;;
+		*) bg_eo=$bg_eo$bg_ec ;;
+		esac
+	done
+	bg_e=$bg_eo
 }
 
 # bg_end: write the end marker.
@@ -293,17 +342,37 @@ bg_makeroot() {
 	fi
 }
 
-# bg_chunk STREAM FILE FROM TO: print a D record and bytes FROM..TO of FILE.
-# When the job has ended (bg_live=0) and TO is the file's end (bg_sz), one
-# tail reads the range from the end.
+# bg_chunk STREAM FILE FROM TO: print bytes FROM..TO of FILE as D records
+# (see records.go). Once the job has ended (bg_live=0) the bytes cannot
+# change, and one record carries them (one tail from the end when TO is the
+# file's end, bg_sz). While it runs, the --max-log-size capper may drop
+# bytes as they are read, so the range goes out in pieces of at most 1 MiB,
+# each followed by a C record with the dropped count read after the piece:
+# the reader discards what lies below it. (The capper records a drop before
+# it punches the hole, so bytes at or above that count were read intact.)
 bg_chunk() {
-	printf 'D\t%s\t%s\t%s\n' "$1" "$3" $(($4 - $3))
-	[ "$4" -gt "$3" ] || return 0
-	if [ "${bg_live-1}" = 0 ] && [ "$4" = "${bg_sz-}" ]; then
-		tail -c $(($4 - $3)) "$2"
-	else
-		tail -c +$(($3 + 1)) "$2" | head -c $(($4 - $3))
+	if [ "${bg_live-1}" = 0 ]; then
+		printf 'D\t%s\t%s\t%s\t0\n' "$1" "$3" $(($4 - $3))
+		[ "$4" -gt "$3" ] || return 0
+		if [ "$4" = "${bg_sz-}" ]; then
+			tail -c $(($4 - $3)) "$2"
+		else
+			tail -c +$(($3 + 1)) "$2" | head -c $(($4 - $3))
+		fi
+		return 0
 	fi
+	bg_cf=$3
+	while :; do
+		bg_ct=$((bg_cf + 1048576))
+		[ "$bg_ct" -le "$4" ] || bg_ct=$4
+		printf 'D\t%s\t%s\t%s\t1\n' "$1" "$bg_cf" $((bg_ct - bg_cf))
+		if [ "$bg_ct" -gt "$bg_cf" ]; then tail -c +$((bg_cf + 1)) "$2" | head -c $((bg_ct - bg_cf)); fi
+		bg_cd=0
+		if bg_line "${2%.log}.dropped"; then bg_cd=${bg_l:-0}; fi
+		printf 'C\t%s\t%s\n' "$1" "$bg_cd"
+		bg_cf=$bg_ct
+		[ "$bg_cf" -lt "$4" ] || return 0
+	done
 }
 
 # bg_utf8end FILE SIZE: set bg_to to SIZE less an incomplete UTF-8 sequence
@@ -337,19 +406,17 @@ bg_utf8end() {
 	done
 }
 
-# bg_rm DIR FORCE GRACE: remove the job in DIR, printing an R record, or an
-# E record saying why not. A job with live processes is refused unless
-# FORCE is 1, which stops it first. Only the files bgjob writes are deleted,
-# then the directory; links are never followed.
+# bg_rm DIR: remove the job in DIR, printing an R record, or an E record
+# saying why not. A job with live processes is refused (rm.sh stops it
+# first when forced). Only the files bgjob writes are deleted, then the
+# directory; links are never followed.
 bg_rm() {
-	if [ -L "$1" ] || [ ! -d "$1" ]; then printf 'E\tnotfound\t%s\n' "${1##*/}"; return 0; fi
-	case ${1%/*} in "$bg_root"/*) ;; *) printf 'E\toutside\t%s\n' "$1"; return 0 ;; esac
+	bg_esc "$1"
+	if [ -L "$1" ] || [ ! -d "$1" ]; then printf 'E\tnotfound\t%s\n' "${bg_e##*/}"; return 0; fi
+	case ${1%/*} in "$bg_root"/*) ;; *) printf 'E\toutside\t%s\n' "$bg_e"; return 0 ;; esac
 	if bg_busy "$1"; then
-		if [ "$2" != 1 ]; then
-			printf 'E\tbusy\t%s\n' "${1##*/}"
-			return 0
-		fi
-		bg_stop "$1" TERM "$3" stop $$
+		printf 'E\tbusy\t%s\n' "${bg_e##*/}"
+		return 0
 	fi
 	# Anything bgjob did not write stays, and so does the whole job.
 	for bg_rx in "$1"/* "$1"/.[!.]* "$1"/..?*; do
@@ -358,7 +425,7 @@ bg_rm() {
 		meta.json | meta.json.tmp | job.sh | stdout.log | stderr.log | exit_code | exit_code.tmp | \
 			ended_at | stop | stop.tmp | stdin | stdin.keeper | cursor-* | std???.dropped | std???.dropped.tmp) ;;
 		*)
-			printf 'E\tnotempty\t%s\n' "$1"
+			printf 'E\tnotempty\t%s\n' "$bg_e"
 			return 0
 			;;
 		esac
@@ -366,24 +433,134 @@ bg_rm() {
 	rm -f "$1/meta.json" "$1/meta.json.tmp" "$1/job.sh" "$1/stdout.log" "$1/stderr.log" \
 		"$1/exit_code" "$1/exit_code.tmp" "$1/ended_at" "$1/stop" "$1/stop.tmp" \
 		"$1/stdin" "$1/stdin.keeper" "$1"/cursor-* "$1"/std???.dropped "$1"/std???.dropped.tmp
-	if rmdir "$1" 2>/dev/null; then printf 'R\t%s\n' "$1"; else printf 'E\tnotempty\t%s\n' "$1"; fi
+	if rmdir "$1" 2>/dev/null; then printf 'R\t%s\n' "$bg_e"; else printf 'E\tnotempty\t%s\n' "$bg_e"; fi
 }
 
-# bg_autoprune KEEP BEFORE MAX: remove up to MAX of the oldest ended jobs
-# of the workspace that are beyond the newest KEEP or started before the id
-# prefix BEFORE. Jobs whose meta.json cannot be read, or that still have
-# live processes, are left alone.
+# bg_epoch STAMP: set bg_ep to the seconds since 1970 of STAMP, a UTC time
+# written as in a job id (YYYYmmddTHHMMSS...) or in ended_at
+# (YYYY-mm-ddTHH:MM:SSZ); fail on anything else. Shell arithmetic only, so
+# that it works with any date(1).
+bg_epoch() {
+	bg_ep=
+	case $1 in
+	[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z)
+		bg_oifs=$IFS
+		IFS=-T:Z
+		set -- $1
+		IFS=$bg_oifs
+		;;
+	[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]*)
+		bg_ed=${1%%T*} bg_et=${1#*T}
+		bg_et=${bg_et%"${bg_et#??????}"}
+		set -- "${bg_ed%????}" "${bg_ed#????}" "$bg_et"
+		set -- "$1" "${2%??}" "${2#??}" "${3%????}" "${3#??}" "${3#????}"
+		set -- "$1" "$2" "$3" "$4" "${5%??}" "$6"
+		;;
+	*) return 1 ;;
+	esac
+	bg_ey=$1 bg_em=${2#0} bg_eday=${3#0}
+	[ "$bg_em" -gt 2 ] || bg_ey=$((bg_ey - 1))
+	if [ "$bg_em" -gt 2 ]; then bg_em=$((bg_em - 3)); else bg_em=$((bg_em + 9)); fi
+	bg_eera=$((bg_ey / 400))
+	bg_ey=$((bg_ey - bg_eera * 400))
+	bg_eday=$((bg_eera * 146097 + bg_ey * 365 + bg_ey / 4 - bg_ey / 100 + (153 * bg_em + 2) / 5 + bg_eday - 1 - 719468))
+	bg_ep=$((bg_eday * 86400 + ${4#0} * 3600 + ${5#0} * 60 + ${6#0}))
+}
+
+# bg_now: set bg_nw to the host's clock, in seconds since 1970.
+bg_now() {
+	bg_epoch "$(date -u '+%Y-%m-%dT%H:%M:%SZ')"
+	bg_nw=$bg_ep
+}
+
+# bg_ended DIR: succeed when the job in DIR has ended: exit_code written,
+# or its meta.json read and its wrapper gone (lost).
+bg_ended() {
+	[ -e "$1/exit_code" ] && return 0
+	bg_meta "$1" || return 1
+	! bg_running "$1"
+}
+
+# bg_prunable DIR NEWER: succeed when the job in DIR, with NEWER ended jobs
+# newer than it, is one that prune removes: it has ended (bg_ended), its
+# files are bgjob's (meta.json names the directory, exit_code is a
+# number), and at least bg_keep ended jobs are newer, or it ended
+# (ended_at, else its start for a lost job) more than bg_age seconds (0: no
+# age limit) before bg_nw. Whether it still has processes is left to the
+# caller. This is the one prune rule: bgjob prune and run's pass use it.
+bg_prunable() {
+	bg_ended "$1" || return 1
+	bg_meta "$1" || return 1
+	case $bg_l in '{'*"\"id\":\"${1##*/}\""*'}') ;; *) return 1 ;; esac
+	if bg_line "$1/exit_code"; then
+		case $bg_l in '' | *[!0-9]*) return 1 ;; esac
+	fi
+	[ "$2" -lt "$bg_keep" ] || return 0
+	[ "$bg_age" -gt 0 ] || return 1
+	if bg_line "$1/ended_at" && bg_epoch "$bg_l"; then :; else bg_epoch "${1##*/}" || return 1; fi
+	[ $((bg_nw - bg_ep)) -gt "$bg_age" ]
+}
+
+# bg_autoprune: run's pruning pass over the workspace: remove up to 20 jobs
+# that bg_prunable selects and bg_busy clears, looking at no more than 64,
+# oldest first. It counts the ended jobs first (a test of exit_code per
+# job, and a look at the wrapper of those without one). Only the oldest
+# jobs can qualify (a job ends after it starts), so the pass stops at the
+# first that has fewer than bg_keep ended jobs after it and started less
+# than bg_age seconds ago; a cursor, .prune-cursor, makes the next pass go
+# on where a full one stopped. One pass at a time: .prune.lock holds the
+# pid and start time of the pass.
 bg_autoprune() {
-	bg_keep=$1 bg_before=$2 bg_max=$3
+	bg_me=
+	if [ -r /proc/self/stat ]; then
+		IFS=' ' read -r bg_me bg_l <"/proc/self/stat"
+	else
+		bg_me=$(sh -c 'echo "$PPID"')
+	fi
+	bg_proc "$bg_me"
+	bg_lk=$bg_ws/.prune.lock
+	if ! mkdir "$bg_lk" 2>/dev/null; then
+		bg_line "$bg_lk/owner" || return 0
+		bg_proc "${bg_l%% *}"
+		[ -n "$bg_s" ] && [ "$bg_s" = "${bg_l#* }" ] && return 0
+		rm -rf "$bg_lk"
+		mkdir "$bg_lk" 2>/dev/null || return 0
+		bg_proc "$bg_me"
+	fi
+	printf '%s %s\n' "$bg_me" "$bg_s" >"$bg_lk/owner"
+	bg_now
+	bg_cur=
+	if bg_line "$bg_ws/.prune-cursor"; then bg_cur=$bg_l; fi
 	set -- "$bg_ws"/[0-9]*
-	bg_an=$# bg_aj=0 bg_gone=0
+	bg_newer=0
 	for bg_ax in "$@"; do
-		bg_aj=$((bg_aj + 1))
-		[ "$bg_gone" -lt "$bg_max" ] || break
-		if [ $((bg_an - bg_aj)) -lt "$bg_keep" ] && ! [ "${bg_ax##*/}" \< "$bg_before" ]; then break; fi
-		bg_meta "$bg_ax" || continue
-		bg_busy "$bg_ax" && continue
-		bg_rm "$bg_ax" 0 0 >/dev/null
-		bg_gone=$((bg_gone + 1))
+		if bg_ended "$bg_ax"; then bg_newer=$((bg_newer + 1)); fi
 	done
+	bg_look=0 bg_gone=0
+	for bg_ax in "$@"; do
+		bg_aid=${bg_ax##*/}
+		bg_aend=
+		if bg_ended "$bg_ax"; then
+			bg_newer=$((bg_newer - 1))
+			bg_aend=1
+		fi
+		if [ "$bg_newer" -lt "$bg_keep" ]; then
+			[ "$bg_age" -gt 0 ] && bg_epoch "$bg_aid" && [ $((bg_nw - bg_ep)) -gt "$bg_age" ] || break
+		fi
+		if [ -n "$bg_cur" ]; then
+			[ "$bg_aid" \> "$bg_cur" ] || continue
+		fi
+		bg_look=$((bg_look + 1))
+		if [ -n "$bg_aend" ] && bg_prunable "$bg_ax" "$bg_newer" && ! bg_busy "$bg_ax"; then
+			bg_rm "$bg_ax" >/dev/null
+			bg_gone=$((bg_gone + 1))
+		fi
+		if [ "$bg_look" -ge 64 ] || [ "$bg_gone" -ge 20 ]; then
+			printf '%s\n' "$bg_aid" >"$bg_ws/.prune-cursor"
+			rm -rf "$bg_lk"
+			return 0
+		fi
+	done
+	rm -f "$bg_ws/.prune-cursor"
+	rm -rf "$bg_lk"
 }

@@ -16,11 +16,11 @@ import (
 	"github.com/bgjob/bgjob/shellgen"
 )
 
-// event is a shellgen.Event with its data read.
+// event is one thing a Handler received, with its data read.
 type event struct {
 	Job      *jobdir.Observation
 	Outcome  string
-	Err      *shellgen.RefError
+	Err      *refErr
 	Removed  string
 	TimedOut bool
 	Data     *string
@@ -28,9 +28,48 @@ type event struct {
 	Offset   int64
 }
 
-// dataRecord is a D record announcing data from offset, then the data.
+// refErr is a refusal a Handler received.
+type refErr struct{ Kind, Subject string }
+
+func (e *refErr) Error() string { return e.Kind + ": " + e.Subject }
+
+// streamEvent is one thing a Handler received, its data unread.
+type streamEvent struct {
+	Job      *jobdir.Observation
+	Outcome  string
+	Err      *refErr
+	Removed  string
+	TimedOut bool
+	Data     io.Reader
+	Stream   string
+	Offset   int64
+}
+
+// decodeEvents decodes a script's output with a shellgen.Handler that hands
+// each thing it receives to fn, in order.
+func decodeEvents(r io.Reader, fn func(streamEvent) error) error {
+	var werr error
+	_, err := shellgen.Handler{
+		Job:     func(o jobdir.Observation, out string) error { return fn(streamEvent{Job: &o, Outcome: out}) },
+		Refused: func(k, s string) error { return fn(streamEvent{Err: &refErr{k, s}}) },
+		Removed: func(d string) error { return fn(streamEvent{Removed: d}) },
+		Wait: func(s string) {
+			if s == "timeout" && werr == nil {
+				werr = fn(streamEvent{TimedOut: true})
+			}
+		},
+		Data: func(st string, off int64, r io.Reader) error { return fn(streamEvent{Data: r, Stream: st, Offset: off}) },
+	}.Decode(r)
+	if err == nil {
+		err = werr
+	}
+	return err
+}
+
+// dataRecord is a D record of an ended job's log announcing data from
+// offset, then the data.
 func dataRecord(stream string, offset int, data string) string {
-	return fmt.Sprintf("D\t%s\t%d\t%d\n%s", stream, offset, len(data), data)
+	return fmt.Sprintf("D\t%s\t%d\t%d\t0\n%s", stream, offset, len(data), data)
 }
 
 func strp(s string) *string { return &s }
@@ -38,7 +77,7 @@ func strp(s string) *string { return &s }
 // decodeAll decodes out, reading all data, and returns the events.
 func decodeAll(out io.Reader) ([]event, error) {
 	var evs []event
-	err := shellgen.Decode(out, func(ev shellgen.Event) error {
+	err := decodeEvents(out, func(ev streamEvent) error {
 		e := event{Job: ev.Job, Outcome: ev.Outcome, Err: ev.Err, Removed: ev.Removed, TimedOut: ev.TimedOut}
 		if ev.Data != nil {
 			b, err := io.ReadAll(ev.Data)
@@ -129,9 +168,9 @@ func TestDecode(t *testing.T) {
 				"J\t/r/w/3\n"),
 			want: []event{
 				{Job: &jobdir.Observation{Dir: "/r/w/1"}},
-				{Err: &shellgen.RefError{Kind: "notfound", Subject: "build"}},
+				{Err: &refErr{Kind: "notfound", Subject: "build"}},
 				{Removed: "/r/w/2"},
-				{Err: &shellgen.RefError{Kind: "cwd", Subject: "working directory /a\tb does not exist"}},
+				{Err: &refErr{Kind: "cwd", Subject: "working directory /a\tb does not exist"}},
 				{TimedOut: true},
 				{Job: &jobdir.Observation{Dir: "/r/w/3"}},
 			},
@@ -139,7 +178,7 @@ func TestDecode(t *testing.T) {
 		{
 			name: "error record ends the script",
 			out:  "\n" + shellgen.BeginMarker + "\nB\tb\nE\troot\troot /x is a symbolic link\n\n" + shellgen.EndMarker + "\n",
-			want: []event{{Err: &shellgen.RefError{Kind: "root", Subject: "root /x is a symbolic link"}}},
+			want: []event{{Err: &refErr{Kind: "root", Subject: "root /x is a symbolic link"}}},
 		},
 	}
 	data := []struct{ name, data string }{
@@ -210,7 +249,7 @@ func TestDecodeTruncated(t *testing.T) {
 		{"cut inside a record", "\n" + shellgen.BeginMarker + "\nB\tb\nJ\t/r/w/1\nM\t{\"id"},
 		{"end marker without newline", "\n" + shellgen.BeginMarker + "\nB\tb\n\n" + shellgen.EndMarker},
 		{"data without end marker", "\n" + shellgen.BeginMarker + "\n" + dataRecord("stdout", 0, "some data\n")},
-		{"data shorter than announced", "\n" + shellgen.BeginMarker + "\nD\tstdout\t0\t100\nsome data\n"},
+		{"data shorter than announced", "\n" + shellgen.BeginMarker + "\nD\tstdout\t0\t100\t0\nsome data\n"},
 		{"data end marker without newline", "\n" + shellgen.BeginMarker + "\n" + dataRecord("stdout", 0, "some data\n") + shellgen.EndMarker},
 	}
 	for _, tt := range tests {
@@ -219,7 +258,7 @@ func TestDecodeTruncated(t *testing.T) {
 				t.Errorf("Decode (reading data) = %v, want ErrTruncated", err)
 			}
 			// A callback that leaves the data unread gets the same answer.
-			err := shellgen.Decode(strings.NewReader(tt.out), func(shellgen.Event) error { return nil })
+			err := decodeEvents(strings.NewReader(tt.out), func(streamEvent) error { return nil })
 			if !errors.Is(err, shellgen.ErrTruncated) {
 				t.Errorf("Decode (ignoring data) = %v, want ErrTruncated", err)
 			}
@@ -237,7 +276,7 @@ func TestDecodeMalformed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := shellgen.Decode(strings.NewReader(tt.out), func(shellgen.Event) error { return nil })
+			err := decodeEvents(strings.NewReader(tt.out), func(streamEvent) error { return nil })
 			if err == nil || errors.Is(err, shellgen.ErrTruncated) {
 				t.Errorf("Decode = %v, want an error about the malformed output", err)
 			}
@@ -269,7 +308,7 @@ func TestDecodeCallbackErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := 0
-			err := shellgen.Decode(strings.NewReader(tt.out), func(shellgen.Event) error {
+			err := decodeEvents(strings.NewReader(tt.out), func(streamEvent) error {
 				calls++
 				if calls == tt.stopAt {
 					return tt.ret
@@ -291,7 +330,7 @@ func TestDecodeDataPartialReads(t *testing.T) {
 	payload := bytes.Repeat([]byte("0123456789"), 10000)
 	out := "\n" + shellgen.BeginMarker + "\n" + dataRecord("stdout", 0, string(payload)) + "\n" + shellgen.EndMarker + "\n"
 	var got []byte
-	err := shellgen.Decode(strings.NewReader(out), func(ev shellgen.Event) error {
+	err := decodeEvents(strings.NewReader(out), func(ev streamEvent) error {
 		buf := make([]byte, 7)
 		for {
 			n, err := ev.Data.Read(buf)

@@ -1,0 +1,176 @@
+package shellgen
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+// Handler receives what a script reported, assembled from its records:
+// the one place where records become observations, refusals and log
+// bytes. A nil callback ignores what it would receive; a callback's error
+// ends decoding (ErrStop without an error).
+type Handler struct {
+	// Job receives each job observed (with the host's boot id filled in)
+	// and what a stop did to it ("" if it was not stopped).
+	Job func(o jobdir.Observation, outcome string) error
+	// Refused receives each refusal: its kind (ErrKind*) and subject.
+	Refused func(kind, subject string) error
+	// Removed receives each job directory removed.
+	Removed func(dir string) error
+	// Data receives bytes of a log from offset: only bytes that are the
+	// log's (none that the cap dropped while they were read).
+	Data func(stream string, offset int64, r io.Reader) error
+	// Wait receives the state of a wait that did not see the jobs end:
+	// "timeout" or "pending".
+	Wait func(state string)
+	// More is called when a list stopped at its limit.
+	More func()
+}
+
+// Decode reads a script's output from r (see Decode) and hands what it
+// reports to h. It reports whether a callback stopped it with ErrStop
+// before the end marker.
+func (h Handler) Decode(r io.Reader) (stopped bool, err error) {
+	var (
+		boot    string
+		cur     *jobdir.Observation
+		outcome string
+		live    *liveChunk
+	)
+	flush := func() error {
+		if cur == nil {
+			return nil
+		}
+		cur.BootID = boot
+		o, out := *cur, outcome
+		cur, outcome = nil, ""
+		if h.Job == nil {
+			return nil
+		}
+		return h.Job(o, out)
+	}
+	err = Decode(r, func(rec Record) error {
+		err := h.record(rec, &boot, &cur, &outcome, &live, flush)
+		stopped = errors.Is(err, ErrStop)
+		return err
+	})
+	if err == nil && !stopped {
+		if err = flush(); errors.Is(err, ErrStop) {
+			stopped, err = true, nil
+		}
+	}
+	return stopped, err
+}
+
+// record handles one record for decode.
+func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outcome *string, live **liveChunk, flush func() error) error {
+	{
+		switch rec.Kind {
+		case KindMeta, KindProc, KindExit, KindEnded,
+			KindStop, KindDropped:
+			if *cur == nil {
+				return fmt.Errorf("record %s outside a job", rec.Kind)
+			}
+			observe(*cur, rec)
+			return nil
+		case KindCheck:
+			if *live == nil || (*live).stream != rec.Field(0) {
+				return fmt.Errorf("check record without live data")
+			}
+			c := *live
+			*live = nil
+			return c.emit(h, rec.Field(1))
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		if *live != nil {
+			return fmt.Errorf("%s record after live data without a check record", rec.Kind)
+		}
+		switch rec.Kind {
+		case KindBoot:
+			*boot = rec.Field(0)
+		case KindJob:
+			*cur = &jobdir.Observation{Dir: rec.Field(0)}
+		case KindOutcome:
+			*outcome = rec.Field(0)
+		case KindError:
+			if h.Refused != nil {
+				return h.Refused(rec.Field(0), rec.Field(1))
+			}
+		case KindRemoved:
+			if h.Removed != nil {
+				return h.Removed(rec.Field(0))
+			}
+		case KindWait:
+			if h.Wait != nil {
+				h.Wait(rec.Field(0))
+			}
+		case KindMore:
+			if h.More != nil {
+				h.More()
+			}
+		case KindData:
+			off, _ := strconv.ParseInt(rec.Field(1), 10, 64)
+			if rec.Field(3) == "1" {
+				// Hold the bytes until the check record says which of them
+				// are the log's; the script sends at most 1 MiB at a time.
+				var b bytes.Buffer
+				if _, err := io.Copy(&b, rec.Data); err != nil {
+					return fmt.Errorf("reading script output: %w", err)
+				}
+				*live = &liveChunk{stream: rec.Field(0), offset: off, data: b.Bytes()}
+				return nil
+			}
+			if h.Data != nil {
+				return h.Data(rec.Field(0), off, rec.Data)
+			}
+		}
+		return nil
+	}
+}
+
+// observe adds what rec reports to the observation o.
+func observe(o *jobdir.Observation, rec Record) {
+	switch rec.Kind {
+	case KindMeta:
+		o.Meta, o.HasMeta = rec.Field(0), true
+	case KindProc:
+		o.ProcStart = rec.Field(0)
+	case KindExit:
+		o.ExitCode, o.HasExit = rec.Field(0), true
+	case KindEnded:
+		o.EndedAt = rec.Field(0)
+	case KindStop:
+		o.Stop = rec.Field(0)
+	case KindDropped:
+		if rec.Field(0) == "stderr" {
+			o.StderrDropped = rec.Field(1)
+		} else {
+			o.StdoutDropped = rec.Field(1)
+		}
+	}
+}
+
+// liveChunk is the bytes of a live job's log, held until its check record.
+type liveChunk struct {
+	stream string
+	offset int64
+	data   []byte
+}
+
+// emit hands on the part of the chunk at or above dropped, the bytes the
+// cap had not dropped when the script finished reading them.
+func (c *liveChunk) emit(h Handler, dropped string) error {
+	d, _ := strconv.ParseInt(dropped, 10, 64)
+	skip := min(max(d-c.offset, 0), int64(len(c.data)))
+	if h.Data == nil {
+		return nil
+	}
+	return h.Data(c.stream, c.offset+skip, bytes.NewReader(c.data[skip:]))
+}

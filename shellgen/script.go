@@ -1,0 +1,173 @@
+package shellgen
+
+import (
+	"embed"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// The scripts, each a whole file in sh/: begin.sh starts every script,
+// lib.sh holds the functions they share, and each verb has one file.
+//
+//go:embed sh/*.sh
+var shFiles embed.FS
+
+// The lines that frame a script's output (begin.sh and bg_end print them).
+const (
+	BeginMarker = "@@bgjob-begin@@"
+	EndMarker   = "@@bgjob-end@@"
+)
+
+// config is the block of variable assignments Go writes before a script's
+// text: the only shell Go writes. Values are quoted; a value Quote refuses
+// (a NUL byte) is an error when the script is built.
+type config struct {
+	b   strings.Builder
+	err error
+}
+
+// set assigns the string v to the variable name.
+func (c *config) set(name, v string) {
+	q, err := Quote(v)
+	if err != nil && c.err == nil {
+		c.err = fmt.Errorf("%s: %w", strings.TrimPrefix(name, "bg_"), err)
+	}
+	c.b.WriteString(name + "=" + q + "\n")
+}
+
+// setInt assigns the integer v to the variable name.
+func (c *config) setInt(name string, v int64) {
+	c.b.WriteString(name + "=" + strconv.FormatInt(v, 10) + "\n")
+}
+
+// setBool assigns 1 or 0 to the variable name.
+func (c *config) setBool(name string, v bool) {
+	n := int64(0)
+	if v {
+		n = 1
+	}
+	c.setInt(name, n)
+}
+
+// assemble returns the script made of the configuration, the functions of
+// lib.sh that the files call (directly or through one another), and the
+// files, in order, with comments and indentation dropped.
+func assemble(c *config, files ...string) (string, error) {
+	if c.err != nil {
+		return "", c.err
+	}
+	var body strings.Builder
+	for _, f := range files {
+		body.WriteString(source(f))
+	}
+	var b strings.Builder
+	b.WriteString(c.b.String())
+	b.WriteString(library.closure(body.String()))
+	b.WriteString(body.String())
+	return b.String(), nil
+}
+
+// source returns the script file name, minified.
+func source(name string) string {
+	b, err := shFiles.ReadFile("sh/" + name)
+	if err != nil {
+		panic("shellgen: missing embedded script " + name)
+	}
+	return minify(string(b))
+}
+
+// minify drops comment lines, blank lines and leading indentation. The
+// scripts hold no here-document or quoted string whose lines start with
+// blanks, so this changes no command.
+func minify(s string) string {
+	var b strings.Builder
+	for line := range strings.Lines(s) {
+		t := strings.TrimLeft(line, " \t")
+		if t == "\n" || t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		b.WriteString(t)
+	}
+	return b.String()
+}
+
+// lib is lib.sh split into its functions.
+type lib struct {
+	names []string          // in file order
+	text  map[string]string // name -> minified definition
+}
+
+var funcRE = regexp.MustCompile(`(?m)^(bg_[a-z0-9_]+)\(\) \{\n`)
+
+// library is lib.sh, parsed once.
+var library = parseLib(func() string {
+	b, err := shFiles.ReadFile("sh/lib.sh")
+	if err != nil {
+		panic("shellgen: missing embedded lib.sh")
+	}
+	return string(b)
+}())
+
+func parseLib(src string) lib {
+	l := lib{text: map[string]string{}}
+	locs := funcRE.FindAllStringSubmatchIndex(src, -1)
+	for _, loc := range locs {
+		name := src[loc[2]:loc[3]]
+		end := strings.Index(src[loc[0]:], "\n}\n")
+		if end < 0 {
+			panic("shellgen: lib.sh: function " + name + " does not end with a line holding }")
+		}
+		l.names = append(l.names, name)
+		l.text[name] = minify(src[loc[0] : loc[0]+end+3])
+	}
+	return l
+}
+
+// closure returns the definitions of the functions that text calls,
+// directly or through one another, in lib.sh's order.
+func (l lib) closure(text string) string {
+	need := map[string]bool{}
+	queue := []string{text}
+	for len(queue) > 0 {
+		t := queue[0]
+		queue = queue[1:]
+		for _, name := range l.names {
+			if !need[name] && calls(t, name) {
+				need[name] = true
+				queue = append(queue, l.text[name])
+			}
+		}
+	}
+	var b strings.Builder
+	for _, name := range l.names {
+		if need[name] {
+			b.WriteString(l.text[name])
+		}
+	}
+	return b.String()
+}
+
+// calls reports whether text names the function name as a word.
+func calls(text, name string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], name)
+		if j < 0 {
+			return false
+		}
+		j += i
+		k := j + len(name)
+		if (j == 0 || !isIdent(text[j-1])) && (k == len(text) || !isIdent(text[k])) {
+			// Not a definition of a variable of the same prefix: bg_x= or $bg_x.
+			if (k == len(text) || text[k] != '=') && (j == 0 || text[j-1] != '$' && text[j-1] != '{') {
+				return true
+			}
+		}
+		i = k
+	}
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}

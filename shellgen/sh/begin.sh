@@ -1,0 +1,14 @@
+# begin.sh: the start of every script. The configuration block Go writes
+# before it sets bg_root (may be empty: the host's default) and
+# bg_workspace (may be empty: no workspace, e.g. list --all-workspaces).
+umask 077
+printf '\n@@bgjob-begin@@\n'
+[ -n "$bg_root" ] || bg_root=/tmp/bgjob-$(id -u)
+bg_nl='
+'
+bg_tab='	'
+bg_boot=
+if [ -r /proc/sys/kernel/random/boot_id ]; then IFS= read -r bg_boot </proc/sys/kernel/random/boot_id; fi
+printf 'B\t%s\n' "$bg_boot"
+bg_ws=
+[ -z "$bg_workspace" ] || bg_ws=$bg_root/$bg_workspace

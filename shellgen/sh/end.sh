@@ -1,0 +1,2 @@
+# end.sh: the end of every script: the end marker.
+bg_end

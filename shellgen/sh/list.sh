@@ -1,0 +1,41 @@
+# list.sh: print the observations of the workspace's jobs, or with
+# bg_allws=1 of every workspace's, newest first; only jobs whose id sorts
+# before bg_before ("": all), at most bg_max (0: no limit), then an N
+# record if more are left. It reads directory names, and the files only of
+# the jobs it prints. Entries whose names are not a workspace and a job id
+# are not jobs, and are passed over.
+bg_readroot
+bg_n=0
+LC_ALL=C
+bg_one() {
+	case ${1##*/} in [0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]-[0-9a-z][0-9a-z][0-9a-z][0-9a-z][0-9a-z][0-9a-z]) ;; *) return 0 ;; esac
+	if [ -n "$bg_before" ] && ! [ "${1##*/}" \< "$bg_before" ]; then return 0; fi
+	[ -e "$1/meta.json" ] || return 0
+	if [ "$bg_max" -gt 0 ] && [ "$bg_n" -ge "$bg_max" ]; then
+		printf 'N\tmore\n'
+		return 1
+	fi
+	bg_obs "$1" || return 0
+	bg_n=$((bg_n + 1))
+}
+if [ "$bg_allws" = 1 ]; then
+	bg_all=$(for bg_x in "$bg_root"/*/[0-9]*; do
+		bg_w=${bg_x%/*}
+		case ${bg_w##*/} in '' | *[!A-Za-z0-9._@:+-]*) continue ;; esac
+		[ -d "$bg_x" ] && printf '%s %s\n' "${bg_x##*/}" "$bg_x"
+	done | LC_ALL=C sort -r)
+	while IFS=' ' read -r bg_id bg_x; do
+		[ -n "$bg_x" ] || continue
+		bg_one "$bg_x" || break
+	done <<bg_EOF
+$bg_all
+bg_EOF
+else
+	set -- "$bg_ws"/[0-9]*
+	bg_j=$#
+	while [ "$bg_j" -gt 0 ]; do
+		eval "bg_x=\${$bg_j}"
+		bg_j=$((bg_j - 1))
+		bg_one "$bg_x" || break
+	done
+fi

@@ -1,0 +1,87 @@
+# logs.sh: print the job bg_ref names: its observation, then for each
+# stream of bg_streams (stdout, stderr) its bytes in D records (bg_chunk).
+# The range: bg_mode all (the whole log), tail or head (bg_n lines), bytes
+# (the last bg_n), offset (from bg_from_stdout, bg_from_stderr) or new
+# (what the reader bg_reader has not read, moving its cursor). Offset and
+# new stop before an incomplete UTF-8 character while the job runs. With
+# bg_follow=1 it goes on printing what is appended until the job has ended
+# and the last bytes are out, then prints the observation again.
+bg_readroot
+bg_find "$bg_ws" "$bg_ref" || bg_err notfound "$bg_ref"
+bg_obs "$bg_d" || bg_err notfound "$bg_ref"
+bg_live=0
+bg_running "$bg_d" && bg_live=1
+if [ "$bg_mode" = new ]; then
+	# One reader at a time moves a cursor: mkdir is the lock.
+	bg_lock=$bg_d/cursor-$bg_reader.lock
+	bg_i=0
+	until mkdir "$bg_lock" 2>/dev/null; do
+		bg_i=$((bg_i + 1))
+		[ "$bg_i" -lt 50 ] || break
+		bg_nap
+	done
+fi
+for bg_st in $bg_streams; do
+	bg_f=$bg_d/$bg_st.log
+	bg_sz=$(wc -c <"$bg_f")
+	bg_to=$bg_sz
+	bg_dr=0
+	if bg_line "$bg_d/$bg_st.dropped"; then bg_dr=${bg_l:-0}; fi
+	case $bg_mode in
+	tail) bg_from=$((bg_sz - $(tail -n "$bg_n" "$bg_f" | wc -c))) ;;
+	head)
+		bg_from=$bg_dr
+		bg_to=$((bg_dr + $(tail -c +$((bg_dr + 1)) "$bg_f" | head -n "$bg_n" | wc -c)))
+		;;
+	bytes) bg_from=$((bg_sz - bg_n)) ;;
+	offset)
+		eval "bg_from=\$bg_from_$bg_st"
+		[ "$bg_live" = 0 ] || bg_utf8end "$bg_f" "$bg_sz"
+		;;
+	new)
+		bg_cur=$bg_d/cursor-$bg_reader.$bg_st
+		bg_from=0
+		if bg_line "$bg_cur"; then bg_from=${bg_l%%[!0-9]*}; fi
+		[ -n "$bg_from" ] || bg_from=0
+		[ "$bg_live" = 0 ] || bg_utf8end "$bg_f" "$bg_sz"
+		;;
+	*) bg_from=0 ;;
+	esac
+	[ "$bg_from" -ge "$bg_dr" ] || bg_from=$bg_dr
+	[ "$bg_to" -le "$bg_sz" ] || bg_to=$bg_sz
+	[ "$bg_from" -le "$bg_to" ] || bg_from=$bg_to
+	bg_chunk "$bg_st" "$bg_f" "$bg_from" "$bg_to"
+	if [ "$bg_mode" = new ]; then
+		printf '%s\n' "$bg_to" >"$bg_cur.tmp" && mv -f "$bg_cur.tmp" "$bg_cur"
+	fi
+	eval "bg_off_$bg_st=\$bg_to"
+done
+[ "$bg_mode" != new ] || rmdir "$bg_lock" 2>/dev/null
+if [ "$bg_follow" = 1 ]; then
+	# Print whatever arrives until the job has ended; the sizes are taken
+	# after the job is seen to have ended, so its last bytes are drained.
+	exec 3<&0
+	cat <&3 >/dev/null 2>&1 &
+	bg_cat=$!
+	exec 3<&-
+	while :; do
+		bg_ended=1
+		bg_running "$bg_d" && bg_ended=0
+		bg_live=1
+		for bg_st in $bg_streams; do
+			bg_f=$bg_d/$bg_st.log
+			eval "bg_from=\$bg_off_$bg_st"
+			bg_sz=$(wc -c <"$bg_f")
+			if bg_line "$bg_d/$bg_st.dropped" && [ "${bg_l:-0}" -gt "$bg_from" ]; then bg_from=$bg_l; fi
+			if [ "$bg_sz" -gt "$bg_from" ]; then
+				bg_chunk "$bg_st" "$bg_f" "$bg_from" "$bg_sz"
+				eval "bg_off_$bg_st=\$bg_sz"
+			fi
+		done
+		[ "$bg_ended" = 1 ] && break
+		kill -0 "$bg_cat" 2>/dev/null || exit 0
+		bg_nap
+	done
+	kill "$bg_cat" 2>/dev/null
+	bg_obs "$bg_d"
+fi

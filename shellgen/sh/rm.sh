@@ -1,0 +1,23 @@
+# rm.sh: remove the jobs bg_refs names and the job directories bg_dirs
+# (one per line, as earlier observations reported them): an R record for
+# each removed, E records for refusals. A job with live processes is
+# refused unless bg_force=1, which stops it first (KILL after bg_grace
+# tenths of a second).
+bg_readroot
+bg_rmone() {
+	if [ "$bg_force" = 1 ] && [ -d "$1" ] && [ ! -L "$1" ] && bg_busy "$1"; then
+		bg_stop "$1" TERM "$bg_grace" stop $$
+		bg_pgs=
+	fi
+	bg_rm "$1"
+}
+for bg_ref in $bg_refs; do
+	if bg_find "$bg_ws" "$bg_ref"; then bg_rmone "$bg_d"; else printf 'E\tnotfound\t%s\n' "$bg_ref"; fi
+done
+set -f
+IFS=$bg_nl
+set -- $bg_dirs
+IFS=' 	
+'
+set +f
+for bg_x in "$@"; do bg_rmone "$bg_x"; done

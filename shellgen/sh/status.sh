@@ -1,0 +1,6 @@
+# status.sh: print the observation of each job bg_refs names (ids or
+# names), or an E notfound record.
+bg_readroot
+for bg_ref in $bg_refs; do
+	if bg_find "$bg_ws" "$bg_ref" && bg_obs "$bg_d"; then :; else printf 'E\tnotfound\t%s\n' "$bg_ref"; fi
+done

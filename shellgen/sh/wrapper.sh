@@ -1,0 +1,112 @@
+# wrapper.sh: job.sh, the wrapper that runs the job's command as its child
+# and records the child's real status (docs/design.md). The configuration
+# block before it sets bg_id; the command: bg_cmd run by bg_sh ("": bash
+# where the host has it, else sh), or, when bg_argc > 0, the words bg_arg1
+# ...; bg_envc variables bg_env1 ... as NAME=VALUE; bg_cwd ("": stay);
+# bg_stdin (1: read the FIFO stdin); bg_lb (1: line-buffered output);
+# bg_timeout (seconds, "": none) and bg_grace (tenths of a second); bg_cap
+# (the --max-log-size bytes, 0: none). "job.sh timer" (timer.sh) and
+# "job.sh capper PID" (capper.sh) are its helpers, each in a process group
+# of its own; wrapper_init.sh comes first.
+trap '' HUP
+trap : TERM INT QUIT USR1 USR2 ALRM
+if [ "$bg_stdin" = 1 ]; then
+	# A keeper holds the FIFO open for writing, so the command sees end of
+	# file only when "bgjob send --eof" ends the keeper. The wrapper opens
+	# the FIFO itself (read-write, which never blocks) and hands it over,
+	# so the keeper holds it before run returns.
+	exec 3<>"$bg_d/stdin"
+	sleep 2147483647 >&3 3>&- 2>/dev/null &
+	bg_keeper=$!
+	exec 3>&-
+	printf '%s\n' "$bg_keeper" >"$bg_d/stdin.keeper"
+fi
+: >>"$bg_d/stdout.log"
+: >>"$bg_d/stderr.log"
+# The wrapper reports its own pid and start time: the launcher cannot read
+# them once a quick job's wrapper has exited.
+if [ -r /proc/self/stat ]; then
+	IFS= read -r bg_st </proc/$$/stat
+	bg_st=${bg_st##*) }
+	set -- $bg_st
+	bg_st=${20}
+else
+	bg_st=$(ps -o lstart= -p $$)
+fi
+printf '%s %s\n' "$$" "$bg_st"
+exec >/dev/null
+BGJOB_JOB_ID=$bg_id
+BGJOB_JOB_DIR=$bg_d
+export BGJOB_JOB_ID BGJOB_JOB_DIR
+# The timer and the capper lead process groups of their own, so that one
+# signal ends each with its sleep, whatever it is doing.
+bg_timer=
+if [ -n "$bg_timeout" ]; then
+	if command -v setsid >/dev/null 2>&1; then
+		setsid /bin/sh "$0" timer </dev/null >/dev/null 2>&1 &
+	else
+		/bin/sh "$0" timer </dev/null >/dev/null 2>&1 &
+	fi
+	bg_timer=$!
+fi
+bg_capper=
+if [ "$bg_cap" -gt 0 ]; then
+	if command -v setsid >/dev/null 2>&1; then
+		setsid /bin/sh "$0" capper $$ </dev/null >/dev/null 2>&1 &
+	else
+		/bin/sh "$0" capper $$ </dev/null >/dev/null 2>&1 &
+	fi
+	bg_capper=$!
+fi
+bg_in=/dev/null
+[ "$bg_stdin" != 1 ] || bg_in=$bg_d/stdin
+case $bg_cwd in '' | /*) ;; *) bg_cwd=./$bg_cwd ;; esac
+# The command runs in a subshell: neither its variables nor an argv that is
+# a shell builtin such as exit or exec can end or change the wrapper. The
+# subshell first lays out, in its arguments, the variables to export, "--"
+# and the command's words, so that no variable of the wrapper's is read
+# once a variable from --env may have replaced it.
+if cd "${bg_cwd:-.}" 2>>"$bg_d/stderr.log"; then
+	(
+		set --
+		[ "$bg_lb" != 1 ] || set -- PYTHONUNBUFFERED=1
+		bg_i=1
+		while [ "$bg_i" -le "$bg_envc" ]; do
+			eval "set -- \"\$@\" \"\$bg_env$bg_i\""
+			bg_i=$((bg_i + 1))
+		done
+		set -- "$@" --
+		if [ "$bg_lb" = 1 ] && command -v stdbuf >/dev/null 2>&1; then set -- "$@" stdbuf -oL -eL; fi
+		if [ "$bg_argc" -gt 0 ]; then
+			bg_i=1
+			while [ "$bg_i" -le "$bg_argc" ]; do
+				eval "set -- \"\$@\" \"\$bg_arg$bg_i\""
+				bg_i=$((bg_i + 1))
+			done
+		else
+			if [ -z "$bg_sh" ]; then
+				bg_sh=sh
+				command -v bash >/dev/null 2>&1 && bg_sh=bash
+			fi
+			set -- "$@" "$bg_sh" -c "$bg_cmd"
+		fi
+		while [ "$1" != -- ]; do
+			export "$1"
+			shift
+		done
+		shift
+		command "$@"
+	) <"$bg_in" >>"$bg_d/stdout.log" 2>>"$bg_d/stderr.log"
+	bg_rc=$?
+else
+	bg_rc=126
+fi
+[ "$bg_stdin" != 1 ] || kill "$bg_keeper" 2>/dev/null
+# The timer ends at once while it sleeps; while it stops the job, it ends
+# once the group is gone.
+for bg_h in $bg_timer $bg_capper; do
+	kill -s TERM -- "-$bg_h" 2>/dev/null || kill -s TERM "-$bg_h" 2>/dev/null || kill "$bg_h" 2>/dev/null
+	wait "$bg_h"
+done
+date -u '+%Y-%m-%dT%H:%M:%SZ' >"$bg_d/ended_at" 2>/dev/null
+printf '%s\n' "$bg_rc" >"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"

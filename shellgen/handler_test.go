@@ -58,7 +58,9 @@ func decodeEvents(r io.Reader, fn func(streamEvent) error) error {
 				werr = fn(streamEvent{TimedOut: true})
 			}
 		},
-		Data: func(st string, off int64, r io.Reader) error { return fn(streamEvent{Data: r, Stream: st, Offset: off}) },
+		Data: func(st string, off int64, r io.Reader) error {
+			return fn(streamEvent{Data: r, Stream: st, Offset: off})
+		},
 	}.Decode(r)
 	if err == nil {
 		err = werr

@@ -1,9 +1,6 @@
 package e2e
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +12,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/jobdir/jobdirtest"
 )
 
 // Custom testscript commands for the lifecycle-hardening scripts
@@ -62,95 +60,55 @@ func cmdGroupSize(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// procStart returns field 22 of /proc/PID/stat, the process's start time
-// in clock ticks since boot.
-func procStart(ts *testscript.TestScript, pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	ts.Check(err)
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 20 {
-		ts.Fatalf("short /proc/%d/stat: %q", pid, s)
-	}
-	return f[19]
-}
-
-// newJobDir creates an empty job directory with a fresh id in the
-// workspace of the script's root (BGJOB_WORKSPACE or default), creating
-// the root 0700 if needed.
-func newJobDir(ts *testscript.TestScript) (dir, id string) {
+// makeJob fabricates a job directory with jobdirtest in the workspace of
+// the script's root (BGJOB_WORKSPACE or default), creating the root 0700 if
+// needed.
+func makeJob(ts *testscript.TestScript, j jobdirtest.Job) (jobdir.Meta, string) {
 	ws := ts.Getenv("BGJOB_WORKSPACE")
 	if ws == "" {
 		ws = jobdir.DefaultWorkspace
 	}
-	root := ts.Getenv("BGJOB_ROOT")
-	ts.Check(os.MkdirAll(root, 0o700))
-	ts.Check(os.MkdirAll(filepath.Join(root, ws), 0o700))
-	for {
-		id = jobdir.NewID(time.Now())
-		dir = filepath.Join(root, ws, id)
-		err := os.Mkdir(dir, 0o700)
-		if err == nil {
-			return dir, id
-		}
-		if !os.IsExist(err) {
-			ts.Fatalf("%v", err)
-		}
-	}
+	mk, err := jobdirtest.NewMaker(ts.Getenv("BGJOB_ROOT"))
+	ts.Check(err)
+	m, dir, err := mk.Make(ws, j)
+	ts.Check(err)
+	return m, dir
 }
 
-// cmdFakeJob writes a job directory, as the launcher would, for a job named
-// NAME whose wrapper pid is the one in PIDFILE, with no exit_code. START
-// says whether meta.json records that process's real start time ("same")
-// or another one ("other"); BOOT whether it records this host's boot id
-// ("same") or another ("other"): fakejob NAME PIDFILE same|other same|other.
+// cmdFakeJob fabricates a job directory, as the launcher would leave it,
+// for a job named NAME whose wrapper pid is the one in PIDFILE, with no
+// exit_code. START says whether meta.json records that process's real
+// start time ("same") or another one ("other"); BOOT whether it records
+// this host's boot id ("same") or another ("other"): fakejob NAME PIDFILE
+// same|other same|other.
 func cmdFakeJob(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 4 || neg {
 		ts.Fatalf("usage: fakejob NAME PIDFILE same|other same|other")
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[1])))
 	ts.Check(err)
-	start := procStart(ts, pid)
-	switch args[2] {
-	case "same":
-	case "other":
+	j := jobdirtest.Job{
+		Meta:   jobdir.Meta{Name: args[0], Command: "sleep 60", PID: pid},
+		Script: "# fabricated by the e2e test\n",
+	}
+	switch args[2] + " " + args[3] {
+	case "same same":
+		j.State = jobdirtest.Running
+	case "other same":
+		j.State = jobdirtest.Vanished // another start time
+	case "same other":
+		j.State = jobdirtest.Rebooted // the real start time, another boot
+	case "other other":
+		j.State = jobdirtest.Rebooted
+		start, err := jobdirtest.ProcStart(pid)
+		ts.Check(err)
 		n, err := strconv.ParseUint(start, 10, 64)
 		ts.Check(err)
-		start = strconv.FormatUint(n+12345, 10)
+		j.Meta.ProcStart = strconv.FormatUint(n+12345, 10)
 	default:
-		ts.Fatalf("START must be same or other")
+		ts.Fatalf("START and BOOT must each be same or other")
 	}
-	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	ts.Check(err)
-	boot := strings.TrimSpace(string(b))
-	switch args[3] {
-	case "same":
-	case "other":
-		boot = "00000000-1111-2222-3333-" + boot[len(boot)-12:]
-		if boot == strings.TrimSpace(string(b)) {
-			boot = "ffffffff-1111-2222-3333-444444444444"
-		}
-	default:
-		ts.Fatalf("BOOT must be same or other")
-	}
-	dir, id := newJobDir(ts)
-	m := jobdir.Meta{
-		Version: jobdir.Version, ID: id, Name: args[0], Workspace: filepath.Base(filepath.Dir(dir)),
-		Command: "sleep 60", Env: []string{}, StartedAt: time.Now().UTC().Truncate(time.Millisecond),
-		PID: pid, PGID: pid, ProcStart: start, BootID: boot,
-	}
-	var mb bytes.Buffer
-	enc := json.NewEncoder(&mb)
-	enc.SetEscapeHTML(false)
-	ts.Check(enc.Encode(m))
-	for name, content := range map[string]string{
-		jobdir.MetaFile:   mb.String(),
-		jobdir.StdoutFile: "",
-		jobdir.StderrFile: "",
-		jobdir.ScriptFile: "# fabricated by the e2e test\n",
-	} {
-		ts.Check(os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600))
-	}
+	makeJob(ts, j)
 }
 
 // cmdJobEnv sets VAR to the directory of the newest job named NAME, VAR_ID
@@ -169,15 +127,16 @@ func cmdJobEnv(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[1]+"_PID", strconv.Itoa(m.PID))
 }
 
-// cmdNewJobDir creates an empty job directory with a fresh id, sets VAR to
-// its path and VAR_ID to the id: newjobdir VAR.
+// cmdNewJobDir creates an empty job directory with a fresh id, as the
+// launcher has just made it, sets VAR to its path and VAR_ID to the id:
+// newjobdir VAR.
 func cmdNewJobDir(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 || neg {
 		ts.Fatalf("usage: newjobdir VAR")
 	}
-	dir, id := newJobDir(ts)
+	m, dir := makeJob(ts, jobdirtest.Job{State: jobdirtest.Creating})
 	ts.Setenv(args[0], dir)
-	ts.Setenv(args[0]+"_ID", id)
+	ts.Setenv(args[0]+"_ID", m.ID)
 }
 
 // allBytes is every byte value but NUL, in order.

@@ -112,9 +112,12 @@ func findJob(ts *testscript.TestScript, name string) jobdir.Meta {
 	metas, _ := filepath.Glob(filepath.Join(ts.Getenv("BGJOB_ROOT"), "*", "*", "meta.json"))
 	var best jobdir.Meta
 	for _, p := range metas {
-		var m jobdir.Meta
 		b, err := os.ReadFile(p)
-		if err != nil || json.Unmarshal(b, &m) != nil {
+		if err != nil {
+			continue
+		}
+		m, err := jobdir.DecodeMeta(b)
+		if err != nil {
 			continue
 		}
 		if (m.Name == name || m.ID == name) && m.ID > best.ID {
@@ -252,8 +255,11 @@ func groupMembers(pgid int) int {
 func killAll(root string) {
 	metas, _ := filepath.Glob(filepath.Join(root, "*", "*", "meta.json"))
 	for _, p := range metas {
-		var m jobdir.Meta
-		if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &m) == nil && m.PGID > 1 {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if m, err := jobdir.DecodeMeta(b); err == nil && m.PGID > 1 {
 			syscall.Kill(-m.PGID, syscall.SIGKILL)
 		}
 	}

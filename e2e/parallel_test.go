@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,9 +49,13 @@ func runParallel(t *testing.T, n int, global ...string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var m jobdir.Meta
-		if err := json.Unmarshal(b, &m); err != nil {
+		m, err := jobdir.DecodeMeta(b)
+		if err != nil {
 			t.Fatalf("meta.json of %s: %v: %q", id, err, b)
+		}
+		// The launcher writes the bytes jobdir encodes, no others.
+		if enc, err := jobdir.EncodeMeta(m); err != nil || !bytes.Equal(enc, b) {
+			t.Fatalf("meta.json of %s is not jobdir's encoding:\n%q\n%q", id, b, enc)
 		}
 		if m.ID != id || m.PID <= 1 || m.ProcStart == "" || m.Command != "sleep 0.2" {
 			t.Fatalf("meta.json of %s is not intact: %+v", id, m)

@@ -196,8 +196,8 @@ func TestRaceOneWorkspace(t *testing.T) {
 			t.Errorf("job directory %s: %v", d.Name(), err)
 			continue
 		}
-		var m jobdir.Meta
-		if err := json.Unmarshal(b, &m); err != nil || m.ID != d.Name() || m.PID <= 1 || m.BootID == "" || m.Command == "" {
+		m, err := jobdir.DecodeMeta(b)
+		if err != nil || m.ID != d.Name() || m.PID <= 1 || m.BootID == "" || m.Command == "" {
 			t.Errorf("meta.json of %s is not intact: %v %q", d.Name(), err, b)
 		}
 	}

@@ -1,12 +1,8 @@
 package jobdir
 
 import (
-	"encoding/json"
 	"fmt"
 	"path"
-	"strconv"
-	"strings"
-	"time"
 )
 
 // Observation is what a reader saw of one job directory at one moment: the
@@ -55,8 +51,8 @@ func Derive(o Observation, host string) Job {
 		j.Error = "meta.json is missing"
 		return j
 	}
-	var m Meta
-	if err := json.Unmarshal([]byte(o.Meta), &m); err != nil {
+	m, err := DecodeMeta([]byte(o.Meta))
+	if err != nil {
 		j.Status = StatusUnreadable
 		j.Error = fmt.Sprintf("meta.json: %v", err)
 		return j
@@ -67,21 +63,21 @@ func Derive(o Observation, host string) Job {
 		return j
 	}
 	j.Meta = m
-	j.StdoutDropped = dropped(o.StdoutDropped)
-	j.StderrDropped = dropped(o.StderrDropped)
+	j.StdoutDropped = DecodeDropped(o.StdoutDropped)
+	j.StderrDropped = DecodeDropped(o.StderrDropped)
 	if o.HasExit {
-		code, err := strconv.Atoi(strings.TrimSpace(o.ExitCode))
+		code, err := DecodeExitCode(o.ExitCode)
 		if err != nil {
 			j.Status = StatusUnreadable
-			j.Error = fmt.Sprintf("exit_code: %q is not a number", o.ExitCode)
+			j.Error = err.Error()
 			return j
 		}
 		j.ExitCode = &code
 		j.Status = StatusExited
-		if t, err := time.Parse(time.RFC3339, strings.TrimSpace(o.EndedAt)); err == nil {
+		if t, err := DecodeEndedAt(o.EndedAt); err == nil {
 			j.EndedAt = &t
 		}
-		if reason, sig, ok := strings.Cut(o.Stop, " "); ok && code > 128 {
+		if reason, sig, ok := DecodeStop(o.Stop); ok && code > 128 {
 			j.Status = StatusKilled
 			j.Reason, j.Signal = reason, sig
 		}
@@ -98,13 +94,4 @@ func Derive(o Observation, host string) Job {
 		j.Reason = "vanished"
 	}
 	return j
-}
-
-// dropped parses a STREAM.dropped line; anything but a count is 0.
-func dropped(s string) int64 {
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil || n < 0 {
-		return 0
-	}
-	return n
 }

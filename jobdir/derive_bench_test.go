@@ -1,7 +1,6 @@
 package jobdir_test
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/bgjob/bgjob/jobdir"
@@ -11,7 +10,7 @@ import (
 // each kind of outcome; ls calls it once per job shown.
 func BenchmarkDerive(b *testing.B) {
 	m := testMeta()
-	line, err := json.Marshal(m)
+	line, err := jobdir.EncodeMeta(m)
 	if err != nil {
 		b.Fatal(err)
 	}

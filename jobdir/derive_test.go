@@ -36,11 +36,11 @@ func testMeta() jobdir.Meta {
 
 func metaLine(t *testing.T, m jobdir.Meta) string {
 	t.Helper()
-	b, err := json.Marshal(m)
+	b, err := jobdir.EncodeMeta(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	return strings.TrimSuffix(string(b), "\n")
 }
 
 func intp(n int) *int { return &n }

@@ -2,7 +2,6 @@ package shellgen_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -146,6 +145,21 @@ func checkLaunch(t *testing.T, sh *shell, s1, s2, env, dir string) {
 	if code != "0\n" || len(stderrLog) > 0 {
 		t.Errorf("exit_code = %q, stderr.log = %q; want 0 and empty", code, stderrLog)
 	}
+	// meta.json is byte for byte jobdir's encoding of the job's Meta and
+	// the process fields the launcher learned.
+	metaFile, err := os.ReadFile(filepath.Join(jobDir, jobdir.MetaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	onDisk, err := jobdir.DecodeMeta(metaFile)
+	if err != nil {
+		t.Fatalf("meta.json %q: %v", metaFile, err)
+	}
+	wantMeta := l.Meta
+	wantMeta.PID, wantMeta.PGID, wantMeta.ProcStart, wantMeta.BootID = onDisk.PID, onDisk.PGID, onDisk.ProcStart, onDisk.BootID
+	if enc, err := jobdir.EncodeMeta(wantMeta); err != nil || string(enc) != string(metaFile) {
+		t.Errorf("meta.json is not jobdir's encoding (%v):\n got %q\nwant %q", err, metaFile, enc)
+	}
 
 	realBase, err := filepath.EvalSymlinks(base)
 	if err != nil {
@@ -256,8 +270,8 @@ func wrapperGone(dir string) bool {
 	if err != nil {
 		return false
 	}
-	var m jobdir.Meta
-	if json.Unmarshal(b, &m) != nil || m.PID <= 0 {
+	m, err := jobdir.DecodeMeta(b)
+	if err != nil || m.PID <= 0 {
 		return false
 	}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", m.PID))

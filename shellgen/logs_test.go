@@ -2,19 +2,16 @@ package shellgen_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/jobdir/jobdirtest"
 	"github.com/bgjob/bgjob/shellgen"
 )
 
@@ -31,29 +28,6 @@ type chunk struct {
 const logsStdout = "line1\n" + shellgen.EndMarker + "\nJ\tfake\n\x00\xff binary\nlast 日本 no newline"
 
 const logsStderr = "err1\nerr2\n"
-
-// makeJob writes a job directory by hand: meta.json with the given pid,
-// start time and boot id, and the given files.
-func makeJob(t *testing.T, root string, pid int, procStart, boot string, files map[string]string) jobdir.Meta {
-	t.Helper()
-	m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Name: "logs", Workspace: "w", Command: "x",
-		Env: []string{}, PID: pid, PGID: pid, ProcStart: procStart, BootID: boot}
-	dir := filepath.Join(root, "w", m.ID)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files["meta.json"] = string(b) + "\n"
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return m
-}
 
 // runLogs runs a logs script with sh and returns its chunks and the
 // number of job observations it printed.
@@ -127,9 +101,7 @@ func TestLogsScriptRuns(t *testing.T) {
 		t.Run(sh.name, func(t *testing.T) {
 			sh.path(t)
 			root := filepath.Join(t.TempDir(), "root")
-			m := makeJob(t, root, 0, "", "", map[string]string{
-				"stdout.log": logsStdout, "stderr.log": logsStderr, "exit_code": "0\n", "ended_at": "2026-11-30T00:20:00Z\n",
-			})
+			m := jobdirtest.Make(t, root, "w", jobdirtest.Job{Meta: jobdir.Meta{Name: "logs"}, Stdout: logsStdout, Stderr: logsStderr}).Meta
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
 					t.Parallel()
@@ -155,30 +127,11 @@ func TestLogsScriptRuns(t *testing.T) {
 // TestLogsScriptNew moves a reader's cursor through a log that grows, and
 // checks that a running job's log is never cut inside a UTF-8 character.
 func TestLogsScriptNew(t *testing.T) {
-	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		t.Skipf("no boot id to fake a running job with: %v", err)
-	}
 	for _, sh := range allShells {
 		t.Run(sh.name, func(t *testing.T) {
 			sh.path(t)
-			// A live process to stand for the job's wrapper.
-			sleep := exec.Command("sleep", "60")
-			if err := sleep.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { sleep.Process.Kill(); sleep.Wait() })
-			stat, err := os.ReadFile("/proc/" + strconv.Itoa(sleep.Process.Pid) + "/stat")
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, rest, _ := strings.Cut(string(stat), ") ")
-			start := strings.Fields(rest)[19]
-
 			root := filepath.Join(t.TempDir(), "root")
-			m := makeJob(t, root, sleep.Process.Pid, start, strings.TrimSpace(string(boot)), map[string]string{
-				"stdout.log": "", "stderr.log": "",
-			})
+			m := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running}).Meta
 			stdout := filepath.Join(root, "w", m.ID, "stdout.log")
 			appendLog := func(s string) {
 				f, err := os.OpenFile(stdout, os.O_APPEND|os.O_WRONLY, 0)
@@ -225,28 +178,13 @@ func TestLogsScriptNew(t *testing.T) {
 // TestLogsScriptFollow follows the log of a running job while it grows
 // and ends, and checks that the chunks are contiguous and complete.
 func TestLogsScriptFollow(t *testing.T) {
-	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		t.Skipf("no boot id to fake a running job with: %v", err)
-	}
 	for _, sh := range allShells {
 		t.Run(sh.name, func(t *testing.T) {
 			sh.path(t)
 			t.Parallel()
-			sleep := exec.Command("sleep", "60")
-			if err := sleep.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { sleep.Process.Kill(); sleep.Wait() })
-			stat, err := os.ReadFile("/proc/" + strconv.Itoa(sleep.Process.Pid) + "/stat")
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, rest, _ := strings.Cut(string(stat), ") ")
 			root := filepath.Join(t.TempDir(), "root")
-			m := makeJob(t, root, sleep.Process.Pid, strings.Fields(rest)[19], strings.TrimSpace(string(boot)),
-				map[string]string{"stdout.log": "before\n", "stderr.log": ""})
-			dir := filepath.Join(root, "w", m.ID)
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running, Stdout: "before\n"})
+			m, dir := job.Meta, job.Path
 
 			script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: m.ID, Follow: true})
 			if err != nil {
@@ -304,9 +242,7 @@ func TestLogsScriptFollow(t *testing.T) {
 					case 4:
 						f.WriteString("\xa5 last")
 						want += "\xa5 last"
-						sleep.Process.Kill()
-						sleep.Wait()
-						os.WriteFile(filepath.Join(dir, "exit_code"), []byte("0\n"), 0o600)
+						job.End(t, 0)
 					}
 				}
 				return nil

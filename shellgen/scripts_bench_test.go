@@ -2,7 +2,6 @@ package shellgen_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -87,11 +86,11 @@ func benchReport(b *testing.B, n int) []byte {
 	buf.WriteString("banner from a login shell\n\n" + shellgen.BeginMarker + "\nB\t5f1c2c3e-0d7a-4a8e-9d55-7b8b3f2e1a90\n")
 	for i := n - 1; i >= 0; i-- {
 		m := benchMeta(i)
-		line, err := json.Marshal(m)
+		line, err := jobdir.EncodeMeta(m)
 		if err != nil {
 			b.Fatal(err)
 		}
-		fmt.Fprintf(&buf, "J\t/tmp/bgjob-0/default/%s\nM\t%s\nP\t\nX\t%d\nT\t2026-11-30T01:00:00Z\n", m.ID, line, i%3)
+		fmt.Fprintf(&buf, "J\t/tmp/bgjob-0/default/%s\nM\t%sP\t\nX\t%d\nT\t2026-11-30T01:00:00Z\n", m.ID, line, i%3)
 	}
 	buf.WriteString("\n" + shellgen.EndMarker + "\n")
 	return buf.Bytes()

@@ -1,8 +1,8 @@
 package cli
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -90,8 +90,8 @@ type jsonList struct {
 }
 
 func (l *jsonList) add(j jobdir.Job) error {
-	b, err := json.MarshalIndent(j, "    ", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	if err := encodeJSON(&b, j, "    "); err != nil {
 		return err
 	}
 	sep := "{\n  \"jobs\": [\n    "
@@ -99,7 +99,7 @@ func (l *jsonList) add(j jobdir.Job) error {
 		sep = ",\n    "
 	}
 	l.n++
-	_, err = fmt.Fprintf(l.w, "%s%s", sep, b)
+	_, err := fmt.Fprintf(l.w, "%s%s", sep, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 	return err
 }
 

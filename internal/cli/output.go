@@ -15,8 +15,14 @@ import (
 // printJSON is the one JSON printer: indented, snake_case keys from the
 // jobdir structs, a trailing newline.
 func printJSON(w io.Writer, v any) error {
+	return encodeJSON(w, v, "")
+}
+
+// encodeJSON writes v as printJSON does, each line after the first
+// prefixed with prefix (to nest it in a streamed array).
+func encodeJSON(w io.Writer, v any, prefix string) error {
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	enc.SetIndent(prefix, "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }

@@ -1,8 +1,6 @@
 package shellgen
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -119,38 +117,6 @@ func ValidEnvName(s string) bool {
 	return true
 }
 
-// hostFields are the fields of meta.json that only the host knows; the
-// launcher writes them after what Go encoded.
-var hostFields = []string{"buffering", "pid", "pgid", "proc_start", "boot_id"}
-
-// metaPrefix returns meta.json as Go knows it: the encoding of m without
-// the host's fields and without its closing brace, which the launcher
-// writes after them.
-func metaPrefix(m jobdir.Meta) (string, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
-		return "", fmt.Errorf("encoding meta.json: %w", err)
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(b.Bytes(), &fields); err != nil {
-		return "", fmt.Errorf("encoding meta.json: %w", err)
-	}
-	for _, f := range hostFields {
-		delete(fields, f)
-	}
-	b.Reset()
-	if err := enc.Encode(fields); err != nil {
-		return "", fmt.Errorf("encoding meta.json: %w", err)
-	}
-	s := strings.TrimSuffix(strings.TrimSpace(b.String()), "}")
-	if s == "{" || !strings.HasPrefix(s, "{") {
-		return "", fmt.Errorf("encoding meta.json: unexpected %q", s)
-	}
-	return s, nil
-}
-
 // LaunchScript returns the script that creates the job directory, writes
 // meta.json and the wrapper, and starts the wrapper in a new session. It
 // prints the job's observation.
@@ -164,7 +130,7 @@ func LaunchScript(l Launch) (string, error) {
 			return "", err
 		}
 	}
-	prefix, err := metaPrefix(m)
+	prefix, err := jobdir.EncodeMetaPrefix(m)
 	if err != nil {
 		return "", err
 	}
@@ -184,7 +150,8 @@ func LaunchScript(l Launch) (string, error) {
 		}
 		c.setInt("bg_keep", keep)
 		c.setInt("bg_age", age)
-		c.set("bg_meta", prefix)
+		c.set("bg_meta", string(prefix))
+		c.set("bg_metafmt", "%s%s"+jobdir.MetaProcessFormat)
 		c.set("bg_wrapper", wrapper)
 	})
 }

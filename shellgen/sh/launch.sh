@@ -1,6 +1,7 @@
 # launch.sh: create the job directory, write the wrapper (bg_wrapper) to
 # job.sh, start it in a session of its own and write meta.json: bg_meta is
-# its JSON up to the fields only the host knows, which are appended here.
+# its JSON up to the fields only the host knows, which are appended here
+# with the printf format bg_metafmt (jobdir.MetaProcessFormat).
 # Also set: bg_id, bg_name, bg_cwd, bg_stdin, bg_lb, and bg_keep and bg_age
 # for run's pruning pass (bg_keep < 0: no pass).
 bg_makeroot
@@ -47,7 +48,8 @@ fi
 [ -n "$bg_w" ] || bg_err start "the wrapper of job $bg_d did not start"
 bg_s=${bg_w#* }
 bg_w=${bg_w%% *}
-printf '%s%s,"pid":%s,"pgid":%s,"proc_start":"%s","boot_id":"%s"}\n' "$bg_meta" "$bg_buf" "$bg_w" "$bg_w" "$bg_s" "$bg_boot" >"$bg_d/meta.json.tmp"
+# shellcheck disable=SC2059 # the format is jobdir.MetaProcessFormat
+printf "$bg_metafmt" "$bg_meta" "$bg_buf" "$bg_w" "$bg_w" "$bg_s" "$bg_boot" >"$bg_d/meta.json.tmp"
 mv -f "$bg_d/meta.json.tmp" "$bg_d/meta.json"
 bg_obs "$bg_d"
 # Run's pruning pass, detached from the launcher's output (see bg_autoprune).

@@ -138,22 +138,25 @@ func LaunchScript(l Launch) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return l.Target.script("launch.sh", func(c *config) {
-		c.set("bg_id", m.ID)
-		c.set("bg_name", m.Name)
-		c.set("bg_cwd", m.Cwd)
-		c.setBool("bg_stdin", l.Stdin)
-		c.setBool("bg_lb", l.LineBuffered)
-		keep, age := int64(-1), int64(0)
-		if p := l.Prune; p != nil {
-			keep, age = int64(p.Keep), int64(p.OlderThan/time.Second)
-		}
-		c.setInt("bg_keep", keep)
-		c.setInt("bg_age", age)
-		c.set("bg_meta", string(prefix))
-		c.set("bg_metafmt", "%s%s"+jobdir.MetaProcessFormat)
-		c.set("bg_wrapper", wrapper)
-	})
+	c, err := l.Target.config()
+	if err != nil {
+		return "", err
+	}
+	files := []string{"begin.sh", "launch.sh"}
+	if p := l.Prune; p != nil {
+		c.setInt("bg_keep", int64(p.Keep))
+		c.setInt("bg_age", int64(p.OlderThan/time.Second))
+		files = append(files, "launch_prune.sh")
+	}
+	c.set("bg_id", m.ID)
+	c.set("bg_name", m.Name)
+	c.set("bg_cwd", m.Cwd)
+	c.setBool("bg_stdin", l.Stdin)
+	c.setBool("bg_lb", l.LineBuffered)
+	c.set("bg_meta", string(prefix))
+	c.set("bg_metafmt", "%s%s"+jobdir.MetaProcessFormat)
+	c.set("bg_wrapper", wrapper)
+	return assemble(c, append(files, "end.sh")...)
 }
 
 // wrapperScript returns job.sh, the wrapper that runs the command as its

@@ -49,6 +49,10 @@ func generators() []struct {
 		{"launch_script", launch(func(l *shellgen.Launch) {
 			l.Meta.Command = "echo hello; exit 3"
 		})},
+		{"launch_prune", launch(func(l *shellgen.Launch) {
+			l.Meta.Command = "make"
+			l.Prune = &shellgen.Prune{Keep: 1000, OlderThan: 7 * 24 * time.Hour}
+		})},
 		{"launch_shell", launch(func(l *shellgen.Launch) {
 			l.Meta.Name = "zsh-job"
 			l.Meta.Command = `print -r -- "$ZSH_VERSION"`

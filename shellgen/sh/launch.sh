@@ -2,8 +2,8 @@
 # job.sh, start it in a session of its own and write meta.json: bg_meta is
 # its JSON up to the fields only the host knows, which are appended here
 # with the printf format bg_metafmt (jobdir.MetaProcessFormat).
-# Also set: bg_id, bg_name, bg_cwd, bg_stdin, bg_lb, and bg_keep and bg_age
-# for run's pruning pass (bg_keep < 0: no pass).
+# Also set: bg_id, bg_name, bg_cwd, bg_stdin, bg_lb. launch_prune.sh may
+# follow.
 bg_makeroot
 if [ -n "$bg_cwd" ] && [ ! -d "$bg_cwd" ]; then bg_err cwd "working directory $bg_cwd does not exist"; fi
 [ -d "$bg_ws" ] || mkdir -p "$bg_ws" 2>/dev/null || bg_err io "cannot create workspace directory $bg_ws"
@@ -52,7 +52,3 @@ bg_w=${bg_w%% *}
 printf "$bg_metafmt" "$bg_meta" "$bg_buf" "$bg_w" "$bg_w" "$bg_s" "$bg_boot" >"$bg_d/meta.json.tmp"
 mv -f "$bg_d/meta.json.tmp" "$bg_d/meta.json"
 bg_obs "$bg_d"
-# Run's pruning pass, detached from the launcher's output (see bg_autoprune).
-if [ "$bg_keep" -ge 0 ]; then
-	(bg_autoprune) </dev/null >/dev/null 2>&1 &
-fi

@@ -17,15 +17,28 @@ bg_line() {
 bg_proc() {
 	bg_s= bg_pg=
 	if [ -r /proc/self/stat ]; then
-		IFS= read -r bg_s 2>/dev/null <"/proc/$1/stat" || { bg_s=; return 0; }
+		IFS= read -r bg_s 2>/dev/null <"/proc/$1/stat" || {
+			bg_s=
+			return 0
+		}
 		bg_s=${bg_s##*) }
 		set -- $bg_s
-		if [ "$1" = Z ] || [ "$1" = X ]; then bg_s=; return 0; fi
+		if [ "$1" = Z ] || [ "$1" = X ]; then
+			bg_s=
+			return 0
+		fi
 		bg_pg=$3 bg_s=${20}
 	else
-		bg_s=$(ps -o stat= -o pgid= -o lstart= -p "$1" 2>/dev/null) || { bg_s=; return 0; }
+		bg_s=$(ps -o stat= -o pgid= -o lstart= -p "$1" 2>/dev/null) || {
+			bg_s=
+			return 0
+		}
 		set -- $bg_s
-		case $1 in Z*|'') bg_s=; return 0 ;; esac
+		case $1 in Z* | '')
+			bg_s=
+			return 0
+			;;
+		esac
 		bg_pg=$2
 		shift 2
 		bg_s="$*"
@@ -149,6 +162,7 @@ bg_stop() {
 	bg_si=0
 	while [ ! -e "$bg_sd/exit_code" ] && [ ! -s "$bg_sd/exit_code.tmp" ] && [ "$bg_si" -lt 50 ]; do
 		bg_proc "$bg_w"
+		# shellcheck disable=SC2015 # the break is the else of the whole test
 		[ -n "$bg_s" ] && [ "$bg_s" = "$bg_st" ] || break
 		bg_nap
 		bg_si=$((bg_si + 1))
@@ -329,6 +343,7 @@ bg_readroot() {
 bg_makeroot() {
 	bg_readroot
 	if [ ! -d "$bg_root" ]; then
+		# shellcheck disable=SC2174 # only the root itself is made private
 		mkdir -p -m 700 "$bg_root" 2>/dev/null || bg_err root "cannot create root $bg_root"
 	fi
 	[ -O "$bg_root" ] || bg_err root "root $bg_root is owned by another user"
@@ -382,6 +397,7 @@ bg_utf8end() {
 	bg_k=3
 	[ "$2" -ge 3 ] || bg_k=$2
 	[ "$bg_k" -gt 0 ] || return 0
+	# shellcheck disable=SC2046 # the bytes are words on purpose
 	set -- $(tail -c +$(($2 - bg_k + 1)) "$1" | head -c "$bg_k" | od -An -tu1)
 	bg_have=0
 	while [ $# -gt 0 ]; do
@@ -412,8 +428,15 @@ bg_utf8end() {
 # directory; links are never followed.
 bg_rm() {
 	bg_esc "$1"
-	if [ -L "$1" ] || [ ! -d "$1" ]; then printf 'E\tnotfound\t%s\n' "${bg_e##*/}"; return 0; fi
-	case ${1%/*} in "$bg_root"/*) ;; *) printf 'E\toutside\t%s\n' "$bg_e"; return 0 ;; esac
+	if [ -L "$1" ] || [ ! -d "$1" ]; then
+		printf 'E\tnotfound\t%s\n' "${bg_e##*/}"
+		return 0
+	fi
+	case ${1%/*} in "$bg_root"/*) ;; *)
+		printf 'E\toutside\t%s\n' "$bg_e"
+		return 0
+		;;
+	esac
 	if bg_busy "$1"; then
 		printf 'E\tbusy\t%s\n' "${bg_e##*/}"
 		return 0
@@ -545,6 +568,7 @@ bg_autoprune() {
 			bg_aend=1
 		fi
 		if [ "$bg_newer" -lt "$bg_keep" ]; then
+			# shellcheck disable=SC2015 # the break is the else of the whole test
 			[ "$bg_age" -gt 0 ] && bg_epoch "$bg_aid" && [ $((bg_nw - bg_ep)) -gt "$bg_age" ] || break
 		fi
 		if [ -n "$bg_cur" ]; then

@@ -85,12 +85,14 @@ if cd "${bg_cwd:-.}" 2>>"$bg_d/stderr.log"; then
 			done
 		else
 			if [ -z "$bg_sh" ]; then
+				# shellcheck disable=SC2209 # sh is the name of the shell
 				bg_sh=sh
 				command -v bash >/dev/null 2>&1 && bg_sh=bash
 			fi
 			set -- "$@" "$bg_sh" -c "$bg_cmd"
 		fi
 		while [ "$1" != -- ]; do
+			# shellcheck disable=SC2163 # $1 is NAME=VALUE
 			export "$1"
 			shift
 		done

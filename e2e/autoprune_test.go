@@ -11,7 +11,7 @@ import (
 )
 
 // TestRunPrunes: run removes, in the background, the oldest ended jobs
-// beyond the newest kept ones, and never a running one.
+// beyond the newest kept ended ones, and never a running one.
 func TestRunPrunes(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -39,13 +39,24 @@ func TestRunPrunes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c.SetAutoPrune(2, 0)
 	last, err := c.Run(ctx, bg.Spec{Argv: []string{"exit 0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Seven jobs, keep 2: the five oldest go, but for the running one.
-	want := map[string]bool{oldest.ID: true, ended[4]: true, last.ID: true}
+	if _, err := c.Wait(ctx, []string{last.ID}, bg.WaitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The pass counts ended jobs when it starts, so the run that starts it
+	// is one still running.
+	c.SetAutoPrune(2, 0)
+	trigger, err := c.Run(ctx, bg.Spec{Argv: []string{"sleep 60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Eight jobs, keep the newest 2 ended: the four oldest ended ones go,
+	// never the running ones.
+	want := map[string]bool{oldest.ID: true, ended[4]: true, last.ID: true, trigger.ID: true}
 	var page bg.Page
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if page, err = c.List(ctx, bg.ListOptions{}); err != nil {
@@ -62,8 +73,8 @@ func TestRunPrunes(t *testing.T) {
 		if !want[j.ID] {
 			t.Errorf("job %s (%s) should have been pruned", j.ID, j.Status)
 		}
-		if j.ID == oldest.ID && j.Status != jobdir.StatusRunning {
-			t.Errorf("the running job is %s", j.Status)
+		if (j.ID == oldest.ID || j.ID == trigger.ID) && j.Status != jobdir.StatusRunning {
+			t.Errorf("the running job %s is %s", j.ID, j.Status)
 		}
 	}
 }

@@ -58,14 +58,12 @@ func TestRunPrunes(t *testing.T) {
 	// never the running ones.
 	want := map[string]bool{oldest.ID: true, ended[4]: true, last.ID: true, trigger.ID: true}
 	var page bg.Page
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	eventually(10*time.Second, func() bool {
 		if page, err = c.List(ctx, bg.ListOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if len(page.Jobs) == len(want) {
-			break
-		}
-	}
+		return len(page.Jobs) == len(want)
+	})
 	if len(page.Jobs) != len(want) {
 		t.Fatalf("%d jobs left after run's pruning, want %d", len(page.Jobs), len(want))
 	}

@@ -37,10 +37,8 @@ func cmdSpawn(ts *testscript.TestScript, neg bool, args []string) {
 		syscall.Kill(-pid, syscall.SIGKILL)
 		<-done
 	})
-	for deadline := time.Now().Add(5 * time.Second); groupMembers(pid) < 3; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			ts.Fatalf("spawned group %d did not start its children", pid)
-		}
+	if !eventually(5*time.Second, func() bool { return groupMembers(pid) >= 3 }) {
+		ts.Fatalf("spawned group %d did not start its children", pid)
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strconv.Itoa(pid)+"\n"), 0o644))
 }

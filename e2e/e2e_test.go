@@ -157,9 +157,9 @@ func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	m := findJob(ts, args[0])
 	n := groupMembers(m.PGID)
-	// The wrapper exits just after it records the status: allow it that.
-	for deadline := time.Now().Add(2 * time.Second); neg && n > 0 && time.Now().Before(deadline); n = groupMembers(m.PGID) {
-		time.Sleep(20 * time.Millisecond)
+	if neg {
+		// The wrapper exits just after it records the status: allow it that.
+		eventually(2*time.Second, func() bool { n = groupMembers(m.PGID); return n == 0 })
 	}
 	if neg && n > 0 {
 		out, _ := exec.Command("ps", "-o", "pid,ppid,pgid,stat,args", "-g", strconv.Itoa(m.PGID)).CombinedOutput()
@@ -192,12 +192,9 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: waitfile PATH")
 	}
 	p := ts.MkAbs(args[0])
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if fi, err := os.Stat(p); err == nil && fi.Size() > 0 {
-			return
-		}
+	if !eventually(10*time.Second, func() bool { fi, err := os.Stat(p); return err == nil && fi.Size() > 0 }) {
+		ts.Fatalf("%s did not appear", p)
 	}
-	ts.Fatalf("%s did not appear", p)
 }
 
 // cmdJSONField checks one field of the JSON in stdout, an object or the

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,7 +68,11 @@ func waitThroughDrop(t *testing.T, srv *sshtest.Server, g []string, id string) i
 		code, _, _ := bgjob(context.Background(), append(g, "wait", id)...)
 		waited <- code
 	}()
-	time.Sleep(500 * time.Millisecond)
+	// Drop the connection once the wait's script runs on the host.
+	root := g[slices.Index(g, "--root")+1]
+	if !eventually(10*time.Second, func() bool { return scriptsFor(root) > 0 }) {
+		t.Fatal("the wait's script did not start on the host")
+	}
 	srv.DropConnections()
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)

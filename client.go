@@ -37,6 +37,8 @@ var (
 	ErrNoStdin = errors.New("job has no stdin")
 	// ErrEnded: the job has ended (it cannot be sent input).
 	ErrEnded = errors.New("job has ended")
+	// ErrReadOnly: the job directory cannot be changed.
+	ErrReadOnly = errors.New("read-only job directory")
 )
 
 // DefaultGrace is how long Stop waits after the first signal before SIGKILL.
@@ -144,6 +146,8 @@ func refusal(kind, subject string) error {
 		return fmt.Errorf("%s: %w", subject, ErrNoStdin)
 	case shellgen.ErrKindEnded:
 		return fmt.Errorf("%s: %w", subject, ErrEnded)
+	case shellgen.ErrKindReadOnly:
+		return fmt.Errorf("job directory %s cannot be changed (read-only file system or directory): %w", subject, ErrReadOnly)
 	}
 	return fmt.Errorf("%s (%s): %w", subject, kind, ErrHost)
 }

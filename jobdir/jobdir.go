@@ -105,10 +105,14 @@ type Meta struct {
 	Stdin bool `json:"stdin,omitempty"`
 	// MaxLogSize caps the bytes each log keeps on disk (0: no cap).
 	MaxLogSize int64 `json:"max_log_size,omitempty"`
-	// Buffering says what --line-buffered applied on the host ("" when
-	// not asked for).
-	Buffering string    `json:"buffering,omitempty"`
 	StartedAt time.Time `json:"started_at"`
+
+	// The fields only the host knows, written by the wrapper before the
+	// command starts. Buffering says what --line-buffered applied ("" when
+	// not asked for); Umask is the umask the command runs with, the
+	// caller's (octal, e.g. "0022").
+	Buffering string `json:"buffering,omitempty"`
+	Umask     string `json:"umask,omitempty"`
 
 	// The identity of the wrapper process, written by the launcher on the
 	// host: its pid (also the job's process group), its start time (clock

@@ -27,12 +27,30 @@ var ErrVersion = errors.New("unsupported meta.json version")
 // `ps -o lstart=` output and a boot id UUID all are).
 const MetaProcessFormat = `,"pid":%s,"pgid":%s,"proc_start":"%s","boot_id":"%s"}` + "\n"
 
+// MetaHostFormat is the end of meta.json after EncodeMetaPrefix as the
+// wrapper writes it on the host: two %s for the optional fields only the
+// host knows, each "" or encoded with its leading comma (HostField), then
+// MetaProcessFormat.
+const MetaHostFormat = "%s%s" + MetaProcessFormat
+
+// HostField returns the optional host field name with value v as it
+// follows EncodeMetaPrefix: `,"NAME":"V"`, or "" when v is "". v must need
+// no escaping in JSON.
+func HostField(name, v string) string {
+	if v == "" {
+		return ""
+	}
+	return `,"` + name + `":"` + v + `"`
+}
+
 // metaHead is a Meta without its process fields: each shallower field here
 // hides the Meta field of the same JSON name (encoding/json's rule for
 // embedded structs) and, being nil, is omitted. So the head holds every
 // other field of Meta in Meta's order, whatever that order is.
 type metaHead struct {
 	Meta
+	Buffering *struct{} `json:"buffering,omitempty"`
+	Umask     *struct{} `json:"umask,omitempty"`
 	PID       *struct{} `json:"pid,omitempty"`
 	PGID      *struct{} `json:"pgid,omitempty"`
 	ProcStart *struct{} `json:"proc_start,omitempty"`
@@ -72,6 +90,14 @@ func EncodeMeta(m Meta) ([]byte, error) {
 	b, err := EncodeMetaPrefix(m)
 	if err != nil {
 		return nil, err
+	}
+	if m.Buffering != "" {
+		b = append(b, `,"buffering":`...)
+		b = appendString(b, m.Buffering)
+	}
+	if m.Umask != "" {
+		b = append(b, `,"umask":`...)
+		b = appendString(b, m.Umask)
 	}
 	b = append(b, `,"pid":`...)
 	b = strconv.AppendInt(b, int64(m.PID), 10)

@@ -27,6 +27,7 @@ func fullMeta() jobdir.Meta {
 	m.Stdin = true
 	m.MaxLogSize = 1 << 20
 	m.Buffering = "stdbuf -oL -eL, PYTHONUNBUFFERED=1"
+	m.Umask = "0022"
 	m.StartedAt = time.Date(2026, 11, 30, 0, 15, 2, 123_000_000, time.UTC)
 	return m
 }
@@ -122,9 +123,10 @@ func TestMetaPrefix(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := string(prefix) + fmt.Sprintf(jobdir.MetaProcessFormat, strconv.Itoa(pf.pid), strconv.Itoa(pf.pgid), pf.start, pf.boot)
+			got := string(prefix) + fmt.Sprintf(jobdir.MetaHostFormat, jobdir.HostField("buffering", m.Buffering), jobdir.HostField("umask", m.Umask),
+				strconv.Itoa(pf.pid), strconv.Itoa(pf.pgid), pf.start, pf.boot)
 			if got != string(want) {
-				t.Errorf("prefix + process fields = %q\nEncodeMeta            = %q", got, want)
+				t.Errorf("prefix + host fields = %q\nEncodeMeta         = %q", got, want)
 			}
 		}
 	}

@@ -157,6 +157,11 @@ func checkLaunch(t *testing.T, sh *shell, s1, s2, env, dir string) {
 	}
 	wantMeta := l.Meta
 	wantMeta.PID, wantMeta.PGID, wantMeta.ProcStart, wantMeta.BootID = onDisk.PID, onDisk.PGID, onDisk.ProcStart, onDisk.BootID
+	// The host's fields: the caller's umask, and what --line-buffered did.
+	wantMeta.Umask, wantMeta.Buffering = onDisk.Umask, onDisk.Buffering
+	if len(onDisk.Umask) != 4 {
+		t.Errorf("meta.json records umask %q, want the caller's, e.g. 0022", onDisk.Umask)
+	}
 	if enc, err := jobdir.EncodeMeta(wantMeta); err != nil || string(enc) != string(metaFile) {
 		t.Errorf("meta.json is not jobdir's encoding (%v):\n got %q\nwant %q", err, metaFile, enc)
 	}

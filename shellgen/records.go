@@ -72,6 +72,7 @@ const (
 	ErrKindOutside  = "outside"  // a directory is not a job directory under the root
 	ErrKindNoStdin  = "nostdin"  // the job was not started with --stdin
 	ErrKindEnded    = "ended"    // the job has ended
+	ErrKindReadOnly = "readonly" // the job directory cannot be changed
 )
 
 // fields is how many fields each kind has after its letter, and which of

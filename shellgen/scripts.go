@@ -130,10 +130,6 @@ func LaunchScript(l Launch) (string, error) {
 			return "", err
 		}
 	}
-	prefix, err := jobdir.EncodeMetaPrefix(m)
-	if err != nil {
-		return "", err
-	}
 	wrapper, err := wrapperScript(l)
 	if err != nil {
 		return "", err
@@ -148,13 +144,11 @@ func LaunchScript(l Launch) (string, error) {
 		c.setInt("bg_age", int64(p.OlderThan/time.Second))
 		files = append(files, "launch_prune.sh")
 	}
+	c.setInt("bg_keepumask", 1)
 	c.set("bg_id", m.ID)
 	c.set("bg_name", m.Name)
 	c.set("bg_cwd", m.Cwd)
 	c.setBool("bg_stdin", l.Stdin)
-	c.setBool("bg_lb", l.LineBuffered)
-	c.set("bg_meta", string(prefix))
-	c.set("bg_metafmt", "%s%s"+jobdir.MetaProcessFormat)
 	c.set("bg_wrapper", wrapper)
 	return assemble(c, append(files, "end.sh")...)
 }
@@ -163,9 +157,15 @@ func LaunchScript(l Launch) (string, error) {
 // child and records the child's real status.
 func wrapperScript(l Launch) (string, error) {
 	m := l.Meta
+	prefix, err := jobdir.EncodeMetaPrefix(m)
+	if err != nil {
+		return "", err
+	}
 	c := new(config)
 	c.b.WriteString("# bgjob wrapper for job " + m.ID + " (generated from shellgen/sh/wrapper.sh; see docs/design.md)\n")
 	c.set("bg_id", m.ID)
+	c.set("bg_meta", string(prefix))
+	c.set("bg_metafmt", "%s"+jobdir.MetaHostFormat)
 	if len(m.Argv) > 0 {
 		c.setInt("bg_argc", int64(len(m.Argv)))
 		for i, a := range m.Argv {

@@ -110,8 +110,8 @@ func TestEnd(t *testing.T) {
 	}
 }
 
-// TestMakeCreating leaves a directory without meta.json, which bgjob does
-// not list.
+// TestMakeCreating leaves a directory without meta.json, which bgjob lists
+// as unreadable.
 func TestMakeCreating(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "root")
 	d := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Creating})
@@ -123,8 +123,10 @@ func TestMakeCreating(t *testing.T) {
 		t.Fatal(err)
 	}
 	page, err := c.List(context.Background(), bgjob.ListOptions{})
-	if err != nil || len(page.Jobs) != 0 {
-		t.Errorf("List = %+v, %v; want no jobs", page.Jobs, err)
+	// A directory without meta.json is a launch cut short: reported as
+	// unreadable, never hidden.
+	if err != nil || len(page.Jobs) != 1 || page.Jobs[0].Status != jobdir.StatusUnreadable || page.Jobs[0].Error != "meta.json is missing" {
+		t.Errorf("List = %+v, %v; want one unreadable job, meta.json missing", page.Jobs, err)
 	}
 }
 

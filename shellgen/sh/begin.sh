@@ -1,6 +1,9 @@
 # begin.sh: the start of every script. The configuration block Go writes
 # before it sets bg_root (may be empty: the host's default) and
 # bg_workspace (may be empty: no workspace, e.g. list --all-workspaces).
+# bgjob's files are private; the launcher keeps the caller's umask
+# (bg_umask) for the command.
+if [ "${bg_keepumask-}" = 1 ]; then bg_umask=$(umask); fi
 umask 077
 printf '\n@@bgjob-begin@@\n'
 [ -n "$bg_root" ] || bg_root=/tmp/bgjob-$(id -u)

@@ -4,6 +4,13 @@
 # function names its temporaries with a prefix of its own (bg_m* in
 # bg_members, ...), so that a caller's loop variables survive the call.
 
+# bg_isid NAME: succeed when NAME has the form of a job id: only such
+# entries of a workspace are jobs.
+bg_isid() {
+	case $1 in [0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]-[0-9a-z][0-9a-z][0-9a-z][0-9a-z][0-9a-z][0-9a-z]) return 0 ;; esac
+	return 1
+}
+
 # bg_line FILE: set bg_l to the first line of FILE; fail when FILE is missing.
 bg_line() {
 	bg_l=
@@ -160,7 +167,7 @@ bg_stop() {
 	fi
 	[ -z "$bg_nowait" ] || return 0
 	bg_si=0
-	while [ ! -e "$bg_sd/exit_code" ] && [ ! -s "$bg_sd/exit_code.tmp" ] && [ "$bg_si" -lt 50 ]; do
+	while [ ! -e "$bg_sd/exit_code" ] && ! bg_tmpcode "$bg_sd" && [ "$bg_si" -lt 50 ]; do
 		bg_proc "$bg_w"
 		# shellcheck disable=SC2015 # the break is the else of the whole test
 		[ -n "$bg_s" ] && [ "$bg_s" = "$bg_st" ] || break
@@ -183,12 +190,19 @@ bg_pick() {
 }
 
 # bg_obs DIR: print the observation records of the job in DIR; fail,
-# printing nothing, when its meta.json is gone (the job was just removed).
+# printing nothing, when DIR is gone (the job was just removed). Without a
+# meta.json only the J record is printed (the job is unreadable).
 # The wrapper is looked at before exit_code is read, so a job that ends in
 # between is seen as ended, never as lost. A complete exit_code.tmp counts
 # too: the wrapper's mv may have been killed by a stop after it wrote it.
 bg_obs() {
-	bg_line "$1/meta.json" || return 1
+	if ! bg_line "$1/meta.json"; then
+		# A launch cut short, or a removal under way: reported as is.
+		[ -d "$1" ] || return 1
+		bg_esc "$1"
+		printf 'J\t%s\n' "$bg_e"
+		return 0
+	fi
 	bg_esc "$1"
 	printf 'J\t%s\nM\t%s\n' "$bg_e" "$bg_l"
 	if bg_pick; then
@@ -197,7 +211,7 @@ bg_obs() {
 	fi
 	if bg_line "$1/exit_code"; then
 		printf 'X\t%s\n' "$bg_l"
-	elif [ -e "$1/exit_code.tmp" ] && IFS= read -r bg_l 2>/dev/null <"$1/exit_code.tmp"; then
+	elif bg_tmpcode "$1"; then
 		printf 'X\t%s\n' "$bg_l"
 	fi
 	if bg_line "$1/ended_at"; then printf 'T\t%s\n' "$bg_l"; fi
@@ -205,6 +219,14 @@ bg_obs() {
 	if bg_line "$1/stdout.dropped"; then printf 'Y\tstdout\t%s\n' "$bg_l"; fi
 	if bg_line "$1/stderr.dropped"; then printf 'Y\tstderr\t%s\n' "$bg_l"; fi
 	return 0
+}
+
+# bg_tmpcode DIR: succeed when DIR/exit_code.tmp holds a status (the
+# launcher makes it blank; the wrapper writes the status, then renames it),
+# its first line in bg_l.
+bg_tmpcode() {
+	bg_line "$1/exit_code.tmp" || return 1
+	case ${bg_l%% *} in '' | *[!0-9]*) return 1 ;; esac
 }
 
 # bg_running DIR: succeed while the wrapper of the job in DIR is alive.
@@ -441,12 +463,17 @@ bg_rm() {
 		printf 'E\tbusy\t%s\n' "${bg_e##*/}"
 		return 0
 	fi
-	# Anything bgjob did not write stays, and so does the whole job.
+	if [ ! -w "$1" ] || [ ! -w "${1%/*}" ]; then
+		printf 'E\treadonly\t%s\n' "$bg_e"
+		return 0
+	fi
+	# Anything bgjob did not write stays, and so does the whole job: all is
+	# checked before anything is deleted.
 	for bg_rx in "$1"/* "$1"/.[!.]* "$1"/..?*; do
 		[ -e "$bg_rx" ] || [ -L "$bg_rx" ] || continue
 		case ${bg_rx##*/} in
 		meta.json | meta.json.tmp | job.sh | stdout.log | stderr.log | exit_code | exit_code.tmp | \
-			ended_at | stop | stop.tmp | stdin | stdin.keeper | cursor-* | std???.dropped | std???.dropped.tmp) ;;
+			ended_at | ended_at.tmp | stop | stop.tmp | stdin | stdin.keeper | cursor-* | std???.dropped | std???.dropped.tmp) ;;
 		*)
 			printf 'E\tnotempty\t%s\n' "$bg_e"
 			return 0
@@ -454,8 +481,10 @@ bg_rm() {
 		esac
 	done
 	rm -f "$1/meta.json" "$1/meta.json.tmp" "$1/job.sh" "$1/stdout.log" "$1/stderr.log" \
-		"$1/exit_code" "$1/exit_code.tmp" "$1/ended_at" "$1/stop" "$1/stop.tmp" \
-		"$1/stdin" "$1/stdin.keeper" "$1"/cursor-* "$1"/std???.dropped "$1"/std???.dropped.tmp
+		"$1/exit_code" "$1/exit_code.tmp" "$1/ended_at" "$1/ended_at.tmp" "$1/stop" "$1/stop.tmp" \
+		"$1/stdin" "$1/stdin.keeper" "$1"/cursor-* "$1"/std???.dropped "$1"/std???.dropped.tmp 2>/dev/null
+	# cursor-READER.lock directories of earlier versions.
+	for bg_rx in "$1"/cursor-*.lock; do [ ! -d "$bg_rx" ] || rmdir "$bg_rx" 2>/dev/null; done
 	if rmdir "$1" 2>/dev/null; then printf 'R\t%s\n' "$bg_e"; else printf 'E\tnotempty\t%s\n' "$bg_e"; fi
 }
 
@@ -510,8 +539,16 @@ bg_ended() {
 # number), and at least bg_keep ended jobs are newer, or it ended
 # (ended_at, else its start for a lost job) more than bg_age seconds (0: no
 # age limit) before bg_nw. Whether it still has processes is left to the
-# caller. This is the one prune rule: bgjob prune and run's pass use it.
+# caller. A directory without meta.json (a launch cut short) is prunable a
+# minute after its start. This is the one prune rule: bgjob prune and
+# run's pass use it.
 bg_prunable() {
+	if [ ! -e "$1/meta.json" ]; then
+		# A launch cut short: the wrapper writes meta.json before the
+		# command starts, so after a minute nothing runs there.
+		bg_epoch "${1##*/}" && [ $((bg_nw - bg_ep)) -gt 60 ]
+		return
+	fi
 	bg_ended "$1" || return 1
 	bg_meta "$1" || return 1
 	case $bg_l in '{'*"\"id\":\"${1##*/}\""*'}') ;; *) return 1 ;; esac
@@ -557,11 +594,12 @@ bg_autoprune() {
 	set -- "$bg_ws"/[0-9]*
 	bg_newer=0
 	for bg_ax in "$@"; do
-		if bg_ended "$bg_ax"; then bg_newer=$((bg_newer + 1)); fi
+		if bg_isid "${bg_ax##*/}" && bg_ended "$bg_ax"; then bg_newer=$((bg_newer + 1)); fi
 	done
 	bg_look=0 bg_gone=0
 	for bg_ax in "$@"; do
 		bg_aid=${bg_ax##*/}
+		bg_isid "$bg_aid" || continue
 		bg_aend=
 		if bg_ended "$bg_ax"; then
 			bg_newer=$((bg_newer - 1))
@@ -575,7 +613,7 @@ bg_autoprune() {
 			[ "$bg_aid" \> "$bg_cur" ] || continue
 		fi
 		bg_look=$((bg_look + 1))
-		if [ -n "$bg_aend" ] && bg_prunable "$bg_ax" "$bg_newer" && ! bg_busy "$bg_ax"; then
+		if { [ -n "$bg_aend" ] || [ ! -e "$bg_ax/meta.json" ]; } && bg_prunable "$bg_ax" "$bg_newer" && ! bg_busy "$bg_ax"; then
 			bg_rm "$bg_ax" >/dev/null
 			bg_gone=$((bg_gone + 1))
 		fi

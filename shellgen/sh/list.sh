@@ -8,9 +8,9 @@ bg_readroot
 bg_n=0
 LC_ALL=C
 bg_one() {
-	case ${1##*/} in [0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]-[0-9a-z][0-9a-z][0-9a-z][0-9a-z][0-9a-z][0-9a-z]) ;; *) return 0 ;; esac
+	bg_isid "${1##*/}" || return 0
 	if [ -n "$bg_before" ] && ! [ "${1##*/}" \< "$bg_before" ]; then return 0; fi
-	[ -e "$1/meta.json" ] || return 0
+	[ -d "$1" ] || return 0
 	if [ "$bg_max" -gt 0 ] && [ "$bg_n" -ge "$bg_max" ]; then
 		printf 'N\tmore\n'
 		return 1

@@ -1,7 +1,7 @@
 # prune.sh: remove the workspace's jobs that bg_prunable selects (bg_keep,
-# bg_age), newest first, and that have no live process: for each, its observation, then
-# an R record (or E, when it could not be removed); with bg_dry=1 only the
-# observations.
+# bg_age), newest first, and that have no live process: for each, its
+# observation, then an R record (or E, when it could not be removed); with
+# bg_dry=1 only the observations.
 bg_readroot
 bg_now
 set -- "$bg_ws"/[0-9]*
@@ -10,7 +10,7 @@ bg_pos=0
 while [ "$bg_pi" -gt 0 ]; do
 	eval "bg_x=\${$bg_pi}"
 	bg_pi=$((bg_pi - 1))
-	[ -d "$bg_x" ] || continue
+	if [ ! -d "$bg_x" ] || ! bg_isid "${bg_x##*/}"; then continue; fi
 	if bg_prunable "$bg_x" "$bg_pos" && ! bg_busy "$bg_x"; then
 		bg_obs "$bg_x" || continue
 		[ "$bg_dry" = 1 ] || bg_rm "$bg_x"

@@ -10,7 +10,7 @@ bg_stopone() {
 }
 if [ "$bg_all" = 1 ]; then
 	for bg_x in "$bg_ws"/[0-9]*; do
-		[ -e "$bg_x/meta.json" ] || continue
+		if ! bg_isid "${bg_x##*/}" || [ ! -e "$bg_x/meta.json" ]; then continue; fi
 		if bg_busy "$bg_x"; then bg_stopone "$bg_x"; fi
 	done
 else

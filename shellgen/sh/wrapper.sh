@@ -1,6 +1,9 @@
 # wrapper.sh: job.sh, the wrapper that runs the job's command as its child
-# and records the child's real status (docs/design.md). The configuration
-# block before it sets bg_id; the command: bg_cmd run by bg_sh ("": bash
+# and records the child's real status (docs/design.md). The launcher runs
+# it as "job.sh run UMASK". It writes meta.json (bg_meta, the part Go
+# encoded, then the host's fields with the printf format bg_metafmt) before
+# the command can start, and only then tells the launcher its pid. The
+# configuration block before it sets bg_id; the command: bg_cmd run by bg_sh ("": bash
 # where the host has it, else sh), or, when bg_argc > 0, the words bg_arg1
 # ...; bg_envc variables bg_env1 ... as NAME=VALUE; bg_cwd ("": stay);
 # bg_stdin (1: read the FIFO stdin); bg_lb (1: line-buffered output);
@@ -8,6 +11,7 @@
 # (the --max-log-size bytes, 0: none). "job.sh timer" (timer.sh) and
 # "job.sh capper PID" (capper.sh) are its helpers, each in a process group
 # of its own; wrapper_init.sh comes first.
+bg_umask=${2-}
 trap '' HUP
 trap : TERM INT QUIT USR1 USR2 ALRM
 if [ "$bg_stdin" = 1 ]; then
@@ -33,7 +37,26 @@ if [ -r /proc/self/stat ]; then
 else
 	bg_st=$(ps -o lstart= -p $$)
 fi
-printf '%s %s\n' "$$" "$bg_st"
+bg_buf=
+if [ "$bg_lb" = 1 ]; then
+	if command -v stdbuf >/dev/null 2>&1; then
+		bg_buf=',"buffering":"stdbuf -oL -eL, PYTHONUNBUFFERED=1"'
+	else
+		bg_buf=',"buffering":"PYTHONUNBUFFERED=1 (the host has no stdbuf)"'
+	fi
+fi
+bg_um=
+case $bg_umask in [0-7][0-7][0-7] | [0-7][0-7][0-7][0-7]) bg_um=',"umask":"'$bg_umask'"' ;; *) bg_umask= ;; esac
+bg_boot=
+if [ -r /proc/sys/kernel/random/boot_id ]; then IFS= read -r bg_boot </proc/sys/kernel/random/boot_id; fi
+# shellcheck disable=SC2059 # the format is jobdir.MetaHostFormat
+if printf "$bg_metafmt" "$bg_meta" "$bg_buf" "$bg_um" "$$" "$$" "$bg_st" "$bg_boot" >"$bg_d/meta.json.tmp" &&
+	mv -f "$bg_d/meta.json.tmp" "$bg_d/meta.json"; then
+	printf '%s %s\n' "$$" "$bg_st"
+else
+	printf 'nometa\n'
+	exit 1
+fi
 exec >/dev/null
 BGJOB_JOB_ID=$bg_id
 BGJOB_JOB_DIR=$bg_d
@@ -76,6 +99,7 @@ if cd "${bg_cwd:-.}" 2>>"$bg_d/stderr.log"; then
 			bg_i=$((bg_i + 1))
 		done
 		set -- "$@" --
+		[ -z "$bg_umask" ] || umask "$bg_umask"
 		if [ "$bg_lb" = 1 ] && command -v stdbuf >/dev/null 2>&1; then set -- "$@" stdbuf -oL -eL; fi
 		if [ "$bg_argc" -gt 0 ]; then
 			bg_i=1
@@ -110,5 +134,9 @@ for bg_h in $bg_timer $bg_capper; do
 	kill -s TERM -- "-$bg_h" 2>/dev/null || kill -s TERM "-$bg_h" 2>/dev/null || kill "$bg_h" 2>/dev/null
 	wait "$bg_h"
 done
-date -u '+%Y-%m-%dT%H:%M:%SZ' >"$bg_d/ended_at" 2>/dev/null
+# The records are written into the blank files the launcher made, then
+# renamed into place: on a full disk, the block a file gives up when it is
+# truncated is the one its new content takes, and the file and its name
+# already exist.
+date -u '+%Y-%m-%dT%H:%M:%SZ' >"$bg_d/ended_at.tmp" 2>/dev/null && mv -f "$bg_d/ended_at.tmp" "$bg_d/ended_at"
 printf '%s\n' "$bg_rc" >"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"

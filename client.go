@@ -37,12 +37,19 @@ var (
 	ErrNoStdin = errors.New("job has no stdin")
 	// ErrEnded: the job has ended (it cannot be sent input).
 	ErrEnded = errors.New("job has ended")
+	// ErrCursorBusy: another reader holds the read cursor (logs --new
+	// with the same reader).
+	ErrCursorBusy = errors.New("cursor busy")
 	// ErrReadOnly: the job directory cannot be changed.
 	ErrReadOnly = errors.New("read-only job directory")
 )
 
 // DefaultGrace is how long Stop waits after the first signal before SIGKILL.
 const DefaultGrace = 2 * time.Second
+
+// NoGrace, as a Grace, sends KILL right after the first signal (a Grace of
+// 0 means DefaultGrace).
+const NoGrace time.Duration = -1
 
 // Client runs and inspects jobs in one workspace of one host.
 type Client struct {
@@ -146,6 +153,8 @@ func refusal(kind, subject string) error {
 		return fmt.Errorf("%s: %w", subject, ErrNoStdin)
 	case shellgen.ErrKindEnded:
 		return fmt.Errorf("%s: %w", subject, ErrEnded)
+	case shellgen.ErrKindCursorBusy:
+		return fmt.Errorf("%s: %w", subject, ErrCursorBusy)
 	case shellgen.ErrKindReadOnly:
 		return fmt.Errorf("job directory %s cannot be changed (read-only file system or directory): %w", subject, ErrReadOnly)
 	}

@@ -73,6 +73,8 @@ const (
 	ErrKindNoStdin  = "nostdin"  // the job was not started with --stdin
 	ErrKindEnded    = "ended"    // the job has ended
 	ErrKindReadOnly = "readonly" // the job directory cannot be changed
+	// ErrKindCursorBusy: another reader holds the read cursor's lock.
+	ErrKindCursorBusy = "cursorbusy"
 )
 
 // fields is how many fields each kind has after its letter, and which of

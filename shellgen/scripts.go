@@ -206,7 +206,11 @@ func wrapperScript(l Launch) (string, error) {
 	return assemble(c, append(files, "wrapper.sh")...)
 }
 
+// tenths returns d in tenths of a second, rounded up; 0 for d <= 0.
 func tenths(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
 	return int64((d + 99*time.Millisecond) / (100 * time.Millisecond))
 }
 

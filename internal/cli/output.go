@@ -8,7 +8,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
+	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
@@ -47,7 +49,7 @@ func printJob(w io.Writer, j jobdir.Job) {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 	row := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(tw, "%s:\t%s\n", k, v)
+			fmt.Fprintf(tw, "%s:\t%s\n", k, visible(v))
 		}
 	}
 	row("id", j.ID)
@@ -102,19 +104,72 @@ func (t *table) row(j jobdir.Job) {
 	if !j.StartedAt.IsZero() {
 		started = j.StartedAt.Local().Format("01-02 15:04:05")
 	}
-	cmd := strings.Join(strings.Fields(j.Command), " ")
+	cmd := []rune(visible(strings.Join(strings.Fields(j.Command), " ")))
 	if len(cmd) > 60 {
-		cmd = cmd[:57] + "..."
+		cmd = append(cmd[:57], []rune("...")...)
 	}
-	name := j.Name
+	name := visible(j.Name)
 	if name == "" {
 		name = "-"
 	}
 	if t.withWorkspace {
-		fmt.Fprintf(t.tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.Workspace, statusText(j), exitText(j), started, name, cmd)
+		fmt.Fprintf(t.tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", visible(j.ID), visible(j.Workspace), statusText(j), exitText(j), started, name, string(cmd))
 	} else {
-		fmt.Fprintf(t.tw, "%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, statusText(j), exitText(j), started, name, cmd)
+		fmt.Fprintf(t.tw, "%s\t%s\t%s\t%s\t%s\t%s\n", visible(j.ID), statusText(j), exitText(j), started, name, string(cmd))
 	}
 }
 
 func (t *table) flush() { t.tw.Flush() }
+
+// maxDuration bounds --timeout and --grace: a longer one is a mistake
+// (and would overflow the host's arithmetic).
+const maxDuration = 10 * 365 * 24 * time.Hour
+
+// graceFlag checks a --grace value and returns it for the library: 0 means
+// KILL at once (bgjob.NoGrace).
+func graceFlag(g time.Duration) (time.Duration, error) {
+	switch {
+	case g < 0:
+		return 0, usageError("--grace must not be negative")
+	case g > 24*time.Hour:
+		return 0, usageError("--grace %s is longer than 24h", g)
+	case g == 0:
+		return bgjob.NoGrace, nil
+	}
+	return g, nil
+}
+
+// visible returns s for a terminal: control characters (C0, DEL, C1) and
+// invalid UTF-8 are shown escaped, \x1b, \n, \t or \xNN, as ps does
+// with ?, so that a command, name or path cannot move the cursor or
+// retitle the terminal. --json output stays exact.
+func visible(s string) string {
+	clean := true
+	for _, r := range s {
+		if r < 0x20 || r >= 0x7f && r < 0xa0 || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == utf8.RuneError && n <= 1, r < 0x20, r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r >= 0x80 && r < 0xa0:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}

@@ -78,9 +78,17 @@ logs kept from the start, and bgjob prints its handle and exits 0.`,
 }
 
 func (a *app) run(ctx context.Context, o runOptions) error {
-	if o.spec.Timeout < 0 || o.spec.Grace < 0 || o.wait < 0 {
-		return usageError("--timeout, --grace and --wait must not be negative")
+	if o.spec.Timeout < 0 || o.wait < 0 {
+		return usageError("--timeout and --wait must not be negative")
 	}
+	if o.spec.Timeout > maxDuration {
+		return usageError("--timeout %s is longer than %s", o.spec.Timeout, maxDuration)
+	}
+	g, err := graceFlag(o.spec.Grace)
+	if err != nil {
+		return err
+	}
+	o.spec.Grace = g
 	if o.maxLogSize != "" {
 		n, err := parseSize(o.maxLogSize)
 		if err != nil {

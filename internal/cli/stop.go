@@ -27,9 +27,11 @@ only processes it left behind that can be tied to it are killed.`,
 			if len(args) > 0 && o.All {
 				return usageError("--all takes no job ids")
 			}
-			if o.Grace < 0 {
-				return usageError("--grace must not be negative")
+			g, err := graceFlag(o.Grace)
+			if err != nil {
+				return err
 			}
+			o.Grace = g
 			return a.stop(cmd.Context(), args, o)
 		},
 	}

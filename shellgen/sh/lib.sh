@@ -379,6 +379,48 @@ bg_makeroot() {
 	fi
 }
 
+# bg_cursorlock FILE: take the lock FILE of a read cursor, waiting up to
+# 5 s, or end the script with an E busy record. With flock(1) the kernel
+# drops the lock when its holder dies; without it, a directory FILE.d
+# holds the holder's pid and start time, and a holder that is gone loses
+# it. bg_cursorunlock lets it go.
+bg_cursorlock() {
+	bg_lf=$1 bg_li=0
+	if command -v flock >/dev/null 2>&1; then
+		exec 8>>"$bg_lf" || bg_err io "cannot open the cursor lock $bg_lf"
+		# -n, not -w: busybox's flock has only -n.
+		until flock -n 8; do
+			bg_li=$((bg_li + 1))
+			[ "$bg_li" -lt 50 ] || bg_err cursorbusy "the read cursor is busy: another reader holds $bg_lf"
+			bg_nap
+		done
+		bg_lf=
+		return 0
+	fi
+	bg_me=$$
+	if [ -r /proc/self/stat ]; then IFS=' ' read -r bg_me bg_l <"/proc/self/stat"; fi
+	bg_proc "$bg_me"
+	bg_lown="$bg_me $bg_s"
+	until mkdir "$bg_lf.d" 2>/dev/null; do
+		if bg_line "$bg_lf.d/owner"; then
+			bg_proc "${bg_l%% *}"
+			if [ -z "$bg_s" ] || [ "$bg_s" != "${bg_l#* }" ]; then
+				rm -rf "$bg_lf.d"
+				continue
+			fi
+		fi
+		bg_li=$((bg_li + 1))
+		[ "$bg_li" -lt 50 ] || bg_err cursorbusy "the read cursor is busy: another reader holds $bg_lf.d"
+		bg_nap
+	done
+	printf '%s\n' "$bg_lown" >"$bg_lf.d/owner"
+}
+
+# bg_cursorunlock: let go of the lock bg_cursorlock took.
+bg_cursorunlock() {
+	if [ -n "$bg_lf" ]; then rm -rf "$bg_lf.d"; else exec 8>&-; fi
+}
+
 # bg_chunk STREAM FILE FROM TO: print bytes FROM..TO of FILE as D records
 # (see records.go). Once the job has ended (bg_live=0) the bytes cannot
 # change, and one record carries them (one tail from the end when TO is the
@@ -483,8 +525,9 @@ bg_rm() {
 	rm -f "$1/meta.json" "$1/meta.json.tmp" "$1/job.sh" "$1/stdout.log" "$1/stderr.log" \
 		"$1/exit_code" "$1/exit_code.tmp" "$1/ended_at" "$1/ended_at.tmp" "$1/stop" "$1/stop.tmp" \
 		"$1/stdin" "$1/stdin.keeper" "$1"/cursor-* "$1"/std???.dropped "$1"/std???.dropped.tmp 2>/dev/null
-	# cursor-READER.lock directories of earlier versions.
-	for bg_rx in "$1"/cursor-*.lock; do [ ! -d "$bg_rx" ] || rmdir "$bg_rx" 2>/dev/null; done
+	# Lock directories: cursor-READER.lock.d, and cursor-READER.lock of
+	# earlier versions.
+	for bg_rx in "$1"/cursor-*.lock "$1"/cursor-*.lock.d; do [ ! -d "$bg_rx" ] || rm -rf "$bg_rx"; done
 	if rmdir "$1" 2>/dev/null; then printf 'R\t%s\n' "$bg_e"; else printf 'E\tnotempty\t%s\n' "$bg_e"; fi
 }
 

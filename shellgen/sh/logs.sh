@@ -12,14 +12,7 @@ bg_obs "$bg_d" || bg_err notfound "$bg_ref"
 bg_live=0
 bg_running "$bg_d" && bg_live=1
 if [ "$bg_mode" = new ]; then
-	# One reader at a time moves a cursor: mkdir is the lock.
-	bg_lock=$bg_d/cursor-$bg_reader.lock
-	bg_i=0
-	until mkdir "$bg_lock" 2>/dev/null; do
-		bg_i=$((bg_i + 1))
-		[ "$bg_i" -lt 50 ] || break
-		bg_nap
-	done
+	bg_cursorlock "$bg_d/cursor-$bg_reader.lock"
 fi
 for bg_st in $bg_streams; do
 	bg_f=$bg_d/$bg_st.log
@@ -56,7 +49,7 @@ for bg_st in $bg_streams; do
 	fi
 	eval "bg_off_$bg_st=\$bg_to"
 done
-[ "$bg_mode" != new ] || rmdir "$bg_lock" 2>/dev/null
+[ "$bg_mode" != new ] || bg_cursorunlock
 if [ "$bg_follow" = 1 ]; then
 	# Print whatever arrives until the job has ended; the sizes are taken
 	# after the job is seen to have ended, so its last bytes are drained.

@@ -66,9 +66,9 @@ export BGJOB_JOB_ID BGJOB_JOB_DIR
 bg_timer=
 if [ -n "$bg_timeout" ]; then
 	if command -v setsid >/dev/null 2>&1; then
-		setsid /bin/sh "$0" timer </dev/null >/dev/null 2>&1 &
+		setsid /bin/sh "$0" timer $$ </dev/null >/dev/null 2>&1 &
 	else
-		/bin/sh "$0" timer </dev/null >/dev/null 2>&1 &
+		/bin/sh "$0" timer $$ </dev/null >/dev/null 2>&1 &
 	fi
 	bg_timer=$!
 fi

@@ -153,6 +153,8 @@ func refusal(kind, subject string) error {
 		return fmt.Errorf("%s: %w", subject, ErrNoStdin)
 	case shellgen.ErrKindEnded:
 		return fmt.Errorf("%s: %w", subject, ErrEnded)
+	case shellgen.ErrKindTimeout:
+		return fmt.Errorf("%s: %w", subject, ErrTimeout)
 	case shellgen.ErrKindCursorBusy:
 		return fmt.Errorf("%s: %w", subject, ErrCursorBusy)
 	case shellgen.ErrKindReadOnly:

@@ -13,10 +13,23 @@ import (
 	"github.com/bgjob/bgjob/shellgen"
 )
 
-// Send writes data to the standard input of a job started with Stdin, or
-// with eof closes it, so that the job reads end of file. It returns the job.
-func (c *Client) Send(ctx context.Context, ref string, data io.Reader, eof bool) (jobdir.Job, error) {
-	script, err := shellgen.SendScript(c.target(), ref, eof)
+// SendOptions tunes Send.
+type SendOptions struct {
+	// EOF closes the job's stdin instead of writing, so that it reads end
+	// of file.
+	EOF bool
+	// Timeout gives up, with an error wrapping ErrTimeout, when the job
+	// has not taken the data after this long (0: wait while it runs).
+	Timeout time.Duration
+}
+
+// Send writes data to the standard input of a job started with Stdin (or
+// closes it, see SendOptions) and returns the job once it has taken the
+// data. It fails with ErrEnded when the job ends before it has read it
+// all; on the host nothing is left behind.
+func (c *Client) Send(ctx context.Context, ref string, data io.Reader, o SendOptions) (jobdir.Job, error) {
+	eof := o.EOF
+	script, err := shellgen.SendScript(c.target(), shellgen.Send{Ref: ref, EOF: eof, Timeout: o.Timeout})
 	if err != nil {
 		return jobdir.Job{}, fmt.Errorf("%w: %w", ErrUsage, err)
 	}

@@ -73,6 +73,8 @@ const (
 	ErrKindNoStdin  = "nostdin"  // the job was not started with --stdin
 	ErrKindEnded    = "ended"    // the job has ended
 	ErrKindReadOnly = "readonly" // the job directory cannot be changed
+	// ErrKindTimeout: the host gave up waiting (send --timeout).
+	ErrKindTimeout = "timeout"
 	// ErrKindCursorBusy: another reader holds the read cursor's lock.
 	ErrKindCursorBusy = "cursorbusy"
 )

@@ -436,16 +436,27 @@ func PruneScript(t Target, p Prune) (string, error) {
 	})
 }
 
+// Send selects what SendScript does.
+type Send struct {
+	Ref string
+	// EOF ends the keeper that holds the FIFO open instead of writing.
+	EOF bool
+	// Timeout gives up after this long (0: never) with an E timeout record.
+	Timeout time.Duration
+}
+
 // SendScript returns the script that writes its own stdin to the stdin
-// FIFO of a job started with --stdin, or with eof ends the keeper that
+// FIFO of a job started with --stdin, or with EOF ends the keeper that
 // holds the FIFO open, so the command reads end of file. It prints the
-// job's observation.
-func SendScript(t Target, ref string, eof bool) (string, error) {
-	if _, err := refs([]string{ref}); err != nil {
+// job's observation, or an E ended record when the job ends before it
+// has read everything.
+func SendScript(t Target, s Send) (string, error) {
+	if _, err := refs([]string{s.Ref}); err != nil {
 		return "", err
 	}
 	return t.script("send.sh", func(c *config) {
-		c.set("bg_ref", ref)
-		c.setBool("bg_eof", eof)
+		c.set("bg_ref", s.Ref)
+		c.setBool("bg_eof", s.EOF)
+		c.setInt("bg_limit", tenths(s.Timeout))
 	})
 }

@@ -4,18 +4,28 @@ import (
 	"context"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/bgjob/bgjob"
 )
 
 func (a *app) sendCommand() *cobra.Command {
-	var eof bool
+	var (
+		eof     bool
+		timeout time.Duration
+	)
 	cmd := &cobra.Command{
 		Use:   "send ID [DATA | -]",
 		Short: "Write to the stdin of a job started with --stdin",
 		Long: `Write DATA (exactly, no newline added), or with "-" bgjob's own stdin, to the
 standard input of a job started with 'bgjob run --stdin'. --eof closes the
-job's stdin, so it reads end of file.`,
+job's stdin, so it reads end of file.
+
+send returns once the job has taken all the data. It fails, leaving
+nothing behind, when the job ends before it has read it all, or after
+--timeout.`,
 		Example: `  bgjob send repl $'print(6*7)\n'
   printf 'quit\n' | bgjob send repl -
   bgjob send --eof repl`,
@@ -34,19 +44,23 @@ job's stdin, so it reads end of file.`,
 					data = a.stdin
 				}
 			}
-			return a.send(cmd.Context(), args[0], data, eof)
+			if timeout < 0 || timeout > maxDuration {
+				return usageError("--timeout must be between 0 and %s", maxDuration)
+			}
+			return a.send(cmd.Context(), args[0], data, bgjob.SendOptions{EOF: eof, Timeout: timeout})
 		},
 	}
 	cmd.Flags().BoolVar(&eof, "eof", false, "close the job's stdin")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up when the job has not taken the data after this long (0: wait while it runs)")
 	return cmd
 }
 
-func (a *app) send(ctx context.Context, ref string, data io.Reader, eof bool) error {
+func (a *app) send(ctx context.Context, ref string, data io.Reader, o bgjob.SendOptions) error {
 	c, release, err := a.client(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	_, err = c.Send(ctx, ref, data, eof)
+	_, err = c.Send(ctx, ref, data, o)
 	return err
 }

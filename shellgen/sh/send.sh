@@ -1,7 +1,9 @@
 # send.sh: write the script's stdin to the stdin FIFO of the job bg_ref
 # names (started with --stdin), or with bg_eof=1 end the keeper that holds
 # the FIFO open, so the command reads end of file. Then print the job's
-# observation.
+# observation. A copy the job does not take fails: E ended when the job
+# ends first, E timeout after bg_limit tenths of a second (0: no limit);
+# either way the copy is ended, so nothing is left behind.
 bg_readroot
 bg_find "$bg_ws" "$bg_ref" || bg_err notfound "$bg_ref"
 [ -p "$bg_d/stdin" ] || bg_err nostdin "job $bg_ref was not started with --stdin"
@@ -13,7 +15,29 @@ if [ "$bg_eof" = 1 ]; then
 		if [ "$bg_pg" = "$bg_w" ]; then kill "$bg_k" 2>/dev/null; fi
 	fi
 else
-	# Opened read-write, the FIFO never blocks the open.
-	cat 1<>"$bg_d/stdin"
+	# Opened for writing only, the FIFO has the job (and its keeper) as
+	# readers while it runs; once the job is gone a blocked write is ended
+	# here. The copy runs in the background so that this shell can watch.
+	exec 3<&0
+	cat <&3 >"$bg_d/stdin" 3<&- 2>/dev/null &
+	bg_c=$!
+	exec 3<&-
+	bg_i=0
+	while kill -0 "$bg_c" 2>/dev/null; do
+		if ! bg_running "$bg_d"; then
+			kill "$bg_c" 2>/dev/null
+			bg_err ended "job $bg_ref ended before it read all the input"
+		fi
+		if [ "$bg_limit" -gt 0 ] && [ "$bg_i" -ge "$bg_limit" ]; then
+			kill "$bg_c" 2>/dev/null
+			bg_err timeout "job $bg_ref did not take the input within the timeout"
+		fi
+		bg_nap
+		bg_i=$((bg_i + 1))
+	done
+	wait "$bg_c" || {
+		bg_running "$bg_d" || bg_err ended "job $bg_ref ended before it read all the input"
+		bg_err io "could not write to the stdin of job $bg_ref"
+	}
 fi
 bg_obs "$bg_d"

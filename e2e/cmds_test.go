@@ -193,3 +193,32 @@ func cmdCmpJob(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("job %s: %s differs from %s:\ngot  %q\nwant %q", args[0], args[1], args[2], got, want)
 	}
 }
+
+// cmdTimerAlive checks whether the --timeout timer of a job runs:
+// [!] timeralive NAME. The negation allows the timer the second it takes
+// to notice that its job is gone.
+func cmdTimerAlive(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: timeralive NAME")
+	}
+	script := filepath.Join(ts.Getenv("BGJOB_ROOT"), "default", findJob(ts, args[0]).ID, "job.sh")
+	alive := func() bool {
+		cmds, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, p := range cmds {
+			b, err := os.ReadFile(p)
+			if err == nil && strings.Contains(string(b), script+"\x00timer") {
+				return true
+			}
+		}
+		return false
+	}
+	if neg {
+		if !eventually(5*time.Second, func() bool { return !alive() }) {
+			ts.Fatalf("the timer of job %s still runs", args[0])
+		}
+		return
+	}
+	if !alive() {
+		ts.Fatalf("the timer of job %s does not run", args[0])
+	}
+}

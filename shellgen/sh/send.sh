@@ -35,9 +35,15 @@ else
 		bg_nap
 		bg_i=$((bg_i + 1))
 	done
-	wait "$bg_c" || {
+	if ! wait "$bg_c"; then
+		# No reader is left: the job is ending, or closed its stdin.
+		bg_i=0
+		while bg_running "$bg_d" && [ "$bg_i" -lt 20 ]; do
+			bg_nap
+			bg_i=$((bg_i + 1))
+		done
 		bg_running "$bg_d" || bg_err ended "job $bg_ref ended before it read all the input"
-		bg_err io "could not write to the stdin of job $bg_ref"
-	}
+		bg_err ended "job $bg_ref closed its stdin before it read all the input"
+	fi
 fi
 bg_obs "$bg_d"

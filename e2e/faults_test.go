@@ -1,0 +1,292 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bgjob/bgjob/internal/cli"
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+// bgjobBinary returns a path that runs this test binary as the bgjob CLI
+// (see TestMain): a link named bgjob.
+func bgjobBinary(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "bgjob")
+	if err := os.Symlink(exe, bin); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// jobProcesses returns the pids of live processes whose environment names
+// a job directory under root, by directory.
+func jobProcesses(root string) map[string][]int {
+	procs := map[string][]int{}
+	envs, _ := filepath.Glob("/proc/[0-9]*/environ")
+	for _, p := range envs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, kv := range strings.Split(string(b), "\x00") {
+			if dir, ok := strings.CutPrefix(kv, "BGJOB_JOB_DIR="); ok && strings.HasPrefix(dir, root+"/") {
+				stat, err := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
+				if err == nil && !strings.Contains(string(stat), ") Z ") {
+					if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+						procs[dir] = append(procs[dir], pid)
+					}
+				}
+			}
+		}
+	}
+	return procs
+}
+
+// TestInterruptedRunLeavesNoPhantom: a run interrupted at any moment
+// leaves either a visible job (meta.json in place before its command
+// runs) or a directory without meta.json in which nothing runs, and ls
+// reports every directory.
+func TestInterruptedRunLeavesNoPhantom(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	r := rand.New(rand.NewPCG(7, 9))
+	for range 40 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(1+r.IntN(15))*time.Millisecond)
+		var out, errb bytes.Buffer
+		cli.Run(ctx, []string{"--root", root, "run", "-q", "--", "sleep 303"}, strings.NewReader(""), &out, &errb)
+		cancel()
+	}
+	ws := filepath.Join(root, "default")
+	entries, _ := os.ReadDir(ws)
+	dirs := 0
+	incomplete := 0
+	procs := jobProcesses(root)
+	for _, e := range entries {
+		if !jobdir.IsID(e.Name()) {
+			continue
+		}
+		dirs++
+		dir := filepath.Join(ws, e.Name())
+		if _, err := os.Stat(filepath.Join(dir, jobdir.MetaFile)); err != nil {
+			incomplete++
+			if len(procs[dir]) > 0 {
+				t.Errorf("phantom: %d processes run in %s, which has no meta.json", len(procs[dir]), dir)
+			}
+		}
+	}
+	for dir := range procs {
+		if _, err := os.Stat(dir); err != nil {
+			t.Errorf("phantom: processes run for %s, which does not exist", dir)
+		}
+	}
+	if dirs == 0 {
+		t.Fatal("no run got as far as making a job directory: the test proves nothing")
+	}
+	code, out, errs := bgjob(context.Background(), "--root", root, "ls", "--json")
+	var page struct{ Jobs []jobdir.Job }
+	if code != 0 || json.Unmarshal([]byte(out), &page) != nil {
+		t.Fatalf("ls: exit %d: %s %s", code, out, errs)
+	}
+	jobs := page.Jobs
+	unreadable := 0
+	for _, j := range jobs {
+		if j.Status == jobdir.StatusUnreadable {
+			unreadable++
+		}
+	}
+	if len(jobs) != dirs || unreadable != incomplete {
+		t.Errorf("ls reports %d jobs, %d unreadable; the workspace holds %d, %d without meta.json", len(jobs), unreadable, dirs, incomplete)
+	}
+	t.Logf("%d job directories, %d without meta.json", dirs, incomplete)
+}
+
+// TestPruneRemovesOldIncompleteDirs: a directory a cut-short launch left
+// (no meta.json) goes once it is a minute old.
+func TestPruneRemovesOldIncompleteDirs(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	ws := filepath.Join(root, "default")
+	old := filepath.Join(ws, jobdir.NewID(time.Now().Add(-time.Hour)))
+	young := filepath.Join(ws, jobdir.NewID(time.Now()))
+	for _, d := range []string{old, young} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(d, "job.sh"), "true\n")
+	}
+	if code, out, errs := bgjob(context.Background(), "--root", root, "prune"); code != 0 {
+		t.Fatalf("prune: exit %d: %s %s", code, out, errs)
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("prune left the hour-old directory without meta.json: %v", err)
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Errorf("prune removed a directory a launch may still be filling: %v", err)
+	}
+}
+
+// TestUmask: the command runs with the caller's umask; bgjob's files stay
+// private.
+func TestUmask(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	bin := bgjobBinary(t)
+	for _, mask := range []string{"022", "002"} {
+		dir := t.TempDir()
+		f := filepath.Join(dir, "f")
+		// The test binary is bgjob (TestMain), run with the umask set.
+		cmd := exec.Command("sh", "-c", `umask "$1"; "$2" --root "$3" run -q -n "u$1" -- "touch $4" && "$2" --root "$3" wait "u$1"`, "sh", mask, bin, root, f)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("umask %s: %v\n%s", mask, err, out)
+		}
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := os.FileMode(0o666) &^ map[string]os.FileMode{"022": 0o022, "002": 0o002}[mask]
+		if fi.Mode().Perm() != want {
+			t.Errorf("umask %s: the command made a file %v, want %v", mask, fi.Mode().Perm(), want)
+		}
+		code, out, _ := bgjob(context.Background(), "--root", root, "status", "--json", "u"+mask)
+		var jobs []jobdir.Job
+		if code != 0 || json.Unmarshal([]byte(out), &jobs) != nil || len(jobs) != 1 {
+			t.Fatalf("status: %d %s", code, out)
+		}
+		if jobs[0].Umask != "0"+mask {
+			t.Errorf("meta.json records umask %q, want 0%s", jobs[0].Umask, mask)
+		}
+		meta, _ := os.Stat(filepath.Join(jobs[0].Dir, jobdir.MetaFile))
+		if meta == nil || meta.Mode().Perm() != 0o600 {
+			t.Errorf("meta.json is not private: %v", meta.Mode())
+		}
+	}
+}
+
+// TestConcurrentNewReaders: two readers of one cursor at once never get
+// the same bytes: one waits or is told the cursor is busy, and together
+// they read the log once. A reader that dies frees the cursor.
+func TestConcurrentNewReaders(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	ctx := context.Background()
+	const size = 20 << 20
+	if code, _, errs := bgjob(ctx, "--root", root, "run", "-q", "-n", "big", "--", `head -c 20971520 /dev/zero | tr '\0' y`); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, _, errs := bgjob(ctx, "--root", root, "wait", "big"); code != 0 {
+		t.Fatal(errs)
+	}
+	var (
+		wg    sync.WaitGroup
+		total [2]int
+		busy  [2]bool
+	)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := &slowWriter{start: time.Now(), delay: 6 * time.Second}
+			var errb bytes.Buffer
+			code := cli.Run(ctx, []string{"--root", root, "logs", "--new", "big"}, strings.NewReader(""), w, &errb)
+			total[i] = int(w.n)
+			busy[i] = code != 0 && strings.Contains(errb.String(), "cursor busy")
+			if code != 0 && !busy[i] {
+				t.Errorf("reader %d: exit %d: %s", i, code, errb.String())
+			}
+		}()
+	}
+	wg.Wait()
+	if total[0]+total[1] != size || !(busy[0] || busy[1]) {
+		t.Errorf("the readers got %d and %d bytes (busy: %v), want %d once in all and one told the cursor is busy", total[0], total[1], busy, size)
+	}
+
+	// A reader killed while it holds the cursor frees it: the kernel drops
+	// the lock with its holder.
+	bin := bgjobBinary(t)
+	cmd := exec.Command("sh", "-c", `exec "$1" --root "$2" logs --new --reader r2 big | sleep 30`, "sh", bin, root)
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !eventually(5*time.Second, func() bool {
+		m, _ := filepath.Glob(filepath.Join(root, "default", "*", "cursor-r2.lock"))
+		return len(m) == 1
+	}) {
+		t.Fatal("the reader did not take the cursor")
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Wait()
+	var out bytes.Buffer
+	code := cli.Run(ctx, []string{"--root", root, "logs", "--new", "--reader", "r2", "big"}, strings.NewReader(""), &out, &out)
+	if code != 0 {
+		t.Errorf("the cursor stayed locked after its reader was killed: exit %d: %.200s", code, out.String())
+	}
+	if code, _, errs := bgjob(ctx, "--root", root, "rm", "big"); code != 0 {
+		t.Errorf("rm after an interrupted reader: exit %d: %s", code, errs)
+	}
+}
+
+// TestFullDisk: on a small tmpfs, a job that fills the disk still records
+// how it ended, and run on the full disk fails with a clear error and
+// leaves no job behind.
+func TestFullDisk(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() != 0 {
+		t.Skip("mounting a tmpfs needs root (CI runs as root)")
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=8M", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("mount: %v: %s", err, out)
+	}
+	root := filepath.Join(mnt, "root")
+	t.Cleanup(func() {
+		killAll(root)
+		exec.Command("umount", "-l", mnt).Run()
+	})
+	ctx := context.Background()
+	if code, _, errs := bgjob(ctx, "--root", root, "run", "-q", "-n", "fill", "--", "head -c 20000000 /dev/zero"); code != 0 {
+		t.Fatalf("run: %s", errs)
+	}
+	bgjob(ctx, "--root", root, "wait", "fill")
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(mnt, &st); err != nil || st.Bavail != 0 {
+		t.Fatalf("the job did not fill the disk (%d blocks free, %v): the test proves nothing", st.Bavail, err)
+	}
+	code, out, errs := bgjob(ctx, "--root", root, "status", "--json", "fill")
+	var jobs []jobdir.Job
+	if code != 0 || json.Unmarshal([]byte(out), &jobs) != nil || len(jobs) != 1 {
+		t.Fatalf("status: exit %d: %s %s", code, out, errs)
+	}
+	if j := jobs[0]; j.Status != jobdir.StatusExited || j.ExitCode == nil || *j.ExitCode == 0 || j.EndedAt == nil {
+		t.Errorf("the job that filled the disk is %s (exit %v, ended %v), want exited with head's failure", j.Status, j.ExitCode, j.EndedAt)
+	}
+	before, _ := os.ReadDir(filepath.Join(root, "default"))
+	code, out, errs = bgjob(ctx, "--root", root, "run", "--", "true")
+	if code == 0 || !strings.Contains(errs, "bgjob: error: ") || !strings.Contains(errs, "disk full") {
+		t.Errorf("run on a full disk: exit %d, stdout %q, stderr %q; want a clear error", code, out, errs)
+	}
+	after, _ := os.ReadDir(filepath.Join(root, "default"))
+	if len(after) != len(before) {
+		t.Errorf("run on a full disk left %d new entries in the workspace", len(after)-len(before))
+	}
+}

@@ -45,3 +45,38 @@ func TestConcurrentStops(t *testing.T) {
 		}
 	}
 }
+
+// TestStopsAndRemovesRace: 25 stops and 15 rm --force at once on one job:
+// every call reports something. A stop reports the job, or, when an rm
+// removed it first, that it is not found; an rm removes it or says it is
+// not found; no call prints nothing.
+func TestStopsAndRemovesRace(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	ctx := context.Background()
+	code, id, errs := bgjob(ctx, "--root", root, "run", "-q", "--", "sleep 60")
+	if code != 0 {
+		t.Fatalf("run: %d %s", code, errs)
+	}
+	id = strings.TrimSpace(id)
+	var wg sync.WaitGroup
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			args := []string{"--root", root, "stop", "--grace", "100ms", id}
+			if i%8 < 3 {
+				args = []string{"--root", root, "rm", "--force", id}
+			}
+			code, out, errs := bgjob(ctx, args...)
+			switch {
+			case code == 0 && strings.Contains(out, id):
+			case code != 0 && strings.Count(errs, "not found") == 1:
+			default:
+				t.Errorf("%s: exit %d, stdout %q, stderr %q: want the job, or not found said once", args[2], code, out, errs)
+			}
+		}()
+	}
+	wg.Wait()
+}

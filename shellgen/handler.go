@@ -100,6 +100,9 @@ func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outc
 		case KindOutcome:
 			*outcome = rec.Field(0)
 		case KindError:
+			// An outcome belongs to the job that follows it, not to a
+			// refusal (a job removed after it was stopped).
+			*outcome = ""
 			if h.Refused != nil {
 				return h.Refused(rec.Field(0), rec.Field(1))
 			}

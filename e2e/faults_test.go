@@ -290,3 +290,24 @@ func TestFullDisk(t *testing.T) {
 		t.Errorf("run on a full disk left %d new entries in the workspace", len(after)-len(before))
 	}
 }
+
+// TestBigArgv: a 300 KB argv, which no single "sh -c" argument can carry,
+// runs: scripts that long go to the host on stdin.
+func TestBigArgv(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	word := strings.Repeat("a", 100_000)
+	ctx := context.Background()
+	args := []string{"--root", root, "run", "-q", "-n", "big", "--", "echo", word, word, word}
+	if code, _, errs := bgjob(ctx, args...); code != 0 {
+		t.Fatalf("run with a 300 KB argv: exit %d: %s", code, errs)
+	}
+	if code, _, errs := bgjob(ctx, "--root", root, "wait", "big"); code != 0 {
+		t.Fatalf("wait: exit %d: %s", code, errs)
+	}
+	code, out, errs := bgjob(ctx, "--root", root, "logs", "big")
+	if want := word + " " + word + " " + word + "\n"; code != 0 || out != want {
+		t.Errorf("logs: exit %d, %d bytes (%s), want the %d bytes of the argv", code, len(out), errs, len(want))
+	}
+}

@@ -171,3 +171,12 @@ func calls(text, name string) bool {
 func isIdent(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
+
+// MaxArgScript is the longest script a runtime passes as one argument
+// ("sh -c SCRIPT"); a longer one goes through Bootstrap.
+const MaxArgScript = 100 << 10
+
+// Bootstrap returns the script a runtime runs as "sh -c BOOTSTRAP sh N"
+// for a script of N bytes longer than MaxArgScript, writing the script to
+// its stdin before the script's own stdin.
+func Bootstrap() string { return source("bootstrap.sh") }

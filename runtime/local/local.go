@@ -11,11 +11,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // Runtime runs scripts on the local machine.
@@ -43,6 +46,14 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		sh = "/bin/sh"
 	}
 	cmd := exec.CommandContext(ctx, sh, "-c", script)
+	if len(script) > shellgen.MaxArgScript {
+		// Too long for one argument: the script goes first on stdin.
+		cmd = exec.CommandContext(ctx, sh, "-c", shellgen.Bootstrap(), "sh", strconv.Itoa(len(script)))
+		if stdin == nil {
+			stdin = strings.NewReader("")
+		}
+		stdin = io.MultiReader(strings.NewReader(script), stdin)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	// A safety net for a descendant that keeps the script's output open;

@@ -176,17 +176,28 @@ bg_stop() {
 	done
 }
 
-# bg_pick: from the meta.json line in bg_l, set bg_w, bg_st and bg_b.
+# bg_pick: from the meta.json line in bg_l, set bg_w, bg_st and bg_b: the
+# last four comma-separated fields are the process fields (their values
+# hold no comma). Splitting takes time linear in the line's length, which
+# a long command makes large; the shells' longest-prefix patterns would
+# take quadratic time.
 bg_pick() {
 	bg_w= bg_st= bg_b=
-	case $bg_l in *'"pid":'*) ;; *) return 1 ;; esac
-	bg_w=${bg_l##*\"pid\":}
-	bg_w=${bg_w%%[!0-9]*}
-	bg_st=${bg_l##*\"proc_start\":\"}
-	bg_st=${bg_st%%\"*}
-	bg_b=${bg_l##*\"boot_id\":\"}
-	bg_b=${bg_b%%\"*}
-	[ -n "$bg_w" ]
+	set -f
+	bg_oifs=$IFS
+	IFS=,
+	set -- $bg_l
+	IFS=$bg_oifs
+	set +f
+	[ $# -ge 4 ] || return 1
+	eval "bg_w=\${$(($# - 3))} bg_st=\${$(($# - 1))} bg_b=\${$#}"
+	case $bg_w in '"pid":'*) ;; *) return 1 ;; esac
+	bg_w=${bg_w#\"pid\":}
+	bg_st=${bg_st#\"proc_start\":\"}
+	bg_st=${bg_st%\"}
+	bg_b=${bg_b#\"boot_id\":\"}
+	bg_b=${bg_b%\"\}}
+	case $bg_w in '' | *[!0-9]*) return 1 ;; esac
 }
 
 # bg_obs DIR: print the observation records of the job in DIR; fail,

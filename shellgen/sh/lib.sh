@@ -200,16 +200,19 @@ bg_pick() {
 	case $bg_w in '' | *[!0-9]*) return 1 ;; esac
 }
 
-# bg_obs DIR: print the observation records of the job in DIR; fail,
-# printing nothing, when DIR is gone (the job was just removed). Without a
-# meta.json only the J record is printed (the job is unreadable).
+# bg_obs DIR [strict]: print the observation records of the job in DIR;
+# fail, printing nothing, when DIR is gone (the job was just removed).
+# Without a meta.json only the J record is printed (the job is
+# unreadable), or with strict nothing, and it fails.
 # The wrapper is looked at before exit_code is read, so a job that ends in
 # between is seen as ended, never as lost. A complete exit_code.tmp counts
 # too: the wrapper's mv may have been killed by a stop after it wrote it.
 bg_obs() {
 	if ! bg_line "$1/meta.json"; then
-		# A launch cut short, or a removal under way: reported as is.
-		[ -d "$1" ] || return 1
+		# A launch cut short, or a removal under way: reported as is,
+		# unless the caller saw a meta.json (strict): then the job is being
+		# removed.
+		[ -d "$1" ] && [ "${2-}" != strict ] || return 1
 		bg_esc "$1"
 		printf 'J\t%s\n' "$bg_e"
 		return 0

@@ -11,8 +11,11 @@ while [ "$bg_pi" -gt 0 ]; do
 	eval "bg_x=\${$bg_pi}"
 	bg_pi=$((bg_pi - 1))
 	if [ ! -d "$bg_x" ] || ! bg_isid "${bg_x##*/}"; then continue; fi
+	bg_strict=
+	[ ! -e "$bg_x/meta.json" ] || bg_strict=strict
 	if bg_prunable "$bg_x" "$bg_pos" && ! bg_busy "$bg_x"; then
-		bg_obs "$bg_x" || continue
+		# A job another prune is removing is that prune's to report.
+		bg_obs "$bg_x" $bg_strict || continue
 		[ "$bg_dry" = 1 ] || bg_rm "$bg_x"
 	elif bg_ended "$bg_x"; then
 		bg_pos=$((bg_pos + 1))

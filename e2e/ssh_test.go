@@ -161,3 +161,29 @@ func eventually(d time.Duration, ok func() bool) bool {
 	}
 	return ok()
 }
+
+// TestSSHWarningOnStderr: runtime/ssh reports a warning (here: a new host
+// key recorded under StrictHostKeyChecking accept-new) through its Warn
+// callback, and the CLI prints it on stderr, never on stdout.
+func TestSSHWarningOnStderr(t *testing.T) {
+	t.Parallel()
+	srv := sshtest.Start(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config")
+	if err := srv.WriteConfig(cfg, "bgjob-test", "StrictHostKeyChecking accept-new"); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	code, out, errs := bgjob(context.Background(), "--root", root, "--ssh-config", cfg, "-H", "bgjob-test", "ls", "--json")
+	if code != 0 {
+		t.Fatalf("ls: %d %s", code, errs)
+	}
+	want := "bgjob: warning: permanently added " + srv.KnownHostsName()
+	if !strings.HasPrefix(errs, want) || strings.Count(errs, "\n") != 1 {
+		t.Errorf("stderr %q, want one line starting %q", errs, want)
+	}
+	var list struct{ Jobs []jobdir.Job }
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list.Jobs) != 0 {
+		t.Errorf("stdout %q (%v), want only an empty JSON listing", out, err)
+	}
+}

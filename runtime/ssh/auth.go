@@ -20,7 +20,6 @@ import (
 type auth struct {
 	cfg        *hostConfig
 	passphrase func(keyFile string) ([]byte, error)
-	stderr     io.Writer
 
 	agentConn    net.Conn
 	needPass     []string // encrypted key files skipped for want of a passphrase
@@ -242,8 +241,10 @@ func (a *auth) explain(err error) error {
 }
 
 // TerminalPassphrase returns a passphrase prompt for Options.Passphrase that
-// writes to w and reads from the terminal tty without echo, or nil when tty
-// is not a terminal (then encrypted keys not in ssh-agent are skipped).
+// writes the prompt to w and reads from the terminal tty without echo, or
+// nil when tty is not a terminal (then encrypted keys not in ssh-agent are
+// skipped). It is the caller's explicit choice of terminal: nothing else in
+// the package reads or writes one.
 func TerminalPassphrase(tty *os.File, w io.Writer) func(keyFile string) ([]byte, error) {
 	if tty == nil || !term.IsTerminal(int(tty.Fd())) {
 		return nil

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -104,7 +103,7 @@ type resolver struct {
 	configFile string   // "" means what ssh reads by default
 	options    []string // "Key=Value", applied to the target only
 	sshBinary  string   // "" means the fallback parser
-	stderr     io.Writer
+	warn       func(string)
 }
 
 func (r *resolver) resolve(ctx context.Context, hostSpec string, target bool) (*hostConfig, error) {
@@ -237,7 +236,7 @@ func (r *resolver) fallback(sp spec, opts []string) (values, error) {
 		if multiKeys[k] {
 			all, err := settings.GetAllStrict(sp.host, k)
 			if err != nil {
-				fmt.Fprintf(r.stderr, "bgjob: warning: reading ssh config: %v; using defaults\n", err)
+				r.warn(fmt.Sprintf("reading ssh config: %v; using defaults", err))
 				skip = true
 				break
 			}
@@ -253,7 +252,7 @@ func (r *resolver) fallback(sp spec, opts []string) (values, error) {
 		}
 		val, err := settings.GetStrict(sp.host, k)
 		if err != nil {
-			fmt.Fprintf(r.stderr, "bgjob: warning: reading ssh config: %v; using defaults\n", err)
+			r.warn(fmt.Sprintf("reading ssh config: %v; using defaults", err))
 			skip = true
 			break
 		}

@@ -2,7 +2,6 @@ package ssh
 
 import (
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,8 +131,8 @@ Host plain
 	for _, tt := range tests {
 		t.Run(tt.host, func(t *testing.T) {
 			ctx := context.Background()
-			viaSSH := &resolver{configFile: cfg, options: tt.opts, sshBinary: sshBin, stderr: io.Discard}
-			fallback := &resolver{configFile: cfg, options: tt.opts, stderr: io.Discard}
+			viaSSH := &resolver{configFile: cfg, options: tt.opts, sshBinary: sshBin}
+			fallback := &resolver{configFile: cfg, options: tt.opts}
 			a, err := viaSSH.resolve(ctx, tt.host, true)
 			if err != nil {
 				t.Fatal(err)

@@ -99,11 +99,11 @@ func (d *dialer) controlClient(ctx context.Context, path string) (*gossh.Client,
 // the SSH handshake and authentication within ConnectTimeout.
 func (d *dialer) handshake(ctx context.Context, via *gossh.Client, cfg *hostConfig) (*gossh.Client, error) {
 	addr := cfg.addr()
-	hk, err := newHostKeyChecker(cfg, d.opts.stderr())
+	hk, err := newHostKeyChecker(cfg, d.opts.warn())
 	if err != nil {
 		return nil, err
 	}
-	a := &auth{cfg: cfg, passphrase: d.opts.Passphrase, stderr: d.opts.stderr()}
+	a := &auth{cfg: cfg, passphrase: d.opts.Passphrase}
 	defer a.close()
 
 	timeout := cfg.connectTimeout

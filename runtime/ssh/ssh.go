@@ -55,9 +55,10 @@ type Options struct {
 	// ConfigOptions override the config file for the target host, as with
 	// "ssh -o": each is "Keyword=value", e.g. "UserKnownHostsFile=/tmp/kh".
 	ConfigOptions []string
-	// Stderr receives warnings, such as a host key being added to
-	// known_hosts. Nil discards them.
-	Stderr io.Writer
+	// Warn receives warnings, one message at a time without a trailing
+	// newline, such as a host key being added to known_hosts. Nil discards
+	// them. The package writes nothing to os.Stdout or os.Stderr itself.
+	Warn func(msg string)
 	// Passphrase is asked for the passphrase of an encrypted identity file
 	// whose key ssh-agent does not hold. Nil means never ask: such keys are
 	// skipped, and an authentication failure names them. See
@@ -67,11 +68,12 @@ type Options struct {
 	sshBinary string // tests: "-" forces the ssh_config fallback
 }
 
-func (o Options) stderr() io.Writer {
-	if o.Stderr == nil {
-		return io.Discard
+// warn returns Warn, or a function that discards the message.
+func (o Options) warn() func(string) {
+	if o.Warn == nil {
+		return func(string) {}
 	}
-	return o.Stderr
+	return o.Warn
 }
 
 // Runtime runs scripts on one host over one SSH connection. It is safe for
@@ -88,7 +90,7 @@ type Runtime struct {
 // e.g. "ssh web1: dial tcp 127.0.0.1:2222: connect: connection refused";
 // host key refusals wrap ErrUnknownHost or ErrHostKeyChanged.
 func Dial(ctx context.Context, host string, opts Options) (*Runtime, error) {
-	r := &resolver{configFile: opts.ConfigFile, options: opts.ConfigOptions, stderr: opts.stderr()}
+	r := &resolver{configFile: opts.ConfigFile, options: opts.ConfigOptions, warn: opts.warn()}
 	switch opts.sshBinary {
 	case "":
 		if p, err := exec.LookPath("ssh"); err == nil {

@@ -2,7 +2,7 @@ package ssh
 
 import (
 	"go/ast"
-	"go/parser"
+	goparser "go/parser"
 	"go/token"
 	"path/filepath"
 	"strings"
@@ -24,7 +24,7 @@ func TestLibraryNeverPrints(t *testing.T) {
 		if strings.HasSuffix(f, "_test.go") {
 			continue
 		}
-		file, err := parser.ParseFile(fset, f, nil, 0)
+		file, err := goparser.ParseFile(fset, f, nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

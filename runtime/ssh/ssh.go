@@ -7,7 +7,8 @@
 //
 // Dial resolves the host the way OpenSSH does, by asking "ssh -G" when the
 // ssh client is installed (so Match, Include and tokens behave exactly as
-// with ssh) and by reading ssh_config itself otherwise. It honours HostName,
+// with ssh) and by reading
+// ssh_config itself when ssh is absent or fails. It honours HostName,
 // User, Port, IdentityFile, IdentitiesOnly, IdentityAgent, CertificateFile,
 // ProxyJump, StrictHostKeyChecking, UserKnownHostsFile, HashKnownHosts,
 // HostKeyAlias, ConnectTimeout, ServerAliveInterval, ServerAliveCountMax and
@@ -22,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -90,16 +90,7 @@ type Runtime struct {
 // e.g. "ssh web1: dial tcp 127.0.0.1:2222: connect: connection refused";
 // host key refusals wrap ErrUnknownHost or ErrHostKeyChanged.
 func Dial(ctx context.Context, host string, opts Options) (*Runtime, error) {
-	r := &resolver{configFile: opts.ConfigFile, options: opts.ConfigOptions, warn: opts.warn()}
-	switch opts.sshBinary {
-	case "":
-		if p, err := exec.LookPath("ssh"); err == nil {
-			r.sshBinary = p
-		}
-	case "-":
-	default:
-		r.sshBinary = opts.sshBinary
-	}
+	r := newResolver(opts)
 	cfg, err := r.resolve(ctx, host, true)
 	if err != nil {
 		return nil, fmt.Errorf("ssh %s: %w", host, err)

@@ -203,6 +203,106 @@ func TestResolveFallsBackWhenSSHFails(t *testing.T) {
 	}
 }
 
+// countingSSH writes a wrapper around the real ssh that counts its runs.
+func countingSSH(t *testing.T) (bin string, runs func() int) {
+	t.Helper()
+	real, err := exec.LookPath("ssh")
+	if err != nil {
+		t.Fatal("ssh client not installed (openssh-client)")
+	}
+	dir := t.TempDir()
+	count := filepath.Join(dir, "count")
+	bin = filepath.Join(dir, "ssh")
+	os.WriteFile(bin, []byte("#!/bin/sh\necho >>"+count+"\nexec "+real+" \"$@\"\n"), 0o755)
+	backdate(t, bin) // the binary is part of the answer, like the config files
+	return bin, func() int {
+		b, _ := os.ReadFile(count)
+		return strings.Count(string(b), "\n")
+	}
+}
+
+// backdate sets a file's mtime an hour back, out of the cache's racy window.
+func backdate(t *testing.T, paths ...string) {
+	t.Helper()
+	old := time.Now().Add(-time.Hour)
+	for _, p := range paths {
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+		old = old.Add(time.Second)
+	}
+}
+
+// The ssh -G cache answers repeated questions without running ssh, and
+// asks ssh again after any change the answer depends on.
+func TestConfigCache(t *testing.T) {
+	dir := t.TempDir()
+	incDir := filepath.Join(dir, "conf.d")
+	os.Mkdir(incDir, 0o700)
+	cfg := filepath.Join(dir, "config")
+	inc := filepath.Join(dir, "extra.conf")
+	os.WriteFile(inc, []byte("Host web1\n  User fromextra\n"), 0o600)
+	write := func(body string) {
+		os.WriteFile(cfg, []byte("Include "+incDir+"/*.conf "+inc+"\n"+body), 0o600)
+		backdate(t, cfg)
+	}
+	write("Host web1\n  HostName 10.0.0.1\n  ControlPath ${BGJOB_TEST_CM}/%h\n")
+	backdate(t, inc, incDir)
+	t.Setenv("BGJOB_TEST_CM", "/run/a")
+	bin, runs := countingSSH(t)
+	cache := t.TempDir()
+	resolve := func() *hostConfig {
+		t.Helper()
+		r := newResolver(Options{ConfigFile: cfg, sshBinary: bin, CacheDir: cache})
+		c, err := r.resolve(context.Background(), "web1", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	check := func(step string, wantRuns int, want func(c *hostConfig) bool) {
+		t.Helper()
+		c := resolve()
+		if n := runs(); n != wantRuns {
+			t.Errorf("%s: ssh ran %d times in all, want %d", step, n, wantRuns)
+		}
+		if !want(c) {
+			t.Errorf("%s: stale answer %+v", step, c)
+		}
+	}
+	check("first", 1, func(c *hostConfig) bool { return c.hostname == "10.0.0.1" && c.user == "fromextra" })
+	check("cached", 1, func(c *hostConfig) bool { return c.hostname == "10.0.0.1" && c.controlPath == "/run/a/10.0.0.1" })
+	if files, _ := filepath.Glob(filepath.Join(cache, "ssh-config", "*.json")); len(files) != 1 {
+		t.Errorf("cache holds %q, want one entry", files)
+	}
+
+	write("Host web1\n  HostName 10.0.0.2\n  ControlPath ${BGJOB_TEST_CM}/%h\n")
+	check("config changed", 2, func(c *hostConfig) bool { return c.hostname == "10.0.0.2" })
+	check("cached again", 2, func(c *hostConfig) bool { return c.hostname == "10.0.0.2" })
+
+	os.WriteFile(inc, []byte("Host web1\n  User other\n"), 0o600)
+	backdate(t, inc)
+	check("included file changed", 3, func(c *hostConfig) bool { return c.user == "other" })
+
+	os.WriteFile(filepath.Join(incDir, "a.conf"), []byte("Host web1\n  Port 2201\n"), 0o600)
+	backdate(t, filepath.Join(incDir, "a.conf"), incDir)
+	check("file added to an Include glob", 4, func(c *hostConfig) bool { return c.port == "2201" })
+
+	t.Setenv("BGJOB_TEST_CM", "/run/b")
+	check("referenced environment changed", 5, func(c *hostConfig) bool { return c.controlPath == "/run/b/10.0.0.2" })
+
+	// A config modified just now may have changed while ssh read it: the
+	// answer is used but not kept.
+	os.WriteFile(cfg, []byte("Host web1\n  HostName 10.0.0.3\n"), 0o600)
+	check("racy", 6, func(c *hostConfig) bool { return c.hostname == "10.0.0.3" })
+	check("racy, not kept", 7, func(c *hostConfig) bool { return c.hostname == "10.0.0.3" })
+
+	// Match exec can answer differently each time: never kept.
+	write("Match exec true\n  HostName 10.0.0.4\n")
+	check("match exec", 8, func(c *hostConfig) bool { return c.hostname == "10.0.0.4" })
+	check("match exec, not kept", 9, func(c *hostConfig) bool { return c.hostname == "10.0.0.4" })
+}
+
 func TestExpandTokens(t *testing.T) {
 	t.Setenv("BGJOB_TEST_SOCK", "/run/agent")
 	tk := newTokens("alias", "host.example", "2022", "bob")

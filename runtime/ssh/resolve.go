@@ -155,7 +155,7 @@ func newResolver(opts Options) *resolver {
 		if abs, err := filepath.Abs(cf); cf != "" && err == nil {
 			cf = abs
 		}
-		r.sshG = &sshG{binary: bin, configFile: cf}
+		r.sshG = &sshG{binary: bin, configFile: cf, cache: newConfigCache(opts.CacheDir)}
 	}
 	return r
 }

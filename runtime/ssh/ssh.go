@@ -7,7 +7,7 @@
 //
 // Dial resolves the host the way OpenSSH does, by asking "ssh -G" when the
 // ssh client is installed (so Match, Include and tokens behave exactly as
-// with ssh) and by reading
+// with ssh; the answers can be cached, see Options.CacheDir) and by reading
 // ssh_config itself when ssh is absent or fails. It honours HostName,
 // User, Port, IdentityFile, IdentitiesOnly, IdentityAgent, CertificateFile,
 // ProxyJump, StrictHostKeyChecking, UserKnownHostsFile, HashKnownHosts,
@@ -64,6 +64,12 @@ type Options struct {
 	// skipped, and an authentication failure names them. See
 	// TerminalPassphrase.
 	Passphrase func(keyFile string) ([]byte, error)
+	// CacheDir, when set, keeps the answers of "ssh -G" in CacheDir/ssh-config
+	// so that later Dials skip running it. An answer is used only while the
+	// ssh binary, the config files it came from (Include included) and the
+	// environment variables they reference are unchanged. Empty means no
+	// cache; the CLI uses os.UserCacheDir()/bgjob.
+	CacheDir string
 
 	sshBinary string // tests: "-" forces the ssh_config fallback
 }

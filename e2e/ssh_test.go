@@ -37,10 +37,9 @@ func TestSSHConnectionDrop(t *testing.T) {
 	}
 	id = strings.TrimSpace(id)
 
-	// A wait holds a session open; kill the sshd serving it.
-	if code := waitThroughDrop(t, srv, g, id); code == 7 {
-		t.Fatalf("wait returned the job's status although its connection was killed before the job ended")
-	}
+	// A wait holds a session open; kill the sshd serving it. The wait
+	// ends with a connection error, not the job's status.
+	waitThroughDrop(t, srv, g, id)
 
 	code, out, errs := bgjob(ctx, append(g, "status", "--json", id)...)
 	if code != 0 {
@@ -58,31 +57,41 @@ func TestSSHConnectionDrop(t *testing.T) {
 	}
 }
 
-// waitThroughDrop runs bgjob wait on job id over SSH, kills every sshd
-// process serving a connection while it waits, restarts sshd, and returns
-// wait's exit status.
-func waitThroughDrop(t *testing.T, srv *sshtest.Server, g []string, id string) int {
+// waitThroughDrop runs bgjob wait on job id over SSH, and once its script
+// runs on the host, kills every sshd process serving a connection and
+// restarts sshd. It fails the test unless the drop ended the wait with a
+// connection error, and returns wait's exit status and stderr.
+func waitThroughDrop(t *testing.T, srv *sshtest.Server, g []string, id string) (int, string) {
 	t.Helper()
-	waited := make(chan int, 1)
+	type result struct {
+		code int
+		errs string
+	}
+	waited := make(chan result, 1)
 	go func() {
-		code, _, _ := bgjob(context.Background(), append(g, "wait", id)...)
-		waited <- code
+		code, _, errs := bgjob(context.Background(), append(g, "wait", id)...)
+		waited <- result{code, errs}
 	}()
 	// Drop the connection once the wait's script runs on the host.
 	root := g[slices.Index(g, "--root")+1]
 	if !eventually(10*time.Second, func() bool { return scriptsFor(root) > 0 }) {
 		t.Fatal("the wait's script did not start on the host")
 	}
-	srv.DropConnections()
+	if n := srv.DropConnections(); n == 0 {
+		t.Fatal("no sshd process served a connection: nothing was dropped")
+	}
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case code := <-waited:
-		return code
+	case r := <-waited:
+		if r.code != 1 || !strings.Contains(r.errs, "bgjob: error: ssh bgjob-test:") || !strings.Contains(r.errs, "connection") {
+			t.Fatalf("wait exited %d with stderr %q, want 1 and the error of a dropped connection", r.code, r.errs)
+		}
+		return r.code, r.errs
 	case <-time.After(10 * time.Second):
 		t.Fatal("wait did not notice its connection died")
-		return 0
+		return 0, ""
 	}
 }
 

@@ -16,8 +16,9 @@ import (
 )
 
 // configCache keeps "ssh -G" answers on disk, one JSON file per question
-// (ssh binary, arguments, user, machine). An answer is used only while
-// every file it depends on is unchanged: the ssh binary, the config files
+// (ssh binary, arguments, uid, machine). An answer is used only while
+// every file it depends on is unchanged: the ssh binary, /etc/passwd (home
+// directory and user name, for ~, %d and %u), the config files
 // ssh read (it names them under -v), the ones it would read if they
 // existed, the files and directories their Include lines name, and the
 // environment variables they reference. Answers that depend on more
@@ -78,7 +79,9 @@ func (c *configCache) key(binary string, args []string) cacheKey {
 		return cacheKey{}
 	}
 	host, _ := os.Hostname()
-	inputs := append([]string{cacheVersion, binary, strconv.Itoa(os.Getuid()), homeDir(), host}, args...)
+	// Not homeDir(): looking up the user costs a cold process more than
+	// the rest of a cache hit; /etc/passwd is stamped instead.
+	inputs := append([]string{cacheVersion, binary, strconv.Itoa(os.Getuid()), host}, args...)
 	sum := sha256.Sum256([]byte(strings.Join(inputs, "\x00")))
 	return cacheKey{file: filepath.Join(c.dir, hex.EncodeToString(sum[:16])+".json"), inputs: inputs}
 }
@@ -135,6 +138,7 @@ func (c *configCache) put(k cacheKey, v values, files []string, started time.Tim
 		}
 	}
 	add(k.inputs[1]) // the ssh binary
+	add("/etc/passwd")
 	for _, f := range files {
 		add(f)
 		b, err := os.ReadFile(f)

@@ -85,7 +85,7 @@ func waitThroughDrop(t *testing.T, srv *sshtest.Server, g []string, id string) (
 	}
 	select {
 	case r := <-waited:
-		if r.code != 1 || !strings.Contains(r.errs, "bgjob: error: ssh bgjob-test:") || !strings.Contains(r.errs, "connection") {
+		if r.code != 1 || !strings.HasPrefix(r.errs, "bgjob: error: ") || !strings.Contains(r.errs, "ssh bgjob-test: ") || !strings.Contains(r.errs, "connection") {
 			t.Fatalf("wait exited %d with stderr %q, want 1 and the error of a dropped connection", r.code, r.errs)
 		}
 		return r.code, r.errs

@@ -72,9 +72,12 @@ func waitThroughDrop(t *testing.T, srv *sshtest.Server, g []string, id string) (
 		code, _, errs := bgjob(context.Background(), append(g, "wait", id)...)
 		waited <- result{code, errs}
 	}()
-	// Drop the connection once the wait's script runs on the host.
+	// Drop the connection once the wait's script runs on the host: then
+	// its session is up. Other scripts under root, such as the pass run
+	// leaves behind, do not count: dropping while wait still connects
+	// proves nothing about a session.
 	root := g[slices.Index(g, "--root")+1]
-	if !eventually(10*time.Second, func() bool { return scriptsFor(root) > 0 }) {
+	if !eventually(10*time.Second, func() bool { return waitScriptRuns(root) }) {
 		t.Fatal("the wait's script did not start on the host")
 	}
 	if n := srv.DropConnections(); n == 0 {
@@ -160,6 +163,23 @@ func scriptsFor(root string) int {
 		}
 	}
 	return n
+}
+
+// waitScriptRuns reports whether a wait script (the only one that sets
+// bg_any, see shellgen/sh/wait.sh) for jobs under root runs.
+func waitScriptRuns(root string) bool {
+	cmds, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range cmds {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if len(args) > 2 && filepath.Base(args[0]) == "sh" && args[1] == "-c" && strings.Contains(args[2], root) && strings.Contains(args[2], "\nbg_any=") {
+			return true
+		}
+	}
+	return false
 }
 
 func eventually(d time.Duration, ok func() bool) bool {

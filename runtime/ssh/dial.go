@@ -123,15 +123,17 @@ func (d *dialer) handshake(ctx context.Context, via *gossh.Client, cfg *hostConf
 		return nil, err
 	}
 	// The deadline covers the handshake and authentication too (closing the
-	// conn ends them), except while a person types a passphrase.
+	// conn ends them), except while a person types a passphrase and the key
+	// is decrypted: local work, not the network's.
 	timer := time.AfterFunc(timeout, func() { nc.Close() })
 	stopCtx := context.AfterFunc(ctx, func() { nc.Close() })
-	if p := a.passphrase; p != nil {
-		a.passphrase = func(keyFile string) ([]byte, error) {
-			timer.Stop()
-			defer timer.Reset(timeout)
-			return p(keyFile)
+	a.unlock = func(f func()) {
+		if !timer.Stop() {
+			f() // the deadline passed already; the handshake fails anyway
+			return
 		}
+		defer timer.Reset(timeout)
+		f()
 	}
 	config := &gossh.ClientConfig{
 		User:              cfg.user,

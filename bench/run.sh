@@ -192,7 +192,7 @@ il -title "Over a live OpenSSH ControlMaster socket" -n "$rounds" -w 3 -base ssh
 	-c "ssh-G=ssh -G -F $cfg bench-cm" \
 	-c "status-no-ssh-G=PATH=/nonexistent bgjob -H bench-cm -w n10 status ${newest[10]}" \
 	-target "status / ssh-S <= 1.2" -target "run / ssh-S <= 1.2" -target "logs / ssh-S <= 1.2" \
-	-note "ssh-G is the config resolution bgjob runs before every connection (ControlPath is in the config). status-no-ssh-G is the same status with no ssh on PATH, so that runtime/ssh reads the config with its built-in parser instead: what skipping \`ssh -G\` would save."
+	-note "ssh-G is the config resolution bgjob runs on a cache miss (ControlPath is in the config; answers are cached, see docs/benchmarks.md). status-no-ssh-G is the same status with no ssh on PATH, so that runtime/ssh reads the config with its built-in parser instead: what skipping \`ssh -G\` would save."
 
 say "warm SSH (library, one connection; go test -bench SSHWarm)"
 {

@@ -37,10 +37,9 @@ func TestSSHConnectionDrop(t *testing.T) {
 	}
 	id = strings.TrimSpace(id)
 
-	// A wait holds a session open; kill the sshd serving it.
-	if code := waitThroughDrop(t, srv, g, id); code == 7 {
-		t.Fatalf("wait returned the job's status although its connection was killed before the job ended")
-	}
+	// A wait holds a session open; kill the sshd serving it. The wait
+	// ends with a connection error, not the job's status.
+	waitThroughDrop(t, srv, g, id)
 
 	code, out, errs := bgjob(ctx, append(g, "status", "--json", id)...)
 	if code != 0 {
@@ -58,31 +57,44 @@ func TestSSHConnectionDrop(t *testing.T) {
 	}
 }
 
-// waitThroughDrop runs bgjob wait on job id over SSH, kills every sshd
-// process serving a connection while it waits, restarts sshd, and returns
-// wait's exit status.
-func waitThroughDrop(t *testing.T, srv *sshtest.Server, g []string, id string) int {
+// waitThroughDrop runs bgjob wait on job id over SSH, and once its script
+// runs on the host, kills every sshd process serving a connection and
+// restarts sshd. It fails the test unless the drop ended the wait with a
+// connection error, and returns wait's exit status and stderr.
+func waitThroughDrop(t *testing.T, srv *sshtest.Server, g []string, id string) (int, string) {
 	t.Helper()
-	waited := make(chan int, 1)
+	type result struct {
+		code int
+		errs string
+	}
+	waited := make(chan result, 1)
 	go func() {
-		code, _, _ := bgjob(context.Background(), append(g, "wait", id)...)
-		waited <- code
+		code, _, errs := bgjob(context.Background(), append(g, "wait", id)...)
+		waited <- result{code, errs}
 	}()
-	// Drop the connection once the wait's script runs on the host.
+	// Drop the connection once the wait's script runs on the host: then
+	// its session is up. Other scripts under root, such as the pass run
+	// leaves behind, do not count: dropping while wait still connects
+	// proves nothing about a session.
 	root := g[slices.Index(g, "--root")+1]
-	if !eventually(10*time.Second, func() bool { return scriptsFor(root) > 0 }) {
+	if !eventually(10*time.Second, func() bool { return waitScriptRuns(root) }) {
 		t.Fatal("the wait's script did not start on the host")
 	}
-	srv.DropConnections()
+	if n := srv.DropConnections(); n == 0 {
+		t.Fatal("no sshd process served a connection: nothing was dropped")
+	}
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case code := <-waited:
-		return code
+	case r := <-waited:
+		if r.code != 1 || !strings.HasPrefix(r.errs, "bgjob: error: ") || !strings.Contains(r.errs, "ssh bgjob-test: ") || !strings.Contains(r.errs, "connection") {
+			t.Fatalf("wait exited %d with stderr %q, want 1 and the error of a dropped connection", r.code, r.errs)
+		}
+		return r.code, r.errs
 	case <-time.After(10 * time.Second):
 		t.Fatal("wait did not notice its connection died")
-		return 0
+		return 0, ""
 	}
 }
 
@@ -153,6 +165,23 @@ func scriptsFor(root string) int {
 	return n
 }
 
+// waitScriptRuns reports whether a wait script (the only one that sets
+// bg_any, see shellgen/sh/wait.sh) for jobs under root runs.
+func waitScriptRuns(root string) bool {
+	cmds, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range cmds {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if len(args) > 2 && filepath.Base(args[0]) == "sh" && args[1] == "-c" && strings.Contains(args[2], root) && strings.Contains(args[2], "\nbg_any=") {
+			return true
+		}
+	}
+	return false
+}
+
 func eventually(d time.Duration, ok func() bool) bool {
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if ok() {
@@ -160,4 +189,30 @@ func eventually(d time.Duration, ok func() bool) bool {
 		}
 	}
 	return ok()
+}
+
+// TestSSHWarningOnStderr: runtime/ssh reports a warning (here: a new host
+// key recorded under StrictHostKeyChecking accept-new) through its Warn
+// callback, and the CLI prints it on stderr, never on stdout.
+func TestSSHWarningOnStderr(t *testing.T) {
+	t.Parallel()
+	srv := sshtest.Start(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config")
+	if err := srv.WriteConfig(cfg, "bgjob-test", "StrictHostKeyChecking accept-new"); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	code, out, errs := bgjob(context.Background(), "--root", root, "--ssh-config", cfg, "-H", "bgjob-test", "ls", "--json")
+	if code != 0 {
+		t.Fatalf("ls: %d %s", code, errs)
+	}
+	want := "bgjob: warning: permanently added " + srv.KnownHostsName()
+	if !strings.HasPrefix(errs, want) || strings.Count(errs, "\n") != 1 {
+		t.Errorf("stderr %q, want one line starting %q", errs, want)
+	}
+	var list struct{ Jobs []jobdir.Job }
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list.Jobs) != 0 {
+		t.Errorf("stdout %q (%v), want only an empty JSON listing", out, err)
+	}
 }

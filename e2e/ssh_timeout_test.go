@@ -21,7 +21,7 @@ func TestSSHTimeoutAcrossDrop(t *testing.T) {
 	srv, _, g := sshJobs(t)
 	ctx := context.Background()
 
-	code, out, errs := bgjob(ctx, append(g, "run", "--json", "--timeout", "1s", "--grace", "500ms", "--", "sleep 60")...)
+	code, out, errs := bgjob(ctx, append(g, "run", "--json", "--timeout", "2s", "--grace", "500ms", "--", "sleep 60")...)
 	if code != 0 {
 		t.Fatalf("run: %d %s", code, errs)
 	}
@@ -31,37 +31,33 @@ func TestSSHTimeoutAcrossDrop(t *testing.T) {
 	}
 
 	// A wait holds a session open on the host; drop every connection and
-	// restart sshd while the timer runs.
+	// restart sshd while the timer runs. waitThroughDrop fails the test
+	// unless the wait ended with a connection error: had the timeout struck
+	// first, the wait would have returned the job's 143.
 	waitThroughDrop(t, srv, g, j.ID)
 
-	// Nobody is connected when the timeout strikes. Poll until the job has
-	// ended (the timeout is 1s; allow a loaded machine 15s).
-	var jobs []jobdir.Job
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	// Nobody is connected when the timeout strikes. Wait until the job has
+	// ended (the timeout is 2s; allow a loaded machine 15s).
+	var got jobdir.Job
+	ended := eventually(15*time.Second, func() bool {
 		code, out, errs := bgjob(ctx, append(g, "status", "--json", j.ID)...)
-		if code != 0 {
-			t.Fatalf("status: %d %s", code, errs)
+		var jobs []jobdir.Job
+		if code != 0 || json.Unmarshal([]byte(out), &jobs) != nil || len(jobs) != 1 {
+			t.Fatalf("status: exit %d, output %q, stderr %s", code, out, errs)
 		}
-		jobs = nil
-		if err := json.Unmarshal([]byte(out), &jobs); err != nil || len(jobs) != 1 {
-			t.Fatalf("status output %q: %v", out, err)
-		}
-		if jobs[0].Status != jobdir.StatusRunning || time.Now().After(deadline) {
-			break
-		}
+		got = jobs[0]
+		return got.Status != jobdir.StatusRunning
+	})
+	if !ended {
+		t.Fatalf("job still %s 15s after its 2s timeout", got.Status)
 	}
-	got := jobs[0]
 	if got.Status != jobdir.StatusKilled || got.Reason != "timeout" || got.ExitCode == nil || *got.ExitCode != 143 || got.Signal != "TERM" {
 		b, _ := json.Marshal(got)
 		t.Fatalf("job is %s, want killed by the timeout's TERM with 143: %s", got.Status, b)
 	}
 	// The wrapper exits just after it records the status: allow it that.
-	n := groupMembers(j.PGID)
-	for deadline := time.Now().Add(2 * time.Second); n > 0 && time.Now().Before(deadline); n = groupMembers(j.PGID) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n > 0 {
-		t.Fatalf("%d processes of the job's group %d remain", n, j.PGID)
+	if !eventually(2*time.Second, func() bool { return groupMembers(j.PGID) == 0 }) {
+		t.Fatalf("%d processes of the job's group %d remain", groupMembers(j.PGID), j.PGID)
 	}
 	// Nor any process, in any group, that runs the job's scripts.
 	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")

@@ -2,17 +2,26 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/term"
 
 	sshrt "github.com/bgjob/bgjob/runtime/ssh"
 )
 
-// dialSSH connects to the host named by -H. A passphrase is asked for only
-// when stdin is a terminal.
+// dialSSH connects to the host named by -H. The runtime's warnings are
+// printed on stderr; "ssh -G" answers are cached in the user's cache
+// directory; a passphrase is asked for only when stdin is a terminal.
 func (a *app) dialSSH(ctx context.Context) (*sshrt.Runtime, error) {
-	opts := sshrt.Options{ConfigFile: a.sshConfig, Stderr: a.stderr}
+	opts := sshrt.Options{
+		ConfigFile: a.sshConfig,
+		Warn:       func(msg string) { fmt.Fprintf(a.stderr, "bgjob: warning: %s\n", msg) },
+	}
+	if dir, err := os.UserCacheDir(); err == nil {
+		opts.CacheDir = filepath.Join(dir, "bgjob")
+	}
 	if f, ok := a.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		opts.Passphrase = sshrt.TerminalPassphrase(f, a.stderr)
 	}

@@ -331,18 +331,22 @@ func (s *Server) Restart() error {
 }
 
 // DropConnections kills, with SIGKILL, every sshd process serving an
-// established connection, as a crash or a dropped link would; the listener
-// stays up.
-func (s *Server) DropConnections() {
+// established connection, as a crash or a dropped link would, and returns
+// how many it killed; the listener stays up.
+func (s *Server) DropConnections() int {
 	s.mu.Lock()
 	pids := append([]int(nil), s.orphans...)
 	if s.cmd != nil {
 		pids = append(pids, childPIDs(s.cmd.Process.Pid)...)
 	}
 	s.mu.Unlock()
+	n := 0
 	for _, pid := range pids {
-		syscall.Kill(pid, syscall.SIGKILL)
+		if syscall.Kill(pid, syscall.SIGKILL) == nil {
+			n++
+		}
 	}
+	return n
 }
 
 // Close stops sshd and every process serving a connection to it.

@@ -20,7 +20,10 @@ import (
 type auth struct {
 	cfg        *hostConfig
 	passphrase func(keyFile string) ([]byte, error)
-	stderr     io.Writer
+	// unlock runs asking for a key's passphrase and decrypting the key
+	// (bcrypt, slow by design); the dialer pauses its deadline around it.
+	// Nil runs it as it is.
+	unlock func(func())
 
 	agentConn    net.Conn
 	needPass     []string // encrypted key files skipped for want of a passphrase
@@ -121,14 +124,25 @@ func (a *auth) build() []gossh.Signer {
 			a.needPass = append(a.needPass, id.path)
 			continue
 		}
-		pass, err := a.passphrase(id.path)
-		if err != nil {
-			a.problems = append(a.problems, fmt.Sprintf("%s: reading passphrase: %v", id.path, err))
+		var s gossh.Signer
+		var perr, err error
+		unlock := a.unlock
+		if unlock == nil {
+			unlock = func(f func()) { f() }
+		}
+		unlock(func() {
+			var pass []byte
+			if pass, perr = a.passphrase(id.path); perr != nil {
+				return
+			}
+			b, _ := os.ReadFile(id.path)
+			s, err = gossh.ParsePrivateKeyWithPassphrase(b, pass)
+		})
+		if perr != nil {
+			a.problems = append(a.problems, fmt.Sprintf("%s: reading passphrase: %v", id.path, perr))
 			a.needPass = append(a.needPass, id.path)
 			continue
 		}
-		b, _ := os.ReadFile(id.path)
-		s, err := gossh.ParsePrivateKeyWithPassphrase(b, pass)
 		if err != nil {
 			a.problems = append(a.problems, fmt.Sprintf("%s: %v", id.path, err))
 			continue
@@ -242,8 +256,10 @@ func (a *auth) explain(err error) error {
 }
 
 // TerminalPassphrase returns a passphrase prompt for Options.Passphrase that
-// writes to w and reads from the terminal tty without echo, or nil when tty
-// is not a terminal (then encrypted keys not in ssh-agent are skipped).
+// writes the prompt to w and reads from the terminal tty without echo, or
+// nil when tty is not a terminal (then encrypted keys not in ssh-agent are
+// skipped). It is the caller's explicit choice of terminal: nothing else in
+// the package reads or writes one.
 func TerminalPassphrase(tty *os.File, w io.Writer) func(keyFile string) ([]byte, error) {
 	if tty == nil || !term.IsTerminal(int(tty.Fd())) {
 		return nil

@@ -99,11 +99,11 @@ func (d *dialer) controlClient(ctx context.Context, path string) (*gossh.Client,
 // the SSH handshake and authentication within ConnectTimeout.
 func (d *dialer) handshake(ctx context.Context, via *gossh.Client, cfg *hostConfig) (*gossh.Client, error) {
 	addr := cfg.addr()
-	hk, err := newHostKeyChecker(cfg, d.opts.stderr())
+	hk, err := newHostKeyChecker(cfg, d.opts.warn())
 	if err != nil {
 		return nil, err
 	}
-	a := &auth{cfg: cfg, passphrase: d.opts.Passphrase, stderr: d.opts.stderr()}
+	a := &auth{cfg: cfg, passphrase: d.opts.Passphrase}
 	defer a.close()
 
 	timeout := cfg.connectTimeout
@@ -123,15 +123,17 @@ func (d *dialer) handshake(ctx context.Context, via *gossh.Client, cfg *hostConf
 		return nil, err
 	}
 	// The deadline covers the handshake and authentication too (closing the
-	// conn ends them), except while a person types a passphrase.
+	// conn ends them), except while a person types a passphrase and the key
+	// is decrypted: local work, not the network's.
 	timer := time.AfterFunc(timeout, func() { nc.Close() })
 	stopCtx := context.AfterFunc(ctx, func() { nc.Close() })
-	if p := a.passphrase; p != nil {
-		a.passphrase = func(keyFile string) ([]byte, error) {
-			timer.Stop()
-			defer timer.Reset(timeout)
-			return p(keyFile)
+	a.unlock = func(f func()) {
+		if !timer.Stop() {
+			f() // the deadline passed already; the handshake fails anyway
+			return
 		}
+		defer timer.Reset(timeout)
+		f()
 	}
 	config := &gossh.ClientConfig{
 		User:              cfg.user,

@@ -14,7 +14,9 @@ import (
 func ExampleDial() {
 	ctx := context.Background()
 	r, err := ssh.Dial(ctx, "web1", ssh.Options{
-		Stderr:     os.Stderr,
+		// The runtime never prints: the caller decides where warnings and
+		// the passphrase prompt go.
+		Warn:       func(msg string) { log.Printf("warning: %s", msg) },
 		Passphrase: ssh.TerminalPassphrase(os.Stdin, os.Stderr),
 	})
 	if err != nil {

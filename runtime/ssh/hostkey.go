@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -19,21 +18,21 @@ import (
 // hostKeyChecker verifies a server's host key against known_hosts following
 // StrictHostKeyChecking, and remembers why it refused one.
 type hostKeyChecker struct {
-	cfg    *hostConfig
-	name   string // "host:port" looked up in known_hosts; HostKeyAlias:22 with an alias
-	db     *knownhosts.HostKeyDB
-	stderr io.Writer
+	cfg  *hostConfig
+	name string // "host:port" looked up in known_hosts; HostKeyAlias:22 with an alias
+	db   *knownhosts.HostKeyDB
+	warn func(string)
 
 	err error // the refusal, set by check
 }
 
-func newHostKeyChecker(cfg *hostConfig, stderr io.Writer) (*hostKeyChecker, error) {
+func newHostKeyChecker(cfg *hostConfig, warn func(string)) (*hostKeyChecker, error) {
 	name := net.JoinHostPort(cfg.hostname, cfg.port)
 	if cfg.hostKeyAlias != "" {
 		// OpenSSH uses the alias as it is, without the port.
 		name = net.JoinHostPort(cfg.hostKeyAlias, "22")
 	}
-	h := &hostKeyChecker{cfg: cfg, name: name, stderr: stderr}
+	h := &hostKeyChecker{cfg: cfg, name: name, warn: warn}
 	var files []string
 	for _, f := range append(append([]string{}, cfg.userKnownHostsFiles...), cfg.globalKnownHostsFiles...) {
 		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
@@ -89,7 +88,7 @@ func (h *hostKeyChecker) verify(remote net.Addr, key gossh.PublicKey) error {
 			if err := h.remember(key); err != nil {
 				return err
 			}
-			fmt.Fprintf(h.stderr, "bgjob: warning: permanently added %s (%s) to the list of known hosts\n", display, presented)
+			h.warn(fmt.Sprintf("permanently added %s (%s) to the list of known hosts", display, presented))
 			return nil
 		}
 		return fmt.Errorf("%w: no host key for %s is known (it presented %s); to trust it, check the fingerprint and run \"ssh %s\" once, or set StrictHostKeyChecking accept-new in the ssh config (known hosts files: %s)",
@@ -103,8 +102,8 @@ func (h *hostKeyChecker) verify(remote net.Addr, key gossh.PublicKey) error {
 			want = append(want, fmt.Sprintf("%s %s (%s:%d)", k.Key.Type(), gossh.FingerprintSHA256(k.Key), k.Filename, k.Line))
 		}
 		if h.cfg.strictHostKeyChecking == "no" {
-			fmt.Fprintf(h.stderr, "bgjob: warning: host key for %s has CHANGED: expected %s, got %s; connecting anyway (StrictHostKeyChecking no)\n",
-				display, strings.Join(want, " or "), presented)
+			h.warn(fmt.Sprintf("host key for %s has CHANGED: expected %s, got %s; connecting anyway (StrictHostKeyChecking no)",
+				display, strings.Join(want, " or "), presented))
 			return nil
 		}
 		return fmt.Errorf("%w: WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED for %s: known hosts expect %s but the host presented %s; someone may be intercepting the connection (man in the middle), or the host key was replaced; if the change is expected, remove the old key with: ssh-keygen -R '%s'",

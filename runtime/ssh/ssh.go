@@ -7,7 +7,8 @@
 //
 // Dial resolves the host the way OpenSSH does, by asking "ssh -G" when the
 // ssh client is installed (so Match, Include and tokens behave exactly as
-// with ssh) and by reading ssh_config itself otherwise. It honours HostName,
+// with ssh; the answers can be cached, see Options.CacheDir) and by reading
+// ssh_config itself when ssh is absent or fails. It honours HostName,
 // User, Port, IdentityFile, IdentitiesOnly, IdentityAgent, CertificateFile,
 // ProxyJump, StrictHostKeyChecking, UserKnownHostsFile, HashKnownHosts,
 // HostKeyAlias, ConnectTimeout, ServerAliveInterval, ServerAliveCountMax and
@@ -22,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -55,23 +55,31 @@ type Options struct {
 	// ConfigOptions override the config file for the target host, as with
 	// "ssh -o": each is "Keyword=value", e.g. "UserKnownHostsFile=/tmp/kh".
 	ConfigOptions []string
-	// Stderr receives warnings, such as a host key being added to
-	// known_hosts. Nil discards them.
-	Stderr io.Writer
+	// Warn receives warnings, one message at a time without a trailing
+	// newline, such as a host key being added to known_hosts. Nil discards
+	// them. The package writes nothing to os.Stdout or os.Stderr itself.
+	Warn func(msg string)
 	// Passphrase is asked for the passphrase of an encrypted identity file
 	// whose key ssh-agent does not hold. Nil means never ask: such keys are
 	// skipped, and an authentication failure names them. See
 	// TerminalPassphrase.
 	Passphrase func(keyFile string) ([]byte, error)
+	// CacheDir, when set, keeps the answers of "ssh -G" in CacheDir/ssh-config
+	// so that later Dials skip running it. An answer is used only while the
+	// ssh binary, the config files it came from (Include included) and the
+	// environment variables they reference are unchanged. Empty means no
+	// cache; the CLI uses os.UserCacheDir()/bgjob.
+	CacheDir string
 
 	sshBinary string // tests: "-" forces the ssh_config fallback
 }
 
-func (o Options) stderr() io.Writer {
-	if o.Stderr == nil {
-		return io.Discard
+// warn returns Warn, or a function that discards the message.
+func (o Options) warn() func(string) {
+	if o.Warn == nil {
+		return func(string) {}
 	}
-	return o.Stderr
+	return o.Warn
 }
 
 // Runtime runs scripts on one host over one SSH connection. It is safe for
@@ -88,16 +96,7 @@ type Runtime struct {
 // e.g. "ssh web1: dial tcp 127.0.0.1:2222: connect: connection refused";
 // host key refusals wrap ErrUnknownHost or ErrHostKeyChanged.
 func Dial(ctx context.Context, host string, opts Options) (*Runtime, error) {
-	r := &resolver{configFile: opts.ConfigFile, options: opts.ConfigOptions, stderr: opts.stderr()}
-	switch opts.sshBinary {
-	case "":
-		if p, err := exec.LookPath("ssh"); err == nil {
-			r.sshBinary = p
-		}
-	case "-":
-	default:
-		r.sshBinary = opts.sshBinary
-	}
+	r := newResolver(opts)
 	cfg, err := r.resolve(ctx, host, true)
 	if err != nil {
 		return nil, fmt.Errorf("ssh %s: %w", host, err)

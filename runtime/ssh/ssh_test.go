@@ -206,8 +206,8 @@ func TestChangedHostKeyRefused(t *testing.T) {
 
 	// StrictHostKeyChecking no connects anyway, loudly.
 	e.writeConfig(t, e.srv.ConfigEntry("target", e.knownHosts(), "StrictHostKeyChecking no"))
-	var warn bytes.Buffer
-	r := dial(t, "target", ssh.Options{ConfigFile: e.cfg, Stderr: &warn})
+	warn := &warnings{}
+	r := dial(t, "target", ssh.Options{ConfigFile: e.cfg, Warn: warn.add})
 	exec1(t, r, "true", nil)
 	if !strings.Contains(warn.String(), "CHANGED") {
 		t.Errorf("no warning about the changed key: %q", warn.String())
@@ -247,8 +247,8 @@ func TestAcceptNew(t *testing.T) {
 			e.writeConfig(t,
 				e.srv.ConfigEntry("new", kh, append([]string{"StrictHostKeyChecking accept-new"}, tt.extra...)...),
 				e.srv.ConfigEntry("strict", kh))
-			var warn bytes.Buffer
-			r := dial(t, "new", ssh.Options{ConfigFile: e.cfg, Stderr: &warn})
+			warn := &warnings{}
+			r := dial(t, "new", ssh.Options{ConfigFile: e.cfg, Warn: warn.add})
 			r.Close()
 			b, err := os.ReadFile(kh)
 			if err != nil {
@@ -266,7 +266,12 @@ func TestAcceptNew(t *testing.T) {
 				}
 			}
 			if !strings.Contains(warn.String(), "permanently added") {
-				t.Errorf("no warning on Stderr: %q", warn.String())
+				t.Errorf("no warning through Warn: %q", warn.String())
+			}
+			for _, m := range warn.msgs {
+				if strings.HasPrefix(m, "bgjob:") || strings.Contains(m, "\n") {
+					t.Errorf("warning %q carries a prefix or a newline: the caller adds those", m)
+				}
 			}
 			// The recorded key is now trusted by strict checking.
 			r = dial(t, "strict", ssh.Options{ConfigFile: e.cfg})
@@ -314,8 +319,8 @@ func TestFallbackConfig(t *testing.T) {
 	// An unsupported Match warns and goes on with defaults, which here
 	// means the alias does not resolve.
 	e.writeConfig(t, "Match user nobody\n  Port 1\n", e.srv.ConfigEntry("target", e.knownHosts()))
-	var warn bytes.Buffer
-	opts.Stderr = &warn
+	warn := &warnings{}
+	opts.Warn = warn.add
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if r, err := ssh.Dial(ctx, "target", opts); err == nil {
@@ -795,4 +800,22 @@ func TestCertificate(t *testing.T) {
 			exec1(t, r, "true", nil)
 		})
 	}
+}
+
+// warnings collects what a Runtime reports through Options.Warn.
+type warnings struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (w *warnings) add(msg string) {
+	w.mu.Lock()
+	w.msgs = append(w.msgs, msg)
+	w.mu.Unlock()
+}
+
+func (w *warnings) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Join(w.msgs, "\n")
 }

@@ -292,22 +292,33 @@ func TestFullDisk(t *testing.T) {
 }
 
 // TestBigArgv: a 300 KB argv, which no single "sh -c" argument can carry,
-// runs: scripts that long go to the host on stdin.
+// runs, locally and over SSH: scripts that long go to the host on stdin.
 func TestBigArgv(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	t.Cleanup(func() { killAll(root) })
+	localRoot := t.TempDir()
+	t.Cleanup(func() { killAll(localRoot) })
+	_, _, sshFlags := sshJobs(t)
 	word := strings.Repeat("a", 100_000)
-	ctx := context.Background()
-	args := []string{"--root", root, "run", "-q", "-n", "big", "--", "echo", word, word, word}
-	if code, _, errs := bgjob(ctx, args...); code != 0 {
-		t.Fatalf("run with a 300 KB argv: exit %d: %s", code, errs)
-	}
-	if code, _, errs := bgjob(ctx, "--root", root, "wait", "big"); code != 0 {
-		t.Fatalf("wait: exit %d: %s", code, errs)
-	}
-	code, out, errs := bgjob(ctx, "--root", root, "logs", "big")
-	if want := word + " " + word + " " + word + "\n"; code != 0 || out != want {
-		t.Errorf("logs: exit %d, %d bytes (%s), want the %d bytes of the argv", code, len(out), errs, len(want))
+	for _, tc := range []struct {
+		name  string
+		flags []string
+	}{
+		{"local", []string{"--root", localRoot}},
+		{"ssh", sshFlags},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			args := append(tc.flags, "run", "-q", "-n", "big", "--", "echo", word, word, word)
+			if code, _, errs := bgjob(ctx, args...); code != 0 {
+				t.Fatalf("run with a 300 KB argv: exit %d: %s", code, errs)
+			}
+			if code, _, errs := bgjob(ctx, append(tc.flags, "wait", "big")...); code != 0 {
+				t.Fatalf("wait: exit %d: %s", code, errs)
+			}
+			code, out, errs := bgjob(ctx, append(tc.flags, "logs", "big")...)
+			if want := word + " " + word + " " + word + "\n"; code != 0 || out != want {
+				t.Errorf("logs: exit %d, %d bytes (%s), want the %d bytes of the argv", code, len(out), errs, len(want))
+			}
+		})
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -161,6 +162,16 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		return fmt.Errorf("ssh %s: script: %w", r.host, err)
 	}
 	command = "sh -c " + command
+	if len(script) > shellgen.MaxArgScript {
+		// Too long for one argument on the host: the script goes first on
+		// stdin, read by a bootstrap (shellgen.Bootstrap).
+		boot, _ := shellgen.Quote(shellgen.Bootstrap())
+		command = "sh -c " + boot + " sh " + strconv.Itoa(len(script))
+		if stdin == nil {
+			stdin = strings.NewReader("")
+		}
+		stdin = io.MultiReader(strings.NewReader(script), stdin)
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

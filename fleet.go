@@ -173,9 +173,9 @@ func (f *Fleet) Prune(ctx context.Context, o PruneOptions) []Result[[]jobdir.Job
 
 // Send writes data to the job's stdin on every host: each host gets all of
 // data, so data is read into memory first.
-func (f *Fleet) Send(ctx context.Context, ref string, data io.Reader, eof bool) []Result[jobdir.Job] {
+func (f *Fleet) Send(ctx context.Context, ref string, data io.Reader, o SendOptions) []Result[jobdir.Job] {
 	var b []byte
-	if data != nil && !eof {
+	if data != nil && !o.EOF {
 		var err error
 		if b, err = io.ReadAll(data); err != nil {
 			res := make([]Result[jobdir.Job], len(f.hosts))
@@ -186,7 +186,7 @@ func (f *Fleet) Send(ctx context.Context, ref string, data io.Reader, eof bool) 
 		}
 	}
 	return Each(ctx, f, func(ctx context.Context, _ string, c *Client) (jobdir.Job, error) {
-		return c.Send(ctx, ref, bytes.NewReader(b), eof)
+		return c.Send(ctx, ref, bytes.NewReader(b), o)
 	})
 }
 

@@ -26,9 +26,16 @@ type app struct {
 	stdin          io.Reader
 	root           string
 	workspace      string
-	host           string
-	sshConfig      string
-	json           bool
+	// host is the one SSH host ("" for this machine); with several,
+	// hosts holds them all and host is "".
+	host      string
+	hosts     []string
+	hostArgs  []string
+	parallel  int
+	noPrefix  bool
+	prompts   *sharedPrompt
+	sshConfig string
+	json      bool
 }
 
 // exitError carries an exit code out of a command.
@@ -127,16 +134,18 @@ A job is addressed by its id or by its name (the newest job with that name).`,
 	f := cmd.PersistentFlags()
 	f.StringVarP(&a.workspace, "workspace", "w", "default", "workspace (env BGJOB_WORKSPACE)")
 	f.StringVar(&a.root, "root", "", "root directory of all jobs on the host (env BGJOB_ROOT; default /tmp/bgjob-$UID)")
-	f.StringVarP(&a.host, "host", "H", "", "run on this SSH host, [user@]host[:port] or an ssh_config alias (env BGJOB_HOST)")
+	f.StringArrayVarP(&a.hostArgs, "host", "H", nil, "run on this SSH host, [user@]host[:port] or an ssh_config alias; repeat it, give a comma list or @FILE for several (env BGJOB_HOST)")
+	f.IntVar(&a.parallel, "parallel", bgjob.DefaultParallel, "with several hosts, work on at most this many at once")
 	f.StringVar(&a.sshConfig, "ssh-config", "", "ssh_config file (env BGJOB_SSH_CONFIG; default ~/.ssh/config)")
 	// The environment fills in flags not given, at run time, so that help
 	// and the generated docs do not depend on it.
-	cmd.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		for name, env := range map[string]string{"workspace": "BGJOB_WORKSPACE", "root": "BGJOB_ROOT", "host": "BGJOB_HOST", "ssh-config": "BGJOB_SSH_CONFIG"} {
 			if v := os.Getenv(env); v != "" && !cmd.Flags().Changed(name) {
 				cmd.Flags().Set(name, v)
 			}
 		}
+		return a.setHosts()
 	}
 	cmd.AddCommand(
 		a.runCommand(), a.statusCommand(), a.listCommand(), a.logsCommand(),
@@ -156,7 +165,7 @@ func (a *app) client(ctx context.Context) (*bgjob.Client, func(), error) {
 	var rt bgjob.Runtime = local.New()
 	release := func() {}
 	if a.host != "" {
-		r, err := a.dialSSH(ctx)
+		r, err := a.dialSSH(ctx, a.host)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -73,6 +73,7 @@ runs. --follow keeps printing until the job ends, then exits with its status.`,
 	f.BoolVar(&o.New, "new", false, "print only what this reader has not read yet, and remember")
 	f.StringVar(&o.Reader, "reader", "", "name of the reader whose cursor --new moves (default \"default\")")
 	f.BoolVarP(&o.Follow, "follow", "f", false, "keep printing until the job ends, then exit with its status")
+	f.BoolVar(&a.noPrefix, "no-prefix", false, "with several hosts, do not start each line with \"HOST: \"")
 	f.BoolVar(&a.json, "json", false, "print {job, logs: [{stream, offset, next_offset, data}]}")
 	return cmd
 }
@@ -86,6 +87,9 @@ type logChunk struct {
 }
 
 func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions) error {
+	if a.many() {
+		return a.fleetLogs(ctx, ref, o)
+	}
 	c, release, err := a.client(ctx)
 	if err != nil {
 		return err

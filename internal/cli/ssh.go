@@ -9,12 +9,12 @@ import (
 	sshrt "github.com/bgjob/bgjob/runtime/ssh"
 )
 
-// dialSSH connects to the host named by -H. A passphrase is asked for only
-// when stdin is a terminal.
-func (a *app) dialSSH(ctx context.Context) (*sshrt.Runtime, error) {
+// dialSSH connects to host. A passphrase is asked for only when stdin is a
+// terminal.
+func (a *app) dialSSH(ctx context.Context, host string) (*sshrt.Runtime, error) {
 	opts := sshrt.Options{ConfigFile: a.sshConfig, Stderr: a.stderr}
 	if f, ok := a.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		opts.Passphrase = sshrt.TerminalPassphrase(f, a.stderr)
+		opts.Passphrase = a.prompts.wrap(sshrt.TerminalPassphrase(f, a.stderr))
 	}
-	return sshrt.Dial(ctx, a.host, opts)
+	return sshrt.Dial(ctx, host, opts)
 }

@@ -38,6 +38,9 @@ that was lost (its exit status is unknown).`,
 }
 
 func (a *app) wait(ctx context.Context, refs []string, o bgjob.WaitOptions) error {
+	if a.many() {
+		return a.fleetWait(ctx, refs, o)
+	}
 	c, release, err := a.client(ctx)
 	if err != nil {
 		return err

@@ -122,11 +122,21 @@ stdout.log, stderr.log, exit_code and meta.json. Its status is derived from
 those files whenever you ask: running, exited, killed (by bgjob stop or a
 timeout) or lost (its wrapper vanished without recording a status).
 
-A job is addressed by its id or by its name (the newest job with that name).`,
+A job is addressed by its id or by its name (the newest job with that name).
+
+With several hosts (-H a,b -H c, -H @FILE with one host a line, or a comma
+list in BGJOB_HOST) every verb runs on all of them, at most --parallel at a
+time, one connection per host. run gives the job the same id on every host;
+tables gain a HOST column, --json prints one object per host, logs prefixes
+each line with "HOST: " and wait exits with the largest exit status. A host
+that fails does not stop the others: it gets one line on stderr,
+"bgjob: error: HOST: reason" ({"host", "error"} in --json), and bgjob exits
+non-zero.`,
 		Example: `  bgjob run -n server -- python3 -m http.server 8000
   bgjob logs --tail 20 server
   bgjob stop server
-  bgjob -H build-host run -- make -j8`,
+  bgjob -H build-host run -- make -j8
+  bgjob -H @hosts run -n shard -- ./run-shard && bgjob -H @hosts wait shard`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

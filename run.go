@@ -55,6 +55,11 @@ func (c *Client) autoPrune() *shellgen.Prune {
 
 // Spec describes a job to run.
 type Spec struct {
+	// ID, when set, is the job's id (from jobdir.NewID): a caller that
+	// starts the same job on several hosts gives it one id everywhere.
+	// Run then fails, wrapping ErrExists, if the host already has a job
+	// with that id. "" means Run makes a new one.
+	ID string
 	// Name names the job; a later job with the same name shadows it.
 	Name string
 	// Argv is the command: one word is a shell script run with Shell
@@ -89,6 +94,9 @@ type Spec struct {
 func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 	if len(s.Argv) == 0 {
 		return jobdir.Job{}, fmt.Errorf("%w: no command given", ErrUsage)
+	}
+	if s.ID != "" && !jobdir.IsID(s.ID) {
+		return jobdir.Job{}, fmt.Errorf("%w: %q is not a job id (want e.g. 20261130T001502-0k3f9q)", ErrUsage, s.ID)
 	}
 	if s.Name != "" {
 		if err := jobdir.ValidateName("job name", s.Name); err != nil {
@@ -133,7 +141,10 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 	}
 	for attempt := 0; ; attempt++ {
 		now := time.Now()
-		m.ID = jobdir.NewID(now)
+		m.ID = s.ID
+		if m.ID == "" {
+			m.ID = jobdir.NewID(now)
+		}
 		m.StartedAt = now.UTC().Truncate(time.Millisecond)
 		script, err := shellgen.LaunchScript(shellgen.Launch{Target: c.target(), Meta: m, Env: s.Env, Timeout: s.Timeout, Grace: s.Grace,
 			Stdin: s.Stdin, LineBuffered: s.LineBuffered, MaxLogSize: s.MaxLogSize,
@@ -152,7 +163,7 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		if err != nil {
 			return jobdir.Job{}, fmt.Errorf("starting job: %w", err)
 		}
-		if errors.Is(refErr, ErrExists) && attempt < 3 {
+		if errors.Is(refErr, ErrExists) && s.ID == "" && attempt < 3 {
 			continue
 		}
 		if refErr != nil {

@@ -26,9 +26,16 @@ type app struct {
 	stdin          io.Reader
 	root           string
 	workspace      string
-	host           string
-	sshConfig      string
-	json           bool
+	// host is the one SSH host ("" for this machine); with several,
+	// hosts holds them all and host is "".
+	host      string
+	hosts     []string
+	hostArgs  []string
+	parallel  int
+	noPrefix  bool
+	prompts   *sharedPrompt
+	sshConfig string
+	json      bool
 }
 
 // exitError carries an exit code out of a command.
@@ -115,11 +122,21 @@ stdout.log, stderr.log, exit_code and meta.json. Its status is derived from
 those files whenever you ask: running, exited, killed (by bgjob stop or a
 timeout) or lost (its wrapper vanished without recording a status).
 
-A job is addressed by its id or by its name (the newest job with that name).`,
+A job is addressed by its id or by its name (the newest job with that name).
+
+With several hosts (-H a,b -H c, -H @FILE with one host a line, or a comma
+list in BGJOB_HOST) every verb runs on all of them, at most --parallel at a
+time, one connection per host. run gives the job the same id on every host;
+tables gain a HOST column, --json prints one object per host, logs prefixes
+each line with "HOST: " and wait exits with the largest exit status. A host
+that fails does not stop the others: it gets one line on stderr,
+"bgjob: error: HOST: reason" ({"host", "error"} in --json), and bgjob exits
+non-zero.`,
 		Example: `  bgjob run -n server -- python3 -m http.server 8000
   bgjob logs --tail 20 server
   bgjob stop server
-  bgjob -H build-host run -- make -j8`,
+  bgjob -H build-host run -- make -j8
+  bgjob -H @hosts run -n shard -- ./run-shard && bgjob -H @hosts wait shard`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -127,16 +144,18 @@ A job is addressed by its id or by its name (the newest job with that name).`,
 	f := cmd.PersistentFlags()
 	f.StringVarP(&a.workspace, "workspace", "w", "default", "workspace (env BGJOB_WORKSPACE)")
 	f.StringVar(&a.root, "root", "", "root directory of all jobs on the host (env BGJOB_ROOT; default /tmp/bgjob-$UID)")
-	f.StringVarP(&a.host, "host", "H", "", "run on this SSH host, [user@]host[:port] or an ssh_config alias (env BGJOB_HOST)")
+	f.StringArrayVarP(&a.hostArgs, "host", "H", nil, "run on this SSH host, [user@]host[:port] or an ssh_config alias; repeat it, give a comma list or @FILE for several (env BGJOB_HOST)")
+	f.IntVar(&a.parallel, "parallel", bgjob.DefaultParallel, "with several hosts, work on at most this many at once")
 	f.StringVar(&a.sshConfig, "ssh-config", "", "ssh_config file (env BGJOB_SSH_CONFIG; default ~/.ssh/config)")
 	// The environment fills in flags not given, at run time, so that help
 	// and the generated docs do not depend on it.
-	cmd.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		for name, env := range map[string]string{"workspace": "BGJOB_WORKSPACE", "root": "BGJOB_ROOT", "host": "BGJOB_HOST", "ssh-config": "BGJOB_SSH_CONFIG"} {
 			if v := os.Getenv(env); v != "" && !cmd.Flags().Changed(name) {
 				cmd.Flags().Set(name, v)
 			}
 		}
+		return a.setHosts()
 	}
 	cmd.AddCommand(
 		a.runCommand(), a.statusCommand(), a.listCommand(), a.logsCommand(),
@@ -156,7 +175,7 @@ func (a *app) client(ctx context.Context) (*bgjob.Client, func(), error) {
 	var rt bgjob.Runtime = local.New()
 	release := func() {}
 	if a.host != "" {
-		r, err := a.dialSSH(ctx)
+		r, err := a.dialSSH(ctx, a.host)
 		if err != nil {
 			return nil, nil, err
 		}

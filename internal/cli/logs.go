@@ -31,7 +31,12 @@ carries next_offset, so a caller can poll "what is new" without state.
 --new keeps a read cursor in the job directory (one per --reader), so
 successive calls, from any process or machine, each print only unread output.
 --offset and --new never end in the middle of a UTF-8 character while the job
-runs. --follow keeps printing until the job ends, then exits with its status.`,
+runs. --follow keeps printing until the job ends, then exits with its status.
+
+With several hosts each line starts with "HOST: " (--no-prefix drops it);
+lines of different hosts never mix, and a last line without a newline gets
+one. --follow holds one connection per host: with more hosts than
+--parallel, the later hosts are followed as the earlier ones end.`,
 		Example: `  bgjob logs --tail 50 server
   bgjob logs --all --follow build
   bgjob logs --new --json tests          # only what arrived since the last --new
@@ -73,6 +78,7 @@ runs. --follow keeps printing until the job ends, then exits with its status.`,
 	f.BoolVar(&o.New, "new", false, "print only what this reader has not read yet, and remember")
 	f.StringVar(&o.Reader, "reader", "", "name of the reader whose cursor --new moves (default \"default\")")
 	f.BoolVarP(&o.Follow, "follow", "f", false, "keep printing until the job ends, then exit with its status")
+	f.BoolVar(&a.noPrefix, "no-prefix", false, "with several hosts, do not start each line with \"HOST: \"")
 	f.BoolVar(&a.json, "json", false, "print {job, logs: [{stream, offset, next_offset, data}]}")
 	return cmd
 }
@@ -86,6 +92,9 @@ type logChunk struct {
 }
 
 func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions) error {
+	if a.many() {
+		return a.fleetLogs(ctx, ref, o)
+	}
 	c, release, err := a.client(ctx)
 	if err != nil {
 		return err

@@ -52,6 +52,9 @@ of the jobs it shows. When more jobs remain, the last line (or next_cursor in
 }
 
 func (a *app) list(ctx context.Context, o listOptions) error {
+	if a.many() {
+		return a.fleetList(ctx, o)
+	}
 	c, release, err := a.client(ctx)
 	if err != nil {
 		return err

@@ -85,18 +85,33 @@ func printJob(w io.Writer, j jobdir.Job) {
 
 // table prints jobs one per line, in aligned columns.
 type table struct {
-	tw            *tabwriter.Writer
-	withWorkspace bool
+	tw                      *tabwriter.Writer
+	withWorkspace, withHost bool
 }
 
 func newTable(w io.Writer, withWorkspace bool) *table {
-	t := &table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0), withWorkspace: withWorkspace}
-	if withWorkspace {
-		fmt.Fprintln(t.tw, "ID\tWORKSPACE\tSTATUS\tEXIT\tSTARTED\tNAME\tCOMMAND")
-	} else {
-		fmt.Fprintln(t.tw, "ID\tSTATUS\tEXIT\tSTARTED\tNAME\tCOMMAND")
-	}
+	return newHostTable(w, withWorkspace, false)
+}
+
+// newHostTable is newTable with, when withHost is set, the host first.
+func newHostTable(w io.Writer, withWorkspace, withHost bool) *table {
+	t := &table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0), withWorkspace: withWorkspace, withHost: withHost}
+	t.line("HOST", "ID", "WORKSPACE", "STATUS", "EXIT", "STARTED", "NAME", "COMMAND")
 	return t
+}
+
+// line prints one row: host, id, workspace, then the rest, leaving out
+// the columns the table does not have.
+func (t *table) line(host, id, workspace string, rest ...string) {
+	var cols []string
+	if t.withHost {
+		cols = append(cols, host)
+	}
+	cols = append(cols, id)
+	if t.withWorkspace {
+		cols = append(cols, workspace)
+	}
+	fmt.Fprintln(t.tw, strings.Join(append(cols, rest...), "\t"))
 }
 
 func (t *table) row(j jobdir.Job) {
@@ -112,11 +127,7 @@ func (t *table) row(j jobdir.Job) {
 	if name == "" {
 		name = "-"
 	}
-	if t.withWorkspace {
-		fmt.Fprintf(t.tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", visible(j.ID), visible(j.Workspace), statusText(j), exitText(j), started, name, string(cmd))
-	} else {
-		fmt.Fprintf(t.tw, "%s\t%s\t%s\t%s\t%s\t%s\n", visible(j.ID), statusText(j), exitText(j), started, name, string(cmd))
-	}
+	t.line(visible(j.Host), visible(j.ID), visible(j.Workspace), statusText(j), exitText(j), started, name, string(cmd))
 }
 
 func (t *table) flush() { t.tw.Flush() }

@@ -25,6 +25,9 @@ unless --force, which stops it first. Only the files bgjob writes are deleted.`,
 }
 
 func (a *app) rm(ctx context.Context, refs []string, force bool) error {
+	if a.many() {
+		return a.fleetRemove(ctx, refs, force)
+	}
 	c, release, err := a.client(ctx)
 	if err != nil {
 		return err
@@ -62,6 +65,9 @@ and still-busy jobs are never removed.`,
 }
 
 func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
+	if a.many() {
+		return a.fleetPrune(ctx, o)
+	}
 	c, release, err := a.client(ctx)
 	if err != nil {
 		return err

@@ -49,7 +49,7 @@ logs kept from the start, and bgjob prints its handle and exits 0.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.spec.Argv = args
-			if o.spec.Cwd == "" && a.host == "" {
+			if o.spec.Cwd == "" && len(a.hosts) == 0 {
 				wd, err := os.Getwd()
 				if err != nil {
 					return fmt.Errorf("finding the working directory: %w", err)
@@ -95,6 +95,9 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 			return usageError("--max-log-size: %v", err)
 		}
 		o.spec.MaxLogSize = n
+	}
+	if a.many() {
+		return a.fleetRun(ctx, o)
 	}
 	c, release, err := a.client(ctx)
 	if err != nil {

@@ -56,6 +56,9 @@ nothing behind, when the job ends before it has read it all, or after
 }
 
 func (a *app) send(ctx context.Context, ref string, data io.Reader, o bgjob.SendOptions) error {
+	if a.many() {
+		return a.fleetSend(ctx, ref, data, o)
+	}
 	c, release, err := a.client(ctx)
 	if err != nil {
 		return err

@@ -11,10 +11,10 @@ import (
 	sshrt "github.com/bgjob/bgjob/runtime/ssh"
 )
 
-// dialSSH connects to the host named by -H. The runtime's warnings are
-// printed on stderr; "ssh -G" answers are cached in the user's cache
-// directory; a passphrase is asked for only when stdin is a terminal.
-func (a *app) dialSSH(ctx context.Context) (*sshrt.Runtime, error) {
+// dialSSH connects to host. The runtime's warnings are printed on stderr;
+// "ssh -G" answers are cached in the user's cache directory; a passphrase
+// is asked for only when stdin is a terminal.
+func (a *app) dialSSH(ctx context.Context, host string) (*sshrt.Runtime, error) {
 	opts := sshrt.Options{
 		ConfigFile: a.sshConfig,
 		Warn:       func(msg string) { fmt.Fprintf(a.stderr, "bgjob: warning: %s\n", msg) },
@@ -23,7 +23,7 @@ func (a *app) dialSSH(ctx context.Context) (*sshrt.Runtime, error) {
 		opts.CacheDir = filepath.Join(dir, "bgjob")
 	}
 	if f, ok := a.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		opts.Passphrase = sshrt.TerminalPassphrase(f, a.stderr)
+		opts.Passphrase = a.prompts.wrap(sshrt.TerminalPassphrase(f, a.stderr))
 	}
-	return sshrt.Dial(ctx, a.host, opts)
+	return sshrt.Dial(ctx, host, opts)
 }

@@ -22,6 +22,9 @@ vanished without recording a status, e.g. SIGKILL or a reboot) or unreadable.`,
 }
 
 func (a *app) status(ctx context.Context, refs []string) error {
+	if a.many() {
+		return a.fleetStatus(ctx, refs)
+	}
 	c, release, err := a.client(ctx)
 	if err != nil {
 		return err

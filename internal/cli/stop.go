@@ -44,6 +44,9 @@ only processes it left behind that can be tied to it are killed.`,
 }
 
 func (a *app) stop(ctx context.Context, refs []string, o bgjob.StopOptions) error {
+	if a.many() {
+		return a.fleetStop(ctx, refs, o)
+	}
 	c, release, err := a.client(ctx)
 	if err != nil {
 		return err

@@ -21,7 +21,10 @@ func (a *app) waitCommand() *cobra.Command {
 		Short: "Wait for jobs to end and exit with their status",
 		Long: `Wait until the jobs have ended. The exit status is the job's own (the first
 non-zero one of several jobs), 124 when --timeout expires, and 1 for a job
-that was lost (its exit status is unknown).`,
+that was lost (its exit status is unknown). With several hosts it is the
+largest of the hosts' (124 for a host whose wait timed out, 1 for a host
+that failed), and each host whose job did not exit 0 gets a line on stderr;
+--timeout bounds the whole wait.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Timeout < 0 {
@@ -38,6 +41,9 @@ that was lost (its exit status is unknown).`,
 }
 
 func (a *app) wait(ctx context.Context, refs []string, o bgjob.WaitOptions) error {
+	if a.many() {
+		return a.fleetWait(ctx, refs, o)
+	}
 	c, release, err := a.client(ctx)
 	if err != nil {
 		return err

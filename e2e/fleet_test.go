@@ -1,0 +1,380 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/bgjob/bgjob/internal/sshtest"
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+// fleetHosts is the size of the simulated fleet.
+const fleetHosts = 100
+
+// fleetHost is one host's object in --json output with several hosts.
+type fleetHost struct {
+	Host  string       `json:"host"`
+	Job   *jobdir.Job  `json:"job"`
+	Jobs  []jobdir.Job `json:"jobs"`
+	Error string       `json:"error"`
+}
+
+// TestFleet runs bgjob against 100 simulated hosts (sshd in their own
+// pid, mount and UTS namespaces on 127.0.2.I, see sshtest.Fleet). It is
+// not parallel: the other tests wait until it is done, so that 100 hosts
+// do not share the machine with them.
+func TestFleet(t *testing.T) {
+	f := sshtest.StartFleet(t, fleetHosts)
+	dir := t.TempDir()
+	cfg, err := f.WriteClientConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostsFile := filepath.Join(dir, "hosts")
+	if err := os.WriteFile(hostsFile, []byte("# the fleet\n"+strings.Join(f.Names(), "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SSH_AUTH_SOCK", "")
+	fl := &fleet{t: t, f: f, cfg: cfg, hosts: hostsFile, ids: map[string]string{}}
+
+	t.Run("fan-out run, wait, logs", fl.fanOut)
+	t.Run("exit status", fl.exitStatus)
+	t.Run("ls -A", fl.listAll)
+	t.Run("stop --all", fl.stopAll)
+	t.Run("host down", fl.hostDown)
+}
+
+type fleet struct {
+	t     *testing.T
+	f     *sshtest.Fleet
+	cfg   string
+	hosts string
+	ids   map[string]string // workspace: the last job run there
+}
+
+// bgjob runs bgjob on the whole fleet in workspace ws, within two minutes.
+// It works on 8 hosts at a time, not 32: the hosts share this machine's
+// cores with the tests of other packages, whose handshakes must not starve.
+func (fl *fleet) bgjob(t *testing.T, ws string, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	code, out, errs := bgjob(ctx, append([]string{"--ssh-config", fl.cfg, "-H", "@" + fl.hosts, "-w", ws, "--parallel", "8"}, args...)...)
+	if ctx.Err() != nil {
+		t.Fatalf("bgjob %s did not return within 2 minutes", strings.Join(args, " "))
+	}
+	return code, out, errs
+}
+
+// run starts cmd on every host and returns the job's one id.
+func (fl *fleet) run(t *testing.T, ws string, cmd string) string {
+	t.Helper()
+	code, out, errs := fl.bgjob(t, ws, "run", "-q", "--", cmd)
+	id := strings.TrimSpace(out)
+	if code != 0 || !jobdir.IsID(id) {
+		t.Fatalf("run: exit %d, stdout %q, stderr %s", code, out, errs)
+	}
+	fl.ids[ws] = id
+	return id
+}
+
+// hostJSON decodes --json output with one object per host and checks that
+// every host of the fleet has one, in order.
+func (fl *fleet) hostJSON(t *testing.T, out string) []fleetHost {
+	t.Helper()
+	var hs []fleetHost
+	if err := json.Unmarshal([]byte(out), &hs); err != nil {
+		t.Fatalf("decoding %q: %v", out, err)
+	}
+	var names []string
+	for _, h := range hs {
+		names = append(names, h.Host)
+	}
+	if diff := cmp.Diff(fl.f.Names(), names); diff != "" {
+		t.Fatalf("hosts in the JSON output (-want +got):\n%s", diff)
+	}
+	return hs
+}
+
+func (fl *fleet) fanOut(t *testing.T) {
+	const ws = "fanout"
+	id := fl.run(t, ws, `echo "line from $(hostname)"`)
+	if code, _, errs := fl.bgjob(t, ws, "wait", id); code != 0 || errs != "" {
+		t.Fatalf("wait: exit %d, stderr %q", code, errs)
+	}
+	code, out, errs := fl.bgjob(t, ws, "logs", id)
+	if code != 0 || errs != "" {
+		t.Fatalf("logs: exit %d, stderr %q", code, errs)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	sort.Strings(lines)
+	var want []string
+	for _, h := range fl.f.Names() {
+		want = append(want, h+": line from "+h)
+	}
+	sort.Strings(want)
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Fatalf("logs: every host's line once, prefixed (-want +got):\n%s", diff)
+	}
+	code, out, _ = fl.bgjob(t, ws, "logs", "--no-prefix", id)
+	if n := strings.Count(out, "line from n"); code != 0 || n != fleetHosts || strings.Contains(out, ": line") {
+		t.Errorf("logs --no-prefix: exit %d, %d lines, want %d without prefix:\n%s", code, n, fleetHosts, out)
+	}
+	code, out, errs = fl.bgjob(t, ws, "status", "--json", id)
+	if code != 0 {
+		t.Fatalf("status: exit %d, %s", code, errs)
+	}
+	for _, h := range fl.hostJSON(t, out) {
+		if len(h.Jobs) != 1 || h.Jobs[0].ID != id || h.Jobs[0].Host != h.Host || h.Jobs[0].Status != jobdir.StatusExited {
+			t.Errorf("%s: status %+v, want job %s exited, on that host", h.Host, h.Jobs, id)
+		}
+	}
+}
+
+func (fl *fleet) exitStatus(t *testing.T) {
+	const ws = "status"
+	// Host nI exits I%7: the largest status is 6.
+	id := fl.run(t, ws, `exit $(( $(hostname | tr -d n) % 7 ))`)
+	code, _, errs := fl.bgjob(t, ws, "wait", id)
+	if code != 6 {
+		t.Errorf("wait: exit %d, want the largest status, 6: %s", code, errs)
+	}
+	re := regexp.MustCompile(`(?m)^bgjob: error: n(\d+): job ` + id + ` exited with status (\d+)$`)
+	got := map[int]int{}
+	for _, m := range re.FindAllStringSubmatch(errs, -1) {
+		i, _ := strconv.Atoi(m[1])
+		got[i], _ = strconv.Atoi(m[2])
+	}
+	want := map[int]int{}
+	for i := 1; i <= fleetHosts; i++ {
+		if i%7 != 0 {
+			want[i] = i % 7
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("wait: one line per host whose job failed (-want +got):\n%s\nstderr:\n%s", diff, errs)
+	}
+	if n := strings.Count(errs, "\n"); n != len(want) {
+		t.Errorf("wait: %d lines on stderr, want %d", n, len(want))
+	}
+
+}
+
+// listAll lists the jobs the two subtests before it started, one in each
+// of two workspaces.
+func (fl *fleet) listAll(t *testing.T) {
+	a, b := fl.ids["fanout"], fl.ids["status"]
+	if a == "" || b == "" {
+		t.Fatalf("the subtests before this one started no jobs: %v", fl.ids)
+	}
+	code, out, errs := fl.bgjob(t, "fanout", "ls", "-A", "--json")
+	if code != 0 {
+		t.Fatalf("ls -A: exit %d: %s", code, errs)
+	}
+	for _, h := range fl.hostJSON(t, out) {
+		ws := map[string]string{}
+		for _, j := range h.Jobs {
+			if j.Host != h.Host {
+				t.Errorf("%s: job %s reports host %q", h.Host, j.ID, j.Host)
+			}
+			ws[j.ID] = j.Workspace
+		}
+		if ws[a] != "fanout" || ws[b] != "status" {
+			t.Errorf("%s: ls -A lists %v, want %s in fanout and %s in status", h.Host, ws, a, b)
+		}
+	}
+	code, out, _ = fl.bgjob(t, "fanout", "ls", "-A")
+	rows := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if code != 0 || !strings.HasPrefix(rows[0], "HOST  ID  ") || !strings.Contains(rows[0], "WORKSPACE") {
+		t.Fatalf("ls -A: exit %d, header %q, want HOST, ID ... WORKSPACE", code, rows[0])
+	}
+	for _, h := range fl.f.Names() {
+		for _, id := range []string{a, b} {
+			n := 0
+			for _, r := range rows[1:] {
+				if f := strings.Fields(r); len(f) > 1 && f[0] == h && f[1] == id {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("ls -A table: %d rows for %s on %s, want 1", n, id, h)
+			}
+		}
+	}
+}
+
+func (fl *fleet) stopAll(t *testing.T) {
+	const ws = "stopall"
+	id := fl.run(t, ws, "sleep 300")
+	fl.run(t, ws, "sleep 300 & sleep 301; wait")
+	for _, h := range fl.f.Hosts {
+		if !eventually(10*time.Second, func() bool { return sleeps(h) == 3 }) {
+			t.Fatalf("%s: %d sleep processes, want 3 before stop: %v", h.Name, sleeps(h), h.Procs())
+		}
+	}
+	if code, _, errs := fl.bgjob(t, ws, "wait", "--timeout", "1s", id); code != 124 || strings.Count(errs, "timed out") != fleetHosts {
+		t.Errorf("wait --timeout 1s: exit %d, want 124 and one timeout per host:\n%s", code, errs)
+	}
+	code, out, errs := fl.bgjob(t, ws, "stop", "--all")
+	if code != 0 {
+		t.Fatalf("stop --all: exit %d: %s", code, errs)
+	}
+	if code, _, errs := fl.bgjob(t, ws, "wait", id); code != 143 {
+		t.Errorf("wait after stop: exit %d, want 143 (TERM): %s", code, errs)
+	}
+	if n := strings.Count(out, "\tkilled (stop)\t143\n"); n != 2*fleetHosts {
+		t.Errorf("stop --all: %d jobs killed, want %d:\n%s", n, 2*fleetHosts, out)
+	}
+	// Nothing is left on any host but its sshd: no job, wrapper, timer or
+	// script.
+	for _, h := range fl.f.Hosts {
+		if !eventually(15*time.Second, func() bool { return len(h.Procs()) == 0 }) {
+			t.Errorf("%s: processes left after stop --all: %v", h.Name, h.Procs())
+		}
+	}
+}
+
+// sleeps counts the sleep processes of stopAll's jobs on h.
+func sleeps(h *sshtest.Host) int {
+	n := 0
+	for _, cmd := range h.Procs() {
+		if cmd == "sleep 300" || cmd == "sleep 301" {
+			n++
+		}
+	}
+	return n
+}
+
+func (fl *fleet) hostDown(t *testing.T) {
+	const ws = "down"
+	// The job ends when the test creates /tmp/go on its host.
+	id := fl.run(t, ws, "while [ ! -e /tmp/go ]; do sleep 0.1; done")
+	down := fl.f.Hosts[36]
+
+	type result struct {
+		code      int
+		out, errs string
+	}
+	done := make(chan result, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		code, out, errs := bgjob(ctx, "--ssh-config", fl.cfg, "-H", "@"+fl.hosts, "-w", ws, "--parallel", "128", "wait", "--json", id)
+		done <- result{code, out, errs}
+	}()
+	// The wait script on the host names the job in its text.
+	waiting := func() bool {
+		for _, cmd := range down.Procs() {
+			if strings.HasPrefix(cmd, "sh -c ") && strings.Contains(cmd, id) {
+				return true
+			}
+		}
+		return false
+	}
+	if !eventually(30*time.Second, waiting) {
+		t.Fatalf("no wait script ran on %s", down.Name)
+	}
+	if err := down.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	defer down.Start()
+	for _, h := range fl.f.Hosts {
+		if h != down {
+			if err := os.WriteFile(filepath.Join(h.Root(), "tmp", "go"), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("wait did not return within 2 minutes of a host going down")
+	}
+	if r.code != 1 {
+		t.Errorf("wait with a host down: exit %d, want 1", r.code)
+	}
+	if lines := strings.Split(strings.TrimSuffix(r.errs, "\n"), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "bgjob: error: "+down.Name+": ") {
+		t.Errorf("wait stderr %q, want one line naming %s", r.errs, down.Name)
+	}
+	for _, h := range fl.hostJSON(t, r.out) {
+		switch {
+		case h.Host == down.Name:
+			if h.Error == "" {
+				t.Errorf("%s went down, but its JSON has no error: %+v", h.Host, h)
+			}
+		case h.Error != "" || len(h.Jobs) != 1 || h.Jobs[0].ExitCode == nil || *h.Jobs[0].ExitCode != 0:
+			t.Errorf("%s: %+v, want its job exited 0", h.Host, h)
+		}
+	}
+
+	// A host that is down refuses at once; one that answers TCP but never
+	// speaks SSH fails after its ConnectTimeout. The others answer.
+	hole, err := net.Listen("tcp", "127.0.3.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hole.Close()
+	var conns sync.WaitGroup
+	go func() {
+		for {
+			c, err := hole.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() { // read what comes, say nothing
+				defer conns.Done()
+				io.Copy(io.Discard, c)
+				c.Close()
+			}()
+		}
+	}()
+	cfg, err := os.ReadFile(fl.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(hole.Addr().String())
+	holeCfg := filepath.Join(t.TempDir(), "ssh_config")
+	entry := fmt.Sprintf("Host hole\n  HostName 127.0.3.1\n  Port %s\n  ConnectTimeout 2\n", port)
+	if err := os.WriteFile(holeCfg, append([]byte(entry), cfg...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	code, out, errs := bgjob(ctx, "--ssh-config", holeCfg, "-H", "@"+fl.hosts, "-H", "n1,hole", "-w", ws, "status", "--json", id)
+	if ctx.Err() != nil {
+		t.Fatal("status with an unreachable host did not return within a minute")
+	}
+	if code != 1 || strings.Count(errs, "\n") != 2 ||
+		!strings.Contains(errs, "bgjob: error: "+down.Name+": ") || !strings.Contains(errs, "refused") ||
+		!strings.Contains(errs, "bgjob: error: hole: ") || !strings.Contains(errs, "ConnectTimeout") {
+		t.Errorf("status: exit %d, stderr %q: want exit 1, %s refused and hole timed out", code, errs, down.Name)
+	}
+	var hs []fleetHost
+	if err := json.Unmarshal([]byte(out), &hs); err != nil || len(hs) != fleetHosts+1 {
+		t.Fatalf("status --json: %d hosts, want %d: %v", len(hs), fleetHosts+1, err)
+	}
+	for _, h := range hs {
+		bad := h.Host == down.Name || h.Host == "hole"
+		if bad != (h.Error != "") || !bad && (len(h.Jobs) != 1 || h.Jobs[0].Status != jobdir.StatusExited) {
+			t.Errorf("%s: %+v", h.Host, h)
+		}
+	}
+	hole.Close()
+	conns.Wait()
+}

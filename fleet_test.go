@@ -1,0 +1,163 @@
+package bgjob_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/runtime/local"
+)
+
+// localFleet is a fleet whose "hosts" are job roots on this machine, one
+// per host name; the host named "down" cannot be reached.
+func localFleet(t *testing.T, hosts []string, parallel int, dials *atomic.Int32) *bgjob.Fleet {
+	t.Helper()
+	base := t.TempDir()
+	var open, peak atomic.Int32
+	t.Cleanup(func() {
+		if p := int(peak.Load()); p > parallel {
+			t.Errorf("%d connections open at once, want at most %d", p, parallel)
+		}
+	})
+	dial := func(ctx context.Context, host string) (*bgjob.Client, func(), error) {
+		if dials != nil {
+			dials.Add(1)
+		}
+		if host == "down" {
+			return nil, nil, errors.New("connection refused")
+		}
+		n := open.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		c, err := bgjob.NewClient(local.New(), filepath.Join(base, host), "")
+		if err != nil {
+			open.Add(-1)
+			return nil, nil, err
+		}
+		return c, func() { open.Add(-1) }, nil
+	}
+	return bgjob.NewFleet(hosts, dial, parallel)
+}
+
+func TestFleetRunWaitLogs(t *testing.T) {
+	t.Parallel()
+	hosts := []string{"a", "b", "down", "c", "d", "e", "a"}
+	var dials atomic.Int32
+	f := localFleet(t, hosts, 2, &dials)
+	if diff := cmp.Diff([]string{"a", "b", "down", "c", "d", "e"}, f.Hosts()); diff != "" {
+		t.Fatalf("hosts (-want +got):\n%s", diff)
+	}
+	ctx := context.Background()
+
+	runs := f.Run(ctx, bgjob.Spec{Argv: []string{`echo "out $0"; exit 3`}})
+	if got := dials.Load(); got != 6 {
+		t.Errorf("run dialled %d times, want once per host (6)", got)
+	}
+	id := ""
+	for _, r := range runs {
+		if r.Host == "down" {
+			var he *bgjob.HostError
+			if !errors.As(r.Err, &he) || he.Host != "down" || !strings.HasPrefix(r.Err.Error(), "down: ") {
+				t.Errorf("down: error %v, want a HostError naming the host", r.Err)
+			}
+			continue
+		}
+		if r.Err != nil {
+			t.Fatalf("%s: %v", r.Host, r.Err)
+		}
+		if id == "" {
+			id = r.Value.ID
+		}
+		if r.Value.ID != id {
+			t.Errorf("%s: id %s, want the same id %s on every host", r.Host, r.Value.ID, id)
+		}
+	}
+
+	for _, r := range f.Wait(ctx, []string{id}, bgjob.WaitOptions{}) {
+		if r.Host == "down" {
+			continue
+		}
+		if r.Err != nil || len(r.Value) != 1 || r.Value[0].ExitCode == nil || *r.Value[0].ExitCode != 3 {
+			t.Errorf("%s: wait %+v %v, want one job that exited 3", r.Host, r.Value, r.Err)
+		}
+	}
+
+	var mu sync.Mutex
+	outs := map[string]*bytes.Buffer{}
+	res := f.Logs(ctx, id, bgjob.LogOptions{}, func(host string) (io.Writer, io.Writer) {
+		mu.Lock()
+		defer mu.Unlock()
+		outs[host] = &bytes.Buffer{}
+		return outs[host], io.Discard
+	})
+	for _, r := range res {
+		if r.Host == "down" {
+			if r.Err == nil {
+				t.Errorf("down: logs succeeded")
+			}
+			continue
+		}
+		if r.Err != nil {
+			t.Errorf("%s: logs: %v", r.Host, r.Err)
+		}
+		if got := outs[r.Host].String(); got != "out sh\n" && got != "out bash\n" {
+			t.Errorf("%s: logs %q", r.Host, got)
+		}
+	}
+}
+
+func TestFleetRunIDTaken(t *testing.T) {
+	t.Parallel()
+	f := localFleet(t, []string{"a", "b"}, 4, nil)
+	ctx := context.Background()
+	spec := bgjob.Spec{ID: jobdir.NewID(time.Now()), Argv: []string{"true"}}
+	for _, r := range f.Run(ctx, spec) {
+		if r.Err != nil {
+			t.Fatalf("%s: %v", r.Host, r.Err)
+		}
+	}
+	for _, r := range f.Run(ctx, spec) {
+		if !errors.Is(r.Err, bgjob.ErrExists) {
+			t.Errorf("%s: second run with the same id: %v, want ErrExists", r.Host, r.Err)
+		}
+	}
+	spec.ID = "not-an-id"
+	for _, r := range f.Run(ctx, spec) {
+		if !errors.Is(r.Err, bgjob.ErrUsage) {
+			t.Errorf("%s: run with a bad id: %v, want ErrUsage", r.Host, r.Err)
+		}
+	}
+}
+
+// TestFleetParallel: with 40 hosts and a parallelism of 3, no more than 3
+// connections are open at once (checked in localFleet's cleanup), and
+// every host answers.
+func TestFleetParallel(t *testing.T) {
+	t.Parallel()
+	var hosts []string
+	for i := range 40 {
+		hosts = append(hosts, fmt.Sprintf("h%d", i))
+	}
+	f := localFleet(t, hosts, 3, nil)
+	res := f.List(context.Background(), bgjob.ListOptions{})
+	if len(res) != 40 {
+		t.Fatalf("%d results, want 40", len(res))
+	}
+	for i, r := range res {
+		if r.Host != hosts[i] || r.Err != nil || len(r.Value.Jobs) != 0 {
+			t.Errorf("result %d: %+v, want host %s with no jobs", i, r, hosts[i])
+		}
+	}
+}

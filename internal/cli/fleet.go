@@ -1,0 +1,486 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+// setHosts reads the -H values: each is a host, a comma list, or @FILE
+// (one host or comma list a line, # comments). With one host bgjob works
+// as it always has; with several, every verb runs on all of them.
+func (a *app) setHosts() error {
+	if a.parallel < 1 {
+		return usageError("--parallel must be at least 1")
+	}
+	var hosts []string
+	seen := map[string]bool{}
+	add := func(list string) (n int) {
+		for _, h := range strings.Split(list, ",") {
+			if h = strings.TrimSpace(h); h == "" {
+				continue
+			}
+			n++
+			if !seen[h] {
+				seen[h] = true
+				hosts = append(hosts, h)
+			}
+		}
+		return n
+	}
+	for _, arg := range a.hostArgs {
+		file, ok := strings.CutPrefix(arg, "@")
+		if !ok {
+			add(arg)
+			continue
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return fmt.Errorf("reading hosts: %w", err)
+		}
+		n := 0
+		for _, line := range strings.Split(string(b), "\n") {
+			line, _, _ = strings.Cut(line, "#")
+			n += add(line)
+		}
+		if n == 0 {
+			return usageError("-H @%s: no hosts in the file", file)
+		}
+	}
+	a.host, a.hosts = "", hosts
+	switch {
+	case len(hosts) == 1:
+		a.host = hosts[0]
+	case len(hosts) > 1:
+		// Hosts report warnings concurrently.
+		a.stderr = &syncWriter{w: a.stderr}
+		a.prompts = &sharedPrompt{answers: map[string][]byte{}}
+	}
+	return nil
+}
+
+// many reports whether bgjob works on several hosts.
+func (a *app) many() bool { return len(a.hosts) > 1 }
+
+func (a *app) fleet() *bgjob.Fleet {
+	dial := func(ctx context.Context, host string) (*bgjob.Client, func(), error) {
+		r, err := a.dialSSH(ctx, host)
+		if err != nil {
+			return nil, nil, err
+		}
+		c, err := bgjob.NewClient(r, a.root, a.workspace)
+		if err != nil {
+			r.Close()
+			return nil, nil, err
+		}
+		return c, func() { r.Close() }, nil
+	}
+	return bgjob.NewFleet(a.hosts, dial, a.parallel)
+}
+
+// syncWriter serialises writes from several hosts.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// sharedPrompt asks for each key file's passphrase once, one prompt at a
+// time, whichever host needs it first; nil asks as the prompt given.
+type sharedPrompt struct {
+	mu      sync.Mutex
+	answers map[string][]byte
+}
+
+func (p *sharedPrompt) wrap(ask func(string) ([]byte, error)) func(string) ([]byte, error) {
+	if p == nil {
+		return ask
+	}
+	return func(keyFile string) ([]byte, error) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if b, ok := p.answers[keyFile]; ok {
+			return b, nil
+		}
+		b, err := ask(keyFile)
+		if err == nil {
+			p.answers[keyFile] = b
+		}
+		return b, err
+	}
+}
+
+// prefixWriter passes on whole lines, each prefixed (unless prefix is
+// ""), so that the lines of several hosts never mix; Close passes on an
+// unterminated last line with a newline added.
+type prefixWriter struct {
+	mu     *sync.Mutex
+	w      io.Writer
+	prefix string
+	buf    []byte
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.buf = append(p.buf, b...)
+	i := bytes.LastIndexByte(p.buf, '\n')
+	if i < 0 {
+		return len(b), nil
+	}
+	if err := p.emit(p.buf[:i+1]); err != nil {
+		return 0, err
+	}
+	p.buf = append(p.buf[:0], p.buf[i+1:]...)
+	return len(b), nil
+}
+
+func (p *prefixWriter) emit(lines []byte) error {
+	var out bytes.Buffer
+	for len(lines) > 0 {
+		line := lines
+		if i := bytes.IndexByte(lines, '\n'); i >= 0 {
+			line = lines[:i+1]
+		}
+		lines = lines[len(line):]
+		out.WriteString(p.prefix)
+		out.Write(line)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, err := p.w.Write(out.Bytes())
+	return err
+}
+
+func (p *prefixWriter) Close() error {
+	if len(p.buf) == 0 {
+		return nil
+	}
+	err := p.emit(append(p.buf, '\n'))
+	p.buf = nil
+	return err
+}
+
+// hostJSON is the --json object of one host when bgjob works on several:
+// what the host returned, or why it failed.
+type hostJSON struct {
+	Host  string        `json:"host"`
+	Job   *jobdir.Job   `json:"job,omitempty"`
+	Jobs  *[]jobdir.Job `json:"jobs,omitempty"`
+	Logs  *[]logChunk   `json:"logs,omitempty"`
+	Next  string        `json:"next_cursor,omitempty"`
+	Error string        `json:"error,omitempty"`
+}
+
+// hostReason is a host's error without the host's name, which the line
+// gives first.
+func hostReason(host string, err error) string {
+	var he *bgjob.HostError
+	if errors.As(err, &he) {
+		err = he.Err
+	}
+	msg := err.Error()
+	return strings.TrimPrefix(msg, "ssh "+host+": ")
+}
+
+// hostFailures prints one line per failed host and returns the exit
+// status they call for: 0 when none failed, 2 when a request was invalid,
+// else 1.
+func hostFailures[T any](a *app, res []bgjob.Result[T]) int {
+	code := 0
+	for _, r := range res {
+		if r.Err == nil {
+			continue
+		}
+		fmt.Fprintf(a.stderr, "bgjob: error: %s: %s\n", r.Host, hostReason(r.Host, r.Err))
+		c := 1
+		if errors.Is(r.Err, bgjob.ErrUsage) {
+			c = 2
+		}
+		code = max(code, c)
+	}
+	return code
+}
+
+// exitCode turns a status into the command's error: nil for 0.
+func exitCode(code int) error {
+	if code == 0 {
+		return nil
+	}
+	return &exitError{code: code}
+}
+
+// jobsJSON prints one object per host: its jobs and its error.
+func jobsJSON(a *app, res []bgjob.Result[[]jobdir.Job]) error {
+	out := make([]hostJSON, len(res))
+	for i, r := range res {
+		out[i].Host = r.Host
+		if r.Value != nil || r.Err == nil {
+			jobs := r.Value
+			if jobs == nil {
+				jobs = []jobdir.Job{}
+			}
+			out[i].Jobs = &jobs
+		}
+		if r.Err != nil {
+			out[i].Error = hostReason(r.Host, r.Err)
+		}
+	}
+	return printJSON(a.stdout, out)
+}
+
+func (a *app) fleetRun(ctx context.Context, o runOptions) error {
+	if o.wait > 0 {
+		return usageError("--wait works on one host; with several, run then use 'bgjob wait' and 'bgjob logs'")
+	}
+	res := a.fleet().Run(ctx, o.spec)
+	switch {
+	case a.json:
+		out := make([]hostJSON, len(res))
+		for i, r := range res {
+			out[i].Host = r.Host
+			if r.Err != nil {
+				out[i].Error = hostReason(r.Host, r.Err)
+			} else {
+				out[i].Job = &r.Value
+			}
+		}
+		if err := printJSON(a.stdout, out); err != nil {
+			return err
+		}
+	case o.quiet:
+		for _, r := range res {
+			if r.Err == nil {
+				fmt.Fprintln(a.stdout, r.Value.ID)
+				break
+			}
+		}
+	default:
+		tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "HOST\tID\tPID\tSTDOUT\tSTDERR")
+		for _, r := range res {
+			if j := r.Value; r.Err == nil {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", r.Host, j.ID, j.PID, j.StdoutPath, j.StderrPath)
+			}
+		}
+		tw.Flush()
+	}
+	return exitCode(hostFailures(a, res))
+}
+
+func (a *app) fleetStatus(ctx context.Context, refs []string) error {
+	res := a.fleet().Status(ctx, refs...)
+	if a.json {
+		if err := jobsJSON(a, res); err != nil {
+			return err
+		}
+	} else {
+		n := 0
+		for _, r := range res {
+			for _, j := range r.Value {
+				if n > 0 {
+					fmt.Fprintln(a.stdout)
+				}
+				printJob(a.stdout, j)
+				n++
+			}
+		}
+	}
+	return exitCode(hostFailures(a, res))
+}
+
+func (a *app) fleetList(ctx context.Context, o listOptions) error {
+	res := a.fleet().List(ctx, o.ListOptions)
+	if a.json {
+		out := make([]hostJSON, len(res))
+		for i, r := range res {
+			out[i].Host = r.Host
+			if r.Err != nil {
+				out[i].Error = hostReason(r.Host, r.Err)
+			}
+			if r.Value.Jobs != nil {
+				out[i].Jobs, out[i].Next = &r.Value.Jobs, r.Value.Next
+			}
+		}
+		if err := printJSON(a.stdout, out); err != nil {
+			return err
+		}
+	} else {
+		t := newHostTable(a.stdout, o.AllWorkspaces, true)
+		for _, r := range res {
+			for _, j := range r.Value.Jobs {
+				t.row(j)
+			}
+		}
+		t.flush()
+		for _, r := range res {
+			if r.Value.Next != "" {
+				fmt.Fprintf(a.stderr, "bgjob: %s: more jobs: --cursor %s\n", r.Host, r.Value.Next)
+			}
+		}
+	}
+	return exitCode(hostFailures(a, res))
+}
+
+func (a *app) fleetStop(ctx context.Context, refs []string, o bgjob.StopOptions) error {
+	res := a.fleet().Stop(ctx, refs, o)
+	if a.json {
+		if err := jobsJSON(a, res); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range res {
+			for _, j := range r.Value {
+				fmt.Fprintf(a.stdout, "%s\t%s\t%s\t%s\n", r.Host, j.ID, statusText(j), exitText(j))
+			}
+		}
+	}
+	return exitCode(hostFailures(a, res))
+}
+
+func (a *app) fleetWait(ctx context.Context, refs []string, o bgjob.WaitOptions) error {
+	res := a.fleet().Wait(ctx, refs, o)
+	if a.json {
+		if err := jobsJSON(a, res); err != nil {
+			return err
+		}
+	}
+	return exitCode(fleetExit(a, res))
+}
+
+// fleetExit prints one line per host that failed, whose wait timed out or
+// whose job did not exit 0, and returns the largest exit status: the jobs'
+// own, 124 for a timeout, 1 for a lost job or a failed host.
+func fleetExit(a *app, res []bgjob.Result[[]jobdir.Job]) int {
+	code := 0
+	for _, r := range res {
+		if r.Err != nil {
+			c := 1
+			if errors.Is(r.Err, bgjob.ErrTimeout) {
+				c = exitTimeout
+			}
+			fmt.Fprintf(a.stderr, "bgjob: error: %s: %s\n", r.Host, hostReason(r.Host, r.Err))
+			code = max(code, c)
+			continue
+		}
+		for _, j := range r.Value {
+			switch {
+			case j.Status == jobdir.StatusLost:
+				fmt.Fprintf(a.stderr, "bgjob: error: %s: job %s was lost: it ended without recording an exit status\n", r.Host, j.ID)
+				code = max(code, 1)
+			case j.ExitCode != nil && *j.ExitCode != 0:
+				fmt.Fprintf(a.stderr, "bgjob: error: %s: job %s %s with status %d\n", r.Host, j.ID, j.Status, *j.ExitCode)
+				code = max(code, *j.ExitCode)
+			}
+		}
+	}
+	return code
+}
+
+func (a *app) fleetLogs(ctx context.Context, ref string, o bgjob.LogOptions) error {
+	f := a.fleet()
+	if a.json {
+		var mu sync.Mutex
+		bufs := map[string][2]*bytes.Buffer{}
+		res := f.Logs(ctx, ref, o, func(host string) (io.Writer, io.Writer) {
+			mu.Lock()
+			defer mu.Unlock()
+			b := [2]*bytes.Buffer{{}, {}}
+			bufs[host] = b
+			return b[0], b[1]
+		})
+		out := make([]hostJSON, len(res))
+		for i, r := range res {
+			out[i].Host = r.Host
+			if r.Err != nil {
+				out[i].Error = hostReason(r.Host, r.Err)
+			}
+			if r.Value.Job.ID != "" {
+				b := bufs[r.Host]
+				jl := logsJSON(r.Value, b[0].Bytes(), b[1].Bytes())
+				out[i].Job, out[i].Logs = &jl.Job, &jl.Logs
+			}
+		}
+		if err := printJSON(a.stdout, out); err != nil {
+			return err
+		}
+		return exitCode(hostFailures(a, res))
+	}
+	var mu sync.Mutex
+	var writers []*prefixWriter
+	res := f.Logs(ctx, ref, o, func(host string) (io.Writer, io.Writer) {
+		prefix := host + ": "
+		if a.noPrefix {
+			prefix = ""
+		}
+		errw := a.stderr
+		if !o.All {
+			errw = a.stdout
+		}
+		out := &prefixWriter{mu: &mu, w: a.stdout, prefix: prefix}
+		errp := &prefixWriter{mu: &mu, w: errw, prefix: prefix}
+		mu.Lock()
+		writers = append(writers, out, errp)
+		mu.Unlock()
+		return out, errp
+	})
+	for _, w := range writers {
+		if err := w.Close(); err != nil {
+			return err
+		}
+	}
+	if !o.Follow {
+		return exitCode(hostFailures(a, res))
+	}
+	jobs := make([]bgjob.Result[[]jobdir.Job], len(res))
+	for i, r := range res {
+		jobs[i] = bgjob.Result[[]jobdir.Job]{Host: r.Host, Err: r.Err}
+		if r.Err == nil {
+			jobs[i].Value = []jobdir.Job{r.Value.Job}
+		}
+	}
+	return exitCode(fleetExit(a, jobs))
+}
+
+func (a *app) fleetRemove(ctx context.Context, refs []string, force bool) error {
+	res := a.fleet().Remove(ctx, refs, force)
+	for _, r := range res {
+		for _, d := range r.Value {
+			fmt.Fprintf(a.stdout, "%s\t%s\n", r.Host, path.Base(d))
+		}
+	}
+	return exitCode(hostFailures(a, res))
+}
+
+func (a *app) fleetPrune(ctx context.Context, o bgjob.PruneOptions) error {
+	res := a.fleet().Prune(ctx, o)
+	if a.json {
+		if err := jobsJSON(a, res); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range res {
+			for _, j := range r.Value {
+				fmt.Fprintf(a.stdout, "%s\t%s\n", r.Host, j.ID)
+			}
+		}
+	}
+	return exitCode(hostFailures(a, res))
+}
+
+func (a *app) fleetSend(ctx context.Context, ref string, data io.Reader, o bgjob.SendOptions) error {
+	return exitCode(hostFailures(a, a.fleet().Send(ctx, ref, data, o)))
+}

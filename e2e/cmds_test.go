@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -203,10 +204,8 @@ func cmdTimerAlive(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	script := filepath.Join(ts.Getenv("BGJOB_ROOT"), "default", findJob(ts, args[0]).ID, "job.sh")
 	alive := func() bool {
-		cmds, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-		for _, p := range cmds {
-			b, err := os.ReadFile(p)
-			if err == nil && strings.Contains(string(b), script+"\x00timer") {
+		for _, args := range processArgs() {
+			if slices.Contains(args, script) && slices.Contains(args, "timer") {
 				return true
 			}
 		}

@@ -295,17 +295,8 @@ func TestFullDisk(t *testing.T) {
 // runs, locally and over SSH: scripts that long go to the host on stdin.
 func TestBigArgv(t *testing.T) {
 	t.Parallel()
-	localRoot := t.TempDir()
-	t.Cleanup(func() { killAll(localRoot) })
-	_, _, sshFlags := sshJobs(t)
 	word := strings.Repeat("a", 100_000)
-	for _, tc := range []struct {
-		name  string
-		flags []string
-	}{
-		{"local", []string{"--root", localRoot}},
-		{"ssh", sshFlags},
-	} {
+	for _, tc := range localAndSSH(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			args := append(tc.flags, "run", "-q", "-n", "big", "--", "echo", word, word, word)

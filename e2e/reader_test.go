@@ -16,6 +16,22 @@ import (
 	"github.com/bgjob/bgjob/runtime/local"
 )
 
+// target is where a test runs jobs: the flags that reach it.
+type target struct {
+	name  string
+	flags []string
+}
+
+// localAndSSH returns a fresh root on this machine and one behind the
+// test sshd, for tests that must hold for both runtimes.
+func localAndSSH(t *testing.T) []target {
+	t.Helper()
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	_, _, sshFlags := sshJobs(t)
+	return []target{{"local", []string{"--root", root}}, {"ssh", sshFlags}}
+}
+
 // slowWriter is a reader that falls behind: it takes nothing for its
 // first delay, then counts what it is given.
 type slowWriter struct {
@@ -48,16 +64,7 @@ func (w *slowWriter) Write(p []byte) (int, error) {
 // never the zeros of the holes the cap punched, locally and over SSH.
 func TestFollowCappedFloodSlowReader(t *testing.T) {
 	t.Parallel()
-	localRoot := t.TempDir()
-	t.Cleanup(func() { killAll(localRoot) })
-	_, _, sshFlags := sshJobs(t)
-	for _, tc := range []struct {
-		name  string
-		flags []string
-	}{
-		{"local", []string{"--root", localRoot}},
-		{"ssh", sshFlags},
-	} {
+	for _, tc := range localAndSSH(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			flood := `for i in $(seq 90); do head -c 100000 /dev/zero | tr "\0" x; sleep 0.03; done`

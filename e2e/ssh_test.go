@@ -147,35 +147,39 @@ func TestSSHFollowCancel(t *testing.T) {
 	}
 }
 
-// scriptsFor counts the sh processes whose command line mentions root:
-// the scripts bgjob runs for jobs under it (not the jobs themselves).
-func scriptsFor(root string) int {
-	n := 0
-	cmds, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range cmds {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(b), "\x00")
+// hostScripts returns the text of the scripts bgjob runs on this machine
+// for jobs under root: the "sh -c SCRIPT" processes whose script names it
+// (not the jobs themselves).
+func hostScripts(root string) []string {
+	var scripts []string
+	for _, args := range processArgs() {
 		if len(args) > 2 && filepath.Base(args[0]) == "sh" && args[1] == "-c" && strings.Contains(args[2], root) {
-			n++
+			scripts = append(scripts, args[2])
 		}
 	}
-	return n
+	return scripts
 }
+
+// processArgs returns the argv of every process on this machine.
+func processArgs() [][]string {
+	var all [][]string
+	cmds, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range cmds {
+		if b, err := os.ReadFile(p); err == nil {
+			all = append(all, strings.Split(string(b), "\x00"))
+		}
+	}
+	return all
+}
+
+// scriptsFor counts the scripts bgjob runs for jobs under root.
+func scriptsFor(root string) int { return len(hostScripts(root)) }
 
 // waitScriptRuns reports whether a wait script (the only one that sets
 // bg_any, see shellgen/sh/wait.sh) for jobs under root runs.
 func waitScriptRuns(root string) bool {
-	cmds, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range cmds {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(b), "\x00")
-		if len(args) > 2 && filepath.Base(args[0]) == "sh" && args[1] == "-c" && strings.Contains(args[2], root) && strings.Contains(args[2], "\nbg_any=") {
+	for _, s := range hostScripts(root) {
+		if strings.Contains(s, "\nbg_any=") {
 			return true
 		}
 	}

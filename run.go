@@ -83,7 +83,8 @@ type Spec struct {
 	// ("stdbuf -oL -eL" where the host has it, PYTHONUNBUFFERED=1).
 	LineBuffered bool
 	// MaxLogSize, when positive, keeps each log's newest MaxLogSize/2 to
-	// MaxLogSize bytes on disk, checked every second; the older bytes are
+	// MaxLogSize bytes on disk, enforced as the log is written (the command
+	// writes to a pipe the wrapper drains); the older bytes are
 	// dropped (the file's size and offsets stay as they were) and counted
 	// in the job's StdoutDropped and StderrDropped. It needs fallocate
 	// --punch-hole on the host (Linux).

@@ -313,3 +313,60 @@ func TestBigArgv(t *testing.T) {
 		})
 	}
 }
+
+// TestCapHoldsAgainstAFastWriter: on a 64 MB tmpfs, yes with a 1 MiB
+// --max-log-size never fills the disk: the drain enforces the cap as it
+// writes, so the log never holds more than the cap and one read.
+func TestCapHoldsAgainstAFastWriter(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() != 0 {
+		t.Skip("mounting a tmpfs needs root (CI runs as root)")
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64M", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("mount: %v: %s", err, out)
+	}
+	root := filepath.Join(mnt, "root")
+	t.Cleanup(func() {
+		killAll(root)
+		exec.Command("umount", "-l", mnt).Run()
+	})
+	ctx := context.Background()
+	if code, _, errs := bgjob(ctx, "--root", root, "run", "-q", "-n", "yes", "--max-log-size", "1M", "--", "yes"); code != 0 {
+		t.Fatalf("run: %s", errs)
+	}
+	log := ""
+	maxBlocks := int64(0)
+	var written int64
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if log == "" {
+			if m, _ := filepath.Glob(filepath.Join(root, "default", "*", "stdout.log")); len(m) == 1 {
+				log = m[0]
+			}
+		}
+		var st syscall.Stat_t
+		if log != "" && syscall.Stat(log, &st) == nil {
+			maxBlocks = max(maxBlocks, st.Blocks)
+			written = st.Size
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if code, _, errs := bgjob(ctx, "--root", root, "stop", "yes"); code != 0 {
+		t.Fatalf("stop: %s", errs)
+	}
+	if written < 64<<20 {
+		t.Fatalf("yes wrote only %d bytes in 3 s: the disk could not have filled, the test proves nothing", written)
+	}
+	if held := maxBlocks * 512; held > 1<<20+64<<10+64<<10 {
+		t.Errorf("the log held %d bytes on disk with a 1 MiB cap", held)
+	}
+	code, out, errs := bgjob(ctx, "--root", root, "status", "--json", "yes")
+	var jobs []jobdir.Job
+	if code != 0 || json.Unmarshal([]byte(out), &jobs) != nil || len(jobs) != 1 {
+		t.Fatalf("status: exit %d: %s %s", code, out, errs)
+	}
+	if j := jobs[0]; j.Status != jobdir.StatusKilled || j.StdoutDropped == 0 {
+		t.Errorf("yes is %s with %d bytes dropped, want killed by stop, bytes dropped", j.Status, j.StdoutDropped)
+	}
+}

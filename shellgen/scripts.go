@@ -89,7 +89,7 @@ type Launch struct {
 	Timeout time.Duration
 	Grace   time.Duration
 	// MaxLogSize, when positive, keeps at most about this many bytes of
-	// each log on disk, the newest (see the capper in wrapper.sh).
+	// each log on disk, the newest (see drain.sh).
 	MaxLogSize int64
 	// Stdin gives the command a FIFO in the job directory, stdin, as its
 	// standard input (see SendScript) instead of /dev/null.
@@ -201,7 +201,7 @@ func wrapperScript(l Launch) (string, error) {
 		files = append(files, "timer.sh")
 	}
 	if l.MaxLogSize > 0 {
-		files = append(files, "capper.sh")
+		files = append(files, "drain.sh")
 	}
 	return assemble(c, append(files, "wrapper.sh")...)
 }

@@ -8,9 +8,9 @@
 # ...; bg_envc variables bg_env1 ... as NAME=VALUE; bg_cwd ("": stay);
 # bg_stdin (1: read the FIFO stdin); bg_lb (1: line-buffered output);
 # bg_timeout (seconds, "": none) and bg_grace (tenths of a second); bg_cap
-# (the --max-log-size bytes, 0: none). "job.sh timer" (timer.sh) and
-# "job.sh capper PID" (capper.sh) are its helpers, each in a process group
-# of its own; wrapper_init.sh comes first.
+# (the --max-log-size bytes, 0: none). "job.sh timer" (timer.sh, in a
+# process group of its own) and "job.sh drain STREAM" (drain.sh) are its
+# helpers; wrapper_init.sh comes first.
 bg_umask=${2-}
 trap '' HUP
 trap : TERM INT QUIT USR1 USR2 ALRM
@@ -72,14 +72,19 @@ if [ -n "$bg_timeout" ]; then
 	fi
 	bg_timer=$!
 fi
-bg_capper=
-if [ "$bg_cap" -gt 0 ]; then
-	if command -v setsid >/dev/null 2>&1; then
-		setsid /bin/sh "$0" capper $$ </dev/null >/dev/null 2>&1 &
-	else
-		/bin/sh "$0" capper $$ </dev/null >/dev/null 2>&1 &
-	fi
-	bg_capper=$!
+# With --max-log-size the command writes to pipes that drains (drain.sh)
+# copy to the logs, enforcing the cap as they write; fds 5 and 6 hold the
+# pipes' write ends until the command has ended.
+bg_drains=
+if [ "$bg_cap" -gt 0 ] && mkfifo -m 600 "$bg_d/stdout.pipe" "$bg_d/stderr.pipe"; then
+	/bin/sh "$0" drain stdout <"$bg_d/stdout.pipe" >/dev/null 2>&1 &
+	bg_drains=$!
+	/bin/sh "$0" drain stderr <"$bg_d/stderr.pipe" >/dev/null 2>&1 &
+	bg_drains="$bg_drains $!"
+	exec 5>"$bg_d/stdout.pipe" 6>"$bg_d/stderr.pipe"
+	rm -f "$bg_d/stdout.pipe" "$bg_d/stderr.pipe"
+else
+	exec 5>>"$bg_d/stdout.log" 6>>"$bg_d/stderr.log"
 fi
 bg_in=/dev/null
 [ "$bg_stdin" != 1 ] || bg_in=$bg_d/stdin
@@ -122,7 +127,7 @@ if cd "${bg_cwd:-.}" 2>>"$bg_d/stderr.log"; then
 		done
 		shift
 		command "$@"
-	) <"$bg_in" >>"$bg_d/stdout.log" 2>>"$bg_d/stderr.log"
+	) <"$bg_in" >&5 2>&6 5>&- 6>&-
 	bg_rc=$?
 else
 	bg_rc=126
@@ -130,9 +135,19 @@ fi
 [ "$bg_stdin" != 1 ] || kill "$bg_keeper" 2>/dev/null
 # The timer ends at once while it sleeps; while it stops the job, it ends
 # once the group is gone.
-for bg_h in $bg_timer $bg_capper; do
-	kill -s TERM -- "-$bg_h" 2>/dev/null || kill -s TERM "-$bg_h" 2>/dev/null || kill "$bg_h" 2>/dev/null
-	wait "$bg_h"
+exec 5>&- 6>&-
+if [ -n "$bg_timer" ]; then
+	kill -s TERM -- "-$bg_timer" 2>/dev/null || kill -s TERM "-$bg_timer" 2>/dev/null || kill "$bg_timer" 2>/dev/null
+	wait "$bg_timer"
+fi
+# The drains end once the last writer is gone: the command, or what it left
+# running (then they go on without the wrapper, after a second).
+bg_i=0
+for bg_h in $bg_drains; do
+	while kill -0 "$bg_h" 2>/dev/null && [ "$bg_i" -lt 10 ]; do
+		bg_nap
+		bg_i=$((bg_i + 1))
+	done
 done
 # The records are written into the blank files the launcher made, then
 # renamed into place: on a full disk, the block a file gives up when it is

@@ -46,8 +46,11 @@ func (a *app) pruneCommand() *cobra.Command {
 		Use:   "prune",
 		Short: "Remove old ended jobs",
 		Long: `Remove ended jobs (exited, killed or lost) of the workspace beyond the newest
---keep ones or that ended more than --older-than ago. Running, unreadable
-and still-busy jobs are never removed.`,
+--keep ended ones, or that ended more than --older-than ago by the host's
+clock. Running jobs, jobs with processes still alive and jobs whose files
+are not bgjob's are never removed; a directory a cut-short run left
+without meta.json is removed a minute after its start. run applies the
+same rule, in a bounded pass, after one run in eight.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Keep < 0 || o.OlderThan < 0 {

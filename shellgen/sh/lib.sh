@@ -667,6 +667,18 @@ bg_autoprune() {
 	bg_cur=
 	if bg_line "$bg_ws/.prune-cursor"; then bg_cur=$bg_l; fi
 	set -- "$bg_ws"/[0-9]*
+	# Below the keep limit, with the oldest job younger than the age limit,
+	# there is nothing to do: no job can qualify.
+	if [ $# -le "$bg_keep" ]; then
+		bg_ep=$bg_nw
+		for bg_ax in "$@"; do
+			if bg_isid "${bg_ax##*/}" && bg_epoch "${bg_ax##*/}"; then break; fi
+		done
+		if [ "$bg_age" -le 0 ] || [ $((bg_nw - bg_ep)) -le "$bg_age" ]; then
+			rm -rf "$bg_lk"
+			return 0
+		fi
+	fi
 	bg_newer=0
 	for bg_ax in "$@"; do
 		if bg_isid "${bg_ax##*/}" && bg_ended "$bg_ax"; then bg_newer=$((bg_newer + 1)); fi

@@ -62,7 +62,7 @@ func (a *app) list(ctx context.Context, o listOptions) error {
 	defer release()
 	if a.json {
 		// Stream the array: a workspace of 10,000 jobs is never held whole.
-		w := &jsonList{w: a.stdout}
+		w := &jsonList{w: a.stdout, indent: isTerminal(a.stdout)}
 		next, err := c.ListFunc(ctx, o.ListOptions, w.add)
 		if werr := w.close(next); werr != nil {
 			return werr
@@ -86,20 +86,27 @@ func (a *app) list(ctx context.Context, o listOptions) error {
 }
 
 // jsonList writes {"jobs": [...], "next_cursor": ...} one job at a time,
-// in the layout printJSON gives a Page.
+// in the layout printJSON gives the whole object: one line, or indented
+// on a terminal.
 type jsonList struct {
-	w io.Writer
-	n int
+	w      io.Writer
+	indent bool
+	n      int
 }
 
 func (l *jsonList) add(j jobdir.Job) error {
 	var b bytes.Buffer
-	if err := encodeJSON(&b, j, "    "); err != nil {
+	if err := encodeJSON(&b, j, "    ", l.indent); err != nil {
 		return err
 	}
-	sep := "{\n  \"jobs\": [\n    "
-	if l.n > 0 {
+	sep := `{"jobs":[`
+	switch {
+	case l.indent && l.n == 0:
+		sep = "{\n  \"jobs\": [\n    "
+	case l.indent:
 		sep = ",\n    "
+	case l.n > 0:
+		sep = ","
 	}
 	l.n++
 	_, err := fmt.Fprintf(l.w, "%s%s", sep, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
@@ -107,13 +114,26 @@ func (l *jsonList) add(j jobdir.Job) error {
 }
 
 func (l *jsonList) close(next string) error {
-	end := "\n  ]"
-	if l.n == 0 {
+	var end string
+	switch {
+	case l.indent && l.n == 0:
 		end = "{\n  \"jobs\": []"
+	case l.indent:
+		end = "\n  ]"
+	case l.n == 0:
+		end = `{"jobs":[]`
+	default:
+		end = "]"
 	}
 	if next != "" {
-		end += fmt.Sprintf(",\n  \"next_cursor\": %q", next)
+		if l.indent {
+			end += fmt.Sprintf(",\n  \"next_cursor\": %q\n", next)
+		} else {
+			end += fmt.Sprintf(`,"next_cursor":%q`, next)
+		}
+	} else if l.indent {
+		end += "\n"
 	}
-	_, err := fmt.Fprintf(l.w, "%s\n}\n", end)
+	_, err := fmt.Fprintf(l.w, "%s}\n", end)
 	return err
 }

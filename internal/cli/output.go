@@ -4,29 +4,43 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/term"
+
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
-// printJSON is the one JSON printer: indented, snake_case keys from the
-// jobdir structs, a trailing newline.
+// printJSON is the one JSON printer: snake_case keys from the jobdir
+// structs, never HTML-escaped, one line when w is not a terminal (a
+// program reads it) and indented on a terminal, and a trailing newline.
+// Strings that are not valid UTF-8 carry U+FFFD in place of each invalid
+// byte (encoding/json's rule).
 func printJSON(w io.Writer, v any) error {
-	return encodeJSON(w, v, "")
+	return encodeJSON(w, v, "", isTerminal(w))
 }
 
-// encodeJSON writes v as printJSON does, each line after the first
-// prefixed with prefix (to nest it in a streamed array).
-func encodeJSON(w io.Writer, v any, prefix string) error {
+// encodeJSON writes v as printJSON does, indented when indent, each line
+// after the first prefixed with prefix (to nest it in a streamed array).
+func encodeJSON(w io.Writer, v any, prefix string, indent bool) error {
 	enc := json.NewEncoder(w)
-	enc.SetIndent(prefix, "  ")
+	if indent {
+		enc.SetIndent(prefix, "  ")
+	}
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func exitText(j jobdir.Job) string {

@@ -12,17 +12,24 @@ import (
 	"github.com/bgjob/bgjob/shellgen"
 )
 
+// DefaultMaxBytes is the cap on log data that bgjob's CLI applies where a
+// program reads (JSON, --new, --tail, --head, run --wait): 64 KiB.
+const DefaultMaxBytes = 64 << 10
+
 // LogOptions selects what Logs prints.
 type LogOptions struct {
-	// Stderr reads stderr.log instead of stdout.log; All reads both.
-	Stderr, All bool
+	// Stdout reads only stdout.log and Stderr only stderr.log; neither
+	// (or All) reads both.
+	Stdout, Stderr, All bool
 	// At most one of these picks the range (none: the whole log): the last
 	// Tail lines, the first Head lines, the last Bytes bytes, the bytes
 	// from Offset (when FromOffset), or, with New, the bytes that Reader
 	// ("" for "default") has not read yet. A reader's cursor is kept in
 	// the job directory, so successive calls from any process or machine
-	// each get only unread output. Offset and New stop before an
-	// incomplete UTF-8 character while the job runs.
+	// each get only unread output. New with Tail returns the last Tail
+	// lines of the unread output and moves the cursor to the end. Offset
+	// and New stop before an incomplete UTF-8 character while the job
+	// runs.
 	Tail, Head int
 	Bytes      int64
 	Offset     int64
@@ -31,13 +38,25 @@ type LogOptions struct {
 	Reader     string
 	// Follow keeps printing what is appended until the job ends.
 	Follow bool
+	// MaxBytes, when positive, returns at most this many bytes of log
+	// data, all streams together (0: no cap; see DefaultMaxBytes). A range
+	// that would be longer is cut and marked Truncated: Tail and Bytes
+	// keep its end, the others its start (before an incomplete UTF-8
+	// character), so reading on from Next skips nothing, and New moves its
+	// cursor only over what was returned. With Follow only the first read
+	// is capped.
+	MaxBytes int64
 }
 
 // LogRange says which bytes of one log a read returned: [Offset, Next).
+// Truncated says the read was cut to LogOptions.MaxBytes: the log holds
+// more of what was asked for, after Next (before Offset for Tail and
+// Bytes).
 type LogRange struct {
-	Stream string `json:"stream"`
-	Offset int64  `json:"offset"`
-	Next   int64  `json:"next_offset"`
+	Stream    string `json:"stream"`
+	Offset    int64  `json:"offset"`
+	Next      int64  `json:"next_offset"`
+	Truncated bool   `json:"truncated,omitempty"`
 }
 
 // LogResult is what Logs read: the job as it was at the end of the read and
@@ -52,16 +71,18 @@ type LogResult struct {
 // events are only the trigger: each one runs the same read again, from
 // where the last one ended.
 func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, stderr io.Writer) (LogResult, error) {
-	streams := []string{"stdout"}
+	streams := []string{"stdout", "stderr"}
 	switch {
-	case o.All:
-		streams = []string{"stdout", "stderr"}
+	case o.All || o.Stdout == o.Stderr:
+	case o.Stdout:
+		streams = []string{"stdout"}
 	case o.Stderr:
 		streams = []string{"stderr"}
 	}
 	q := shellgen.Logs{
 		Ref: ref, Streams: streams, Tail: o.Tail, Head: o.Head, Bytes: o.Bytes,
 		HasOffset: o.FromOffset, New: o.New, Reader: o.Reader, Follow: o.Follow,
+		MaxBytes: o.MaxBytes,
 	}
 	if o.FromOffset {
 		q.Offsets = map[string]int64{"stdout": o.Offset, "stderr": o.Offset}
@@ -114,6 +135,13 @@ func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, res *LogResult, 
 	err = c.exec(ctx, script, nil, q.Follow, reply{
 		job:     func(j jobdir.Job, _ string) error { res.Job = j; return nil },
 		refused: func(err error) error { errs = append(errs, err); return nil },
+		cut: func(stream string) {
+			for i := range res.Ranges {
+				if res.Ranges[i].Stream == stream {
+					res.Ranges[i].Truncated = true
+				}
+			}
+		},
 		data: func(stream string, offset int64, r io.Reader) error {
 			w := stdout
 			if stream == "stderr" {

@@ -89,6 +89,9 @@ type Spec struct {
 	// in the job's StdoutDropped and StderrDropped. It needs fallocate
 	// --punch-hole on the host (Linux).
 	MaxLogSize int64
+	// Merge writes the command's stderr into stdout.log as well, so the
+	// two come in one ordered stream; meta.json records it.
+	Merge bool
 }
 
 // Run starts a job and returns as soon as it is running.
@@ -124,6 +127,7 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		Env:        names,
 		Stdin:      s.Stdin,
 		MaxLogSize: s.MaxLogSize,
+		Merge:      s.Merge,
 	}
 	if len(s.Argv) == 1 {
 		m.Command = s.Argv[0]

@@ -221,3 +221,19 @@ func cmdTimerAlive(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("the timer of job %s does not run", args[0])
 	}
 }
+
+// cmdSize checks the size in bytes of a file (stdout, stderr or a path):
+// size FILE MIN MAX.
+func cmdSize(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 || neg {
+		ts.Fatalf("usage: size FILE MIN MAX")
+	}
+	lo, err := strconv.ParseInt(args[1], 10, 64)
+	ts.Check(err)
+	hi, err := strconv.ParseInt(args[2], 10, 64)
+	ts.Check(err)
+	n := int64(len(ts.ReadFile(args[0])))
+	if n < lo || n > hi {
+		ts.Fatalf("%s is %d bytes, want %d to %d", args[0], n, lo, hi)
+	}
+}

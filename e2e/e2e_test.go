@@ -81,6 +81,7 @@ func params(t *testing.T, setup func(*testscript.Env)) testscript.Params {
 			"runbytes":   cmdRunBytes,
 			"cmpjob":     cmdCmpJob,
 			"timeralive": cmdTimerAlive,
+			"size":       cmdSize,
 		},
 	}
 }

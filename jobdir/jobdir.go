@@ -104,8 +104,11 @@ type Meta struct {
 	// directory (bgjob send) rather than /dev/null.
 	Stdin bool `json:"stdin,omitempty"`
 	// MaxLogSize caps the bytes each log keeps on disk (0: no cap).
-	MaxLogSize int64     `json:"max_log_size,omitempty"`
-	StartedAt  time.Time `json:"started_at"`
+	MaxLogSize int64 `json:"max_log_size,omitempty"`
+	// Merge reports that the command's stderr goes to stdout.log too (one
+	// ordered stream; stderr.log holds only the wrapper's own messages).
+	Merge     bool      `json:"merge,omitempty"`
+	StartedAt time.Time `json:"started_at"`
 
 	// The fields only the host knows, written by the wrapper before the
 	// command starts. Buffering says what --line-buffered applied ("" when

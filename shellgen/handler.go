@@ -30,6 +30,9 @@ type Handler struct {
 	Wait func(state string)
 	// More is called when a list stopped at its limit.
 	More func()
+	// Cut receives each stream whose range was cut to the byte cap, after
+	// its Data.
+	Cut func(stream string)
 }
 
 // Decode reads a script's output from r (see Decode) and hands what it
@@ -117,6 +120,10 @@ func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outc
 		case KindMore:
 			if h.More != nil {
 				h.More()
+			}
+		case KindCut:
+			if h.Cut != nil {
+				h.Cut(rec.Field(0))
 			}
 		case KindData:
 			off, _ := strconv.ParseInt(rec.Field(1), 10, 64)

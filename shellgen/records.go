@@ -56,6 +56,9 @@ const (
 	// the bytes of the Data record before it: those below DROPPED may have
 	// been dropped by the log cap as they were read, and are not the log's.
 	KindCheck Kind = "C"
+	// KindCut: Z STREAM. The range of STREAM just sent was cut to the byte
+	// cap: the log holds more of what was asked for.
+	KindCut Kind = "Z"
 )
 
 // The kinds of refusal an Error record names.
@@ -85,7 +88,7 @@ var fields = map[Kind]struct{ n, escaped int }{
 	KindBoot: {1, 0}, KindJob: {1, 1}, KindMeta: {1, 0}, KindProc: {1, 0},
 	KindExit: {1, 0}, KindEnded: {1, 0}, KindStop: {1, 0}, KindDropped: {2, 0},
 	KindOutcome: {1, 0}, KindError: {2, 2}, KindRemoved: {1, 1}, KindWait: {1, 0},
-	KindMore: {1, 0}, KindData: {4, 0}, KindCheck: {2, 0},
+	KindMore: {1, 0}, KindData: {4, 0}, KindCheck: {2, 0}, KindCut: {1, 0},
 }
 
 // Record is one record of a script's output.

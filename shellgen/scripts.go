@@ -189,6 +189,13 @@ func wrapperScript(l Launch) (string, error) {
 	c.set("bg_cwd", m.Cwd)
 	c.setBool("bg_stdin", l.Stdin)
 	c.setBool("bg_lb", l.LineBuffered)
+	// The descriptor the command's stderr goes to (wrapper.sh: 5 leads to
+	// stdout.log, 6 to stderr.log; run --merge: stdout's).
+	efd := int64(6)
+	if m.Merge {
+		efd = 5
+	}
+	c.setInt("bg_efd", efd)
 	timeout := ""
 	if l.Timeout > 0 {
 		timeout = strconv.FormatFloat(l.Timeout.Seconds(), 'f', -1, 64)
@@ -332,6 +339,13 @@ type Logs struct {
 	Reader     string
 	// Follow keeps printing what is appended until the job ends.
 	Follow bool
+	// MaxBytes, when positive, bounds the bytes of the ranges of all
+	// streams together: a range that would be longer is cut (Tail and
+	// Bytes keep its end, the others its start) and a Z record follows its
+	// bytes. New moves the cursor only over the bytes sent; with Tail too
+	// it sends the last Tail lines of what is new and moves the cursor to
+	// the end. Follow's later reads are not bounded.
+	MaxBytes int64
 }
 
 // LogsScript returns the script that prints a job's logs: the job's
@@ -361,6 +375,8 @@ func LogsScript(t Target, l Logs) (string, error) {
 	}
 	mode, n := "all", int64(0)
 	switch {
+	case l.New && l.Tail > 0:
+		mode, n = "new", int64(l.Tail)
 	case l.Tail > 0:
 		mode, n = "tail", int64(l.Tail)
 	case l.Head > 0:
@@ -381,6 +397,7 @@ func LogsScript(t Target, l Logs) (string, error) {
 		c.setInt("bg_from_stderr", max(l.Offsets["stderr"], 0))
 		c.set("bg_reader", l.Reader)
 		c.setBool("bg_follow", l.Follow)
+		c.setInt("bg_max", max(l.MaxBytes, 0))
 	})
 }
 

@@ -411,7 +411,8 @@ func (a *app) fleetLogs(ctx context.Context, ref string, o bgjob.LogOptions) err
 			if r.Value.Job.ID != "" {
 				b := bufs[r.Host]
 				jl := logsJSON(r.Value, b[0].Bytes(), b[1].Bytes())
-				out[i].Job, out[i].Logs = &jl.Job, &jl.Logs
+				job := r.Value.Job
+				out[i].Job, out[i].Logs = &job, &jl.Logs
 			}
 		}
 		if err := printJSON(a.stdout, out); err != nil {
@@ -427,7 +428,7 @@ func (a *app) fleetLogs(ctx context.Context, ref string, o bgjob.LogOptions) err
 			prefix = ""
 		}
 		errw := a.stderr
-		if !o.All {
+		if o.Stdout || o.Stderr {
 			errw = a.stdout
 		}
 		out := &prefixWriter{mu: &mu, w: a.stdout, prefix: prefix}

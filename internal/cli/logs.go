@@ -3,8 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
-	"unicode/utf8"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -22,38 +21,48 @@ func (a *app) logsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "logs ID",
 		Short: "Print a job's output",
-		Long: `Print a job's stdout (or --stderr, or --all for both: stdout to stdout,
-stderr to stderr) exactly as written, binary-safe.
+		Long: `Print a job's output exactly as written, binary-safe: stdout.log to stdout
+and stderr.log to stderr (--stdout or --stderr: only that log, on stdout).
+For one ordered stream, start the job with 'bgjob run --merge'.
 
---tail, --head and --bytes read from the end or the start of the file without
-loading it. --offset K prints the bytes from byte K; with --json the result
-carries next_offset, so a caller can poll "what is new" without state.
+--tail (-n), --head and --bytes read from the end or the start of the file
+without loading it. --offset K prints the bytes from byte K; with --json the
+result carries next_offset, so a caller can poll "what is new" without state.
 --new keeps a read cursor in the job directory (one per --reader), so
-successive calls, from any process or machine, each print only unread output.
+successive calls, from any process or machine, each print only unread output;
+--new --tail N prints the last N lines of it and moves the cursor to the end.
 --offset and --new never end in the middle of a UTF-8 character while the job
-runs. --follow keeps printing until the job ends, then exits with its status.
+runs. --follow keeps printing until the job ends, then exits with its status;
+it ends as soon as its reader goes away (logs -f | grep -m1 ready).
+
+Where a program reads (--json, --new, --tail, --head) at most 64 KiB of log
+data is printed, both logs together (--max-bytes N, 0: no cap): a longer
+range is cut (--tail keeps its end, the others its start), the cut is
+marked ("truncated" and next_offset in --json, a hint on stderr otherwise),
+and --new moves its cursor only over what was printed, so nothing is
+skipped. Plain 'bgjob logs ID' prints everything.
 
 With several hosts each line starts with "HOST: " (--no-prefix drops it);
 lines of different hosts never mix, and a last line without a newline gets
 one. --follow holds one connection per host: with more hosts than
 --parallel, the later hosts are followed as the earlier ones end.`,
-		Example: `  bgjob logs --tail 50 server
-  bgjob logs --all --follow build
+		Example: `  bgjob logs -n 50 server
+  bgjob logs --stderr --follow build | grep -m1 'listening on'
   bgjob logs --new --json tests          # only what arrived since the last --new
   bgjob logs --offset 1024 --json tests  # the bytes from 1024, and next_offset`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			picks := 0
 			for _, name := range []string{"tail", "head", "bytes", "offset", "new"} {
-				if cmd.Flags().Changed(name) {
+				if cmd.Flags().Changed(name) && !(name == "tail" && o.New) {
 					picks++
 				}
 			}
 			if picks > 1 {
-				return usageError("use at most one of --tail, --head, --bytes, --offset and --new")
+				return usageError("use at most one of --tail, --head, --bytes, --offset and --new (or --new with --tail)")
 			}
-			if o.Tail < 0 || o.Head < 0 || o.Bytes < 0 || o.offset < 0 {
-				return usageError("--tail, --head, --bytes and --offset must not be negative")
+			if o.Tail < 0 || o.Head < 0 || o.Bytes < 0 || o.offset < 0 || o.MaxBytes < 0 {
+				return usageError("--tail, --head, --bytes, --offset and --max-bytes must not be negative")
 			}
 			if cmd.Flags().Changed("reader") && !o.New {
 				return usageError("--reader goes with --new")
@@ -61,17 +70,24 @@ one. --follow holds one connection per host: with more hosts than
 			if o.New && o.Follow {
 				return usageError("--new reads what is there now; it does not go with --follow")
 			}
-			if o.Stderr && o.All {
-				return usageError("use --stderr or --all, not both")
+			if n := countTrue(o.Stdout, o.Stderr, o.All); n > 1 {
+				return usageError("use one of --stdout, --stderr and --all")
+			}
+			if !cmd.Flags().Changed("max-bytes") {
+				o.MaxBytes = 0
+				if (a.json && !o.Follow) || o.New || o.Tail > 0 || o.Head > 0 {
+					o.MaxBytes = bgjob.DefaultMaxBytes
+				}
 			}
 			o.Offset, o.FromOffset = o.offset, cmd.Flags().Changed("offset")
 			return a.logs(cmd.Context(), args[0], o.LogOptions)
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&o.Stderr, "stderr", false, "print stderr.log instead of stdout.log")
-	f.BoolVar(&o.All, "all", false, "print both logs")
-	f.IntVar(&o.Tail, "tail", 0, "print only the last N lines")
+	f.BoolVar(&o.Stdout, "stdout", false, "print only stdout.log")
+	f.BoolVar(&o.Stderr, "stderr", false, "print only stderr.log, on stdout")
+	f.BoolVar(&o.All, "all", false, "print both logs (the default)")
+	f.IntVarP(&o.Tail, "tail", "n", 0, "print only the last N lines")
 	f.IntVar(&o.Head, "head", 0, "print only the first N lines")
 	f.Int64Var(&o.Bytes, "bytes", 0, "print only the last N bytes")
 	f.Int64Var(&o.offset, "offset", 0, "print the bytes from this byte offset")
@@ -79,16 +95,27 @@ one. --follow holds one connection per host: with more hosts than
 	f.StringVar(&o.Reader, "reader", "", "name of the reader whose cursor --new moves (default \"default\")")
 	f.BoolVarP(&o.Follow, "follow", "f", false, "keep printing until the job ends, then exit with its status")
 	f.BoolVar(&a.noPrefix, "no-prefix", false, "with several hosts, do not start each line with \"HOST: \"")
-	f.BoolVar(&a.json, "json", false, "print {job, logs: [{stream, offset, next_offset, data}]}")
+	f.Int64Var(&o.MaxBytes, "max-bytes", bgjob.DefaultMaxBytes, "print at most N bytes of log data with --json, --new, --tail or --head (0: no cap)")
+	f.BoolVar(&a.json, "json", false, "print {id, status, exit_code, logs: [{stream, offset, next_offset, truncated, data}]}")
 	return cmd
 }
 
-// logChunk is one log's part of the --json output. Data holds text; bytes
-// that are not valid UTF-8 are given as data_base64 instead.
+func countTrue(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// logChunk is one log's part of the --json output. Data is text: a byte
+// that is not part of valid UTF-8 is given as U+FFFD; read it exactly with
+// logs --offset and --bytes without --json.
 type logChunk struct {
 	bgjob.LogRange
-	Data       *string `json:"data,omitempty"`
-	DataBase64 *string `json:"data_base64,omitempty"`
+	Data string `json:"data"`
 }
 
 func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions) error {
@@ -101,15 +128,17 @@ func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions) error {
 	}
 	defer release()
 	if !a.json {
-		// --stderr alone prints the log on stdout, ready for a pipe.
+		// --stdout or --stderr alone prints the log on stdout, ready for a
+		// pipe.
 		errw := a.stderr
-		if !o.All {
+		if o.Stdout || o.Stderr {
 			errw = a.stdout
 		}
 		res, err := c.Logs(ctx, ref, o, a.stdout, errw)
 		if err != nil {
 			return err
 		}
+		a.cutHints(res)
 		if o.Follow {
 			return jobExit(a, []jobdir.Job{res.Job})
 		}
@@ -123,11 +152,27 @@ func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions) error {
 	return printJSON(a.stdout, logsJSON(res, out.Bytes(), errb.Bytes()))
 }
 
-// jobLogs is the --json shape of logs and run --wait: the job and the
-// logs read.
+// cutHints says on stderr which logs a read cut to --max-bytes, and where
+// to read on.
+func (a *app) cutHints(res bgjob.LogResult) {
+	for _, r := range res.Ranges {
+		if !r.Truncated {
+			continue
+		}
+		fmt.Fprintf(a.stderr, "bgjob: hint: %s was cut at --max-bytes: printed bytes %d to %d; 'bgjob logs --offset N' reads any range\n", r.Stream, r.Offset, r.Next)
+	}
+}
+
+// jobLogs is the --json shape of logs and run --wait: what a reader needs
+// of the job, and the logs read.
 type jobLogs struct {
-	Job  jobdir.Job `json:"job"`
-	Logs []logChunk `json:"logs"`
+	ID       string        `json:"id"`
+	Name     string        `json:"name,omitempty"`
+	Host     string        `json:"host,omitempty"`
+	Status   jobdir.Status `json:"status"`
+	ExitCode *int          `json:"exit_code"`
+	Reason   string        `json:"reason,omitempty"`
+	Logs     []logChunk    `json:"logs"`
 }
 
 func logsJSON(res bgjob.LogResult, stdout, stderr []byte) jobLogs {
@@ -137,14 +182,8 @@ func logsJSON(res bgjob.LogResult, stdout, stderr []byte) jobLogs {
 		if r.Stream == "stderr" {
 			data = stderr
 		}
-		ch := logChunk{LogRange: r}
-		if s := string(data); utf8.ValidString(s) {
-			ch.Data = &s
-		} else {
-			b := base64.StdEncoding.EncodeToString(data)
-			ch.DataBase64 = &b
-		}
-		chunks = append(chunks, ch)
+		chunks = append(chunks, logChunk{LogRange: r, Data: string(data)})
 	}
-	return jobLogs{Job: res.Job, Logs: chunks}
+	j := res.Job
+	return jobLogs{ID: j.ID, Name: j.Name, Host: j.Host, Status: j.Status, ExitCode: j.ExitCode, Reason: j.Reason, Logs: chunks}
 }

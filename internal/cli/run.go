@@ -21,7 +21,14 @@ type runOptions struct {
 	quiet      bool
 	wait       time.Duration
 	maxLogSize string
+	maxBytes   int64
 }
+
+// exitRunning is run --wait's exit status when the job is still running at
+// the end of the wait: EX_TEMPFAIL of sysexits.h, neither success nor
+// timeout(1)'s 124, so "bgjob run --wait 30s -- make test && deploy" does
+// not deploy while the tests run.
+const exitRunning = 75
 
 func (a *app) runCommand() *cobra.Command {
 	var o runOptions
@@ -39,12 +46,17 @@ The job runs in its own session and process group with HUP ignored and stdin
 from /dev/null; its output is appended to stdout.log and stderr.log in the job
 directory, and its exit status (128+N when signal N killed it) to exit_code.
 
+--merge writes stderr into stdout.log too, so the two come in one ordered
+stream (meta.json records "merge": true; stderr.log stays empty).
+
 --wait D runs in the foreground for up to D: a job that ends in time has its
 output printed (stdout to stdout, stderr to stderr) and bgjob exits with its
-status; a job still running is left running in the background, with its
-logs kept from the start, and bgjob prints its handle and exits 0.`,
+status. A job still running is left running in the background, with its
+logs kept from the start: bgjob prints its output so far, says so with the
+job id on stderr, and exits 75. Either way at most --max-bytes of output are
+printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 		Example: `  bgjob run -n web -- python3 -m http.server 8000
-  bgjob run --wait 30s -- make test      # output and status if done in 30s, else a handle
+  bgjob run --wait 30s -- make test      # output and status if done in 30s, else 75
   bgjob run --stdin -n repl -- python3 -i && bgjob send repl $'print(1+1)\n'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -70,7 +82,9 @@ logs kept from the start, and bgjob prints its handle and exits 0.`,
 	f.DurationVar(&o.spec.Grace, "grace", bgjob.DefaultGrace, "with --timeout, time between TERM and KILL")
 	f.BoolVar(&o.spec.Stdin, "stdin", false, "give the job a FIFO as stdin, written with 'bgjob send' (default: /dev/null)")
 	f.BoolVar(&o.spec.LineBuffered, "line-buffered", false, "ask programs to flush output by line (stdbuf -oL -eL, PYTHONUNBUFFERED=1)")
-	f.DurationVar(&o.wait, "wait", 0, "wait up to this long: print the output and exit with the job's status if it ends, else leave it running")
+	f.DurationVar(&o.wait, "wait", 0, "wait up to this long and print the output: exit with the job's status if it ends, else 75 and leave it running")
+	f.Int64Var(&o.maxBytes, "max-bytes", bgjob.DefaultMaxBytes, "with --wait, print at most N bytes of output (0: no cap)")
+	f.BoolVar(&o.spec.Merge, "merge", false, "write stderr into stdout.log as well: one ordered stream")
 	f.StringVar(&o.maxLogSize, "max-log-size", "", "keep only about this much of each log on disk, the newest (e.g. 100M; needs fallocate)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the job id")
 	f.BoolVar(&a.json, "json", false, "print the job as JSON")
@@ -78,8 +92,8 @@ logs kept from the start, and bgjob prints its handle and exits 0.`,
 }
 
 func (a *app) run(ctx context.Context, o runOptions) error {
-	if o.spec.Timeout < 0 || o.wait < 0 {
-		return usageError("--timeout and --wait must not be negative")
+	if o.spec.Timeout < 0 || o.wait < 0 || o.maxBytes < 0 {
+		return usageError("--timeout, --wait and --max-bytes must not be negative")
 	}
 	if o.spec.Timeout > maxDuration {
 		return usageError("--timeout %s is longer than %s", o.spec.Timeout, maxDuration)
@@ -111,14 +125,7 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 		return err
 	}
 	if o.wait > 0 {
-		done, err := a.promote(ctx, c, j, o.wait)
-		if done || err != nil {
-			return err
-		}
-		fmt.Fprintf(a.stderr, "bgjob: job %s is still running after %s; it goes on in the background\n", j.ID, o.wait)
-		if a.json {
-			return printJSON(a.stdout, jobLogs{Job: j, Logs: []logChunk{}})
-		}
+		return a.promote(ctx, c, j, o)
 	}
 	switch {
 	case a.json:
@@ -131,29 +138,37 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 	return nil
 }
 
-// promote waits up to d for job j. If it ends, promote prints its output
-// and returns the job's exit status as the error (done is true).
-func (a *app) promote(ctx context.Context, c *bgjob.Client, j jobdir.Job, d time.Duration) (done bool, err error) {
-	jobs, err := c.Wait(ctx, []string{j.ID}, bgjob.WaitOptions{Timeout: d})
-	if errors.Is(err, bgjob.ErrTimeout) {
-		return false, nil
+// promote waits up to o.wait for job j and prints its output (at most
+// o.maxBytes). A job that ended gives its exit status as the error; one
+// still running gives exitRunning.
+func (a *app) promote(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runOptions) error {
+	jobs, err := c.Wait(ctx, []string{j.ID}, bgjob.WaitOptions{Timeout: o.wait})
+	running := errors.Is(err, bgjob.ErrTimeout)
+	if err != nil && !running {
+		return err
 	}
-	if err != nil {
-		return true, err
-	}
+	lo := bgjob.LogOptions{All: true, MaxBytes: o.maxBytes}
 	if a.json {
 		var out, errb bytes.Buffer
-		res, err := c.Logs(ctx, j.ID, bgjob.LogOptions{All: true}, &out, &errb)
+		res, err := c.Logs(ctx, j.ID, lo, &out, &errb)
 		if err != nil {
-			return true, err
+			return err
 		}
 		if err := printJSON(a.stdout, logsJSON(res, out.Bytes(), errb.Bytes())); err != nil {
-			return true, err
+			return err
 		}
-	} else if _, err := c.Logs(ctx, j.ID, bgjob.LogOptions{All: true}, a.stdout, a.stderr); err != nil {
-		return true, err
+	} else {
+		res, err := c.Logs(ctx, j.ID, lo, a.stdout, a.stderr)
+		if err != nil {
+			return err
+		}
+		a.cutHints(res)
 	}
-	return true, jobExit(a, jobs)
+	if running {
+		fmt.Fprintf(a.stderr, "bgjob: job %s is still running after %s; it goes on in the background\n", j.ID, o.wait)
+		return &exitError{code: exitRunning}
+	}
+	return jobExit(a, jobs)
 }
 
 // parseSize reads a byte count: a number with an optional K, M or G

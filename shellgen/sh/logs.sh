@@ -2,13 +2,19 @@
 # stream of bg_streams (stdout, stderr) its bytes in D records (bg_chunk).
 # The range: bg_mode all (the whole log), tail or head (bg_n lines), bytes
 # (the last bg_n), offset (from bg_from_stdout, bg_from_stderr) or new
-# (what the reader bg_reader has not read, moving its cursor). Offset and
+# (what the reader bg_reader has not read, moving its cursor; with bg_n > 0
+# only the last bg_n lines of it, the cursor moving to the end). Offset and
 # new stop before an incomplete UTF-8 character while the job runs. With
+# bg_max > 0 the ranges of all streams together hold at most bg_max bytes:
+# a range that would be longer is cut (tail and bytes keep its end, the
+# others its start, before an incomplete UTF-8 character) and a Z record
+# after its bytes says so; new moves the cursor only over what was sent. With
 # bg_follow=1 it goes on printing what is appended until the job has ended
 # and the last bytes are out, then prints the observation again.
 bg_readroot
 bg_find "$bg_ws" "$bg_ref" || bg_err notfound "$bg_ref"
 bg_obs "$bg_d" || bg_err notfound "$bg_ref"
+bg_left=$bg_max
 bg_live=0
 bg_running "$bg_d" && bg_live=1
 if [ "$bg_mode" = new ]; then
@@ -19,14 +25,21 @@ for bg_st in $bg_streams; do
 	bg_sz=$(wc -c <"$bg_f")
 	bg_to=$bg_sz
 	bg_dr=0
+	bg_back=0
 	if bg_line "$bg_d/$bg_st.dropped"; then bg_dr=${bg_l:-0}; fi
 	case $bg_mode in
-	tail) bg_from=$((bg_sz - $(tail -n "$bg_n" "$bg_f" | wc -c))) ;;
+	tail)
+		bg_from=$((bg_sz - $(tail -n "$bg_n" "$bg_f" | wc -c)))
+		bg_back=1
+		;;
 	head)
 		bg_from=$bg_dr
 		bg_to=$((bg_dr + $(tail -c +$((bg_dr + 1)) "$bg_f" | head -n "$bg_n" | wc -c)))
 		;;
-	bytes) bg_from=$((bg_sz - bg_n)) ;;
+	bytes)
+		bg_from=$((bg_sz - bg_n))
+		bg_back=1
+		;;
 	offset)
 		eval "bg_from=\$bg_from_$bg_st"
 		[ "$bg_live" = 0 ] || bg_utf8end "$bg_f" "$bg_sz"
@@ -37,13 +50,30 @@ for bg_st in $bg_streams; do
 		if bg_line "$bg_cur"; then bg_from=${bg_l%%[!0-9]*}; fi
 		[ -n "$bg_from" ] || bg_from=0
 		[ "$bg_live" = 0 ] || bg_utf8end "$bg_f" "$bg_sz"
+		if [ "$bg_n" -gt 0 ]; then
+			bg_tl=$((bg_to - $(head -c "$bg_to" "$bg_f" | tail -n "$bg_n" | wc -c)))
+			[ "$bg_tl" -le "$bg_from" ] || bg_from=$bg_tl
+			bg_back=1
+		fi
 		;;
 	*) bg_from=0 ;;
 	esac
 	[ "$bg_from" -ge "$bg_dr" ] || bg_from=$bg_dr
 	[ "$bg_to" -le "$bg_sz" ] || bg_to=$bg_sz
 	[ "$bg_from" -le "$bg_to" ] || bg_from=$bg_to
+	bg_cut=0
+	if [ "$bg_max" -gt 0 ] && [ $((bg_to - bg_from)) -gt "$bg_left" ]; then
+		bg_cut=1
+		if [ "$bg_back" = 1 ]; then
+			bg_from=$((bg_to - bg_left))
+		else
+			bg_utf8end "$bg_f" $((bg_from + bg_left))
+			[ "$bg_to" -ge "$bg_from" ] || bg_to=$bg_from
+		fi
+	fi
+	bg_left=$((bg_left - (bg_to - bg_from)))
 	bg_chunk "$bg_st" "$bg_f" "$bg_from" "$bg_to"
+	[ "$bg_cut" = 0 ] || printf 'Z\t%s\n' "$bg_st"
 	if [ "$bg_mode" = new ]; then
 		printf '%s\n' "$bg_to" >"$bg_cur.tmp" && mv -f "$bg_cur.tmp" "$bg_cur"
 	fi

@@ -127,7 +127,7 @@ if cd "${bg_cwd:-.}" 2>>"$bg_d/stderr.log"; then
 		done
 		shift
 		command "$@"
-	) <"$bg_in" >&5 2>&6 5>&- 6>&-
+	) <"$bg_in" >&5 2>&"$bg_efd" 5>&- 6>&-
 	bg_rc=$?
 else
 	bg_rc=126

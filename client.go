@@ -42,6 +42,8 @@ var (
 	ErrCursorBusy = errors.New("cursor busy")
 	// ErrReadOnly: the job directory cannot be changed.
 	ErrReadOnly = errors.New("read-only job directory")
+	// ErrNoMatch: WaitFor saw the job end without a matching line.
+	ErrNoMatch = errors.New("ended without a matching line")
 )
 
 // DefaultGrace is how long Stop waits after the first signal before SIGKILL.
@@ -159,6 +161,8 @@ func refusal(kind, subject string) error {
 		return fmt.Errorf("%s: %w", subject, ErrCursorBusy)
 	case shellgen.ErrKindReadOnly:
 		return fmt.Errorf("job directory %s cannot be changed (read-only file system or directory): %w", subject, ErrReadOnly)
+	case shellgen.ErrKindRegex:
+		return fmt.Errorf("%w: the host's grep -E cannot compile %q", ErrUsage, subject)
 	}
 	return fmt.Errorf("%s (%s): %w", subject, kind, ErrHost)
 }

@@ -26,13 +26,16 @@ type Handler struct {
 	// log's (none that the cap dropped while they were read).
 	Data func(stream string, offset int64, r io.Reader) error
 	// Wait receives the state of a wait that did not see the jobs end:
-	// "timeout" or "pending".
+	// "timeout" or "pending", or of a wait for a line that saw the job end
+	// without one: "ended".
 	Wait func(state string)
 	// More is called when a list stopped at its limit.
 	More func()
 	// Cut receives each stream whose range was cut to the byte cap, after
 	// its Data.
 	Cut func(stream string)
+	// Scanned receives how far a wait for a line read each stream.
+	Scanned func(stream string, offset int64)
 }
 
 // Decode reads a script's output from r (see Decode) and hands what it
@@ -124,6 +127,14 @@ func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outc
 		case KindCut:
 			if h.Cut != nil {
 				h.Cut(rec.Field(0))
+			}
+		case KindScanned:
+			off, err := strconv.ParseInt(rec.Field(1), 10, 64)
+			if err != nil {
+				return fmt.Errorf("malformed scanned record %q", rec.Field(1))
+			}
+			if h.Scanned != nil {
+				h.Scanned(rec.Field(0), off)
 			}
 		case KindData:
 			off, _ := strconv.ParseInt(rec.Field(1), 10, 64)

@@ -93,6 +93,10 @@ func TestLogsScriptRuns(t *testing.T) {
 		{"offset zero", shellgen.Logs{HasOffset: true}, []chunk{{"stdout", 0, logsStdout}}, false},
 		{"offset at the end", shellgen.Logs{Offsets: map[string]int64{"stdout": n}, HasOffset: true}, []chunk{{"stdout", n, ""}}, false},
 		{"offset beyond the end", shellgen.Logs{Offsets: map[string]int64{"stdout": n + 10}, HasOffset: true}, []chunk{{"stdout", n, ""}}, false},
+		{"max bytes keeps the start", shellgen.Logs{MaxBytes: 4}, []chunk{{"stdout", 0, "line"}}, false},
+		{"max bytes over both logs", shellgen.Logs{Streams: []string{"stdout", "stderr"}, MaxBytes: n + 2}, []chunk{{"stdout", 0, logsStdout}, {"stderr", 0, "er"}}, false},
+		{"max bytes with tail keeps the end", shellgen.Logs{Tail: 1, MaxBytes: 7}, []chunk{{"stdout", n - 7, "newline"}}, false},
+		{"max bytes never splits a character", shellgen.Logs{MaxBytes: n - int64(len(" no newline")) - 1}, []chunk{{"stdout", 0, logsStdout[:n-int64(len(" no newline"))-3]}}, false},
 		{"follow an ended job", shellgen.Logs{Follow: true}, []chunk{{"stdout", 0, logsStdout}}, true},
 		{"follow both with tail", shellgen.Logs{Streams: []string{"stdout", "stderr"}, Tail: 1, Follow: true},
 			[]chunk{{"stdout", n - int64(len("last 日本 no newline")), "last 日本 no newline"}, {"stderr", 5, "err2\n"}}, true},
@@ -256,6 +260,76 @@ func TestLogsScriptFollow(t *testing.T) {
 			}
 			if all.String() != want || jobs != 2 {
 				t.Errorf("followed %q in %d chunks with %d observations, want %q with 2", all.String(), len(got), jobs, want)
+			}
+		})
+	}
+}
+
+// TestWaitForScriptRuns waits for lines of an ended job's logs under every
+// shell: a line holding NUL and invalid UTF-8, the last line without a
+// newline, one stream only, no match, and a bad expression.
+func TestWaitForScriptRuns(t *testing.T) {
+	binLine := "\x00\xff binary\n"
+	binAt := int64(strings.Index(logsStdout, binLine))
+	last := "last 日本 no newline"
+	tests := []struct {
+		name    string
+		q       shellgen.WaitFor
+		want    []chunk
+		state   string
+		refused string
+	}{
+		{"line with NUL", shellgen.WaitFor{Pattern: "bin[a-z]+$"}, []chunk{{"stdout", binAt, binLine}}, "", ""},
+		{"last line without newline", shellgen.WaitFor{Pattern: "no newline$"}, []chunk{{"stdout", int64(len(logsStdout) - len(last)), last}}, "", ""},
+		{"stderr only", shellgen.WaitFor{Pattern: "^(line1|err2)$", Streams: []string{"stderr"}}, []chunk{{"stderr", 5, "err2\n"}}, "", ""},
+		{"both, stdout first", shellgen.WaitFor{Pattern: "^(line1|err2)$"}, []chunk{{"stdout", 0, "line1\n"}}, "", ""},
+		{"from an offset", shellgen.WaitFor{Pattern: "^(line1|err2)$", Offsets: map[string]int64{"stdout": 1}}, []chunk{{"stderr", 5, "err2\n"}}, "", ""},
+		{"no match", shellgen.WaitFor{Pattern: "zzz"}, nil, "ended", ""},
+		{"bad expression", shellgen.WaitFor{Pattern: "a("}, nil, "", "regex"},
+	}
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			m := jobdirtest.Make(t, root, "w", jobdirtest.Job{Meta: jobdir.Meta{Name: "logs"}, Stdout: logsStdout, Stderr: logsStderr}).Meta
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					t.Parallel()
+					q := tt.q
+					q.Ref = m.ID
+					script, err := shellgen.WaitForScript(shellgen.Target{Root: root, Workspace: "w"}, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					cmd := sh.command(t, "-c", script)
+					cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+					out, err := cmd.Output()
+					if err != nil {
+						t.Fatal(err)
+					}
+					var (
+						got            []chunk
+						state, refused string
+					)
+					_, err = shellgen.Handler{
+						Wait:    func(s string) { state = s },
+						Refused: func(k, _ string) error { refused = k; return nil },
+						Data: func(st string, off int64, r io.Reader) error {
+							b, err := io.ReadAll(r)
+							got = append(got, chunk{st, off, string(b)})
+							return err
+						},
+					}.Decode(bytes.NewReader(out))
+					if err != nil {
+						t.Fatalf("decoding: %v\n%q", err, out)
+					}
+					if diff := cmp.Diff(tt.want, got); diff != "" {
+						t.Errorf("chunks (-want +got):\n%s", diff)
+					}
+					if state != tt.state || refused != tt.refused {
+						t.Errorf("state %q, refusal %q; want %q, %q", state, refused, tt.state, tt.refused)
+					}
+				})
 			}
 		})
 	}

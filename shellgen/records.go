@@ -44,7 +44,8 @@ const (
 	// KindRemoved: R DIR (escaped). A job directory was removed.
 	KindRemoved Kind = "R"
 	// KindWait: W STATE. A wait gave up (timeout) or, looking once, found
-	// the jobs still running (pending).
+	// the jobs still running (pending); a wait for a line saw the job end
+	// without one (ended).
 	KindWait Kind = "W"
 	// KindMore: N more. A list stopped at its limit with older jobs left.
 	KindMore Kind = "N"
@@ -59,6 +60,9 @@ const (
 	// KindCut: Z STREAM. The range of STREAM just sent was cut to the byte
 	// cap: the log holds more of what was asked for.
 	KindCut Kind = "Z"
+	// KindScanned: F STREAM OFFSET. A wait for a line, looking once, read
+	// STREAM up to OFFSET without a match: the next look starts there.
+	KindScanned Kind = "F"
 )
 
 // The kinds of refusal an Error record names.
@@ -80,6 +84,8 @@ const (
 	ErrKindTimeout = "timeout"
 	// ErrKindCursorBusy: another reader holds the read cursor's lock.
 	ErrKindCursorBusy = "cursorbusy"
+	// ErrKindRegex: grep -E cannot compile the expression (wait --for).
+	ErrKindRegex = "regex"
 )
 
 // fields is how many fields each kind has after its letter, and which of
@@ -89,6 +95,7 @@ var fields = map[Kind]struct{ n, escaped int }{
 	KindExit: {1, 0}, KindEnded: {1, 0}, KindStop: {1, 0}, KindDropped: {2, 0},
 	KindOutcome: {1, 0}, KindError: {2, 2}, KindRemoved: {1, 1}, KindWait: {1, 0},
 	KindMore: {1, 0}, KindData: {4, 0}, KindCheck: {2, 0}, KindCut: {1, 0},
+	KindScanned: {2, 0},
 }
 
 // Record is one record of a script's output.

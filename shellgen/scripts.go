@@ -319,6 +319,54 @@ func WaitScript(t Target, w Wait) (string, error) {
 	})
 }
 
+// WaitFor selects what WaitForScript waits for: a line of a job's logs.
+type WaitFor struct {
+	Ref string
+	// Pattern is a POSIX extended regular expression, matched by the
+	// host's grep -E against each line, byte by byte (the C locale).
+	Pattern string
+	// Streams lists the logs to read: "stdout", "stderr" or both.
+	Streams []string
+	// Offsets says where to start reading each log (0: its start).
+	Offsets map[string]int64
+	// Timeout gives up after this long (0: never) with a W timeout record.
+	Timeout time.Duration
+	// Once looks once: without a match, the script reports F records and
+	// W pending instead of waiting (the caller waits for a file event).
+	Once bool
+}
+
+// WaitForScript returns the script that waits, polling on the host, until
+// a line of the job's logs matches the pattern: it prints the line in D
+// records (at most 64 KiB of it) and the job's observation. A job that
+// ends first gives W ended, a pattern grep cannot compile an E regex
+// record. It ends early, printing nothing more, when its stdin closes.
+func WaitForScript(t Target, w WaitFor) (string, error) {
+	if _, err := refs([]string{w.Ref}); err != nil {
+		return "", err
+	}
+	if strings.Contains(w.Pattern, "\n") {
+		return "", fmt.Errorf("the pattern %q holds a newline: lines are matched one at a time", w.Pattern)
+	}
+	if len(w.Streams) == 0 {
+		w.Streams = []string{"stdout", "stderr"}
+	}
+	for _, st := range w.Streams {
+		if st != "stdout" && st != "stderr" {
+			return "", fmt.Errorf("unknown stream %q", st)
+		}
+	}
+	return t.script("wait_for.sh", func(c *config) {
+		c.set("bg_ref", w.Ref)
+		c.set("bg_re", w.Pattern)
+		c.set("bg_streams", strings.Join(w.Streams, " "))
+		c.setInt("bg_from_stdout", max(w.Offsets["stdout"], 0))
+		c.setInt("bg_from_stderr", max(w.Offsets["stderr"], 0))
+		c.setInt("bg_limit", tenths(w.Timeout))
+		c.setBool("bg_once", w.Once)
+	})
+}
+
 // Logs selects what LogsScript prints.
 type Logs struct {
 	Ref string

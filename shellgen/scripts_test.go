@@ -127,6 +127,12 @@ func generators() []struct {
 		{"logs_new_follow", func() (string, error) {
 			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "build", New: true, Reader: "agent-1", Follow: true})
 		}},
+		{"logs_new_tail_max", func() (string, error) {
+			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "build", Streams: []string{"stdout", "stderr"}, New: true, Tail: 3, MaxBytes: 65536})
+		}},
+		{"wait_for", func() (string, error) {
+			return shellgen.WaitForScript(goldenTarget, shellgen.WaitFor{Ref: "server", Pattern: `listening on :[0-9]+|it's "ready"`, Timeout: 30 * time.Second})
+		}},
 		{"remove_refs", func() (string, error) {
 			return shellgen.RemoveScript(goldenTarget, shellgen.Remove{Refs: []string{"build", goldenID}, Force: true, Grace: 2 * time.Second})
 		}},
@@ -234,6 +240,9 @@ func TestGeneratorsReject(t *testing.T) {
 		}, jobdir.ErrBadName},
 		{"logs unknown stream", func() (string, error) {
 			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "build", Streams: []string{"stdlog"}})
+		}, nil},
+		{"wait for a pattern with a newline", func() (string, error) {
+			return shellgen.WaitForScript(goldenTarget, shellgen.WaitFor{Ref: "build", Pattern: "a\nb"})
 		}, nil},
 		{"logs bad reader name", func() (string, error) {
 			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "build", New: true, Reader: "../x"})

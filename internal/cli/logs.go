@@ -140,6 +140,7 @@ func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions) error {
 		}
 		a.cutHints(res)
 		if o.Follow {
+			a.endLines([]jobdir.Job{res.Job})
 			return jobExit(a, []jobdir.Job{res.Job})
 		}
 		return nil

@@ -198,3 +198,32 @@ func visible(s string) string {
 	}
 	return b.String()
 }
+
+// jobDuration returns how long j ran: until it ended, or until now while
+// it runs. It reports false when that is unknown (no start, or an ended
+// job without an end time).
+func jobDuration(j jobdir.Job, now time.Time) (time.Duration, bool) {
+	switch {
+	case j.StartedAt.IsZero():
+		return 0, false
+	case j.Status == jobdir.StatusRunning:
+		return max(now.Sub(j.StartedAt), 0), true
+	case j.EndedAt != nil:
+		return max(j.EndedAt.Sub(j.StartedAt), 0), true
+	}
+	return 0, false
+}
+
+// durationText prints d to the second: 12s, 3m05s, 2h03m, 3d04h.
+func durationText(d time.Duration) string {
+	s := int64(d.Round(time.Second) / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	case s < 86400:
+		return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
+	}
+	return fmt.Sprintf("%dd%02dh", s/86400, s%86400/3600)
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,29 +16,72 @@ import (
 // exitTimeout is wait's exit status when its timeout expires, as timeout(1).
 const exitTimeout = 124
 
+type waitOptions struct {
+	bgjob.WaitOptions
+	pattern string
+	forSet  bool
+	stdout  bool
+	stderr  bool
+	all     bool
+}
+
 func (a *app) waitCommand() *cobra.Command {
-	var o bgjob.WaitOptions
+	var o waitOptions
 	cmd := &cobra.Command{
 		Use:   "wait ID...",
-		Short: "Wait for jobs to end and exit with their status",
+		Short: "Wait for jobs to end, or for a line of output, and exit with their status",
 		Long: `Wait until the jobs have ended. The exit status is the job's own (the first
 non-zero one of several jobs), 124 when --timeout expires, and 1 for a job
 that was lost (its exit status is unknown). With several hosts it is the
 largest of the hosts' (124 for a host whose wait timed out, 1 for a host
 that failed), and each host whose job did not exit 0 gets a line on stderr;
---timeout bounds the whole wait.`,
+--timeout bounds the whole wait.
+
+--for REGEX waits instead until a line of the job's output (both logs, or
+--stdout or --stderr) matches REGEX, a POSIX extended regular expression
+(grep -E on the job's host, matched byte by byte in the C locale; no -i or
+\d: write [Rr]eady or [0-9]). Lines already written count. It prints the
+line and exits 0; when the job ends first it exits with the job's status if
+that is non-zero, else 1, and says so on stderr; at --timeout, 124. While
+the job runs only whole lines are matched. No polling loop is needed: locally
+file events drive it, over SSH one session. --for works on one host.
+
+When stdout is a terminal, a line on stderr says how each job ended.`,
+		Example: `  bgjob wait build
+  bgjob wait --for 'listening on|ready' --timeout 30s server
+  bgjob wait --any --timeout 10m a b c`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Timeout < 0 {
 				return usageError("--timeout must not be negative")
 			}
-			return a.wait(cmd.Context(), args, o)
+			o.forSet = cmd.Flags().Changed("for")
+			if countTrue(o.stdout, o.stderr, o.all) > 1 {
+				return usageError("use one of --stdout, --stderr and --all")
+			}
+			if !o.forSet {
+				if o.stdout || o.stderr || o.all {
+					return usageError("--stdout, --stderr and --all go with --for")
+				}
+				return a.wait(cmd.Context(), args, o.WaitOptions)
+			}
+			if len(args) != 1 || o.Any {
+				return usageError("--for waits for one job")
+			}
+			if a.many() {
+				return usageError("--for waits on one host")
+			}
+			return a.waitFor(cmd.Context(), args[0], o)
 		},
 	}
 	f := cmd.Flags()
 	f.DurationVar(&o.Timeout, "timeout", 0, "give up after this long and exit 124")
 	f.BoolVar(&o.Any, "any", false, "return when the first job ends")
-	f.BoolVar(&a.json, "json", false, "print the jobs as a JSON array")
+	f.StringVar(&o.pattern, "for", "", "wait for a line of output matching this POSIX extended regular expression")
+	f.BoolVar(&o.stdout, "stdout", false, "with --for, match stdout.log only")
+	f.BoolVar(&o.stderr, "stderr", false, "with --for, match stderr.log only")
+	f.BoolVar(&o.all, "all", false, "with --for, match both logs (the default)")
+	f.BoolVar(&a.json, "json", false, "print the jobs as a JSON array (with --for: {id, status, exit_code, logs: [the line]})")
 	return cmd
 }
 
@@ -61,7 +106,64 @@ func (a *app) wait(ctx context.Context, refs []string, o bgjob.WaitOptions) erro
 	if err != nil {
 		return err
 	}
+	a.endLines(jobs)
 	return jobExit(a, jobs)
+}
+
+func (a *app) waitFor(ctx context.Context, ref string, o waitOptions) error {
+	c, release, err := a.client(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	j, m, err := c.WaitFor(ctx, ref, o.pattern, bgjob.WaitForOptions{Stdout: o.stdout, Stderr: o.stderr, Timeout: o.Timeout})
+	switch {
+	case errors.Is(err, bgjob.ErrTimeout):
+		return &exitError{code: exitTimeout, err: err}
+	case errors.Is(err, bgjob.ErrNoMatch):
+		code := 1
+		if j.ExitCode != nil && *j.ExitCode != 0 {
+			code = *j.ExitCode
+		}
+		return &exitError{code: code, err: fmt.Errorf("%w (%s)", err, endText(j))}
+	case err != nil:
+		return err
+	}
+	if a.json {
+		res := bgjob.LogResult{Job: j, Ranges: []bgjob.LogRange{m.LogRange}}
+		if m.Stream == "stderr" {
+			return printJSON(a.stdout, logsJSON(res, nil, m.Line))
+		}
+		return printJSON(a.stdout, logsJSON(res, m.Line, nil))
+	}
+	_, err = a.stdout.Write(m.Line)
+	return err
+}
+
+// endLines says on stderr how each job ended, when stdout is a terminal
+// (a person is watching; a program reads the exit status).
+func (a *app) endLines(jobs []jobdir.Job) {
+	if !isTerminal(a.stdout) {
+		return
+	}
+	for _, j := range jobs {
+		fmt.Fprintf(a.stderr, "bgjob: job %s %s\n", j.ID, endText(j))
+	}
+}
+
+// endText says how a job ended and after how long: "exited 3 after 12s".
+func endText(j jobdir.Job) string {
+	s := string(j.Status)
+	switch {
+	case j.Status == jobdir.StatusKilled && j.Signal != "":
+		s += " (" + j.Signal + ")"
+	case j.ExitCode != nil:
+		s += " " + strconv.Itoa(*j.ExitCode)
+	}
+	if d, ok := jobDuration(j, time.Now()); ok {
+		s += " after " + durationText(d)
+	}
+	return s
 }
 
 // jobExit turns ended jobs into bgjob's exit status: the first non-zero

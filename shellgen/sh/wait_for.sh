@@ -1,0 +1,81 @@
+# wait_for.sh: wait until a line of the logs bg_streams (stdout, stderr) of
+# the job bg_ref names matches bg_re, a POSIX extended regular expression
+# matched by the host's grep -E, byte by byte (the C locale). Each log is
+# read from bg_from_stdout, bg_from_stderr; while the job runs only whole
+# lines are matched (the last one may go on). The first matching line goes
+# out in D records (at most 64 KiB of it), then the observation. When the
+# job ends first: W ended; after bg_limit tenths of a second (0: never):
+# W timeout; with bg_once=1, looking once: F records with the offset each
+# log was read to and W pending (the caller's trigger runs it again from
+# there). It ends early, printing nothing more, when its stdin closes.
+bg_readroot
+bg_find "$bg_ws" "$bg_ref" || bg_err notfound "$bg_ref"
+# grep exits 2 on an expression it cannot compile.
+bg_rc=0
+printf 'x\n' | LC_ALL=C grep -E -e "$bg_re" >/dev/null 2>&1 || bg_rc=$?
+[ "$bg_rc" -lt 2 ] || bg_err regex "$bg_re"
+# -a (where grep has it) matches lines that hold NUL bytes too.
+bg_ga=-E
+if printf 'x\n' | grep -a x >/dev/null 2>&1; then bg_ga=-aE; fi
+if [ "$bg_once" != 1 ]; then
+	exec 3<&0
+	cat <&3 >/dev/null 2>&1 &
+	bg_cat=$!
+	exec 3<&-
+fi
+bg_i=0
+bg_state=
+while :; do
+	# The sizes are taken after the job is seen to have ended, so its last
+	# bytes are matched.
+	bg_ended=1
+	bg_running "$bg_d" && bg_ended=0
+	bg_live=$((1 - bg_ended))
+	for bg_st in $bg_streams; do
+		bg_f=$bg_d/$bg_st.log
+		eval "bg_from=\$bg_from_$bg_st"
+		bg_sz=$(wc -c <"$bg_f")
+		if bg_line "$bg_d/$bg_st.dropped" && [ "${bg_l:-0}" -gt "$bg_from" ]; then bg_from=$bg_l; fi
+		[ "$bg_sz" -gt "$bg_from" ] || continue
+		bg_to=$bg_sz
+		if [ "$bg_ended" = 0 ]; then
+			bg_ln=$(tail -c +$((bg_from + 1)) "$bg_f" | head -c $((bg_sz - bg_from)) | wc -l)
+			bg_to=$((bg_from + $(tail -c +$((bg_from + 1)) "$bg_f" | head -n "$bg_ln" | wc -c)))
+		fi
+		[ "$bg_to" -gt "$bg_from" ] || continue
+		bg_m=$(tail -c +$((bg_from + 1)) "$bg_f" | head -c $((bg_to - bg_from)) | LC_ALL=C grep -n "$bg_ga" -e "$bg_re" | head -n 1 | cut -d: -f1)
+		if [ -n "$bg_m" ]; then
+			bg_s=$((bg_from + $(tail -c +$((bg_from + 1)) "$bg_f" | head -n $((bg_m - 1)) | wc -c)))
+			bg_e=$((bg_from + $(tail -c +$((bg_from + 1)) "$bg_f" | head -n "$bg_m" | wc -c)))
+			[ "$bg_e" -le "$bg_to" ] || bg_e=$bg_to
+			[ $((bg_e - bg_s)) -le 65536 ] || bg_e=$((bg_s + 65536))
+			bg_chunk "$bg_st" "$bg_f" "$bg_s" "$bg_e"
+			bg_state=match
+			break
+		fi
+		eval "bg_from_$bg_st=\$bg_to"
+	done
+	[ -z "$bg_state" ] || break
+	if [ "$bg_ended" = 1 ]; then
+		bg_state=ended
+		break
+	fi
+	if [ "$bg_once" = 1 ]; then
+		for bg_st in $bg_streams; do
+			eval "bg_from=\$bg_from_$bg_st"
+			printf 'F\t%s\t%s\n' "$bg_st" "$bg_from"
+		done
+		bg_state=pending
+		break
+	fi
+	if [ "$bg_limit" -gt 0 ] && [ "$bg_i" -ge "$bg_limit" ]; then
+		bg_state=timeout
+		break
+	fi
+	kill -0 "$bg_cat" 2>/dev/null || exit 0
+	bg_nap
+	bg_i=$((bg_i + 1))
+done
+[ "$bg_once" = 1 ] || kill "$bg_cat" 2>/dev/null
+[ "$bg_state" = match ] || printf 'W\t%s\n' "$bg_state"
+bg_obs "$bg_d"

@@ -1,0 +1,142 @@
+package bgjob
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
+)
+
+// WaitForOptions tunes WaitFor.
+type WaitForOptions struct {
+	// Stdout reads only stdout.log and Stderr only stderr.log; neither
+	// reads both.
+	Stdout, Stderr bool
+	// Timeout gives up after this long with ErrTimeout (0: never).
+	Timeout time.Duration
+}
+
+// Match is the line WaitFor found: its place in the log, and its bytes
+// (the newline included; at most the first 64 KiB of a longer line).
+type Match struct {
+	LogRange
+	Line []byte
+}
+
+// WaitFor blocks until a line of the job's output matches pattern, a POSIX
+// extended regular expression (grep -E on the host, matched byte by byte
+// in the C locale; lines already written count), and returns the job and
+// the line. While the job runs only whole lines are matched. When the job
+// ends first the error wraps ErrNoMatch (the job tells how it ended); at
+// the timeout it wraps ErrTimeout; a pattern the host's grep cannot
+// compile wraps ErrUsage. Over SSH the host polls inside one script; on a
+// runtime that is a Watcher the same script looks once each time a job
+// file changes (and once a second), going on from where it stopped.
+func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOptions) (jobdir.Job, Match, error) {
+	q := shellgen.WaitFor{Ref: ref, Pattern: pattern, Timeout: o.Timeout}
+	switch {
+	case o.Stdout && !o.Stderr:
+		q.Streams = []string{"stdout"}
+	case o.Stderr && !o.Stdout:
+		q.Streams = []string{"stderr"}
+	}
+	w, watch := c.rt.(Watcher)
+	if !watch {
+		return c.waitFor(ctx, &q)
+	}
+	q.Once, q.Timeout = true, 0
+	j, m, err := c.waitFor(ctx, &q)
+	if !errors.Is(err, errPending) {
+		return j, m, err
+	}
+	q.Ref = j.ID
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events, err := w.Watch(ctx, []string{j.Dir})
+	if err != nil {
+		return j, Match{}, err
+	}
+	var deadline <-chan time.Time
+	if o.Timeout > 0 {
+		t := time.NewTimer(o.Timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	// A wrapper killed with SIGKILL changes no file: look once a second.
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		timedOut := false
+		select {
+		case <-events:
+		case <-tick.C:
+		case <-deadline:
+			timedOut = true
+		case <-ctx.Done():
+			return j, Match{}, ctx.Err()
+		}
+		if j, m, err = c.waitFor(ctx, &q); !errors.Is(err, errPending) {
+			return j, m, err
+		}
+		if timedOut {
+			return j, Match{}, fmt.Errorf("waiting %s for %q: %w", o.Timeout, pattern, ErrTimeout)
+		}
+	}
+}
+
+// waitFor runs one WaitForScript. Looking once without a match, it moves
+// q's offsets to where the script stopped and returns errPending.
+func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor) (jobdir.Job, Match, error) {
+	script, err := shellgen.WaitForScript(c.target(), *q)
+	if err != nil {
+		return jobdir.Job{}, Match{}, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	var (
+		job   jobdir.Job
+		m     Match
+		found bool
+		errs  []error
+		state string
+	)
+	scanned := map[string]int64{}
+	err = c.exec(ctx, script, nil, !q.Once, reply{
+		job:     func(j jobdir.Job, _ string) error { job = j; return nil },
+		refused: func(err error) error { errs = append(errs, err); return nil },
+		wait:    func(s string) { state = s },
+		scanned: func(stream string, off int64) { scanned[stream] = off },
+		data: func(stream string, off int64, r io.Reader) error {
+			var b bytes.Buffer
+			if _, err := io.Copy(&b, r); err != nil {
+				return err
+			}
+			if !found {
+				m = Match{LogRange: LogRange{Stream: stream, Offset: off}}
+				found = true
+			}
+			m.Line = append(m.Line, b.Bytes()...)
+			m.Next = off + int64(b.Len())
+			return nil
+		},
+	})
+	switch {
+	case err != nil:
+		return job, Match{}, err
+	case len(errs) > 0:
+		return job, Match{}, errors.Join(errs...)
+	case found:
+		return job, m, nil
+	case state == "timeout":
+		return job, Match{}, fmt.Errorf("waiting %s for %q: %w", q.Timeout, q.Pattern, ErrTimeout)
+	case state == "ended":
+		return job, Match{}, fmt.Errorf("job %s: %w %q", job.ID, ErrNoMatch, q.Pattern)
+	case state == "pending":
+		q.Offsets = scanned
+		return job, Match{}, errPending
+	}
+	return job, Match{}, errors.New("waiting for a line: the script reported nothing")
+}

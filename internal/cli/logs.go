@@ -134,7 +134,16 @@ func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions) error {
 		if o.Stdout || o.Stderr {
 			errw = a.stdout
 		}
-		res, err := c.Logs(ctx, ref, o, a.stdout, errw)
+		lctx, gone, stop := ctx, func() bool { return false }, func() {}
+		if o.Follow {
+			lctx, gone, stop = whileRead(ctx, a.stdout)
+		}
+		res, err := c.Logs(lctx, ref, o, a.stdout, errw)
+		stop()
+		if err != nil && gone() {
+			// The reader has what it wanted (grep -m1): that is success.
+			return nil
+		}
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// whileRead returns a context that is cancelled when the reader of w goes
+// away: when w is a pipe or socket whose other end is closed (the grep of
+// "bgjob logs -f ID | grep -m1 ready" has exited). It notices at once, not
+// at the next write, which may never come for a job that has gone quiet.
+// stop ends the watch; the context is cancelled then too.
+func whileRead(ctx context.Context, w io.Writer) (_ context.Context, gone func() bool, stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	f, ok := w.(*os.File)
+	if !ok {
+		return ctx, func() bool { return false }, cancel
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
+		return ctx, func() bool { return false }, cancel
+	}
+	// The watch also wakes when stop closes the write end of this pipe.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return ctx, func() bool { return false }, cancel
+	}
+	closed := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer pr.Close()
+		fds := []unix.PollFd{{Fd: int32(f.Fd())}, {Fd: int32(pr.Fd()), Events: unix.POLLIN}}
+		for {
+			_, err := unix.Poll(fds, -1)
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if err != nil || fds[1].Revents != 0 {
+				return
+			}
+			if fds[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0 {
+				close(closed)
+				cancel()
+				return
+			}
+		}
+	}()
+	gone = func() bool {
+		select {
+		case <-closed:
+			return true
+		default:
+			return false
+		}
+	}
+	return ctx, gone, func() {
+		pw.Close()
+		<-done
+		cancel()
+	}
+}

@@ -206,7 +206,7 @@ func TestConcurrentNewReaders(t *testing.T) {
 			defer wg.Done()
 			w := &slowWriter{start: time.Now(), delay: 6 * time.Second}
 			var errb bytes.Buffer
-			code := cli.Run(ctx, []string{"--root", root, "logs", "--new", "big"}, strings.NewReader(""), w, &errb)
+			code := cli.Run(ctx, []string{"--root", root, "logs", "--new", "--max-bytes", "0", "big"}, strings.NewReader(""), w, &errb)
 			total[i] = int(w.n)
 			busy[i] = code != 0 && strings.Contains(errb.String(), "cursor busy")
 			if code != 0 && !busy[i] {
@@ -222,7 +222,7 @@ func TestConcurrentNewReaders(t *testing.T) {
 	// A reader killed while it holds the cursor frees it: the kernel drops
 	// the lock with its holder.
 	bin := bgjobBinary(t)
-	cmd := exec.Command("sh", "-c", `exec "$1" --root "$2" logs --new --reader r2 big | sleep 30`, "sh", bin, root)
+	cmd := exec.Command("sh", "-c", `exec "$1" --root "$2" logs --new --max-bytes 0 --reader r2 big | sleep 30`, "sh", bin, root)
 	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

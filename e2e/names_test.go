@@ -28,13 +28,13 @@ func TestNameLookupPastRecentJobs(t *testing.T) {
 	for range 25 {
 		run("run", "-q", "--", "exit 0")
 	}
-	if got := run("status", "--json", "target"); !strings.Contains(got, `"id": "`+second+`"`) {
+	if got := run("status", "--json", "target"); !strings.Contains(got, `"id":"`+second+`"`) {
 		t.Fatalf("status target found %s, want the newest job named target, %s (the older is %s)", got, second, first)
 	}
 	// With the newest removed, the name index is stale: the search finds
 	// the older job among those past the newest 20.
 	run("rm", second)
-	if got := run("status", "--json", "target"); !strings.Contains(got, `"id": "`+first+`"`) {
+	if got := run("status", "--json", "target"); !strings.Contains(got, `"id":"`+first+`"`) {
 		t.Fatalf("after rm, status target found %s, want %s", got, first)
 	}
 	if code, _, _ := bgjob(ctx, "--root", root, "status", "targe"); code != 1 {

@@ -36,6 +36,8 @@ type app struct {
 	prompts   *sharedPrompt
 	sshConfig string
 	json      bool
+	// terminal reports whether w is a terminal (isTerminal; tests replace it).
+	terminal func(io.Writer) bool
 }
 
 // exitError carries an exit code out of a command.
@@ -70,7 +72,7 @@ func Main() int {
 
 // Run runs bgjob with args and returns its exit status.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, terminal: isTerminal}
 	cmd := a.rootCommand()
 	cmd.SetArgs(args)
 	cmd.SetIn(stdin)
@@ -106,7 +108,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 // Command returns bgjob's root command, for generating documentation.
 func Command() *cobra.Command {
-	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, terminal: isTerminal}
 	return a.rootCommand()
 }
 
@@ -139,7 +141,9 @@ non-zero.`,
   bgjob -H @hosts run -n shard -- ./run-shard && bgjob -H @hosts wait shard`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionText(),
 	}
+	cmd.SetVersionTemplate("{{.Version}}\n")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
 	f := cmd.PersistentFlags()
 	f.StringVarP(&a.workspace, "workspace", "w", "default", "workspace (env BGJOB_WORKSPACE)")
@@ -159,7 +163,7 @@ non-zero.`,
 	}
 	cmd.AddCommand(
 		a.runCommand(), a.statusCommand(), a.listCommand(), a.logsCommand(),
-		a.waitCommand(), a.stopCommand(), a.rmCommand(), a.pruneCommand(), a.sendCommand(),
+		a.waitCommand(), a.stopCommand(), a.rmCommand(), a.pruneCommand(), a.sendCommand(), a.versionCommand(),
 	)
 	// Listed in help and the generated docs like any other command.
 	cmd.InitDefaultCompletionCmd()

@@ -85,6 +85,9 @@ func printJob(w io.Writer, j jobdir.Job) {
 	if j.EndedAt != nil {
 		row("ended_at", j.EndedAt.Local().Format(time.RFC3339))
 	}
+	if d, ok := jobDuration(j, time.Now()); ok {
+		row("duration", durationText(d))
+	}
 	row("timeout", j.Timeout)
 	if j.MaxLogSize > 0 {
 		row("max_log_size", strconv.FormatInt(j.MaxLogSize, 10))
@@ -110,7 +113,7 @@ func newTable(w io.Writer, withWorkspace bool) *table {
 // newHostTable is newTable with, when withHost is set, the host first.
 func newHostTable(w io.Writer, withWorkspace, withHost bool) *table {
 	t := &table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0), withWorkspace: withWorkspace, withHost: withHost}
-	t.line("HOST", "ID", "WORKSPACE", "STATUS", "EXIT", "STARTED", "NAME", "COMMAND")
+	t.line("HOST", "ID", "WORKSPACE", "STATUS", "EXIT", "STARTED", "DURATION", "NAME", "COMMAND")
 	return t
 }
 
@@ -141,7 +144,11 @@ func (t *table) row(j jobdir.Job) {
 	if name == "" {
 		name = "-"
 	}
-	t.line(visible(j.Host), visible(j.ID), visible(j.Workspace), statusText(j), exitText(j), started, name, string(cmd))
+	dur := "-"
+	if d, ok := jobDuration(j, time.Now()); ok {
+		dur = durationText(d)
+	}
+	t.line(visible(j.Host), visible(j.ID), visible(j.Workspace), statusText(j), exitText(j), started, dur, name, string(cmd))
 }
 
 func (t *table) flush() { t.tw.Flush() }

@@ -5,17 +5,26 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/bgjob/bgjob"
 )
 
 func (a *app) statusCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "status ID...",
+		Use:   "status [ID...]",
 		Short: "Show what became of jobs",
 		Long: `Show jobs by id or name. The status is derived from the job directory now:
 running, exited, killed (stopped by bgjob or its timeout), lost (the wrapper
-vanished without recording a status, e.g. SIGKILL or a reboot) or unreadable.`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return a.status(cmd.Context(), args) },
+vanished without recording a status, e.g. SIGKILL or a reboot) or unreadable.
+The duration is how long the job ran, or has run so far.
+
+With no ID, status is 'bgjob ls': the newest jobs of the workspace.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return a.list(cmd.Context(), listOptions{ListOptions: bgjob.ListOptions{Limit: 50}})
+			}
+			return a.status(cmd.Context(), args)
+		},
 	}
 	cmd.Flags().BoolVar(&a.json, "json", false, "print a JSON array")
 	return cmd

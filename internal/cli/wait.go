@@ -143,7 +143,7 @@ func (a *app) waitFor(ctx context.Context, ref string, o waitOptions) error {
 // endLines says on stderr how each job ended, when stdout is a terminal
 // (a person is watching; a program reads the exit status).
 func (a *app) endLines(jobs []jobdir.Job) {
-	if !isTerminal(a.stdout) {
+	if !a.terminal(a.stdout) {
 		return
 	}
 	for _, j := range jobs {

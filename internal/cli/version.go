@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// versionText says which bgjob this is, from the build information the Go
+// toolchain embeds: the module version ("devel" for a build from a work
+// tree), the commit and the Go version. For example:
+//
+//	bgjob v1.2.0 (commit 4f2a9c1e0b7d, 2026-11-30T10:15:02Z, go1.26.8)
+func versionText() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "bgjob (no build information)"
+	}
+	v := bi.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "devel"
+	}
+	var extra []string
+	var rev, when string
+	modified := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			when = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if modified {
+			rev += "+modified"
+		}
+		extra = append(extra, "commit "+rev)
+	}
+	if when != "" {
+		extra = append(extra, when)
+	}
+	extra = append(extra, bi.GoVersion)
+	return fmt.Sprintf("bgjob %s (%s)", v, strings.Join(extra, ", "))
+}
+
+func (a *app) versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print bgjob's version, commit and Go version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, err := fmt.Fprintln(a.stdout, versionText())
+			return err
+		},
+	}
+}

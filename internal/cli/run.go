@@ -22,6 +22,7 @@ type runOptions struct {
 	wait       time.Duration
 	maxLogSize string
 	maxBytes   int64
+	keep       int
 }
 
 // exitRunning is run --wait's exit status when the job is still running at
@@ -60,6 +61,16 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
   bgjob run --stdin -n repl -- python3 -i && bgjob send repl $'print(1+1)\n'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if v := os.Getenv("BGJOB_KEEP"); v != "" && !cmd.Flags().Changed("keep") {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 0 {
+					return usageError("BGJOB_KEEP=%q: want a number of jobs, 0 for no pruning on run", v)
+				}
+				o.keep = n
+			}
+			if o.keep < 0 {
+				return usageError("--keep must not be negative")
+			}
 			o.spec.Argv = args
 			if o.spec.Cwd == "" && len(a.hosts) == 0 {
 				wd, err := os.Getwd()
@@ -85,6 +96,7 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 	f.DurationVar(&o.wait, "wait", 0, "wait up to this long and print the output: exit with the job's status if it ends, else 75 and leave it running")
 	f.Int64Var(&o.maxBytes, "max-bytes", bgjob.DefaultMaxBytes, "with --wait, print at most N bytes of output (0: no cap)")
 	f.BoolVar(&o.spec.Merge, "merge", false, "write stderr into stdout.log as well: one ordered stream")
+	f.IntVar(&o.keep, "keep", bgjob.DefaultKeep, "run's pruning pass keeps the newest N ended jobs, and those ended in the last 7 days (0: no pruning on run; env BGJOB_KEEP)")
 	f.StringVar(&o.maxLogSize, "max-log-size", "", "keep only about this much of each log on disk, the newest (e.g. 100M; needs fallocate)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the job id")
 	f.BoolVar(&a.json, "json", false, "print the job as JSON")
@@ -118,6 +130,11 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 		return err
 	}
 	defer release()
+	if o.keep == 0 {
+		c.SetAutoPrune(0, 0)
+	} else {
+		c.SetAutoPrune(o.keep, bgjob.DefaultMaxAge)
+	}
 	startCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	j, err := c.Run(startCtx, o.spec)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"time"
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/runtime/local"
@@ -65,4 +66,40 @@ func ExampleClient_Stop() {
 	}
 	fmt.Println(jobs[0].Status, *jobs[0].ExitCode, jobs[0].Reason)
 	// Output: killed 143 stop
+}
+
+// Wait until a server says it is ready, without a sleep loop, then read
+// only what it printed, at most 64 KiB.
+func ExampleClient_WaitFor() {
+	root, err := os.MkdirTemp("", "bgjob-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+
+	ctx := context.Background()
+	c, err := bgjob.NewClient(local.New(), root, "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	job, err := c.Run(ctx, bgjob.Spec{Argv: []string{"echo starting; sleep 0.2; echo 'listening on :8000' >&2; sleep 60"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Stop(ctx, []string{job.ID}, bgjob.StopOptions{})
+	_, m, err := c.WaitFor(ctx, job.ID, "listening on :[0-9]+", bgjob.WaitForOptions{Timeout: 30 * time.Second})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%s %d-%d %q\n", m.Stream, m.Offset, m.Next, m.Line)
+	res, err := c.Logs(ctx, job.ID, bgjob.LogOptions{New: true, MaxBytes: bgjob.DefaultMaxBytes}, os.Stdout, os.Stdout)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Job.Status, len(res.Ranges))
+	// Output:
+	// stderr 0-19 "listening on :8000\n"
+	// starting
+	// listening on :8000
+	// running 2
 }

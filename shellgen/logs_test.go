@@ -96,6 +96,7 @@ func TestLogsScriptRuns(t *testing.T) {
 		{"max bytes keeps the start", shellgen.Logs{MaxBytes: 4}, []chunk{{"stdout", 0, "line"}}, false},
 		{"max bytes over both logs", shellgen.Logs{Streams: []string{"stdout", "stderr"}, MaxBytes: n + 2}, []chunk{{"stdout", 0, logsStdout}, {"stderr", 0, "er"}}, false},
 		{"max bytes with tail keeps the end", shellgen.Logs{Tail: 1, MaxBytes: 7}, []chunk{{"stdout", n - 7, "newline"}}, false},
+		{"max bytes with tail starts at a character", shellgen.Logs{Tail: 1, MaxBytes: int64(len("本 no newline")) - 1}, []chunk{{"stdout", n - 11, " no newline"}}, false},
 		{"max bytes never splits a character", shellgen.Logs{MaxBytes: n - int64(len(" no newline")) - 1}, []chunk{{"stdout", 0, logsStdout[:n-int64(len(" no newline"))-3]}}, false},
 		{"follow an ended job", shellgen.Logs{Follow: true}, []chunk{{"stdout", 0, logsStdout}}, true},
 		{"follow both with tail", shellgen.Logs{Streams: []string{"stdout", "stderr"}, Tail: 1, Follow: true},

@@ -6,8 +6,9 @@
 # only the last bg_n lines of it, the cursor moving to the end). Offset and
 # new stop before an incomplete UTF-8 character while the job runs. With
 # bg_max > 0 the ranges of all streams together hold at most bg_max bytes:
-# a range that would be longer is cut (tail and bytes keep its end, the
-# others its start, before an incomplete UTF-8 character) and a Z record
+# a range that would be longer is cut (tail and bytes keep its end, from a
+# character's first byte; the others its start, before an incomplete UTF-8
+# character) and a Z record
 # after its bytes says so; new moves the cursor only over what was sent. With
 # bg_follow=1 it goes on printing what is appended until the job has ended
 # and the last bytes are out, then prints the observation again.
@@ -66,6 +67,12 @@ for bg_st in $bg_streams; do
 		bg_cut=1
 		if [ "$bg_back" = 1 ]; then
 			bg_from=$((bg_to - bg_left))
+			# Start at a character: skip the continuation bytes of one the
+			# cut split.
+			for bg_c in $(tail -c +$((bg_from + 1)) "$bg_f" | head -c 3 | od -An -tu1); do
+				if [ "$bg_c" -lt 128 ] || [ "$bg_c" -ge 192 ]; then break; fi
+				bg_from=$((bg_from + 1))
+			done
 		else
 			bg_utf8end "$bg_f" $((bg_from + bg_left))
 			[ "$bg_to" -ge "$bg_from" ] || bg_to=$bg_from

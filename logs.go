@@ -29,7 +29,9 @@ type LogOptions struct {
 	// each get only unread output. New with Tail returns the last Tail
 	// lines of the unread output and moves the cursor to the end. Offset
 	// and New stop before an incomplete UTF-8 character while the job
-	// runs.
+	// runs. Zero (the constant) as Tail, Head or Bytes asks for nothing:
+	// an empty range, at the end of the log (with New, the cursor moves
+	// there) or, for Head, at its start.
 	Tail, Head int
 	Bytes      int64
 	Offset     int64
@@ -47,6 +49,10 @@ type LogOptions struct {
 	// is capped.
 	MaxBytes int64
 }
+
+// Zero, as LogOptions.Tail, Head or Bytes, asks for no line or byte at
+// all (0 there means the option is not used).
+const Zero = -1
 
 // LogRange says which bytes of one log a read returned: [Offset, Next).
 // Truncated says the read was cut to LogOptions.MaxBytes: the log holds

@@ -378,7 +378,7 @@ type Logs struct {
 	// not named), or, with New, the bytes Reader has not read yet, moving
 	// its cursor. Offset and New end the range before an incomplete UTF-8
 	// sequence while the job runs, so text is never cut in the middle of a
-	// character.
+	// character. A negative Tail, Head or Bytes asks for an empty range.
 	Tail, Head int
 	Bytes      int64
 	Offsets    map[string]int64
@@ -421,16 +421,16 @@ func LogsScript(t Target, l Logs) (string, error) {
 	if _, err := refs([]string{l.Ref}); err != nil {
 		return "", err
 	}
-	mode, n := "all", int64(0)
+	mode, n, zero := "all", int64(0), false
 	switch {
-	case l.New && l.Tail > 0:
-		mode, n = "new", int64(l.Tail)
-	case l.Tail > 0:
-		mode, n = "tail", int64(l.Tail)
-	case l.Head > 0:
-		mode, n = "head", int64(l.Head)
-	case l.Bytes > 0:
-		mode, n = "bytes", l.Bytes
+	case l.New && l.Tail != 0:
+		mode, n, zero = "new", int64(max(l.Tail, 0)), l.Tail < 0
+	case l.Tail != 0:
+		mode, n = "tail", int64(max(l.Tail, 0))
+	case l.Head != 0:
+		mode, n = "head", int64(max(l.Head, 0))
+	case l.Bytes != 0:
+		mode, n = "bytes", max(l.Bytes, 0)
 	case l.HasOffset:
 		mode = "offset"
 	case l.New:
@@ -441,6 +441,7 @@ func LogsScript(t Target, l Logs) (string, error) {
 		c.set("bg_streams", strings.Join(l.Streams, " "))
 		c.set("bg_mode", mode)
 		c.setInt("bg_n", n)
+		c.setBool("bg_zero", zero)
 		c.setInt("bg_from_stdout", max(l.Offsets["stdout"], 0))
 		c.setInt("bg_from_stderr", max(l.Offsets["stderr"], 0))
 		c.set("bg_reader", l.Reader)

@@ -80,6 +80,16 @@ one. --follow holds one connection per host: with more hosts than
 				}
 			}
 			o.Offset, o.FromOffset = o.offset, cmd.Flags().Changed("offset")
+			// Zero means zero: --tail 0 prints no line, not the whole log.
+			if cmd.Flags().Changed("tail") && o.Tail == 0 {
+				o.Tail = bgjob.Zero
+			}
+			if cmd.Flags().Changed("head") && o.Head == 0 {
+				o.Head = bgjob.Zero
+			}
+			if cmd.Flags().Changed("bytes") && o.Bytes == 0 {
+				o.Bytes = bgjob.Zero
+			}
 			return a.logs(cmd.Context(), args[0], o.LogOptions)
 		},
 	}

@@ -2,7 +2,8 @@
 # stream of bg_streams (stdout, stderr) its bytes in D records (bg_chunk).
 # The range: bg_mode all (the whole log), tail or head (bg_n lines), bytes
 # (the last bg_n), offset (from bg_from_stdout, bg_from_stderr) or new
-# (what the reader bg_reader has not read, moving its cursor; with bg_n > 0
+# (what the reader bg_reader has not read, moving its cursor; bg_zero=1 asks
+# for an empty range at the end; with bg_n > 0
 # only the last bg_n lines of it, the cursor moving to the end). Offset and
 # new stop before an incomplete UTF-8 character while the job runs. With
 # bg_max > 0 the ranges of all streams together hold at most bg_max bytes:
@@ -51,7 +52,7 @@ for bg_st in $bg_streams; do
 		if bg_line "$bg_cur"; then bg_from=${bg_l%%[!0-9]*}; fi
 		[ -n "$bg_from" ] || bg_from=0
 		[ "$bg_live" = 0 ] || bg_utf8end "$bg_f" "$bg_sz"
-		if [ "$bg_n" -gt 0 ]; then
+		if [ "$bg_n" -gt 0 ] || [ "$bg_zero" = 1 ]; then
 			bg_tl=$((bg_to - $(head -c "$bg_to" "$bg_f" | tail -n "$bg_n" | wc -c)))
 			[ "$bg_tl" -le "$bg_from" ] || bg_from=$bg_tl
 			bg_back=1

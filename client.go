@@ -18,7 +18,7 @@ var (
 	// ErrNotFound: no job has that id or name.
 	ErrNotFound = errors.New("not found")
 	// ErrBusy: the job still has live processes.
-	ErrBusy = errors.New("job is still running")
+	ErrBusy = errors.New("job is still running or has live processes")
 	// ErrTimeout: Wait gave up.
 	ErrTimeout = errors.New("timed out")
 	// ErrUsage: the request itself is invalid (bad name, flag or value).

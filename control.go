@@ -119,11 +119,15 @@ type PruneOptions struct {
 	OlderThan time.Duration
 	// DryRun reports what would be removed without removing it.
 	DryRun bool
+	// Kept, unless nil, receives each job the rule selects that stays
+	// because it still has live processes (Job.LiveProcesses). A Fleet
+	// calls it from one goroutine per host.
+	Kept func(jobdir.Job)
 }
 
 // Prune removes the jobs of the workspace that PruneOptions selects and
 // returns them; with DryRun it returns them without removing them. A job
-// that still has live processes is never selected.
+// that still has live processes is never removed: it goes to o.Kept.
 func (c *Client) Prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error) {
 	script, err := shellgen.PruneScript(c.target(), shellgen.Prune{Keep: o.Keep, OlderThan: o.OlderThan, DryRun: o.DryRun})
 	if err != nil {
@@ -135,7 +139,16 @@ func (c *Client) Prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error
 		errs []error
 	)
 	err = c.exec(ctx, script, nil, false, reply{
-		job:     func(j jobdir.Job, _ string) error { jobs = append(jobs, j); return nil },
+		job: func(j jobdir.Job, outcome string) error {
+			if outcome == shellgen.OutcomeKept {
+				if o.Kept != nil {
+					o.Kept(j)
+				}
+				return nil
+			}
+			jobs = append(jobs, j)
+			return nil
+		},
 		removed: func(dir string) error { gone[dir] = true; return nil },
 		refused: func(err error) error {
 			// A job a concurrent prune removed first is done.

@@ -3,7 +3,13 @@ package jobdir
 import (
 	"fmt"
 	"path"
+	"strconv"
 )
+
+// ScanProc is the process scan of a host with /proc: a job's processes
+// are its process group and those that carry its id in their environment.
+// The other, "ps", finds the process group only.
+const ScanProc = "proc"
 
 // Observation is what a reader saw of one job directory at one moment: the
 // raw contents of its files and the facts about its wrapper process. The
@@ -31,6 +37,11 @@ type Observation struct {
 	// StdoutDropped and StderrDropped are the first lines of
 	// stdout.dropped and stderr.dropped ("" when missing).
 	StdoutDropped, StderrDropped string
+	// LiveProcesses is how many of the job's processes were alive besides
+	// its wrapper ("" when not looked at), and ProcessScan how they were
+	// found: "proc" (the process group, and processes that left it by the
+	// job id in their environment) or "ps" (the process group only).
+	LiveProcesses, ProcessScan string
 }
 
 // Derive turns an observation into a job report. It is the only place
@@ -42,6 +53,9 @@ type Observation struct {
 //     recorded start time: "running";
 //   - otherwise "lost": the wrapper died without recording a status (it
 //     was SIGKILLed or the host rebooted), and the exit status is unknown.
+//
+// Whatever the status, LiveProcesses counts the job's processes still
+// alive besides its wrapper: a job that has ended can leave some behind.
 func Derive(o Observation, host string) Job {
 	j := Job{Host: host}
 	j.Paths(o.Dir)
@@ -65,6 +79,12 @@ func Derive(o Observation, host string) Job {
 	j.Meta = m
 	j.StdoutDropped = DecodeDropped(o.StdoutDropped)
 	j.StderrDropped = DecodeDropped(o.StderrDropped)
+	if n, err := strconv.Atoi(o.LiveProcesses); err == nil && n > 0 {
+		j.LiveProcesses = n
+	}
+	if o.ProcessScan != "" && o.ProcessScan != ScanProc {
+		j.ProcessScan = o.ProcessScan
+	}
 	if o.HasExit {
 		code, err := DecodeExitCode(o.ExitCode)
 		if err != nil {

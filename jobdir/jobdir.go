@@ -139,12 +139,20 @@ type Job struct {
 	Signal   string     `json:"signal,omitempty"`
 	// StdoutDropped and StderrDropped count the leading bytes of each log
 	// that the --max-log-size cap has dropped.
-	StdoutDropped int64  `json:"stdout_dropped,omitempty"`
-	StderrDropped int64  `json:"stderr_dropped,omitempty"`
-	Error         string `json:"error,omitempty"`
-	Dir           string `json:"dir"`
-	StdoutPath    string `json:"stdout_path"`
-	StderrPath    string `json:"stderr_path"`
+	StdoutDropped int64 `json:"stdout_dropped,omitempty"`
+	StderrDropped int64 `json:"stderr_dropped,omitempty"`
+	// LiveProcesses counts the job's processes alive besides its wrapper:
+	// its process group and, on Linux, the processes of the same user that
+	// left it (setsid, a double fork) but carry the job's id in their
+	// environment. An ended job with live processes is not removed.
+	LiveProcesses int `json:"live_processes"`
+	// ProcessScan is "ps" when the host has no /proc, so only the process
+	// group was counted ("" otherwise).
+	ProcessScan string `json:"process_scan,omitempty"`
+	Error       string `json:"error,omitempty"`
+	Dir         string `json:"dir"`
+	StdoutPath  string `json:"stdout_path"`
+	StderrPath  string `json:"stderr_path"`
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@:+-]{0,63}$`)

@@ -16,7 +16,8 @@ import (
 // ends decoding (ErrStop without an error).
 type Handler struct {
 	// Job receives each job observed (with the host's boot id filled in)
-	// and what a stop did to it ("" if it was not stopped).
+	// and what a stop did to it ("" if it was not stopped), or "kept" for
+	// a job prune kept because it has live processes.
 	Job func(o jobdir.Observation, outcome string) error
 	// Refused receives each refusal: its kind (ErrKind*) and subject.
 	Refused func(kind, subject string) error
@@ -38,6 +39,10 @@ type Handler struct {
 	Scanned func(stream string, offset int64)
 }
 
+// OutcomeKept is the outcome Handler.Job receives for a job prune kept
+// because it has live processes.
+const OutcomeKept = "kept"
+
 // Decode reads a script's output from r (see Decode) and hands what it
 // reports to h. It reports whether a callback stopped it with ErrStop
 // before the end marker.
@@ -46,6 +51,7 @@ func (h Handler) Decode(r io.Reader) (stopped bool, err error) {
 		boot    string
 		cur     *jobdir.Observation
 		outcome string
+		kept    string // the directory of a K record, until its J record
 		live    *liveChunk
 	)
 	flush := func() error {
@@ -61,7 +67,7 @@ func (h Handler) Decode(r io.Reader) (stopped bool, err error) {
 		return h.Job(o, out)
 	}
 	err = Decode(r, func(rec Record) error {
-		err := h.record(rec, &boot, &cur, &outcome, &live, flush)
+		err := h.record(rec, &boot, &cur, &outcome, &kept, &live, flush)
 		stopped = errors.Is(err, ErrStop)
 		return err
 	})
@@ -74,11 +80,11 @@ func (h Handler) Decode(r io.Reader) (stopped bool, err error) {
 }
 
 // record handles one record for decode.
-func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outcome *string, live **liveChunk, flush func() error) error {
+func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outcome, kept *string, live **liveChunk, flush func() error) error {
 	{
 		switch rec.Kind {
 		case KindMeta, KindProc, KindExit, KindEnded,
-			KindStop, KindDropped:
+			KindStop, KindDropped, KindLive:
 			if *cur == nil {
 				return fmt.Errorf("record %s outside a job", rec.Kind)
 			}
@@ -103,8 +109,14 @@ func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outc
 			*boot = rec.Field(0)
 		case KindJob:
 			*cur = &jobdir.Observation{Dir: rec.Field(0)}
+			if *kept == rec.Field(0) {
+				*outcome = OutcomeKept
+			}
+			*kept = ""
 		case KindOutcome:
 			*outcome = rec.Field(0)
+		case KindKept:
+			*kept = rec.Field(1)
 		case KindError:
 			// An outcome belongs to the job that follows it, not to a
 			// refusal (a job removed after it was stopped).
@@ -169,6 +181,8 @@ func observe(o *jobdir.Observation, rec Record) {
 		o.EndedAt = rec.Field(0)
 	case KindStop:
 		o.Stop = rec.Field(0)
+	case KindLive:
+		o.LiveProcesses, o.ProcessScan = rec.Field(0), rec.Field(1)
 	case KindDropped:
 		if rec.Field(0) == "stderr" {
 			o.StderrDropped = rec.Field(1)

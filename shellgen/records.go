@@ -20,7 +20,8 @@ const (
 	// every script's output.
 	KindBoot Kind = "B"
 	// KindJob: J DIR (escaped). An observation of the job in DIR begins; the
-	// Meta, Proc, Exit, Ended, Stop and Dropped records after it belong to it.
+	// Meta, Proc, Exit, Ended, Stop, Dropped and Live records after it
+	// belong to it.
 	KindJob Kind = "J"
 	// KindMeta: M LINE. The first line of meta.json.
 	KindMeta Kind = "M"
@@ -36,9 +37,18 @@ const (
 	KindStop Kind = "S"
 	// KindDropped: Y STREAM COUNT. The first line of STREAM.dropped.
 	KindDropped Kind = "Y"
+	// KindLive: L COUNT METHOD. How many processes of the job are alive
+	// besides its wrapper (bg_live), and how they were found: proc (its
+	// process group and, by the job id in their environment, those that
+	// left it) or ps (its process group only: the host has no /proc).
+	KindLive Kind = "L"
 	// KindOutcome: O OUTCOME. What a stop did (stopped, gone, untied) to
 	// the job whose observation follows.
 	KindOutcome Kind = "O"
+	// KindKept: K REASON DIR (escaped). Prune kept the job in DIR, which
+	// its rule selects, for REASON: live (it has live processes). Its
+	// observation follows, unless the job was removed meanwhile.
+	KindKept Kind = "K"
 	// KindError: E KIND SUBJECT (escaped). A refusal; see the Err* kinds.
 	KindError Kind = "E"
 	// KindRemoved: R DIR (escaped). A job directory was removed.
@@ -93,6 +103,7 @@ const (
 var fields = map[Kind]struct{ n, escaped int }{
 	KindBoot: {1, 0}, KindJob: {1, 1}, KindMeta: {1, 0}, KindProc: {1, 0},
 	KindExit: {1, 0}, KindEnded: {1, 0}, KindStop: {1, 0}, KindDropped: {2, 0},
+	KindLive: {2, 0}, KindKept: {2, 2},
 	KindOutcome: {1, 0}, KindError: {2, 2}, KindRemoved: {1, 1}, KindWait: {1, 0},
 	KindMore: {1, 0}, KindData: {4, 0}, KindCheck: {2, 0}, KindCut: {1, 0},
 	KindScanned: {2, 0},

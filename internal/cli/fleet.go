@@ -467,6 +467,12 @@ func (a *app) fleetRemove(ctx context.Context, refs []string, force bool) error 
 }
 
 func (a *app) fleetPrune(ctx context.Context, o bgjob.PruneOptions) error {
+	var mu sync.Mutex
+	o.Kept = func(j jobdir.Job) {
+		mu.Lock()
+		defer mu.Unlock()
+		a.keptNote(j.Host, j)
+	}
 	res := a.fleet().Prune(ctx, o)
 	if a.json {
 		if err := jobsJSON(a, res); err != nil {

@@ -51,9 +51,27 @@ func exitText(j jobdir.Job) string {
 }
 
 func statusText(j jobdir.Job) string {
-	s := string(j.Status)
+	var notes []string
 	if j.Reason != "" {
-		s += " (" + j.Reason + ")"
+		notes = append(notes, j.Reason)
+	}
+	if j.Status.Ended() && j.LiveProcesses > 0 {
+		notes = append(notes, liveText(j))
+	}
+	if len(notes) == 0 {
+		return string(j.Status)
+	}
+	return string(j.Status) + " (" + strings.Join(notes, "; ") + ")"
+}
+
+// liveText says how many processes a job left running.
+func liveText(j jobdir.Job) string {
+	s := "1 process still running"
+	if j.LiveProcesses != 1 {
+		s = strconv.Itoa(j.LiveProcesses) + " processes still running"
+	}
+	if j.ProcessScan != "" {
+		s += ", its process group only (no /proc)"
 	}
 	return s
 }
@@ -76,6 +94,9 @@ func printJob(w io.Writer, j jobdir.Job) {
 	}
 	if j.PID != 0 {
 		row("pid", strconv.Itoa(j.PID))
+	}
+	if j.LiveProcesses > 0 || j.Status == jobdir.StatusRunning {
+		row("live_processes", strconv.Itoa(j.LiveProcesses))
 	}
 	row("command", j.Command)
 	row("cwd", j.Cwd)

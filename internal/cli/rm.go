@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/jobdir"
 )
 
 func (a *app) rmCommand() *cobra.Command {
@@ -47,8 +48,9 @@ func (a *app) pruneCommand() *cobra.Command {
 		Short: "Remove old ended jobs",
 		Long: `Remove ended jobs (exited, killed or lost) of the workspace beyond the newest
 --keep ended ones, or that ended more than --older-than ago by the host's
-clock. Running jobs, jobs with processes still alive and jobs whose files
-are not bgjob's are never removed; a directory a cut-short run left
+clock. Running jobs, jobs with processes still alive (live_processes: prune
+says on stderr which it kept) and jobs whose files are not bgjob's are
+never removed; a directory a cut-short run left
 without meta.json is removed a minute after its start. run applies the
 same rule, in a bounded pass, after one run in eight.`,
 		Args: cobra.NoArgs,
@@ -76,6 +78,7 @@ func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
 		return err
 	}
 	defer release()
+	o.Kept = func(j jobdir.Job) { a.keptNote("", j) }
 	jobs, err := c.Prune(ctx, o)
 	if a.json {
 		if perr := printJSON(a.stdout, jobs); perr != nil {
@@ -87,4 +90,13 @@ func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
 		}
 	}
 	return err
+}
+
+// keptNote says on stderr that prune kept j, and why (with --json too:
+// the array is the jobs removed).
+func (a *app) keptNote(host string, j jobdir.Job) {
+	if host != "" {
+		host += ": "
+	}
+	fmt.Fprintf(a.stderr, "bgjob: kept %s%s: %s\n", host, visible(j.ID), liveText(j))
 }

@@ -5,6 +5,9 @@
 # (bg_umask) for the command.
 if [ "${bg_keepumask-}" = 1 ]; then bg_umask=$(umask); fi
 umask 077
+# What this script starts is not a process of the job that may have run
+# bgjob (the wrapper exports these into the job's environment).
+unset BGJOB_JOB_ID BGJOB_JOB_DIR
 printf '\n@@bgjob-begin@@\n'
 [ -n "$bg_root" ] || bg_root=/tmp/bgjob-$(id -u)
 bg_nl='

@@ -56,4 +56,5 @@ nometa)
 	bg_err io "cannot write the job's meta.json in $bg_ws (is the disk full?)"
 	;;
 esac
+bg_obslive=0
 bg_obs "$bg_d"

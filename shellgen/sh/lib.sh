@@ -52,38 +52,6 @@ bg_proc() {
 	fi
 }
 
-# bg_members PGID EXCLUDE...: set bg_ms to the live processes of group PGID,
-# leaving out the pids given after it.
-bg_members() {
-	bg_ms= bg_g=$1
-	shift
-	bg_ex=" $* "
-	if [ -r /proc/self/stat ]; then
-		for bg_mf in /proc/[0-9]*/stat; do
-			IFS= read -r bg_mx 2>/dev/null <"$bg_mf" || continue
-			bg_mx=${bg_mx##*) }
-			set -- $bg_mx
-			[ "$3" = "$bg_g" ] || continue
-			[ "$1" = Z ] && continue
-			bg_mp=${bg_mf#/proc/}
-			bg_mp=${bg_mp%/stat}
-			case $bg_ex in *" $bg_mp "*) continue ;; esac
-			bg_ms="$bg_ms $bg_mp"
-		done
-	else
-		bg_mx=$(ps -A -o pid= -o pgid= -o stat= 2>/dev/null)
-		set -f
-		set -- $bg_mx
-		set +f
-		while [ $# -ge 3 ]; do
-			if [ "$2" = "$bg_g" ]; then
-				case $3 in Z*) ;; *) case $bg_ex in *" $1 "*) ;; *) bg_ms="$bg_ms $1" ;; esac ;; esac
-			fi
-			shift 3
-		done
-	fi
-}
-
 # bg_meta DIR: read DIR/meta.json and set bg_w (the wrapper's pid, also the
 # job's process group), bg_st (its start time) and bg_b (the boot id).
 bg_meta() {
@@ -116,64 +84,137 @@ bg_nap() {
 	sleep 0.1 2>/dev/null || sleep 1
 }
 
-# bg_stop DIR SIGNAL GRACE REASON SELF [nowait]: stop the job in DIR. Record
-# the stop (unless the job has already ended), send SIGNAL to its group,
-# wait up to GRACE tenths of a second, then SIGKILL what is left, one by
-# one; return once the group is gone and the wrapper has recorded the
-# status. The wrapper traps the signals sent to the group and is never sent
-# KILL, so it outlives the command and records its real status. SELF is
-# left out. With nowait (the wrapper's own timer), do not wait for that
-# record. Sets bg_o to what happened.
+# bg_deadline TENTHS: start the clock of a wait, a sleep of TENTHS tenths
+# of a second in the background; bg_intime succeeds until it has ended.
+# A wait is measured by this clock, never by counting naps, so it takes
+# as long as it says however long each look takes.
+bg_deadline() {
+	sleep "$(($1 / 10)).$(($1 % 10))" >/dev/null 2>&1 &
+	bg_dl=$!
+	bg_proc "$bg_dl"
+	bg_dls=$bg_s
+}
+
+# bg_intime: succeed while the sleep of bg_deadline runs.
+bg_intime() {
+	bg_proc "$bg_dl"
+	[ -n "$bg_s" ] && [ "$bg_s" = "$bg_dls" ]
+}
+
+# bg_signal SIGNAL: send SIGNAL to the processes bg_live found: a signal
+# the wrapper traps goes to the whole group (the wrapper survives it) and
+# to each process that left it; any other to each process, never the
+# wrapper.
+bg_signal() {
+	case $1 in
+	TERM | INT | QUIT | HUP | USR1 | USR2 | ALRM)
+		[ -z "$bg_lgm" ] || bg_kill "$1" "-$bg_w"
+		[ -z "$bg_lesc" ] || bg_kill "$1" $bg_lesc
+		;;
+	*) bg_kill "$1" $bg_lp ;;
+	esac
+}
+
+# bg_stop SIGNAL GRACE REASON NOWAIT DIR...: stop the jobs in the DIRs,
+# all at once. For each: record the stop (unless the job has already
+# ended) and send SIGNAL to its processes (bg_live); then wait up to GRACE
+# tenths of a second, by the clock, for all of them to exit, SIGKILL what
+# is left, one by one, and return once they are gone and (unless NOWAIT is
+# nowait: the wrapper's own timer) each wrapper has recorded its status.
+# The wrapper traps the signals sent to the group and is never sent KILL,
+# so it outlives the command and records its real status. Each round looks
+# at the host once (bg_scan) for all the jobs. Sets bg_oc to what happened
+# to each, " N:OUTCOME ..." for the Nth DIR: stopped, gone or untied.
 bg_stop() {
-	bg_sd=$1 bg_sig=$2 bg_sn=$3 bg_r=$4 bg_self=$5 bg_nowait=${6-}
-	if ! bg_tied "$bg_sd"; then
-		bg_o=untied
-		return 0
-	fi
-	if [ ! -e "$bg_sd/exit_code" ] && [ ! -e "$bg_sd/stop" ]; then
-		printf '%s %s\n' "$bg_r" "$bg_sig" >"$bg_sd/stop.tmp" && mv -f "$bg_sd/stop.tmp" "$bg_sd/stop"
-	fi
-	bg_members "$bg_w" "$bg_w" "$bg_self"
-	# A wrapper that has only just started may not have forked its command.
+	bg_sig=$1 bg_sn=$2 bg_r=$3 bg_nowait=$4
+	shift 4
+	bg_oc=' ' bg_sl= bg_sw= bg_todo=
+	bg_scan
 	bg_si=0
-	while [ -z "$bg_ms" ] && [ "$bg_si" -lt 20 ] && bg_running "$bg_sd"; do
-		bg_nap
-		bg_members "$bg_w" "$bg_w" "$bg_self"
+	for bg_sd in "$@"; do
 		bg_si=$((bg_si + 1))
+		bg_stied=1
+		bg_tied "$bg_sd" || bg_stied=
+		bg_live "$bg_sd"
+		if [ -z "$bg_stied" ] && [ "$bg_lc" = 0 ]; then
+			bg_oc="$bg_oc$bg_si:untied "
+			continue
+		fi
+		if [ ! -e "$bg_sd/exit_code" ] && [ ! -e "$bg_sd/stop" ]; then
+			printf '%s %s\n' "$bg_r" "$bg_sig" >"$bg_sd/stop.tmp" && mv -f "$bg_sd/stop.tmp" "$bg_sd/stop"
+		fi
+		! bg_running "$bg_sd" || bg_sw="$bg_sw $bg_si"
+		if [ "$bg_lc" -gt 0 ]; then
+			bg_signal "$bg_sig"
+			bg_sl="$bg_sl $bg_si"
+			bg_oc="$bg_oc$bg_si:stopped "
+		elif bg_running "$bg_sd"; then
+			# A wrapper that has only just started may not have forked its
+			# command.
+			bg_todo="$bg_todo $bg_si"
+		else
+			bg_oc="$bg_oc$bg_si:gone "
+		fi
 	done
-	if [ -z "$bg_ms" ]; then
-		bg_o=gone
-	else
-		bg_o=stopped
-		case $bg_sig in
-		TERM | INT | QUIT | HUP | USR1 | USR2 | ALRM) bg_kill "$bg_sig" "-$bg_w" ;;
-		*) bg_kill "$bg_sig" $bg_ms ;;
-		esac
-		bg_si=0
-		while [ "$bg_si" -lt "$bg_sn" ]; do
-			bg_members "$bg_w" "$bg_w" "$bg_self"
-			[ -n "$bg_ms" ] || break
-			bg_nap
-			bg_si=$((bg_si + 1))
+	bg_sk=0
+	while [ -n "$bg_todo" ]; do
+		bg_nap
+		bg_scan
+		bg_sk=$((bg_sk + 1))
+		bg_sx=$bg_todo bg_todo=
+		for bg_si in $bg_sx; do
+			eval "bg_sd=\${$bg_si}"
+			bg_live "$bg_sd"
+			if [ "$bg_lc" -gt 0 ]; then
+				bg_signal "$bg_sig"
+				bg_sl="$bg_sl $bg_si"
+				bg_oc="$bg_oc$bg_si:stopped "
+			elif bg_running "$bg_sd" && [ "$bg_sk" -lt 20 ]; then
+				bg_todo="$bg_todo $bg_si"
+			else
+				bg_oc="$bg_oc$bg_si:gone "
+			fi
 		done
-		bg_si=0
-		while [ "$bg_si" -lt 100 ]; do
-			bg_members "$bg_w" "$bg_w" "$bg_self"
-			[ -n "$bg_ms" ] || break
-			bg_kill KILL $bg_ms
+	done
+	if [ -n "$bg_sl" ]; then
+		if [ "$bg_sn" -gt 0 ]; then
+			bg_deadline "$bg_sn"
+			while bg_stopleft "$@" && bg_intime; do bg_nap; done
+			kill "$bg_dl" 2>/dev/null
+		fi
+		bg_sk=0
+		while bg_stopleft "$@" && [ "$bg_sk" -lt 100 ]; do
+			bg_kill KILL $bg_sp
 			bg_nap
-			bg_si=$((bg_si + 1))
+			bg_sk=$((bg_sk + 1))
 		done
 	fi
-	[ -z "$bg_nowait" ] || return 0
-	bg_si=0
-	while [ ! -e "$bg_sd/exit_code" ] && ! bg_tmpcode "$bg_sd" && [ "$bg_si" -lt 50 ]; do
-		bg_proc "$bg_w"
-		# shellcheck disable=SC2015 # the break is the else of the whole test
-		[ -n "$bg_s" ] && [ "$bg_s" = "$bg_st" ] || break
-		bg_nap
-		bg_si=$((bg_si + 1))
+	bg_pgs=
+	[ "$bg_nowait" != nowait ] || return 0
+	bg_sk=0
+	while [ -n "$bg_sw" ] && [ "$bg_sk" -lt 50 ]; do
+		bg_sx=$bg_sw bg_sw=
+		for bg_si in $bg_sx; do
+			eval "bg_sd=\${$bg_si}"
+			if [ ! -e "$bg_sd/exit_code" ] && ! bg_tmpcode "$bg_sd" && bg_running "$bg_sd"; then bg_sw="$bg_sw $bg_si"; fi
+		done
+		[ -z "$bg_sw" ] || bg_nap
+		bg_sk=$((bg_sk + 1))
 	done
+}
+
+# bg_stopleft DIR...: look at the host again (bg_scan) and succeed when
+# the jobs bg_stop signalled (bg_sl, indexes into the DIRs) have live
+# processes left, their pids in bg_sp.
+bg_stopleft() {
+	bg_scan
+	bg_sp=
+	for bg_sj in $bg_sl; do
+		eval "bg_sd=\${$bg_sj}"
+		bg_live "$bg_sd"
+		bg_sp="$bg_sp$bg_lp"
+	done
+	[ -n "$bg_sp" ]
 }
 
 # bg_pick: from the meta.json line in bg_l, set bg_w, bg_st and bg_b: the
@@ -207,6 +248,8 @@ bg_pick() {
 # The wrapper is looked at before exit_code is read, so a job that ends in
 # between is seen as ended, never as lost. A complete exit_code.tmp counts
 # too: the wrapper's mv may have been killed by a stop after it wrote it.
+# Last comes the L record of its live processes (bg_live), unless
+# bg_obslive is 0 (the launcher's report of a job it has just started).
 bg_obs() {
 	if ! bg_line "$1/meta.json"; then
 		# A launch cut short, or a removal under way: reported as is,
@@ -232,6 +275,10 @@ bg_obs() {
 	if bg_line "$1/stop"; then printf 'S\t%s\n' "$bg_l"; fi
 	if bg_line "$1/stdout.dropped"; then printf 'Y\tstdout\t%s\n' "$bg_l"; fi
 	if bg_line "$1/stderr.dropped"; then printf 'Y\tstderr\t%s\n' "$bg_l"; fi
+	if [ "${bg_obslive-1}" = 1 ]; then
+		bg_live "$1"
+		printf 'L\t%s\t%s\n' "$bg_lc" "$bg_pm"
+	fi
 	return 0
 }
 
@@ -252,38 +299,106 @@ bg_running() {
 	[ -n "$bg_s" ] && [ "$bg_s" = "$bg_st" ]
 }
 
-# bg_busy DIR: succeed while any process of the job in DIR is alive. The
-# processes are those of one scan of the host (bg_scan), made on the first
-# call: a group with no live process at that moment can get none later.
+# bg_busy DIR: succeed while any process of the job in DIR is alive: its
+# wrapper, or one that bg_live finds in the host's scan (made on the first
+# call: a job with no live process at that moment can get none later).
 bg_busy() {
 	bg_running "$1" && return 0
-	bg_tied "$1" || return 1
-	[ -n "$bg_pgs" ] || bg_scan
-	case $bg_pgs in *" $bg_w "*) return 0 ;; esac
-	return 1
+	bg_live "$1"
+	[ "$bg_lc" -gt 0 ]
 }
 
-# bg_scan: set bg_pgs to the process groups of the host's live processes,
-# " PGID PGID ... ", in one pass over /proc (or one ps).
+# bg_scan: look at the host's processes once. Sets bg_pgs to the live (not
+# zombie) processes by group, " PGID:PID,PID,... ", and bg_envs to those
+# whose environment carries a job id (the wrapper exports BGJOB_JOB_ID),
+# " ID:PID:START:PGID ..." with START in clock ticks since boot; bg_pm to
+# the method: proc (/proc: groups and environments) or ps (groups only).
+# One grep, one cat and one awk, whatever the number of processes.
 bg_scan() {
-	bg_pgs=' '
 	if [ -r /proc/self/stat ]; then
-		for bg_mf in /proc/[0-9]*/stat; do
-			IFS= read -r bg_mx 2>/dev/null <"$bg_mf" || continue
-			bg_mx=${bg_mx##*) }
-			set -- $bg_mx
-			[ "$1" = Z ] || bg_pgs="$bg_pgs$3 "
-		done
+		bg_pm=proc
+		bg_mx=$({
+			grep -a -o -s -H 'BGJOB_JOB_ID=[0-9]\{8\}T[0-9]\{6\}-[0-9a-z]\{6\}' /proc/[0-9]*/environ
+			echo @
+			cat /proc/[0-9]*/stat
+		} 2>/dev/null | awk '
+			$0 == "@" { s = 1; next }
+			!s {
+				p = $0; sub(/^\/proc\//, "", p); sub(/\/.*/, "", p)
+				i = $0; sub(/.*BGJOB_JOB_ID=/, "", i)
+				e[p] = e[p] " " i
+				next
+			}
+			{
+				r = $0; sub(/.*\) /, "", r); split(r, f, " ")
+				if (f[1] == "Z" || f[1] == "X") next
+				g[f[3]] = g[f[3]] "," $1
+				if ($1 in e) {
+					n = split(e[$1], ids, " ")
+					for (k = 1; k <= n; k++) o = o " " ids[k] ":" $1 ":" f[20] ":" f[3]
+				}
+			}
+			END { for (x in g) l = l " " x ":" substr(g[x], 2); print l "|" o }')
 	else
-		bg_mx=$(ps -A -o pgid= -o stat= 2>/dev/null)
-		set -f
-		set -- $bg_mx
-		set +f
-		while [ $# -ge 2 ]; do
-			case $2 in Z*) ;; *) bg_pgs="$bg_pgs$1 " ;; esac
-			shift 2
-		done
+		bg_pm='ps'
+		bg_mx=$(ps -A -o pid= -o pgid= -o stat= 2>/dev/null | awk '
+			$3 !~ /^Z/ { g[$2] = g[$2] "," $1 }
+			END { for (x in g) l = l " " x ":" substr(g[x], 2); print l "|" }')
 	fi
+	bg_pgs="${bg_mx%%|*} "
+	bg_envs="${bg_mx#*|} "
+}
+
+# bg_live DIR: set bg_lp to the live processes of the job in DIR but its
+# wrapper and this script, " PID PID ...", and bg_lc to their number, from
+# the host's scan (bg_scan, made on the first call): bg_lgm the members of
+# its process group, when the group can be tied to the job, and, on Linux,
+# bg_lesc those outside it whose environment carries the job's id (a
+# setsid or double-forked daemon), of the same user, started after the job
+# on the same boot. A process that cleared its environment is not found.
+bg_live() {
+	bg_lp= bg_lc=0 bg_lgm= bg_lesc=
+	[ -n "${bg_pgs-}" ] || bg_scan
+	bg_ltied=
+	if bg_tied "$1"; then
+		bg_ltied=1
+	else
+		bg_meta "$1" || return 0
+		[ -z "$bg_boot" ] || [ "$bg_b" = "$bg_boot" ] || return 0
+	fi
+	if [ -n "$bg_ltied" ]; then
+		case $bg_pgs in *" $bg_w:"*)
+			bg_lx=${bg_pgs#*" $bg_w:"}
+			bg_lx=${bg_lx%% *}
+			bg_oifs=$IFS
+			IFS=,
+			set -- $bg_lx
+			IFS=$bg_oifs
+			for bg_lx in "$@"; do
+				[ "$bg_lx" = "$bg_w" ] || [ "$bg_lx" = $$ ] || bg_lgm="$bg_lgm $bg_lx"
+			done
+			;;
+		esac
+	fi
+	bg_lid=${1##*/}
+	bg_lx=$bg_envs
+	while :; do
+		case $bg_lx in *" $bg_lid:"*) ;; *) break ;; esac
+		bg_lx=${bg_lx#*" $bg_lid:"}
+		bg_le=${bg_lx%% *}
+		bg_lq=${bg_le%%:*}
+		bg_le=${bg_le#*:}
+		bg_ls=${bg_le%%:*}
+		if [ -n "$bg_ltied" ] && [ "${bg_le#*:}" = "$bg_w" ]; then continue; fi
+		if [ "$bg_lq" = "$bg_w" ] || [ "$bg_lq" = $$ ] || [ ! -O "/proc/$bg_lq" ]; then continue; fi
+		case $bg_st in '' | *[!0-9]*) ;; *) [ "$bg_ls" -ge "$bg_st" ] || continue ;; esac
+		case "$bg_lesc " in *" $bg_lq "*) continue ;; esac
+		bg_lesc="$bg_lesc $bg_lq"
+	done
+	bg_lp=$bg_lgm$bg_lesc
+	# shellcheck disable=SC2086 # the pids are words on purpose
+	set -- $bg_lp
+	bg_lc=$#
 }
 
 # bg_find WSDIR REF: set bg_d to the job directory REF names in WSDIR: the

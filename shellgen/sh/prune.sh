@@ -1,7 +1,8 @@
 # prune.sh: remove the workspace's jobs that bg_prunable selects (bg_keep,
 # bg_age), newest first, and that have no live process: for each, its
 # observation, then an R record (or E, when it could not be removed); with
-# bg_dry=1 only the observations.
+# bg_dry=1 only the observations. A job the rule selects that still has
+# live processes stays: a K record, then its observation.
 bg_readroot
 bg_now
 set -- "$bg_ws"/[0-9]*
@@ -13,7 +14,15 @@ while [ "$bg_pi" -gt 0 ]; do
 	if [ ! -d "$bg_x" ] || ! bg_isid "${bg_x##*/}"; then continue; fi
 	bg_strict=
 	[ ! -e "$bg_x/meta.json" ] || bg_strict=strict
-	if bg_prunable "$bg_x" "$bg_pos" && ! bg_busy "$bg_x"; then
+	if bg_prunable "$bg_x" "$bg_pos"; then
+		if bg_busy "$bg_x"; then
+			# Kept: the job has ended, but some of its processes have not.
+			bg_esc "$bg_x"
+			printf 'K\tlive\t%s\n' "$bg_e"
+			bg_obs "$bg_x" strict
+			bg_pos=$((bg_pos + 1))
+			continue
+		fi
 		# A job another prune is removing is that prune's to report.
 		bg_obs "$bg_x" $bg_strict || continue
 		[ "$bg_dry" = 1 ] || bg_rm "$bg_x"

@@ -6,8 +6,7 @@
 bg_readroot
 bg_rmone() {
 	if [ "$bg_force" = 1 ] && [ -d "$1" ] && [ ! -L "$1" ] && bg_busy "$1"; then
-		bg_stop "$1" TERM "$bg_grace" stop $$
-		bg_pgs=
+		bg_stop TERM "$bg_grace" stop "" "$1"
 	fi
 	bg_rm "$1"
 }

@@ -32,6 +32,6 @@ if [ "${1-}" = timer ]; then
 		[ -n "$bg_s" ] || exit 0
 	done
 	trap : TERM INT QUIT
-	bg_stop "$bg_d" TERM "$bg_grace" timeout $$ nowait
+	bg_stop TERM "$bg_grace" timeout nowait "$bg_d"
 	exit 0
 fi

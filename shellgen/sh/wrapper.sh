@@ -58,9 +58,6 @@ else
 	exit 1
 fi
 exec >/dev/null
-BGJOB_JOB_ID=$bg_id
-BGJOB_JOB_DIR=$bg_d
-export BGJOB_JOB_ID BGJOB_JOB_DIR
 # The timer and the capper lead process groups of their own, so that one
 # signal ends each with its sleep, whatever it is doing.
 bg_timer=
@@ -86,6 +83,12 @@ if [ "$bg_cap" -gt 0 ] && mkfifo -m 600 "$bg_d/stdout.pipe" "$bg_d/stderr.pipe";
 else
 	exec 5>>"$bg_d/stdout.log" 6>>"$bg_d/stderr.log"
 fi
+# The job's processes carry its id: bgjob finds by it those that leave
+# the group (setsid, a double fork). The timer and the capper are not the
+# job's.
+BGJOB_JOB_ID=$bg_id
+BGJOB_JOB_DIR=$bg_d
+export BGJOB_JOB_ID BGJOB_JOB_DIR
 bg_in=/dev/null
 [ "$bg_stdin" != 1 ] || bg_in=$bg_d/stdin
 case $bg_cwd in '' | /*) ;; *) bg_cwd=./$bg_cwd ;; esac

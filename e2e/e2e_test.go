@@ -249,10 +249,12 @@ func groupMembers(pgid int) int {
 	return n
 }
 
-// killAll kills the process group of every job under root, so that no
-// test leaves processes behind.
+// killAll kills the process group of every job under root, and the
+// processes that left it carrying its id, so that no test leaves
+// processes behind.
 func killAll(root string) {
 	metas, _ := filepath.Glob(filepath.Join(root, "*", "*", "meta.json"))
+	ids := map[string]bool{}
 	for _, p := range metas {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -260,6 +262,22 @@ func killAll(root string) {
 		}
 		if m, err := jobdir.DecodeMeta(b); err == nil && m.PGID > 1 {
 			syscall.Kill(-m.PGID, syscall.SIGKILL)
+			ids[m.ID] = true
+		}
+	}
+	// The processes that left their job's group carry its id.
+	envs, _ := filepath.Glob("/proc/[0-9]*/environ")
+	for _, p := range envs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, kv := range strings.Split(string(b), "\x00") {
+			if id, ok := strings.CutPrefix(kv, "BGJOB_JOB_ID="); ok && ids[id] {
+				if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
 		}
 	}
 }

@@ -84,7 +84,7 @@ else
 	exec 5>>"$bg_d/stdout.log" 6>>"$bg_d/stderr.log"
 fi
 # The job's processes carry its id: bgjob finds by it those that leave
-# the group (setsid, a double fork). The timer and the capper are not the
+# the group (setsid, a double fork). The timer and the drains are not the
 # job's.
 BGJOB_JOB_ID=$bg_id
 BGJOB_JOB_DIR=$bg_d

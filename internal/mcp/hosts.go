@@ -161,3 +161,37 @@ func (h *hosts) closeAll() {
 		}
 	}
 }
+
+// forget drops host's connection if it still is the one of c, after a call
+// on it failed in transit: the next call dials again.
+func (h *hosts) forget(host string, c *bgjob.Client) {
+	h.mu.Lock()
+	cn := h.conns[host]
+	if cn == nil || cn.c != c {
+		h.mu.Unlock()
+		return
+	}
+	delete(h.conns, host)
+	h.mu.Unlock()
+	if cn.close != nil {
+		cn.close()
+	}
+}
+
+// inTransit reports whether err is a failure of the connection rather than
+// an answer of the host: not one of bgjob's errors, not a script's exit
+// status, not the caller's cancellation.
+func inTransit(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	for _, e := range []error{bgjob.ErrNotFound, bgjob.ErrBusy, bgjob.ErrTimeout, bgjob.ErrUsage, bgjob.ErrForeignFiles,
+		bgjob.ErrExists, bgjob.ErrRoot, bgjob.ErrHost, bgjob.ErrNoStdin, bgjob.ErrEnded, bgjob.ErrCursorBusy,
+		bgjob.ErrReadOnly, bgjob.ErrNoMatch} {
+		if errors.Is(err, e) {
+			return false
+		}
+	}
+	var exit interface{ ExitCode() int }
+	return !errors.As(err, &exit)
+}

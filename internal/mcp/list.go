@@ -56,13 +56,17 @@ func (s *Server) list(ctx context.Context, _ *sdk.CallToolRequest, in listIn) (*
 	if in.Limit == 0 {
 		in.Limit = 20
 	}
-	c, host, err := s.client(ctx, in.Host)
+	var (
+		page bgjob.Page
+		host string
+	)
+	err := s.do(ctx, in.Host, true, func(c *bgjob.Client, h string) (err error) {
+		host = h
+		page, err = c.List(ctx, bgjob.ListOptions{Status: jobdir.Status(in.Status), Search: in.Search, Limit: in.Limit, Cursor: in.Cursor, AllWorkspaces: in.AllWorkspaces})
+		return err
+	})
 	if err != nil {
 		return nil, listOut{}, err
-	}
-	page, err := c.List(ctx, bgjob.ListOptions{Status: jobdir.Status(in.Status), Search: in.Search, Limit: in.Limit, Cursor: in.Cursor, AllWorkspaces: in.AllWorkspaces})
-	if err != nil {
-		return nil, listOut{}, s.explain(err, host)
 	}
 	out := listOut{Jobs: []listJob{}, NextCursor: page.Next}
 	var sb strings.Builder
@@ -77,7 +81,7 @@ func (s *Server) list(ctx context.Context, _ *sdk.CallToolRequest, in listIn) (*
 		if name == "" {
 			name = "-"
 		}
-		fmt.Fprintf(&sb, "%s %s %s %s\n", j.ID, name, exitText(j), strings.ReplaceAll(cmd, "\n", " "))
+		fmt.Fprintf(&sb, "%s %s %s %s\n", j.ID, name, exitText(viewOf(j)), strings.ReplaceAll(cmd, "\n", " "))
 	}
 	if len(page.Jobs) == 0 {
 		sb.WriteString("no jobs\n")

@@ -106,20 +106,24 @@ func (s *Server) output(ctx context.Context, req *sdk.CallToolRequest, in output
 		}
 		rs.filter = re
 	}
-	c, host, err := s.client(ctx, in.Host)
+	var (
+		r    readResult
+		host string
+	)
+	err := s.do(ctx, in.Host, true, func(c *bgjob.Client, h string) (err error) {
+		host = h
+		r, err = s.read(ctx, c, req, rs)
+		return err
+	})
 	if err != nil {
 		return nil, outputOut{}, err
-	}
-	r, err := s.read(ctx, c, req, rs)
-	if err != nil {
-		return nil, outputOut{}, s.explain(err, host)
 	}
 	out := outputOut{jobView: viewOf(r.job), Text: r.text, Truncated: r.truncated, SkippedBytes: r.skipped, Streams: r.ranges}
 	out.Host = host
 	if rs.stream != "" && len(r.ranges) == 1 {
 		out.NextOffset = &r.ranges[0].Next
 	}
-	head := fmt.Sprintf("job %s %s", r.job.ID, exitText(r.job))
+	head := fmt.Sprintf("job %s %s", r.job.ID, exitText(viewOf(r.job)))
 	if r.text == "" {
 		head += "; no new output"
 	}

@@ -10,6 +10,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/jobdir"
 )
 
 const sendDoc = `Write data to the standard input of a job started with stdin: true (add "\n" to end a line), or close it
@@ -29,16 +30,21 @@ func (s *Server) send(ctx context.Context, _ *sdk.CallToolRequest, in sendIn) (*
 	if in.EOF && in.Data != "" {
 		return nil, jobView{}, errors.New("give data or eof, not both (send the data first)")
 	}
-	c, host, err := s.client(ctx, in.Host)
-	if err != nil {
-		return nil, jobView{}, err
-	}
-	j, err := c.Send(ctx, in.ID, strings.NewReader(in.Data), bgjob.SendOptions{EOF: in.EOF, Timeout: sendTimeout})
-	if err != nil {
+	var (
+		j    jobdir.Job
+		host string
+	)
+	// Not repeated after a drop: the job may have read part of the data.
+	err := s.do(ctx, in.Host, false, func(c *bgjob.Client, h string) (err error) {
+		host = h
+		j, err = c.Send(ctx, in.ID, strings.NewReader(in.Data), bgjob.SendOptions{EOF: in.EOF, Timeout: sendTimeout})
 		if errors.Is(err, bgjob.ErrTimeout) {
 			err = fmt.Errorf("%w: the job did not read its input within %s", err, sendTimeout)
 		}
-		return nil, jobView{}, s.explain(err, host)
+		return err
+	})
+	if err != nil {
+		return nil, jobView{}, err
 	}
 	v := viewOf(j)
 	v.Host = host
@@ -46,5 +52,5 @@ func (s *Server) send(ctx context.Context, _ *sdk.CallToolRequest, in sendIn) (*
 	if in.EOF {
 		what = "closed the input of"
 	}
-	return result("%s job %s (%s)", what, j.ID, exitText(j)), v, nil
+	return result("%s job %s (%s)", what, j.ID, exitText(viewOf(j))), v, nil
 }

@@ -48,6 +48,13 @@ func TestHostOverSSH(t *testing.T) {
 	if n := srv.DropConnections(); n == 0 {
 		t.Fatal("DropConnections killed no sshd process")
 	}
+	// The first call after the drop may find the connection dead or fail on
+	// it; job_list is safe to repeat, so it is tried again on a new one.
+	var list struct{ Jobs []job }
+	call(t, cs, "job_list", map[string]any{"host": "bgjob-test"}, &list)
+	if len(list.Jobs) != 1 || list.Jobs[0].Status != jobdir.StatusRunning {
+		t.Fatalf("job_list after the drop: %+v", list)
+	}
 	var sent job
 	call(t, cs, "job_send", map[string]any{"id": st.ID, "eof": true, "host": "bgjob-test"}, &sent)
 	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}, "host": "bgjob-test"}, &w)

@@ -69,38 +69,48 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 			return nil, startOut{}, err
 		}
 	}
-	c, host, err := s.client(ctx, in.Host)
-	if err != nil {
-		return nil, startOut{}, err
-	}
 	spec := bgjob.Spec{Argv: []string{in.Command}, Name: in.Name, Cwd: in.Cwd, Timeout: timeout,
 		Stdin: in.Stdin, LineBuffered: in.LineBuffered == nil || *in.LineBuffered}
 	for k, v := range in.Env {
 		spec.Env = append(spec.Env, k+"="+v)
 	}
 	sort.Strings(spec.Env)
-	sctx, cancel := context.WithTimeout(ctx, time.Minute)
-	j, err := c.Run(sctx, spec)
-	cancel()
+	var (
+		j    jobdir.Job
+		host string
+	)
+	// Not repeated after a drop: the job may have started.
+	err = s.do(ctx, in.Host, false, func(c *bgjob.Client, h string) (err error) {
+		host = h
+		sctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		j, err = c.Run(sctx, spec)
+		return err
+	})
 	if err != nil {
-		return nil, startOut{}, s.explain(err, host)
+		return nil, startOut{}, err
 	}
 	if !in.Keep {
 		s.owned.add(host, j.ID)
 	}
-	if wait > 0 {
-		if _, err := c.Wait(ctx, []string{j.ID}, bgjob.WaitOptions{Timeout: wait}); err != nil && !errors.Is(err, bgjob.ErrTimeout) {
-			return nil, startOut{}, s.explain(err, host)
+	var r readResult
+	err = s.do(ctx, host, true, func(c *bgjob.Client, _ string) error {
+		if wait > 0 {
+			if _, err := c.Wait(ctx, []string{j.ID}, bgjob.WaitOptions{Timeout: wait}); err != nil && !errors.Is(err, bgjob.ErrTimeout) {
+				return err
+			}
 		}
-	}
-	r, err := s.read(ctx, c, req, readSpec{id: j.ID, cursor: true})
+		var err error
+		r, err = s.read(ctx, c, req, readSpec{id: j.ID, cursor: true})
+		return err
+	})
 	if err != nil {
-		return nil, startOut{}, s.explain(err, host)
+		return nil, startOut{}, fmt.Errorf("job %s started; %w", j.ID, err)
 	}
 	out := startOut{jobView: viewOf(r.job), PID: j.PID, StdoutPath: j.StdoutPath, StderrPath: j.StderrPath,
 		Output: r.text, Truncated: r.truncated}
 	out.Host = host
-	msg := fmt.Sprintf("job %s %s", j.ID, exitText(r.job))
+	msg := fmt.Sprintf("job %s %s", j.ID, exitText(viewOf(r.job)))
 	if r.job.Status == jobdir.StatusRunning {
 		msg += fmt.Sprintf(", pid %d; job_wait waits for it, job_output reads what is new", j.PID)
 	}

@@ -10,6 +10,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/jobdir"
 )
 
 const stopDoc = `Stop jobs, like "bgjob stop": signal (default TERM) to each job's whole process group, KILL after grace_sec
@@ -39,13 +40,17 @@ func (s *Server) stop(ctx context.Context, _ *sdk.CallToolRequest, in stopIn) (*
 	if err != nil {
 		return nil, stopOut{}, err
 	}
-	c, host, err := s.client(ctx, in.Host)
+	var (
+		jobs []jobdir.Job
+		host string
+	)
+	err = s.do(ctx, in.Host, true, func(c *bgjob.Client, h string) (err error) {
+		host = h
+		jobs, err = c.Stop(ctx, in.IDs, bgjob.StopOptions{Signal: in.Signal, Grace: grace, All: in.All})
+		return err
+	})
 	if err != nil {
 		return nil, stopOut{}, err
-	}
-	jobs, err := c.Stop(ctx, in.IDs, bgjob.StopOptions{Signal: in.Signal, Grace: grace, All: in.All})
-	if err != nil {
-		return nil, stopOut{}, s.explain(err, host)
 	}
 	out := stopOut{Jobs: []jobView{}}
 	var lines []string
@@ -53,7 +58,7 @@ func (s *Server) stop(ctx context.Context, _ *sdk.CallToolRequest, in stopIn) (*
 		v := viewOf(j)
 		v.Host = host
 		out.Jobs = append(out.Jobs, v)
-		lines = append(lines, fmt.Sprintf("job %s %s", j.ID, exitText(j)))
+		lines = append(lines, fmt.Sprintf("job %s %s", j.ID, exitText(viewOf(j))))
 	}
 	if len(lines) == 0 {
 		lines = append(lines, "no running jobs")

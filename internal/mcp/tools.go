@@ -35,6 +35,27 @@ func (s *Server) client(ctx context.Context, host string) (*bgjob.Client, string
 	return c, h, nil
 }
 
+// do calls fn with the client of a tool's host argument. A call that
+// fails in transit (the connection dropped) drops the connection, so that
+// the next call dials again; with retry (a call that is safe to repeat) fn
+// is called once more, on a new connection.
+func (s *Server) do(ctx context.Context, host string, retry bool, fn func(c *bgjob.Client, host string) error) error {
+	for attempt := 0; ; attempt++ {
+		c, h, err := s.client(ctx, host)
+		if err != nil {
+			return err
+		}
+		err = fn(c, h)
+		if h == "" || !inTransit(err) {
+			return s.explain(err, h)
+		}
+		s.hosts.forget(h, c)
+		if !retry || attempt > 0 {
+			return s.explain(err, h)
+		}
+	}
+}
+
 // explain rewrites a library error into one a model can act on.
 func (s *Server) explain(err error, host string) error {
 	if err == nil {
@@ -74,7 +95,7 @@ func seconds(name string, v float64, max time.Duration) (time.Duration, error) {
 }
 
 // exitText says how a job is doing, for the short text of a result.
-func exitText(j jobdir.Job) string {
+func exitText(j jobView) string {
 	var b strings.Builder
 	b.WriteString(string(j.Status))
 	if j.ExitCode != nil {

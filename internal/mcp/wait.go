@@ -53,41 +53,48 @@ func (s *Server) wait(ctx context.Context, req *sdk.CallToolRequest, in waitIn) 
 			return nil, waitOut{}, errors.New("timeout_sec must be positive")
 		}
 	}
-	c, host, err := s.client(ctx, in.Host)
+	stop := s.progress(ctx, req, timeout)
+	var out waitOut
+	// After a drop the wait starts again, on a new connection.
+	err := s.do(ctx, in.Host, true, func(c *bgjob.Client, host string) error {
+		var (
+			jobs []jobdir.Job
+			err  error
+		)
+		out = waitOut{}
+		if in.UntilOutput != "" {
+			jobs, out, err = s.waitFor(ctx, c, in.IDs, in.UntilOutput, timeout)
+		} else {
+			jobs, err = c.Wait(ctx, in.IDs, bgjob.WaitOptions{Any: in.Any, Timeout: timeout})
+			if errors.Is(err, bgjob.ErrTimeout) {
+				out.TimedOut, err = true, nil
+			}
+		}
+		if err != nil {
+			return err
+		}
+		out.Jobs = []waitJob{}
+		for _, j := range jobs {
+			wj := waitJob{jobView: viewOf(j)}
+			wj.Host = host
+			if j.Status.Ended() {
+				r, err := s.read(ctx, c, req, readSpec{id: j.ID, tail: 20, max: s.opts.MaxOutput / len(jobs)})
+				if err != nil {
+					return err
+				}
+				wj.Tail = r.text
+			}
+			out.Jobs = append(out.Jobs, wj)
+		}
+		return nil
+	})
+	stop()
 	if err != nil {
 		return nil, waitOut{}, err
 	}
-	stop := s.progress(ctx, req, timeout)
-	var (
-		out  waitOut
-		jobs []jobdir.Job
-	)
-	if in.UntilOutput != "" {
-		jobs, out, err = s.waitFor(ctx, c, in.IDs, in.UntilOutput, timeout)
-	} else {
-		jobs, err = c.Wait(ctx, in.IDs, bgjob.WaitOptions{Any: in.Any, Timeout: timeout})
-		if errors.Is(err, bgjob.ErrTimeout) {
-			out.TimedOut, err = true, nil
-		}
-	}
-	stop()
-	if err != nil {
-		return nil, waitOut{}, s.explain(err, host)
-	}
-	out.Jobs = []waitJob{}
 	var lines []string
-	for _, j := range jobs {
-		wj := waitJob{jobView: viewOf(j)}
-		wj.Host = host
-		if j.Status.Ended() {
-			r, err := s.read(ctx, c, req, readSpec{id: j.ID, tail: 20, max: s.opts.MaxOutput / len(jobs)})
-			if err != nil {
-				return nil, waitOut{}, s.explain(err, host)
-			}
-			wj.Tail = r.text
-		}
-		out.Jobs = append(out.Jobs, wj)
-		lines = append(lines, fmt.Sprintf("job %s %s", j.ID, exitText(j)))
+	for _, wj := range out.Jobs {
+		lines = append(lines, fmt.Sprintf("job %s %s", wj.ID, exitText(wj.jobView)))
 		if wj.Tail != "" {
 			lines = append(lines, lastLines(wj.Tail, 5))
 		}

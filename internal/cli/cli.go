@@ -164,6 +164,7 @@ non-zero.`,
 	cmd.AddCommand(
 		a.runCommand(), a.statusCommand(), a.listCommand(), a.logsCommand(),
 		a.waitCommand(), a.stopCommand(), a.rmCommand(), a.pruneCommand(), a.sendCommand(), a.versionCommand(),
+		a.mcpCommand(),
 	)
 	// Listed in help and the generated docs like any other command.
 	cmd.InitDefaultCompletionCmd()

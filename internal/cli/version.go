@@ -18,10 +18,7 @@ func versionText() string {
 	if !ok {
 		return "bgjob (no build information)"
 	}
-	v := bi.Main.Version
-	if v == "" || v == "(devel)" {
-		v = "devel"
-	}
+	v := moduleVersion()
 	var extra []string
 	var rev, when string
 	modified := false
@@ -49,6 +46,16 @@ func versionText() string {
 	}
 	extra = append(extra, bi.GoVersion)
 	return fmt.Sprintf("bgjob %s (%s)", v, strings.Join(extra, ", "))
+}
+
+// moduleVersion is bgjob's module version, "devel" for a build from a work
+// tree.
+func moduleVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok || bi.Main.Version == "" || bi.Main.Version == "(devel)" {
+		return "devel"
+	}
+	return bi.Main.Version
 }
 
 func (a *app) versionCommand() *cobra.Command {

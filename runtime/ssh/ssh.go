@@ -90,6 +90,7 @@ type Runtime struct {
 	client *gossh.Client
 	dialer *dialer
 	sem    chan struct{}
+	done   chan struct{}
 }
 
 // Dial connects to host, given as "[user@]host[:port]" or as an alias from
@@ -108,8 +109,19 @@ func Dial(ctx context.Context, host string, opts Options) (*Runtime, error) {
 		d.closeAll()
 		return nil, fmt.Errorf("ssh %s: %w", host, err)
 	}
-	return &Runtime{host: host, client: client, dialer: d, sem: make(chan struct{}, maxSessions)}, nil
+	rt := &Runtime{host: host, client: client, dialer: d, sem: make(chan struct{}, maxSessions), done: make(chan struct{})}
+	go func() {
+		client.Wait()
+		close(rt.done)
+	}()
+	return rt, nil
 }
+
+// Done returns a channel that is closed once the connection has ended:
+// closed by Close, dropped by the server or the network, or given up on
+// after unanswered keepalives. A caller that keeps a Runtime for many calls
+// dials again then.
+func (r *Runtime) Done() <-chan struct{} { return r.done }
 
 // Host returns the host as given to Dial.
 func (r *Runtime) Host() string { return r.host }

@@ -819,3 +819,18 @@ func (w *warnings) String() string {
 	defer w.mu.Unlock()
 	return strings.Join(w.msgs, "\n")
 }
+
+func TestDoneAfterDrop(t *testing.T) {
+	e := newEnv(t)
+	r := dial(t, "target", ssh.Options{ConfigFile: e.cfg})
+	exec1(t, r, "true", nil)
+	select {
+	case <-r.Done():
+		t.Fatal("Done closed on a live connection")
+	default:
+	}
+	if n := e.srv.DropConnections(); n == 0 {
+		t.Fatal("DropConnections killed no sshd process")
+	}
+	<-r.Done()
+}

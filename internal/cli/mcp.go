@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"context"
+	"io"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/internal/mcp"
+	sshrt "github.com/bgjob/bgjob/runtime/ssh"
+)
+
+type mcpOptions struct {
+	allowHosts []string
+	maxOutput  int
+	keepJobs   bool
+	reader     string
+}
+
+func (a *app) mcpCommand() *cobra.Command {
+	var o mcpOptions
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve bgjob's verbs to an agent as MCP tools over stdio",
+		Long: `Serve the Model Context Protocol on stdin and stdout, so that an agent (Claude
+Code, Codex, Cursor, goose, a custom harness) gets durable background jobs on
+this machine or on SSH hosts. Register it with the one-line config
+{"command":"bgjob","args":["mcp"]}.
+
+Tools: job_start, job_output, job_wait, job_list, job_stop and job_send, each
+the library call of the matching verb. job_output reads with a cursor of its
+own (logs --new with a reader per server process), so repeated calls never
+return the same bytes twice. Every tool takes an optional host: -H is the
+default, else this machine; --allow-host restricts the others. One SSH
+connection per host is kept for the server's lifetime, and dialled again
+after a drop.
+
+stdout carries only the protocol; diagnostics go to stderr. When the client
+goes away (stdin closes) or on INT or TERM, the server stops the jobs it
+started, unless --keep-jobs or the job was started with keep.`,
+		Example: `  claude mcp add bgjob -- bgjob mcp
+  bgjob mcp -H build-host --allow-host 'build-*'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.mcp(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&o.allowHosts, "allow-host", nil, "let clients name only hosts matching this pattern (shell glob; repeat it; default: any host)")
+	f.IntVar(&o.maxOutput, "max-output", mcp.DefaultMaxOutput, "cap the output text of each tool result at N bytes")
+	f.BoolVar(&o.keepJobs, "keep-jobs", false, "leave the jobs this server started running when it ends")
+	f.StringVar(&o.reader, "reader", "", "name of job_output's read cursor (default: one per server process)")
+	return cmd
+}
+
+func (a *app) mcp(ctx context.Context, o mcpOptions) error {
+	if a.many() {
+		return usageError("bgjob mcp takes one -H, the default host; the tools name other hosts with host")
+	}
+	if o.maxOutput < 1024 {
+		return usageError("--max-output must be at least 1024")
+	}
+	srv, err := mcp.New(mcp.Options{
+		Version: moduleVersion(), Host: a.host, Root: a.root, Workspace: a.workspace,
+		AllowHosts: o.allowHosts, MaxOutput: o.maxOutput, KeepJobs: o.keepJobs, Reader: o.reader,
+		Dial: a.mcpDial,
+	})
+	if err != nil {
+		return err
+	}
+	// stdin and stdout belong to the protocol: never a passphrase prompt.
+	return srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}})
+}
+
+// mcpDial connects to an SSH host for the server, without prompts.
+func (a *app) mcpDial(ctx context.Context, host string) (bgjob.Runtime, func(), error) {
+	r, err := sshrt.Dial(ctx, host, a.sshOptions())
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, func() { r.Close() }, nil
+}
+
+// nopWriteCloser is a writer whose Close does nothing: the server does not
+// close the process's stdout.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,93 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+const listDoc = `List jobs, newest first, like "bgjob ls": id, name, status, exit code, command, start and end times.
+Filter by status (running, exited, killed, lost) or search (id, name or command); limit (default 20, max 100) and
+cursor page through the rest.`
+
+type listIn struct {
+	Status        string `json:"status,omitempty" jsonschema:"only jobs with this status: running, exited, killed or lost"`
+	Search        string `json:"search,omitempty" jsonschema:"only jobs whose id, name or command contains this, ignoring case"`
+	Limit         int    `json:"limit,omitempty" jsonschema:"page size (default 20, max 100)"`
+	Cursor        string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	AllWorkspaces bool   `json:"all_workspaces,omitempty" jsonschema:"list the jobs of every workspace"`
+	Host          string `json:"host,omitempty" jsonschema:"SSH host (default: the server's host)"`
+}
+
+type listJob struct {
+	ID        string        `json:"id"`
+	Name      string        `json:"name,omitempty"`
+	Status    jobdir.Status `json:"status"`
+	ExitCode  *int          `json:"exit_code"`
+	Command   string        `json:"command"`
+	StartedAt time.Time     `json:"started_at"`
+	EndedAt   *time.Time    `json:"ended_at"`
+	Host      string        `json:"host,omitempty"`
+}
+
+type listOut struct {
+	Jobs       []listJob `json:"jobs"`
+	NextCursor string    `json:"next_cursor,omitempty"`
+}
+
+// maxCommand caps each command in a listing.
+const maxCommand = 200
+
+func (s *Server) list(ctx context.Context, _ *sdk.CallToolRequest, in listIn) (*sdk.CallToolResult, listOut, error) {
+	switch jobdir.Status(in.Status) {
+	case "", jobdir.StatusRunning, jobdir.StatusExited, jobdir.StatusKilled, jobdir.StatusLost, jobdir.StatusUnreadable:
+	default:
+		return nil, listOut{}, fmt.Errorf("status %q: want running, exited, killed or lost", in.Status)
+	}
+	if in.Limit < 0 || in.Limit > 100 {
+		return nil, listOut{}, fmt.Errorf("limit %d: want 1 to 100", in.Limit)
+	}
+	if in.Limit == 0 {
+		in.Limit = 20
+	}
+	var (
+		page bgjob.Page
+		host string
+	)
+	err := s.do(ctx, in.Host, true, func(c *bgjob.Client, h string) (err error) {
+		host = h
+		page, err = c.List(ctx, bgjob.ListOptions{Status: jobdir.Status(in.Status), Search: in.Search, Limit: in.Limit, Cursor: in.Cursor, AllWorkspaces: in.AllWorkspaces})
+		return err
+	})
+	if err != nil {
+		return nil, listOut{}, err
+	}
+	out := listOut{Jobs: []listJob{}, NextCursor: page.Next}
+	var sb strings.Builder
+	for _, j := range page.Jobs {
+		cmd, cut := capText(j.Command, maxCommand)
+		if cut {
+			cmd += "…"
+		}
+		out.Jobs = append(out.Jobs, listJob{ID: j.ID, Name: j.Name, Status: j.Status, ExitCode: j.ExitCode, Command: cmd,
+			StartedAt: j.StartedAt, EndedAt: j.EndedAt, Host: host})
+		name := j.Name
+		if name == "" {
+			name = "-"
+		}
+		fmt.Fprintf(&sb, "%s %s %s %s\n", j.ID, name, exitText(viewOf(j)), strings.ReplaceAll(cmd, "\n", " "))
+	}
+	if len(page.Jobs) == 0 {
+		sb.WriteString("no jobs\n")
+	}
+	if page.Next != "" {
+		fmt.Fprintf(&sb, "more: call job_list with cursor %q\n", page.Next)
+	}
+	return result("%s", sb.String()), out, nil
+}

@@ -1,0 +1,451 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/internal/mcp"
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+// serve runs a server with o (a fresh root unless o.Root is set) and
+// returns a connected client. The server is shut down, and every job
+// under the root killed, when the test ends.
+func serve(t *testing.T, o mcp.Options) *sdk.ClientSession {
+	t.Helper()
+	if o.Root == "" {
+		o.Root = t.TempDir()
+	}
+	root := o.Root
+	t.Cleanup(func() { killAll(root) })
+	srv, err := mcp.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := sdk.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, st) }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		if err := <-done; err != nil {
+			t.Errorf("server: %v", err)
+		}
+		cancel()
+	})
+	return cs
+}
+
+// killAll kills the process group of every job under root.
+func killAll(root string) {
+	metas, _ := filepath.Glob(filepath.Join(root, "*", "*", "meta.json"))
+	for _, p := range metas {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if m, err := jobdir.DecodeMeta(b); err == nil && m.PGID > 1 {
+			syscall.Kill(-m.PGID, syscall.SIGKILL)
+		}
+	}
+}
+
+// call calls a tool that must succeed and decodes its structured content
+// into out.
+func call(t *testing.T, cs *sdk.ClientSession, name string, args map[string]any, out any) *sdk.CallToolResult {
+	t.Helper()
+	res := callRaw(t, cs, name, args)
+	if res.IsError {
+		t.Fatalf("%s(%v): tool error: %s", name, args, text(res))
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("%s: decoding %s: %v", name, b, err)
+	}
+	return res
+}
+
+func callRaw(t *testing.T, cs *sdk.ClientSession, name string, args map[string]any) *sdk.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s(%v): %v", name, args, err)
+	}
+	return res
+}
+
+func text(res *sdk.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+type job struct {
+	ID       string        `json:"id"`
+	Host     string        `json:"host"`
+	Status   jobdir.Status `json:"status"`
+	ExitCode *int          `json:"exit_code"`
+	PID      int           `json:"pid"`
+	Output   string        `json:"output"`
+	Text     string        `json:"text"`
+	Tail     string        `json:"tail"`
+	Skipped  int64         `json:"skipped_bytes"`
+	Trunc    bool          `json:"truncated"`
+	Next     *int64        `json:"next_offset"`
+}
+
+type waited struct {
+	Jobs     []job  `json:"jobs"`
+	Matched  string `json:"matched"`
+	TimedOut bool   `json:"timed_out"`
+}
+
+func exitCode(j job) int {
+	if j.ExitCode == nil {
+		return -1
+	}
+	return *j.ExitCode
+}
+
+// The dev-server workflow: start, wait for a line, read only new output,
+// give input, wait for the end; the cursor reads add up to the whole
+// output, each byte once.
+func TestStartWaitOutputStop(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	var st job
+	call(t, cs, "job_start", map[string]any{
+		"command": `echo first; read a; echo "got $a"; read b; echo second; echo oops >&2`,
+		"stdin":   true, "wait_sec": 0, "name": "dev",
+	}, &st)
+	if st.Status != jobdir.StatusRunning || st.PID == 0 {
+		t.Fatalf("job_start: %+v, want a running job with a pid", st)
+	}
+	read := st.Output
+	var w waited
+	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}, "until_output": "^first$"}, &w)
+	if w.Matched != "first" || w.TimedOut {
+		t.Fatalf("job_wait until_output: %+v", w)
+	}
+	var o job
+	call(t, cs, "job_output", map[string]any{"id": "dev", "stream": "stdout"}, &o)
+	read += o.Text
+	if read != "first\n" {
+		t.Fatalf("after the first line, the cursor reads gave %q", read)
+	}
+	var sent job
+	call(t, cs, "job_send", map[string]any{"id": st.ID, "data": "x\n"}, &sent)
+	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}, "until_output": "^got x$"}, &w)
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "stream": "stdout"}, &o)
+	read += o.Text
+	call(t, cs, "job_send", map[string]any{"id": st.ID, "data": "y\n"}, &sent)
+	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}}, &w)
+	if len(w.Jobs) != 1 || w.Jobs[0].Status != jobdir.StatusExited || exitCode(w.Jobs[0]) != 0 || w.TimedOut {
+		t.Fatalf("job_wait: %+v, want one job exited 0", w)
+	}
+	if !strings.Contains(w.Jobs[0].Tail, "second\n") || !strings.Contains(w.Jobs[0].Tail, "oops\n") {
+		t.Errorf("job_wait tail %q lacks the last lines of both streams", w.Jobs[0].Tail)
+	}
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "stream": "stdout"}, &o)
+	read += o.Text
+	if want := "first\ngot x\nsecond\n"; read != want {
+		t.Errorf("cursor reads gave %q, want %q: each byte exactly once", read, want)
+	}
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "stream": "stdout"}, &o)
+	if o.Text != "" {
+		t.Errorf("a read after the end returned %q again", o.Text)
+	}
+	// stderr has a cursor of its own, and nothing of it was read yet.
+	call(t, cs, "job_output", map[string]any{"id": st.ID}, &o)
+	if o.Text != "oops\n" {
+		t.Errorf("both streams after reading stdout: %q, want only stderr's %q", o.Text, "oops\n")
+	}
+	// offset and since start are stateless: they see everything.
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "stream": "stdout", "offset": 6}, &o)
+	if o.Text != "got x\nsecond\n" || o.Next == nil || *o.Next != 19 {
+		t.Errorf("offset 6: %q next %v", o.Text, o.Next)
+	}
+
+	var long job
+	call(t, cs, "job_start", map[string]any{"command": "sleep 600", "wait_sec": 0}, &long)
+	var stopped struct{ Jobs []job }
+	call(t, cs, "job_stop", map[string]any{"ids": []string{long.ID}}, &stopped)
+	if len(stopped.Jobs) != 1 || stopped.Jobs[0].Status != jobdir.StatusKilled {
+		t.Fatalf("job_stop: %+v, want one killed job", stopped)
+	}
+	var list struct {
+		Jobs []job `json:"jobs"`
+	}
+	call(t, cs, "job_list", map[string]any{}, &list)
+	if len(list.Jobs) != 2 || list.Jobs[0].ID != long.ID || list.Jobs[1].ID != st.ID {
+		t.Errorf("job_list: %+v, want the two jobs, newest first", list.Jobs)
+	}
+}
+
+// A command that ends at once returns its status and output from
+// job_start.
+func TestStartReturnsQuickEnd(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": "printf 'a\\033[31mred\\033[0m \\377\\n'; exit 3", "wait_sec": 60}, &st)
+	if st.Status != jobdir.StatusExited || exitCode(st) != 3 {
+		t.Fatalf("job_start: %+v, want exited 3", st)
+	}
+	if want := "ared \\xff\n"; st.Output != want {
+		t.Errorf("output %q, want %q (colours stripped, the invalid byte escaped)", st.Output, want)
+	}
+	var o job
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "since": "start", "raw": true}, &o)
+	if want := "a\x1b[31mred\x1b[0m \\xff\n"; o.Text != want {
+		t.Errorf("raw: %q, want %q", o.Text, want)
+	}
+}
+
+// A filtered read never takes lines away from unfiltered reads.
+func TestFilterNeverLosesData(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": "printf 'a1\\nb1\\na2\\nb2\\n'", "wait_sec": 60}, &st)
+	var o job
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "filter": "^a"}, &o)
+	if o.Text != "a1\na2\n" || o.Skipped != 6 {
+		t.Errorf("filter ^a: %q, skipped %d; want a1, a2 and 6 bytes skipped", o.Text, o.Skipped)
+	}
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "filter": "^a"}, &o)
+	if o.Text != "" {
+		t.Errorf("filter ^a again: %q, want nothing new", o.Text)
+	}
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "filter": "^b"}, &o)
+	if o.Text != "b1\nb2\n" {
+		t.Errorf("filter ^b after ^a: %q, want b1 and b2", o.Text)
+	}
+	// job_start read the output into the unfiltered cursor; since start
+	// sees it all.
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "since": "start", "filter": "2$"}, &o)
+	if o.Text != "a2\nb2\n" {
+		t.Errorf("since start, filter 2$: %q", o.Text)
+	}
+}
+
+// max_bytes cuts a read; the cursor moves over what was returned only, so
+// the next reads bring the rest.
+func TestMaxBytesCursor(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": "read x; seq 1 1000", "stdin": true, "wait_sec": 0}, &st)
+	got := st.Output
+	var sent job
+	call(t, cs, "job_send", map[string]any{"id": st.ID, "eof": true}, &sent)
+	var w waited
+	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}}, &w)
+	cuts := 0
+	for range 100 {
+		var o job
+		call(t, cs, "job_output", map[string]any{"id": st.ID, "max_bytes": 1000}, &o)
+		if o.Text == "" {
+			break
+		}
+		data := strings.Split(o.Text, "\n[")[0]
+		if len(data) > 1000 {
+			t.Fatalf("a read of %d bytes, over max_bytes", len(data))
+		}
+		if o.Trunc {
+			cuts++
+		}
+		got += data
+	}
+	var want strings.Builder
+	for i := 1; i <= 1000; i++ {
+		fmt.Fprintf(&want, "%d\n", i)
+	}
+	if got != want.String() {
+		t.Errorf("capped cursor reads gave %d bytes, want %d, each byte once", len(got), want.Len())
+	}
+	if cuts == 0 {
+		t.Error("no read was cut to max_bytes")
+	}
+}
+
+// A blocked job_wait does not stall other calls; it returns once the job
+// is stopped.
+func TestWaitDoesNotBlockOthers(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": "echo up; sleep 600", "wait_sec": 0}, &st)
+	type answer struct {
+		w   waited
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "job_wait", Arguments: map[string]any{"ids": []string{st.ID}, "timeout_sec": 600}})
+		var a answer
+		a.err = err
+		if err == nil {
+			b, _ := json.Marshal(res.StructuredContent)
+			a.err = json.Unmarshal(b, &a.w)
+		}
+		done <- a
+	}()
+	var w waited
+	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}, "until_output": "^up$"}, &w)
+	var o job
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "since": "start"}, &o)
+	if o.Text != "up\n" || o.Status != jobdir.StatusRunning {
+		t.Fatalf("job_output during a job_wait: %+v", o)
+	}
+	select {
+	case a := <-done:
+		t.Fatalf("job_wait returned while the job runs: %+v %v", a.w, a.err)
+	default:
+	}
+	var stopped struct{ Jobs []job }
+	call(t, cs, "job_stop", map[string]any{"ids": []string{st.ID}}, &stopped)
+	a := <-done
+	if a.err != nil || len(a.w.Jobs) != 1 || a.w.Jobs[0].Status != jobdir.StatusKilled || a.w.TimedOut {
+		t.Fatalf("job_wait after job_stop: %+v %v", a.w, a.err)
+	}
+}
+
+// Cancelling a job_wait returns at once and leaves the job running.
+func TestWaitCancelled(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": "sleep 600", "wait_sec": 0}, &st)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "job_wait", Arguments: map[string]any{"ids": []string{st.ID}, "timeout_sec": 600}})
+		done <- err
+	}()
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("a cancelled job_wait returned no error")
+	}
+	var list struct{ Jobs []job }
+	call(t, cs, "job_list", map[string]any{"status": "running"}, &list)
+	if len(list.Jobs) != 1 || list.Jobs[0].ID != st.ID {
+		t.Errorf("after the cancelled wait: running %+v, want the job", list.Jobs)
+	}
+}
+
+// A timeout is a result, not an error: timed_out, the jobs as they are.
+func TestWaitTimeout(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": "sleep 600", "wait_sec": 0}, &st)
+	var w waited
+	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}, "timeout_sec": 0.2}, &w)
+	if !w.TimedOut || len(w.Jobs) != 1 || w.Jobs[0].Status != jobdir.StatusRunning {
+		t.Errorf("job_wait: %+v, want timed_out and the job running", w)
+	}
+	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}, "timeout_sec": 0.2, "until_output": "never"}, &w)
+	if !w.TimedOut || w.Matched != "" {
+		t.Errorf("job_wait until_output: %+v, want timed_out", w)
+	}
+}
+
+func TestToolErrors(t *testing.T) {
+	cs := serve(t, mcp.Options{Dial: func(context.Context, string) (bgjob.Runtime, func(), error) {
+		panic("dialled a host that is not allowed")
+	}, AllowHosts: []string{"web*"}})
+	for _, tc := range []struct {
+		name, tool string
+		args       map[string]any
+		want       string
+	}{
+		{"unknown id", "job_output", map[string]any{"id": "nosuchjob"}, "job_list shows the jobs"},
+		{"unknown id wait", "job_wait", map[string]any{"ids": []string{"nosuchjob"}, "timeout_sec": 5}, "job_list shows the jobs"},
+		{"empty command", "job_start", map[string]any{"command": ""}, "command is empty"},
+		{"host not allowed", "job_list", map[string]any{"host": "db1"}, "not allowed"},
+		{"bad stream", "job_output", map[string]any{"id": "x", "stream": "both2"}, "want stdout, stderr or both"},
+		{"offset of both", "job_output", map[string]any{"id": "x", "offset": 3}, "offset needs stream"},
+		{"bad filter", "job_output", map[string]any{"id": "x", "filter": "("}, "filter"},
+		{"wrong type", "job_output", map[string]any{"id": 5}, ""},
+		{"missing id", "job_output", map[string]any{}, ""},
+		{"no ids", "job_stop", map[string]any{}, "ids"},
+		{"send no stdin", "job_send", map[string]any{"id": "nosuchjob", "data": "x"}, "job_list"},
+		{"bad status", "job_list", map[string]any{"status": "done"}, "want running"},
+		{"wait too long", "job_wait", map[string]any{"ids": []string{"x"}, "timeout_sec": 601}, "at most 600"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := callRaw(t, cs, tc.tool, tc.args)
+			if !res.IsError {
+				t.Fatalf("%s(%v) succeeded: %s", tc.tool, tc.args, text(res))
+			}
+			if !strings.Contains(text(res), tc.want) {
+				t.Errorf("error %q does not contain %q", text(res), tc.want)
+			}
+		})
+	}
+	// The server is still there.
+	var list struct{ Jobs []job }
+	call(t, cs, "job_list", map[string]any{}, &list)
+}
+
+// When the client goes away the server stops the jobs it started, except
+// those started with keep.
+func TestShutdownStopsOwnJobs(t *testing.T) {
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	srv, err := mcp.New(mcp.Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := sdk.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(context.Background(), st) }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var owned, kept job
+	call(t, cs, "job_start", map[string]any{"command": "sleep 600", "wait_sec": 0}, &owned)
+	call(t, cs, "job_start", map[string]any{"command": "sleep 600", "wait_sec": 0, "keep": true}, &kept)
+	// A job started outside this server is never touched.
+	c, err := bgjob.NewClient(localRuntime(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	outside, err := c.Run(ctx, bgjob.Spec{Argv: []string{"sleep 600"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("server: %v", err)
+	}
+	jobs, err := c.Status(ctx, owned.ID, kept.ID, outside.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []jobdir.Status{jobdir.StatusKilled, jobdir.StatusRunning, jobdir.StatusRunning}
+	for i, j := range jobs {
+		if j.Status != want[i] {
+			t.Errorf("after shutdown job %s is %s, want %s", j.ID, j.Status, want[i])
+		}
+	}
+}

@@ -1,0 +1,226 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+const outputDoc = `Read a job's output. By default returns only what this client has not read yet (a durable read cursor,
+as "bgjob logs --new"): repeated calls never return the same bytes twice and skip nothing.
+offset reads from a byte offset instead (stateless; give stream stdout or stderr); tail_lines and head_lines read the
+end or the start; since "start" reads from the beginning. filter, a regular expression (RE2), keeps only matching
+lines at read time: it never discards data (a filtered read has its own cursor; unfiltered reads still see
+everything). Results are capped (max_bytes); truncated says there is more: call again, or read on from next_offset.`
+
+type outputIn struct {
+	ID        string `json:"id" jsonschema:"job id or name"`
+	Stream    string `json:"stream,omitempty" jsonschema:"stdout, stderr or both (default both)"`
+	Since     string `json:"since,omitempty" jsonschema:"new (default: what this client has not read yet) or start"`
+	Offset    *int64 `json:"offset,omitempty" jsonschema:"read from this byte offset of the stream (stateless)"`
+	TailLines int    `json:"tail_lines,omitempty" jsonschema:"only the last N lines"`
+	HeadLines int    `json:"head_lines,omitempty" jsonschema:"only the first N lines"`
+	Filter    string `json:"filter,omitempty" jsonschema:"regular expression (RE2): return only the lines that match"`
+	MaxBytes  int    `json:"max_bytes,omitempty" jsonschema:"return at most this many bytes of output (default and maximum: the server's cap)"`
+	Raw       bool   `json:"raw,omitempty" jsonschema:"keep terminal escape sequences (colours, cursor moves)"`
+	Host      string `json:"host,omitempty" jsonschema:"SSH host of the job (default: the server's host)"`
+}
+
+type outputOut struct {
+	jobView
+	Text         string           `json:"text"`
+	NextOffset   *int64           `json:"next_offset,omitempty"`
+	Truncated    bool             `json:"truncated"`
+	SkippedBytes int64            `json:"skipped_bytes"`
+	Streams      []bgjob.LogRange `json:"streams"`
+}
+
+// readSpec is one read of a job's logs.
+type readSpec struct {
+	id         string
+	stream     string // "stdout", "stderr" or "" for both
+	cursor     bool   // what this client has not read (with tail: the end of it)
+	offset     *int64
+	tail, head int
+	filter     *regexp.Regexp
+	filterSrc  string
+	max        int
+	raw        bool
+}
+
+type readResult struct {
+	job       jobdir.Job
+	text      string
+	ranges    []bgjob.LogRange
+	truncated bool
+	skipped   int64
+}
+
+func (s *Server) output(ctx context.Context, req *sdk.CallToolRequest, in outputIn) (*sdk.CallToolResult, outputOut, error) {
+	rs := readSpec{id: in.ID, offset: in.Offset, tail: in.TailLines, head: in.HeadLines, max: in.MaxBytes, raw: in.Raw, filterSrc: in.Filter}
+	switch in.Stream {
+	case "", "both":
+	case "stdout", "stderr":
+		rs.stream = in.Stream
+	default:
+		return nil, outputOut{}, fmt.Errorf("stream %q: want stdout, stderr or both", in.Stream)
+	}
+	if in.TailLines < 0 || in.HeadLines < 0 || in.MaxBytes < 0 || in.Offset != nil && *in.Offset < 0 {
+		return nil, outputOut{}, errors.New("offset, tail_lines, head_lines and max_bytes must not be negative")
+	}
+	picks := 0
+	for _, set := range []bool{in.Offset != nil, in.TailLines > 0, in.HeadLines > 0, in.Since == "start"} {
+		if set {
+			picks++
+		}
+	}
+	if picks > 1 {
+		return nil, outputOut{}, errors.New(`use at most one of offset, tail_lines, head_lines and since "start"`)
+	}
+	switch in.Since {
+	case "", "new":
+		rs.cursor = in.Offset == nil && in.HeadLines == 0 && (in.TailLines == 0 || in.Since == "new")
+	case "start":
+		zero := int64(0)
+		rs.offset = &zero
+	default:
+		return nil, outputOut{}, fmt.Errorf("since %q: want new or start", in.Since)
+	}
+	if in.Offset != nil && rs.stream == "" {
+		return nil, outputOut{}, errors.New(`offset needs stream "stdout" or "stderr": the two logs have offsets of their own`)
+	}
+	if in.Filter != "" {
+		re, err := regexp.Compile(in.Filter)
+		if err != nil {
+			return nil, outputOut{}, fmt.Errorf("filter: %w", err)
+		}
+		rs.filter = re
+	}
+	var (
+		r    readResult
+		host string
+	)
+	err := s.do(ctx, in.Host, true, func(c *bgjob.Client, h string) (err error) {
+		host = h
+		r, err = s.read(ctx, c, req, rs)
+		return err
+	})
+	if err != nil {
+		return nil, outputOut{}, err
+	}
+	out := outputOut{jobView: viewOf(r.job), Text: r.text, Truncated: r.truncated, SkippedBytes: r.skipped, Streams: r.ranges}
+	out.Host = host
+	if rs.stream != "" && len(r.ranges) == 1 {
+		out.NextOffset = &r.ranges[0].Next
+	}
+	head := fmt.Sprintf("job %s %s", r.job.ID, exitText(viewOf(r.job)))
+	if r.text == "" {
+		head += "; no new output"
+	}
+	return result("%s\n%s", head, r.text), out, nil
+}
+
+// read reads a job's logs as rs says and makes the bytes into text.
+func (s *Server) read(ctx context.Context, c *bgjob.Client, req *sdk.CallToolRequest, rs readSpec) (readResult, error) {
+	max := s.opts.MaxOutput
+	if rs.max > 0 && rs.max < max {
+		max = rs.max
+	}
+	o := bgjob.LogOptions{Stdout: rs.stream == "stdout", Stderr: rs.stream == "stderr", Tail: rs.tail, Head: rs.head, MaxBytes: int64(max)}
+	switch {
+	case rs.cursor:
+		o.New, o.Reader = true, s.readerFor(req)
+		if rs.filter != nil {
+			// A filtered read moves a cursor of its own, so that the lines it
+			// leaves out are still new to unfiltered reads.
+			sum := sha256.Sum256([]byte(rs.filterSrc))
+			o.Reader = o.Reader[:min(len(o.Reader), 54)] + "-f" + hex.EncodeToString(sum[:4])
+		}
+	case rs.offset != nil:
+		o.FromOffset, o.Offset = true, *rs.offset
+	}
+	var stdout, stderr bytes.Buffer
+	res, err := c.Logs(ctx, rs.id, o, &stdout, &stderr)
+	if err != nil {
+		return readResult{}, err
+	}
+	r := readResult{job: res.Job, ranges: res.Ranges}
+	if r.ranges == nil {
+		r.ranges = []bgjob.LogRange{}
+	}
+	data := map[string][]byte{"stdout": stdout.Bytes(), "stderr": stderr.Bytes()}
+	var parts []string
+	for _, rg := range res.Ranges {
+		b := data[rg.Stream]
+		if rs.filter != nil {
+			var kept []byte
+			kept, r.skipped = filterLines(b, rs.filter, r.skipped)
+			b = kept
+		}
+		r.truncated = r.truncated || rg.Truncated
+		if len(b) == 0 {
+			continue
+		}
+		parts = append(parts, rg.Stream, clean(b, rs.raw))
+	}
+	switch len(parts) {
+	case 0:
+	case 2:
+		r.text = parts[1]
+	default:
+		var sb strings.Builder
+		for i := 0; i < len(parts); i += 2 {
+			fmt.Fprintf(&sb, "--- %s ---\n%s", parts[i], parts[i+1])
+			if !strings.HasSuffix(parts[i+1], "\n") {
+				sb.WriteByte('\n')
+			}
+		}
+		r.text = sb.String()
+	}
+	for _, rg := range res.Ranges {
+		if rg.Truncated {
+			r.text += cutNotice(rs, rg)
+		}
+	}
+	return r, nil
+}
+
+// filterLines keeps the lines of b that re matches and adds the length of
+// the others to skipped.
+func filterLines(b []byte, re *regexp.Regexp, skipped int64) ([]byte, int64) {
+	var kept []byte
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line = b[:i+1]
+		}
+		b = b[len(line):]
+		if re.Match(bytes.TrimSuffix(line, []byte("\n"))) {
+			kept = append(kept, line...)
+		} else {
+			skipped += int64(len(line))
+		}
+	}
+	return kept, skipped
+}
+
+// cutNotice says what a read cut to its cap left out, and how to read it.
+func cutNotice(rs readSpec, rg bgjob.LogRange) string {
+	switch {
+	case rs.tail > 0:
+		return fmt.Sprintf("\n[%s cut to the cap: the %d bytes before offset %d are left out; read them with offset or head_lines]\n", rg.Stream, rg.Offset, rg.Offset)
+	case rs.cursor:
+		return fmt.Sprintf("\n[%s cut to the cap at offset %d: call job_output again for the rest]\n", rg.Stream, rg.Next)
+	}
+	return fmt.Sprintf("\n[%s cut to the cap: returned bytes %d to %d; read on with offset %d and stream %q]\n", rg.Stream, rg.Offset, rg.Next, rg.Next, rg.Stream)
+}

@@ -1,0 +1,168 @@
+// Package mcp serves bgjob's verbs as Model Context Protocol tools
+// (job_start, job_output, job_wait, job_list, job_stop, job_send), so that
+// any agent that speaks MCP gets durable background jobs on this machine or
+// on SSH hosts. Every tool is one or two calls of the bgjob library, the
+// same calls the CLI makes.
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bgjob/bgjob"
+)
+
+// DefaultMaxOutput caps the text of every tool result: 32 KiB.
+const DefaultMaxOutput = 32 << 10
+
+// Instructions tell the model when to use the tools.
+const Instructions = `bgjob runs shell commands as durable background jobs, on this machine or on SSH hosts (host).
+Use it for long-lived commands: dev servers, watchers, builds, test suites.
+job_start starts one; job_wait blocks until it ends or prints a line (until_output, e.g. "Listening on"): never poll in a loop;
+job_output returns only output you have not read yet; job_stop stops a job.
+Stop what you start: jobs this server started are stopped when the session ends, unless started with keep.`
+
+// Dialer connects to an SSH host and returns its runtime and a function
+// that closes the connection.
+type Dialer func(ctx context.Context, host string) (bgjob.Runtime, func(), error)
+
+// Options configure a Server.
+type Options struct {
+	// Version is bgjob's version, reported to clients.
+	Version string
+	// Host is the default host of every tool ("" for this machine).
+	Host string
+	// Root and Workspace select the jobs, as bgjob's --root and -w.
+	Root, Workspace string
+	// AllowHosts, when not empty, holds the patterns (path.Match syntax,
+	// e.g. "web*") of the hosts a client may name; the default host is
+	// always allowed.
+	AllowHosts []string
+	// Dial connects to SSH hosts; nil allows this machine only.
+	Dial Dialer
+	// MaxOutput caps each result's text (DefaultMaxOutput when 0).
+	MaxOutput int
+	// KeepJobs leaves the jobs this server started running when it shuts
+	// down.
+	KeepJobs bool
+	// Reader names the read cursor of job_output ("" for one of its own per
+	// server process, "mcp-CLIENT-RANDOM").
+	Reader string
+	// ProgressEvery is how often job_wait sends a progress notification to
+	// a client that asked for them (5s when 0).
+	ProgressEvery time.Duration
+}
+
+// Server is bgjob's MCP server: one per client connection.
+type Server struct {
+	opts   Options
+	hosts  *hosts
+	owned  *owned
+	reader string
+	sdk    *sdk.Server
+
+	mu sync.Mutex // guards reader
+}
+
+// New returns a server with every tool registered.
+func New(o Options) (*Server, error) {
+	if o.MaxOutput <= 0 {
+		o.MaxOutput = DefaultMaxOutput
+	}
+	if o.ProgressEvery <= 0 {
+		o.ProgressEvery = 5 * time.Second
+	}
+	if o.Version == "" {
+		o.Version = "devel"
+	}
+	hs, err := newHosts(o)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: o, hosts: hs, owned: &owned{}, reader: o.Reader}
+	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "bgjob", Version: o.Version}, &sdk.ServerOptions{Instructions: Instructions})
+	s.addTools()
+	return s, nil
+}
+
+// SDK returns the underlying MCP server, for connecting it to a transport
+// other than stdio (tests use in-memory transports).
+func (s *Server) SDK() *sdk.Server { return s.sdk }
+
+// Run serves one client over t until the client goes away (stdin closes,
+// for stdio) or ctx ends, then reaps: it stops the jobs it started (see
+// Shutdown).
+func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	err := s.sdk.Run(ctx, t)
+	if ctx.Err() != nil {
+		err = nil
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if rerr := s.Shutdown(rctx); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// Shutdown stops the jobs this server started (unless KeepJobs, or the
+// job was started with keep) and closes its SSH connections.
+func (s *Server) Shutdown(ctx context.Context) error {
+	defer s.hosts.closeAll()
+	if s.opts.KeepJobs {
+		return nil
+	}
+	var errs []string
+	for host, ids := range s.owned.take() {
+		c, err := s.hosts.client(ctx, host)
+		if err == nil {
+			_, err = c.Stop(ctx, ids, bgjob.StopOptions{})
+		}
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("stopping the jobs this server started on %s: %v", hostName(host), err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+var unsafeReader = regexp.MustCompile(`[^A-Za-z0-9._@:+-]+`)
+
+// readerFor returns the cursor name of job_output for the session's client.
+func (s *Server) readerFor(req *sdk.CallToolRequest) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reader == "" {
+		client := "client"
+		if req != nil && req.Session != nil {
+			if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil && p.ClientInfo.Name != "" {
+				client = p.ClientInfo.Name
+			}
+		}
+		client = strings.Trim(unsafeReader.ReplaceAllString(client, "_"), "._@:+-")
+		if len(client) > 40 {
+			client = client[:40]
+		}
+		if client == "" {
+			client = "client"
+		}
+		s.reader = "mcp-" + client + "-" + strings.ToLower(rand.Text()[:8])
+	}
+	return s.reader
+}
+
+func hostName(h string) string {
+	if h == "" {
+		return "this machine"
+	}
+	return h
+}

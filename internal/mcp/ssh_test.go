@@ -1,0 +1,72 @@
+package mcp_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/internal/mcp"
+	"github.com/bgjob/bgjob/internal/sshtest"
+	"github.com/bgjob/bgjob/jobdir"
+	sshrt "github.com/bgjob/bgjob/runtime/ssh"
+)
+
+// host runs a job on the test sshd; after the connection drops the next
+// call dials again.
+func TestHostOverSSH(t *testing.T) {
+	t.Setenv("SSH_AUTH_SOCK", "")
+	srv := sshtest.Start(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config")
+	if err := srv.WriteConfig(cfg, "bgjob-test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.WriteKnownHosts(filepath.Join(dir, "known_hosts"), false); err != nil {
+		t.Fatal(err)
+	}
+	dials := 0
+	dial := func(ctx context.Context, host string) (bgjob.Runtime, func(), error) {
+		dials++
+		r, err := sshrt.Dial(ctx, host, sshrt.Options{ConfigFile: cfg})
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, func() { r.Close() }, nil
+	}
+	cs := serve(t, mcp.Options{Dial: dial, AllowHosts: []string{"bgjob-*"}})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": "echo remote; read x; echo done", "stdin": true, "wait_sec": 0, "host": "bgjob-test"}, &st)
+	if st.Host != "bgjob-test" || st.Status != jobdir.StatusRunning {
+		t.Fatalf("job_start over SSH: %+v", st)
+	}
+	var w waited
+	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}, "until_output": "^remote$", "host": "bgjob-test"}, &w)
+	if w.Matched != "remote" {
+		t.Fatalf("job_wait over SSH: %+v", w)
+	}
+	if n := srv.DropConnections(); n == 0 {
+		t.Fatal("DropConnections killed no sshd process")
+	}
+	// The first call after the drop may find the connection dead or fail on
+	// it; job_list is safe to repeat, so it is tried again on a new one.
+	var list struct{ Jobs []job }
+	call(t, cs, "job_list", map[string]any{"host": "bgjob-test"}, &list)
+	if len(list.Jobs) != 1 || list.Jobs[0].Status != jobdir.StatusRunning {
+		t.Fatalf("job_list after the drop: %+v", list)
+	}
+	var sent job
+	call(t, cs, "job_send", map[string]any{"id": st.ID, "eof": true, "host": "bgjob-test"}, &sent)
+	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}, "host": "bgjob-test"}, &w)
+	if len(w.Jobs) != 1 || w.Jobs[0].Status != jobdir.StatusExited || w.Jobs[0].Host != "bgjob-test" {
+		t.Fatalf("job_wait after the drop: %+v", w)
+	}
+	var o job
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "host": "bgjob-test", "since": "start"}, &o)
+	if o.Text != "remote\ndone\n" {
+		t.Errorf("job_output over SSH: %q", o.Text)
+	}
+	if dials != 2 {
+		t.Errorf("%d dials, want 2: one, and one after the drop", dials)
+	}
+}

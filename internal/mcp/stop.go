@@ -1,0 +1,67 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+const stopDoc = `Stop jobs, like "bgjob stop": signal (default TERM) to each job's whole process group, KILL after grace_sec
+(default 2). Returns each job's final status and exit code once its processes are gone. all stops every running job
+of the workspace, not only the ones this session started.`
+
+type stopIn struct {
+	IDs      []string `json:"ids,omitempty" jsonschema:"job ids or names"`
+	All      bool     `json:"all,omitempty" jsonschema:"stop every running job of the workspace"`
+	Signal   string   `json:"signal,omitempty" jsonschema:"first signal, e.g. INT (default TERM)"`
+	GraceSec float64  `json:"grace_sec,omitempty" jsonschema:"seconds between the signal and KILL (default 2)"`
+	Host     string   `json:"host,omitempty" jsonschema:"SSH host of the jobs (default: the server's host)"`
+}
+
+type stopOut struct {
+	Jobs []jobView `json:"jobs"`
+}
+
+func (s *Server) stop(ctx context.Context, _ *sdk.CallToolRequest, in stopIn) (*sdk.CallToolResult, stopOut, error) {
+	if len(in.IDs) == 0 && !in.All {
+		return nil, stopOut{}, errors.New("name the jobs to stop in ids, or set all")
+	}
+	if len(in.IDs) > 0 && in.All {
+		return nil, stopOut{}, errors.New("give ids or all, not both")
+	}
+	grace, err := seconds("grace_sec", in.GraceSec, time.Hour)
+	if err != nil {
+		return nil, stopOut{}, err
+	}
+	var (
+		jobs []jobdir.Job
+		host string
+	)
+	err = s.do(ctx, in.Host, true, func(c *bgjob.Client, h string) (err error) {
+		host = h
+		jobs, err = c.Stop(ctx, in.IDs, bgjob.StopOptions{Signal: in.Signal, Grace: grace, All: in.All})
+		return err
+	})
+	if err != nil {
+		return nil, stopOut{}, err
+	}
+	out := stopOut{Jobs: []jobView{}}
+	var lines []string
+	for _, j := range jobs {
+		v := viewOf(j)
+		v.Host = host
+		out.Jobs = append(out.Jobs, v)
+		lines = append(lines, fmt.Sprintf("job %s %s", j.ID, exitText(viewOf(j))))
+	}
+	if len(lines) == 0 {
+		lines = append(lines, "no running jobs")
+	}
+	return result("%s", strings.Join(lines, "\n")), out, nil
+}

@@ -1,0 +1,108 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+func (s *Server) addTools() {
+	sdk.AddTool(s.sdk, &sdk.Tool{Name: "job_start", Description: startDoc}, s.start)
+	sdk.AddTool(s.sdk, &sdk.Tool{Name: "job_output", Description: outputDoc}, s.output)
+	sdk.AddTool(s.sdk, &sdk.Tool{Name: "job_wait", Description: waitDoc}, s.wait)
+	sdk.AddTool(s.sdk, &sdk.Tool{Name: "job_list", Description: listDoc}, s.list)
+	sdk.AddTool(s.sdk, &sdk.Tool{Name: "job_stop", Description: stopDoc}, s.stop)
+	sdk.AddTool(s.sdk, &sdk.Tool{Name: "job_send", Description: sendDoc}, s.send)
+}
+
+// client returns the client for a tool's host argument, and the host.
+func (s *Server) client(ctx context.Context, host string) (*bgjob.Client, string, error) {
+	h, err := s.hosts.resolve(host)
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := s.hosts.client(ctx, h)
+	if err != nil {
+		return nil, "", fmt.Errorf("connecting to %s: %w", hostName(h), err)
+	}
+	return c, h, nil
+}
+
+// do calls fn with the client of a tool's host argument. A call that
+// fails in transit (the connection dropped) drops the connection, so that
+// the next call dials again; with retry (a call that is safe to repeat) fn
+// is called once more, on a new connection.
+func (s *Server) do(ctx context.Context, host string, retry bool, fn func(c *bgjob.Client, host string) error) error {
+	for attempt := 0; ; attempt++ {
+		c, h, err := s.client(ctx, host)
+		if err != nil {
+			return err
+		}
+		err = fn(c, h)
+		if h == "" || !inTransit(err) {
+			return s.explain(err, h)
+		}
+		s.hosts.forget(h, c)
+		if !retry || attempt > 0 {
+			return s.explain(err, h)
+		}
+	}
+}
+
+// explain rewrites a library error into one a model can act on.
+func (s *Server) explain(err error, host string) error {
+	if err == nil {
+		return nil
+	}
+	ws := s.opts.Workspace
+	if ws == "" {
+		ws = jobdir.DefaultWorkspace
+	}
+	switch {
+	case errors.Is(err, bgjob.ErrNotFound):
+		return fmt.Errorf("%v: no such job in workspace %s on %s; job_list shows the jobs", err, ws, hostName(host))
+	case errors.Is(err, bgjob.ErrNoStdin):
+		return fmt.Errorf("%v: only a job started with stdin: true takes input", err)
+	case errors.Is(err, bgjob.ErrCursorBusy):
+		return fmt.Errorf("%v: another job_output call of this client is reading the same job; call again", err)
+	}
+	return err
+}
+
+// result is a tool result with a short text; the SDK adds the structured
+// content.
+func result(format string, args ...any) *sdk.CallToolResult {
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf(format, args...)}}}
+}
+
+// seconds turns a tool's seconds argument into a duration.
+func seconds(name string, v float64, max time.Duration) (time.Duration, error) {
+	if v < 0 {
+		return 0, fmt.Errorf("%s must not be negative", name)
+	}
+	d := time.Duration(v * float64(time.Second))
+	if max > 0 && d > max {
+		return 0, fmt.Errorf("%s is at most %d", name, int(max/time.Second))
+	}
+	return d, nil
+}
+
+// exitText says how a job is doing, for the short text of a result.
+func exitText(j jobView) string {
+	var b strings.Builder
+	b.WriteString(string(j.Status))
+	if j.ExitCode != nil {
+		fmt.Fprintf(&b, " (exit code %d)", *j.ExitCode)
+	}
+	if j.Reason != "" {
+		fmt.Fprintf(&b, ", %s", j.Reason)
+	}
+	return b.String()
+}

@@ -1,0 +1,186 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+const waitDoc = `Block until jobs end (all of them, or the first with any), until a line matching until_output (a POSIX
+extended regular expression, e.g. "Listening on") appears in a job's output, or until timeout_sec (default 30,
+max 600). Returns each job's status and exit code, the last 20 lines of each ended job, matched with the matching line,
+and timed_out when it gave up; the jobs keep running. Use this instead of polling job_output in a loop.`
+
+type waitIn struct {
+	IDs         []string `json:"ids" jsonschema:"job ids or names"`
+	Any         bool     `json:"any,omitempty" jsonschema:"return when the first job ends"`
+	TimeoutSec  *float64 `json:"timeout_sec,omitempty" jsonschema:"give up after this many seconds (default 30, max 600)"`
+	UntilOutput string   `json:"until_output,omitempty" jsonschema:"return as soon as a line of output matches this POSIX extended regular expression"`
+	Host        string   `json:"host,omitempty" jsonschema:"SSH host of the jobs (default: the server's host)"`
+}
+
+type waitJob struct {
+	jobView
+	Tail string `json:"tail,omitempty"`
+}
+
+type waitOut struct {
+	Jobs      []waitJob `json:"jobs"`
+	Matched   string    `json:"matched,omitempty"`
+	MatchedID string    `json:"matched_id,omitempty"`
+	TimedOut  bool      `json:"timed_out"`
+}
+
+func (s *Server) wait(ctx context.Context, req *sdk.CallToolRequest, in waitIn) (*sdk.CallToolResult, waitOut, error) {
+	if len(in.IDs) == 0 {
+		return nil, waitOut{}, errors.New("ids is empty: name the jobs to wait for")
+	}
+	timeout := 30 * time.Second
+	if in.TimeoutSec != nil {
+		var err error
+		if timeout, err = seconds("timeout_sec", *in.TimeoutSec, 10*time.Minute); err != nil {
+			return nil, waitOut{}, err
+		}
+		if timeout == 0 {
+			return nil, waitOut{}, errors.New("timeout_sec must be positive")
+		}
+	}
+	stop := s.progress(ctx, req, timeout)
+	var out waitOut
+	// After a drop the wait starts again, on a new connection.
+	err := s.do(ctx, in.Host, true, func(c *bgjob.Client, host string) error {
+		var (
+			jobs []jobdir.Job
+			err  error
+		)
+		out = waitOut{}
+		if in.UntilOutput != "" {
+			jobs, out, err = s.waitFor(ctx, c, in.IDs, in.UntilOutput, timeout)
+		} else {
+			jobs, err = c.Wait(ctx, in.IDs, bgjob.WaitOptions{Any: in.Any, Timeout: timeout})
+			if errors.Is(err, bgjob.ErrTimeout) {
+				out.TimedOut, err = true, nil
+			}
+		}
+		if err != nil {
+			return err
+		}
+		out.Jobs = []waitJob{}
+		for _, j := range jobs {
+			wj := waitJob{jobView: viewOf(j)}
+			wj.Host = host
+			if j.Status.Ended() {
+				r, err := s.read(ctx, c, req, readSpec{id: j.ID, tail: 20, max: s.opts.MaxOutput / len(jobs)})
+				if err != nil {
+					return err
+				}
+				wj.Tail = r.text
+			}
+			out.Jobs = append(out.Jobs, wj)
+		}
+		return nil
+	})
+	stop()
+	if err != nil {
+		return nil, waitOut{}, err
+	}
+	var lines []string
+	for _, wj := range out.Jobs {
+		lines = append(lines, fmt.Sprintf("job %s %s", wj.ID, exitText(wj.jobView)))
+		if wj.Tail != "" {
+			lines = append(lines, lastLines(wj.Tail, 5))
+		}
+	}
+	switch {
+	case out.Matched != "":
+		lines = append([]string{fmt.Sprintf("matched in job %s: %s", out.MatchedID, out.Matched)}, lines...)
+	case out.TimedOut:
+		lines = append([]string{fmt.Sprintf("timed out after %s; the jobs keep running", timeout)}, lines...)
+	}
+	return result("%s", strings.Join(lines, "\n")), out, nil
+}
+
+// waitFor waits until a line of one of the jobs matches pattern, each job
+// watched by Client.WaitFor at once; it returns the jobs as they are then.
+func (s *Server) waitFor(ctx context.Context, c *bgjob.Client, ids []string, pattern string, timeout time.Duration) ([]jobdir.Job, waitOut, error) {
+	var out waitOut
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answer struct {
+		id    string
+		match bgjob.Match
+		err   error
+	}
+	answers := make(chan answer, len(ids))
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Go(func() {
+			_, m, err := c.WaitFor(wctx, id, pattern, bgjob.WaitForOptions{Timeout: timeout})
+			answers <- answer{id, m, err}
+		})
+	}
+	var errs []error
+	for range ids {
+		a := <-answers
+		switch {
+		case a.err == nil:
+			if out.Matched == "" {
+				out.Matched = strings.TrimSuffix(clean(a.match.Line, false), "\n")
+				out.MatchedID = a.id
+				cancel()
+			}
+		case errors.Is(a.err, bgjob.ErrTimeout):
+			out.TimedOut = true
+		case errors.Is(a.err, bgjob.ErrNoMatch), errors.Is(a.err, context.Canceled) && ctx.Err() == nil:
+		default:
+			errs = append(errs, a.err)
+		}
+	}
+	wg.Wait()
+	if out.Matched != "" {
+		out.TimedOut = false
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, waitOut{}, err
+	}
+	jobs, err := c.Status(ctx, ids...)
+	return jobs, out, err
+}
+
+// progress sends progress notifications while a wait blocks, when the
+// client asked for them; stop ends them.
+func (s *Server) progress(ctx context.Context, req *sdk.CallToolRequest, total time.Duration) (stop func()) {
+	token := req.Params.GetProgressToken()
+	if token == nil || req.Session == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(s.opts.ProgressEvery)
+		defer t.Stop()
+		start := time.Now()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				el := time.Since(start)
+				req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
+					ProgressToken: token, Progress: el.Seconds(), Total: total.Seconds(),
+					Message: fmt.Sprintf("waiting, %s of %s", el.Round(time.Second), total),
+				})
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}

@@ -11,6 +11,8 @@
 #   BENCH_ROUNDS   interleaved rounds of the fast groups (default 40)
 #   BENCH_SSH_ROUNDS  rounds of the cold SSH group (default 15)
 #   BENCH_GO_TIME  -benchtime of the Go benchmarks (default 30x; "skip" skips them)
+#   BENCH_RUNS_ROUNDS  rounds of the 100-runs group (default 8)
+#   BENCH_SSH      "skip" skips the SSH groups
 #
 # The results go to $BENCH_OUT/results.md (and to stdout at the end),
 # $BENCH_OUT/go-bench.txt and $BENCH_OUT/hyperfine-start.md.
@@ -25,6 +27,8 @@ die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }
 
 rounds=${BENCH_ROUNDS:-40}
 ssh_rounds=${BENCH_SSH_ROUNDS:-15}
+runs_rounds=${BENCH_RUNS_ROUNDS:-8}
+ssh_bench=${BENCH_SSH:-}
 go_time=${BENCH_GO_TIME:-30x}
 out=${BENCH_OUT:-$repo/bench/out}
 started=$(date +%s)
@@ -68,6 +72,7 @@ go build -o "$tmp/bgjob" ./cmd/bgjob
 go build -o "$tmp/interleave" ./bench/cmd/interleave
 go build -o "$tmp/fabricate" ./bench/cmd/fabricate
 go build -o "$tmp/sshd" ./bench/cmd/sshd
+go build -o "$tmp/hello" ./bench/cmd/hello
 
 mkdir -p "$out" "$tmp/root" "$tmp/nq" "$tmp/t" "$tmp/ssh" "$tmp/bin"
 chmod 700 "$tmp/root"
@@ -78,6 +83,8 @@ targets=$out/targets.tsv
 # The commands below are shown as they run here: bgjob is on PATH, the job
 # root and the ssh_config come from the environment.
 ln -s "$tmp/bgjob" "$tmp/bin/bgjob"
+ln -s "$tmp/hello" "$tmp/bin/hello"
+ln -s "$tmp/fabricate" "$tmp/bin/fabricate"
 export PATH=$tmp/bin:$PATH
 export BGJOB_ROOT=$tmp/root NQDIR=$tmp/nq TS_SOCKET=$tmp/ts.sock TMPDIR=$tmp/t
 export SSH_AUTH_SOCK=
@@ -117,6 +124,27 @@ declare -A newest
 for n in 10 1000 10000; do
 	newest[$n]=$("$tmp/fabricate" -root "$tmp/root" -w "n$n" -n "$n")
 done
+say "against the Go floor"
+il -title "Against the Go floor: each verb beside a hello-world Go binary" -n "$rounds" -w 5 -base floor \
+	-c "floor=hello" \
+	-c "run=bgjob -w start run -q -- true" \
+	-c "status=bgjob -w n10 status ${newest[10]}" \
+	-c "ls=bgjob -w n10 ls --limit 20" \
+	-c "ls-10000=bgjob -w n10000 ls --limit 20" \
+	-c "logs=bgjob -w n10 logs --tail 100 ${newest[10]}" \
+	-c "sh=sh -c :" \
+	-target "run / floor <= 2" -target "status / floor <= 1.5" -target "ls / floor <= 1.5" \
+	-target "logs / floor <= 1.5" -target "ls-10000 / ls <= 1.2" \
+	-note "floor is bench/cmd/hello, a Go hello-world binary; ls is at 10 jobs, ls-10000 at 10,000 (fabricated, ended); logs reads a 200-line log of an ended job; sh is \\`sh -c :\\`, the cost of one shell."
+say "100 runs beside 1,500 ended jobs"
+il -title "100 sequential runs: in an empty workspace and beside 1,500 ended jobs" -n "$runs_rounds" -w 1 -base empty \
+	-setup "empty=fabricate -root $tmp/root -w many0 -fresh -n 0" \
+	-c "empty=sh -c 'i=0; while [ \$i -lt 100 ]; do bgjob -w many0 run -q -- true || exit; i=\$((i + 1)); done'" \
+	-setup "1500=fabricate -root $tmp/root -w many1500 -fresh -n 1500" \
+	-c "1500=sh -c 'i=0; while [ \$i -lt 100 ]; do bgjob -w many1500 run -q -- true || exit; i=\$((i + 1)); done'" \
+	-target "1500 / empty <= 1.2" \
+	-note "Before each timed loop, untimed, \\`fabricate -fresh\\` empties the workspace (empty) or fills it with exactly 1,500 fabricated ended jobs (1500). Run's pruning pass starts in one run of 8 (DefaultPruneEvery); beside 1,500 ended jobs it has work (more than DefaultKeep, 1,000, ended)."
+rm -rf "$tmp/root/many0" "$tmp/root/many1500"
 say "inspect"
 il -title "status ID: one job by id" -n "$rounds" -base 10 \
 	-c "10=bgjob -w n10 status ${newest[10]}" \
@@ -159,53 +187,55 @@ il -title "logs --tail 100 on a 1 GiB log vs a 1 MiB log" -n "$rounds" -base 1Mi
 rm -f "$tmp/root/big/$big/stdout.log"
 
 # --- 3. over SSH ------------------------------------------------------------
-say "starting a loopback sshd"
-"$tmp/sshd" -dir "$tmp/ssh" -control "$tmp/cm.sock" -timeout 20m >"$tmp/ssh/path" 2>"$tmp/ssh/err" &
-sshd_pid=$!
-for _ in $(seq 100); do
-	[ -s "$tmp/ssh/path" ] && break
-	kill -0 "$sshd_pid" 2>/dev/null || die "sshd helper failed: $(cat "$tmp/ssh/err")"
-	sleep 0.1
-done
-cfg=$(cat "$tmp/ssh/path")
-[ -n "$cfg" ] || die "sshd helper did not start: $(cat "$tmp/ssh/err")"
-export BGJOB_SSH_CONFIG=$cfg
-ssh -F "$cfg" bench true || die "ssh to the loopback sshd failed"
+if [ "$ssh_bench" != skip ]; then
+	say "starting a loopback sshd"
+	"$tmp/sshd" -dir "$tmp/ssh" -control "$tmp/cm.sock" -timeout 20m >"$tmp/ssh/path" 2>"$tmp/ssh/err" &
+	sshd_pid=$!
+	for _ in $(seq 100); do
+		[ -s "$tmp/ssh/path" ] && break
+		kill -0 "$sshd_pid" 2>/dev/null || die "sshd helper failed: $(cat "$tmp/ssh/err")"
+		sleep 0.1
+	done
+	cfg=$(cat "$tmp/ssh/path")
+	[ -n "$cfg" ] || die "sshd helper did not start: $(cat "$tmp/ssh/err")"
+	export BGJOB_SSH_CONFIG=$cfg
+	ssh -F "$cfg" bench true || die "ssh to the loopback sshd failed"
 
-say "cold SSH"
-il -title "Cold SSH: a new connection per command" -n "$ssh_rounds" -w 2 -base ssh \
-	-c "ssh=ssh -F $cfg bench true" \
-	-c "run=bgjob -H bench -w sshrun run -q -- true" \
-	-c "status=bgjob -H bench -w n10 status ${newest[10]}" \
-	-c "logs=bgjob -H bench -w n10 logs --tail 100 ${newest[10]}" \
-	-c "ls=bgjob -H bench -w n10 ls --limit 20" \
-	-target "run / ssh <= 0.6" -target "status / ssh <= 0.6" -target "logs / ssh <= 0.6" \
-	-note "bgjob resolves the host with \`ssh -G\`, then connects with golang.org/x/crypto/ssh and runs one script on one session."
+	say "cold SSH"
+	il -title "Cold SSH: a new connection per command" -n "$ssh_rounds" -w 2 -base ssh \
+		-c "ssh=ssh -F $cfg bench true" \
+		-c "run=bgjob -H bench -w sshrun run -q -- true" \
+		-c "status=bgjob -H bench -w n10 status ${newest[10]}" \
+		-c "logs=bgjob -H bench -w n10 logs --tail 100 ${newest[10]}" \
+		-c "ls=bgjob -H bench -w n10 ls --limit 20" \
+		-target "run / ssh <= 0.6" -target "status / ssh <= 0.6" -target "logs / ssh <= 0.6" \
+		-note "bgjob resolves the host with \`ssh -G\`, then connects with golang.org/x/crypto/ssh and runs one script on one session."
 
-say "ControlMaster"
-ssh -F "$cfg" -M -S "$tmp/cm.sock" -fN bench-cm
-il -title "Over a live OpenSSH ControlMaster socket" -n "$rounds" -w 3 -base ssh-S \
-	-c "ssh-S=ssh -F $cfg -S $tmp/cm.sock bench-cm true" \
-	-c "status=bgjob -H bench-cm -w n10 status ${newest[10]}" \
-	-c "run=bgjob -H bench-cm -w sshrun run -q -- true" \
-	-c "logs=bgjob -H bench-cm -w n10 logs --tail 100 ${newest[10]}" \
-	-c "ssh-G=ssh -G -F $cfg bench-cm" \
-	-c "status-no-ssh-G=PATH=/nonexistent bgjob -H bench-cm -w n10 status ${newest[10]}" \
-	-target "status / ssh-S <= 1.2" -target "run / ssh-S <= 1.2" -target "logs / ssh-S <= 1.2" \
-	-note "ssh-G is the config resolution bgjob runs on a cache miss (ControlPath is in the config; answers are cached, see docs/benchmarks.md). status-no-ssh-G is the same status with no ssh on PATH, so that runtime/ssh reads the config with its built-in parser instead: what skipping \`ssh -G\` would save."
+	say "ControlMaster"
+	ssh -F "$cfg" -M -S "$tmp/cm.sock" -fN bench-cm
+	il -title "Over a live OpenSSH ControlMaster socket" -n "$rounds" -w 3 -base ssh-S \
+		-c "ssh-S=ssh -F $cfg -S $tmp/cm.sock bench-cm true" \
+		-c "status=bgjob -H bench-cm -w n10 status ${newest[10]}" \
+		-c "run=bgjob -H bench-cm -w sshrun run -q -- true" \
+		-c "logs=bgjob -H bench-cm -w n10 logs --tail 100 ${newest[10]}" \
+		-c "ssh-G=ssh -G -F $cfg bench-cm" \
+		-c "status-no-ssh-G=PATH=/nonexistent bgjob -H bench-cm -w n10 status ${newest[10]}" \
+		-target "status / ssh-S <= 1.2" -target "run / ssh-S <= 1.2" -target "logs / ssh-S <= 1.2" \
+		-note "ssh-G is the config resolution bgjob runs on a cache miss (ControlPath is in the config; answers are cached, see docs/benchmarks.md). status-no-ssh-G is the same status with no ssh on PATH, so that runtime/ssh reads the config with its built-in parser instead: what skipping \`ssh -G\` would save."
 
-say "warm SSH (library, one connection; go test -bench SSHWarm)"
-{
-	echo
-	echo "### Warm SSH: the library over one reused connection"
-	echo
-	echo "\`go test -run '^\$' -bench SSHWarm -benchtime 30x .\` (bench_test.go): a reused runtime/ssh Runtime and Client."
-	echo
-	echo "| operation | time/op |"
-	echo "|---|--:|"
-} >>"$md"
-(cd "$repo" && go test -run '^$' -bench 'SSHWarm' -benchtime 30x . 2>&1) | tee "$out/go-bench-ssh.txt" |
-	awk '/^BenchmarkSSHWarm\// { name=$1; sub(/^BenchmarkSSHWarm\//, "", name); sub(/-[0-9]+$/, "", name); printf "| %s | %.2f ms |\n", name, $3/1e6 }' >>"$md"
+	say "warm SSH (library, one connection; go test -bench SSHWarm)"
+	{
+		echo
+		echo "### Warm SSH: the library over one reused connection"
+		echo
+		echo "\`go test -run '^\$' -bench SSHWarm -benchtime 30x .\` (bench_test.go): a reused runtime/ssh Runtime and Client."
+		echo
+		echo "| operation | time/op |"
+		echo "|---|--:|"
+	} >>"$md"
+	(cd "$repo" && go test -run '^$' -bench 'SSHWarm' -benchtime 30x . 2>&1) | tee "$out/go-bench-ssh.txt" |
+		awk '/^BenchmarkSSHWarm\// { name=$1; sub(/^BenchmarkSSHWarm\//, "", name); sub(/-[0-9]+$/, "", name); printf "| %s | %.2f ms |\n", name, $3/1e6 }' >>"$md"
+fi
 
 # --- 4. peak RSS ------------------------------------------------------------
 say "peak RSS at 10,000 jobs"
@@ -252,7 +282,21 @@ rss stop bgjob -w "$w" stop "$id"
 rss_rm=$(ls "$tmp/root/$w" | sed -n 1,3p)
 rss rm bgjob -w "$w" rm @OLDEST@
 rss "prune --dry-run" bgjob -w "$w" prune --dry-run --keep 100
-rss "over SSH: ls --limit 0" bgjob -H bench -w "$w" ls --limit 0
+[ "$ssh_bench" = skip ] || rss "over SSH: ls --limit 0" bgjob -H bench -w "$w" ls --limit 0
+
+# --- 5. script sizes ----------------------------------------------------------
+say "script sizes (go test -bench Scripts ./shellgen)"
+{
+	echo
+	echo "### Script size per verb"
+	echo
+	echo "Bytes of each generated script (\\`wc -c\\`), from \\`go test -run '^\$' -bench Scripts -benchtime 1x ./shellgen\\` (shellgen/scripts_bench_test.go): what runs with \\`sh -c\\`, and over SSH what is sent on every call. job.sh is the wrapper, written into the job directory by the launch."
+	echo
+	echo "| script | bytes |"
+	echo "|---|--:|"
+} >>"$md"
+(cd "$repo" && go test -run '^$' -bench 'Scripts' -benchtime 1x ./shellgen 2>&1) | tee "$out/go-bench-scripts.txt" |
+	awk '/^BenchmarkScripts\// { name=$1; sub(/^BenchmarkScripts\//, "", name); sub(/-[0-9]+$/, "", name); for (i=2; i<NF; i++) if ($(i+1)=="script-bytes") printf "| %s | %d |\n", name, $i }' >>"$md"
 
 # --- summary of the targets ---------------------------------------------------
 {

@@ -1,8 +1,5 @@
 package shellgen
 
-// WrapperScript exposes wrapperScript, job.sh, to the tests.
-var WrapperScript = wrapperScript
-
 // RecordFields exposes the record kinds Decode knows, to the tests.
 func RecordFields() map[Kind]int {
 	m := map[Kind]int{}

@@ -130,7 +130,7 @@ func LaunchScript(l Launch) (string, error) {
 			return "", err
 		}
 	}
-	wrapper, err := wrapperScript(l)
+	wrapper, err := WrapperScript(l)
 	if err != nil {
 		return "", err
 	}
@@ -153,9 +153,10 @@ func LaunchScript(l Launch) (string, error) {
 	return assemble(c, append(files, "end.sh")...)
 }
 
-// wrapperScript returns job.sh, the wrapper that runs the command as its
-// child and records the child's real status.
-func wrapperScript(l Launch) (string, error) {
+// WrapperScript returns job.sh, the wrapper that runs the command as its
+// child and records the child's real status: the text LaunchScript writes
+// into the job directory.
+func WrapperScript(l Launch) (string, error) {
 	m := l.Meta
 	prefix, err := jobdir.EncodeMetaPrefix(m)
 	if err != nil {

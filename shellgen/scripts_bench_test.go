@@ -50,6 +50,18 @@ func BenchmarkScripts(b *testing.B) {
 		{"launch-timeout-env", func() (string, error) {
 			return shellgen.LaunchScript(shellgen.Launch{Target: benchTarget, Meta: m, Env: []string{"A=1", "B=two words"}, Timeout: time.Minute, Grace: 2 * time.Second})
 		}},
+		{"launch-prune", func() (string, error) {
+			return shellgen.LaunchScript(shellgen.Launch{Target: benchTarget, Meta: m, Grace: 2 * time.Second, Prune: &shellgen.Prune{Keep: 1000, OlderThan: 7 * 24 * time.Hour}})
+		}},
+		{"launch-timeout-cap", func() (string, error) {
+			return shellgen.LaunchScript(shellgen.Launch{Target: benchTarget, Meta: m, Timeout: time.Minute, Grace: 2 * time.Second, MaxLogSize: 1 << 20})
+		}},
+		{"job.sh", func() (string, error) {
+			return shellgen.WrapperScript(shellgen.Launch{Target: benchTarget, Meta: m, Grace: 2 * time.Second})
+		}},
+		{"job.sh-timeout-cap", func() (string, error) {
+			return shellgen.WrapperScript(shellgen.Launch{Target: benchTarget, Meta: m, Timeout: time.Minute, Grace: 2 * time.Second, MaxLogSize: 1 << 20})
+		}},
 		{"status", func() (string, error) { return shellgen.StatusScript(benchTarget, []string{m.ID}) }},
 		{"list", func() (string, error) { return shellgen.ListScript(benchTarget, shellgen.List{Max: 21}) }},
 		{"logs-tail", func() (string, error) {
@@ -62,6 +74,10 @@ func BenchmarkScripts(b *testing.B) {
 		{"remove", func() (string, error) {
 			return shellgen.RemoveScript(benchTarget, shellgen.Remove{Refs: []string{m.ID}})
 		}},
+		{"prune", func() (string, error) {
+			return shellgen.PruneScript(benchTarget, shellgen.Prune{Keep: 1000, OlderThan: 7 * 24 * time.Hour})
+		}},
+		{"send", func() (string, error) { return shellgen.SendScript(benchTarget, m.ID, false) }},
 	}
 	for _, g := range gens {
 		b.Run(g.name, func(b *testing.B) {

@@ -20,6 +20,9 @@
 // shown when a command fails). A target is "A / B <= X" or "A / B < X": the
 // ratio of A's median to B's. Rows are appended to -md and targets to
 // -targets (tab-separated: title, target, ratio, met), for bench/run.sh.
+//
+// -setup LABEL=COMMAND runs COMMAND, untimed, before each run of LABEL
+// (warm-up runs too): e.g. to give every timed run a fresh workspace.
 package main
 
 import (
@@ -40,6 +43,7 @@ type command struct {
 	label string
 	env   []string // NAME=VALUE words before the command, as in sh
 	argv  []string
+	setup *command // run untimed before each run (nil: none)
 	times []time.Duration
 }
 
@@ -67,7 +71,7 @@ func main() {
 
 func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("interleave", flag.ContinueOnError)
-	var cmds, targets listFlag
+	var cmds, targets, setups listFlag
 	title := fs.String("title", "", "title of the table")
 	n := fs.Int("n", 30, "measured rounds")
 	warmup := fs.Int("w", 3, "warm-up rounds, not measured")
@@ -76,6 +80,7 @@ func run(args []string, stdout io.Writer) error {
 	tsv := fs.String("targets", "", "append target results to this file (tab-separated)")
 	note := fs.String("note", "", "a line printed under the table")
 	fs.Var(&cmds, "c", "LABEL=COMMAND (repeatable)")
+	fs.Var(&setups, "setup", "LABEL=COMMAND run untimed before each run of LABEL (repeatable)")
 	fs.Var(&targets, "target", `"A / B <= X": A's median at most X times B's (repeatable)`)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -86,24 +91,25 @@ func run(args []string, stdout io.Writer) error {
 	var list []*command
 	byLabel := map[string]*command{}
 	for _, c := range cmds {
-		label, line, ok := strings.Cut(c, "=")
-		if !ok || label == "" {
-			return fmt.Errorf("-c %q: want LABEL=COMMAND", c)
+		cmd, err := parseCommand("-c", c)
+		if err != nil {
+			return err
 		}
-		argv, err := split(line)
-		if err != nil || len(argv) == 0 {
-			return fmt.Errorf("-c %q: %v", c, err)
+		if byLabel[cmd.label] != nil {
+			return fmt.Errorf("label %q given twice", cmd.label)
 		}
-		if byLabel[label] != nil {
-			return fmt.Errorf("label %q given twice", label)
-		}
-		cmd := &command{label: label}
-		for len(argv) > 1 && isAssignment(argv[0]) {
-			cmd.env, argv = append(cmd.env, argv[0]), argv[1:]
-		}
-		cmd.argv = argv
 		list = append(list, cmd)
-		byLabel[label] = cmd
+		byLabel[cmd.label] = cmd
+	}
+	for _, s := range setups {
+		cmd, err := parseCommand("-setup", s)
+		if err != nil {
+			return err
+		}
+		if byLabel[cmd.label] == nil {
+			return fmt.Errorf("-setup %q names an unknown label", s)
+		}
+		byLabel[cmd.label].setup = cmd
 	}
 	var tgs []target
 	for _, s := range targets {
@@ -132,6 +138,11 @@ func run(args []string, stdout io.Writer) error {
 	for round := range *warmup + *n {
 		for i := range list {
 			c := list[(i+round)%len(list)]
+			if s := c.setup; s != nil {
+				if _, err := once(s.env, s.argv, errFile); err != nil {
+					return fmt.Errorf("setup of %s: %w", c.label, err)
+				}
+			}
 			d, err := once(c.env, c.argv, errFile)
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.label, err)
@@ -185,6 +196,24 @@ func run(args []string, stdout io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// parseCommand parses LABEL=COMMAND, the value of the flag name.
+func parseCommand(name, s string) (*command, error) {
+	label, line, ok := strings.Cut(s, "=")
+	if !ok || label == "" {
+		return nil, fmt.Errorf("%s %q: want LABEL=COMMAND", name, s)
+	}
+	argv, err := split(line)
+	if err != nil || len(argv) == 0 {
+		return nil, fmt.Errorf("%s %q: %v", name, s, err)
+	}
+	cmd := &command{label: label}
+	for len(argv) > 1 && isAssignment(argv[0]) {
+		cmd.env, argv = append(cmd.env, argv[0]), argv[1:]
+	}
+	cmd.argv = argv
+	return cmd, nil
 }
 
 // once runs argv with env added to the environment and returns its

@@ -41,7 +41,7 @@ func TestConcurrentStops(t *testing.T) {
 			t.Fatalf("status: %v %q", err, out)
 		}
 		if j := jobs[0]; j.Status != jobdir.StatusKilled || j.ExitCode == nil || *j.ExitCode != 143 {
-			t.Fatalf("round %d: job is %s (exit %v), want killed 143", i, j.Status, j.ExitCode)
+			t.Fatalf("round %d: job is %s (exit %d), want killed 143", i, j.Status, derefCode(j.ExitCode))
 		}
 	}
 }
@@ -79,4 +79,12 @@ func TestStopsAndRemovesRace(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// derefCode is *code, or -1 for nil.
+func derefCode(code *int) int {
+	if code == nil {
+		return -1
+	}
+	return *code
 }

@@ -77,7 +77,7 @@ func BenchmarkScripts(b *testing.B) {
 		{"prune", func() (string, error) {
 			return shellgen.PruneScript(benchTarget, shellgen.Prune{Keep: 1000, OlderThan: 7 * 24 * time.Hour})
 		}},
-		{"send", func() (string, error) { return shellgen.SendScript(benchTarget, m.ID, false) }},
+		{"send", func() (string, error) { return shellgen.SendScript(benchTarget, shellgen.Send{Ref: m.ID}) }},
 	}
 	for _, g := range gens {
 		b.Run(g.name, func(b *testing.B) {

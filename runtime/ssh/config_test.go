@@ -154,7 +154,7 @@ Host plain
 			if diff := cmp.Diff([]string{home + "/.ssh/known_hosts", home + "/.ssh/known_hosts2"}, c.userKnownHostsFiles); diff != "" {
 				t.Errorf("default userKnownHostsFiles (-want +got):\n%s", diff)
 			}
-			if c.connectTimeout != 15*time.Second || c.aliveInterval != 15*time.Second || c.aliveCountMax != 3 {
+			if c.connectTimeout != 10*time.Second || c.aliveInterval != 15*time.Second || c.aliveCountMax != 3 {
 				t.Errorf("default timeouts %v %v %d", c.connectTimeout, c.aliveInterval, c.aliveCountMax)
 			}
 			if c.controlPath != "" || c.proxyJump != "" || c.proxyCommand != "" {

@@ -15,7 +15,7 @@ import (
 
 // bgjob's own defaults for settings OpenSSH leaves unset or at 0.
 const (
-	defaultConnectTimeout = "15" // seconds
+	defaultConnectTimeout = "10" // seconds, as pdsh; ssh_config may set another
 	defaultAliveInterval  = "15" // seconds
 	defaultAliveCountMax  = "3"
 )

@@ -1,35 +1,33 @@
 # timer.sh: "job.sh timer PID", the --timeout timer of the job whose
 # wrapper is PID: after bg_timeout seconds stop the job as bgjob stop would
 # (TERM, KILL after bg_grace tenths of a second), unless the wrapper ends
-# the timer first (TERM while it sleeps). It sleeps a second at a time and
-# ends as soon as the wrapper is gone (a job killed without a trace), so no
-# timer outlives its job.
+# the timer first (TERM while it sleeps). One sleep of the whole timeout
+# measures the time and wakes the timer with USR1; meanwhile the timer
+# looks once a second whether the wrapper is gone (a job killed without a
+# trace) and then ends, with its sleep, so no timer outlives its job.
 if [ "${1-}" = timer ]; then
 	bg_tw=$2
 	bg_boot=
 	if [ -r /proc/sys/kernel/random/boot_id ]; then IFS= read -r bg_boot </proc/sys/kernel/random/boot_id; fi
-	bg_term=
+	bg_term= bg_fire=
 	trap 'bg_term=1' TERM
-	bg_tn=${bg_timeout%%.*}
-	bg_tf=
-	case $bg_timeout in *.*) bg_tf=0.${bg_timeout#*.} ;; esac
-	bg_ti=0
-	while [ "$bg_ti" -lt "${bg_tn:-0}" ] || [ -n "$bg_tf" ]; do
-		if [ "$bg_ti" -lt "${bg_tn:-0}" ]; then
-			sleep 1 &
-			bg_ti=$((bg_ti + 1))
-		else
-			sleep "$bg_tf" &
-			bg_tf=
-		fi
+	trap 'bg_fire=1' USR1
+	bg_me=$$
+	sleep "$bg_timeout" && kill -s USR1 "$bg_me" &
+	while [ -z "$bg_fire" ]; do
+		sleep 1 &
 		bg_t=$!
-		[ -n "$bg_term" ] || wait "$bg_t"
-		if [ -n "$bg_term" ]; then
-			kill "$bg_t" 2>/dev/null
+		[ -n "$bg_term$bg_fire" ] || wait "$bg_t"
+		kill "$bg_t" 2>/dev/null
+		[ -z "$bg_fire" ] || break
+		bg_proc "$bg_tw"
+		if [ -n "$bg_term" ] || [ -z "$bg_s" ]; then
+			# Ended by the wrapper, or the job is gone: end the sleep too
+			# (the timer leads its own process group where setsid exists).
+			trap '' TERM
+			kill -s TERM -- "-$bg_me" 2>/dev/null
 			exit 0
 		fi
-		bg_proc "$bg_tw"
-		[ -n "$bg_s" ] || exit 0
 	done
 	trap : TERM INT QUIT
 	bg_stop TERM "$bg_grace" timeout nowait "$bg_d"

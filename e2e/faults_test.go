@@ -246,23 +246,31 @@ func TestConcurrentNewReaders(t *testing.T) {
 	}
 }
 
+// tmpfsRoot mounts a tmpfs of size for the test and returns it and a job
+// root in it; the jobs are killed and the tmpfs unmounted at the end.
+func tmpfsRoot(t *testing.T, size string) (mnt, root string) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("mounting a tmpfs needs root (CI runs as root)")
+	}
+	mnt = t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("mount: %v: %s", err, out)
+	}
+	root = filepath.Join(mnt, "root")
+	t.Cleanup(func() {
+		killAll(root)
+		exec.Command("umount", "-l", mnt).Run()
+	})
+	return mnt, root
+}
+
 // TestFullDisk: on a small tmpfs, a job that fills the disk still records
 // how it ended, and run on the full disk fails with a clear error and
 // leaves no job behind.
 func TestFullDisk(t *testing.T) {
 	t.Parallel()
-	if os.Getuid() != 0 {
-		t.Skip("mounting a tmpfs needs root (CI runs as root)")
-	}
-	mnt := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=8M", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Fatalf("mount: %v: %s", err, out)
-	}
-	root := filepath.Join(mnt, "root")
-	t.Cleanup(func() {
-		killAll(root)
-		exec.Command("umount", "-l", mnt).Run()
-	})
+	mnt, root := tmpfsRoot(t, "8M")
 	ctx := context.Background()
 	if code, _, errs := bgjob(ctx, "--root", root, "run", "-q", "-n", "fill", "--", "head -c 20000000 /dev/zero"); code != 0 {
 		t.Fatalf("run: %s", errs)
@@ -319,18 +327,7 @@ func TestBigArgv(t *testing.T) {
 // writes, so the log never holds more than the cap and one read.
 func TestCapHoldsAgainstAFastWriter(t *testing.T) {
 	t.Parallel()
-	if os.Getuid() != 0 {
-		t.Skip("mounting a tmpfs needs root (CI runs as root)")
-	}
-	mnt := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64M", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Fatalf("mount: %v: %s", err, out)
-	}
-	root := filepath.Join(mnt, "root")
-	t.Cleanup(func() {
-		killAll(root)
-		exec.Command("umount", "-l", mnt).Run()
-	})
+	_, root := tmpfsRoot(t, "64M")
 	ctx := context.Background()
 	if code, _, errs := bgjob(ctx, "--root", root, "run", "-q", "-n", "yes", "--max-log-size", "1M", "--", "yes"); code != 0 {
 		t.Fatalf("run: %s", errs)

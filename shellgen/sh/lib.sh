@@ -196,7 +196,9 @@ bg_stop() {
 		bg_sx=$bg_sw bg_sw=
 		for bg_si in $bg_sx; do
 			eval "bg_sd=\${$bg_si}"
-			if [ ! -e "$bg_sd/exit_code" ] && ! bg_tmpcode "$bg_sd" && bg_running "$bg_sd"; then bg_sw="$bg_sw $bg_si"; fi
+			# Until the wrapper is gone, not only until it has recorded the
+			# status: the mv that records it is still one of its processes.
+			if bg_meta "$bg_sd" && bg_proc "$bg_w" && [ -n "$bg_s" ] && [ "$bg_s" = "$bg_st" ]; then bg_sw="$bg_sw $bg_si"; fi
 		done
 		[ -z "$bg_sw" ] || bg_nap
 		bg_sk=$((bg_sk + 1))

@@ -449,3 +449,36 @@ func TestShutdownStopsOwnJobs(t *testing.T) {
 		}
 	}
 }
+
+// Escaping makes text longer than its bytes (\xNN is four): the text still
+// fits the cap, next_offset points after what the text shows, and the
+// notice says how much is left and how to read it.
+func TestCapWithEscapedBytes(t *testing.T) {
+	cs := serve(t, mcp.Options{MaxOutput: 4096})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": `head -c 20000 /dev/zero | tr '\0' '\377'`, "wait_sec": 60}, &st)
+	if len(st.Output) > 4096+300 || !st.Trunc {
+		t.Fatalf("job_start output: %d bytes, truncated %v; want at most the cap and a notice", len(st.Output), st.Trunc)
+	}
+	var o job
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "stream": "stdout", "offset": 0}, &o)
+	data, notice, _ := strings.Cut(o.Text, "\n[")
+	if len(data) != 4096 || o.Next == nil || *o.Next != 1024 || !o.Trunc {
+		t.Fatalf("offset 0: %d bytes of text, next %v, truncated %v; want 4096, 1024, true", len(data), o.Next, o.Trunc)
+	}
+	if !strings.Contains(notice, "18976 bytes after it are not shown") || !strings.Contains(notice, "offset 1024") {
+		t.Errorf("notice %q does not say how much is left and where to read on", notice)
+	}
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "stream": "stdout", "offset": 19000}, &o)
+	if o.Text != strings.Repeat(`\xff`, 1000) || o.Trunc {
+		t.Errorf("offset 19000: %d bytes, truncated %v; want the last 1000 bytes escaped", len(o.Text), o.Trunc)
+	}
+}
+
+func TestNotFoundNamesTheJob(t *testing.T) {
+	cs := serve(t, mcp.Options{Workspace: "w1"})
+	res := callRaw(t, cs, "job_output", map[string]any{"id": "nosuchjob"})
+	if want := "no job nosuchjob in workspace w1 on this machine; job_list shows the jobs"; !res.IsError || text(res) != want {
+		t.Errorf("unknown id: %q (error %v), want %q", text(res), res.IsError, want)
+	}
+}

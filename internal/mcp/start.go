@@ -34,21 +34,21 @@ type startIn struct {
 
 type startOut struct {
 	jobView
-	PID        int    `json:"pid"`
-	StdoutPath string `json:"stdout_path"`
-	StderrPath string `json:"stderr_path"`
-	Output     string `json:"output"`
-	Truncated  bool   `json:"truncated"`
+	PID        int    `json:"pid" jsonschema:"process id of the job's wrapper (its process group)"`
+	StdoutPath string `json:"stdout_path" jsonschema:"path of stdout.log on the job's host"`
+	StderrPath string `json:"stderr_path" jsonschema:"path of stderr.log on the job's host"`
+	Output     string `json:"output" jsonschema:"output so far (both streams; read through this client's cursor, so job_output goes on after it)"`
+	Truncated  bool   `json:"truncated" jsonschema:"output was cut to the cap; job_output reads the rest"`
 }
 
 // jobView is what a result says about a job.
 type jobView struct {
-	ID       string        `json:"id"`
-	Name     string        `json:"name,omitempty"`
-	Host     string        `json:"host,omitempty"`
-	Status   jobdir.Status `json:"status"`
-	ExitCode *int          `json:"exit_code"`
-	Reason   string        `json:"reason,omitempty"`
+	ID       string        `json:"id" jsonschema:"job id"`
+	Name     string        `json:"name,omitempty" jsonschema:"job name, when it has one"`
+	Host     string        `json:"host,omitempty" jsonschema:"SSH host of the job (absent: this machine)"`
+	Status   jobdir.Status `json:"status" jsonschema:"running, exited, killed or lost"`
+	ExitCode *int          `json:"exit_code" jsonschema:"exit code once the job has ended (128+N when killed by signal N), else null"`
+	Reason   string        `json:"reason,omitempty" jsonschema:"why the job ended that way when bgjob knows (e.g. timeout, stopped)"`
 }
 
 func viewOf(j jobdir.Job) jobView {

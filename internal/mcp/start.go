@@ -48,7 +48,7 @@ type jobView struct {
 	Host     string        `json:"host,omitempty" jsonschema:"SSH host of the job (absent: this machine)"`
 	Status   jobdir.Status `json:"status" jsonschema:"running, exited, killed or lost"`
 	ExitCode *int          `json:"exit_code" jsonschema:"exit code once the job has ended (128+N when killed by signal N), else null"`
-	Reason   string        `json:"reason,omitempty" jsonschema:"why the job ended that way when bgjob knows (e.g. timeout, stopped)"`
+	Reason   string        `json:"reason,omitempty" jsonschema:"why it ended so, when bgjob knows: stop (job_stop), timeout (timeout_sec), reboot or vanished (lost)"`
 }
 
 func viewOf(j jobdir.Job) jobView {

@@ -14,8 +14,9 @@ import (
 )
 
 const startDoc = `Start a shell command as a detached background job, like "bgjob run".
-Waits up to wait_sec (default 3; 0: return at once): a command that ends in time returns its status, exit code and output;
-otherwise the result has status "running", the pid, the log paths and the output so far. Use job_wait to wait for it
+Waits up to wait_sec (default 3): a command that ends in time returns its status, exit code and output;
+otherwise the result has status "running", the pid, the log paths and the output so far. wait_sec 0 returns as soon as
+the job runs, without output (job_output then reads it from the start). Use job_wait to wait for it
 to end or to print a line (until_output), job_output for new output, job_stop to stop it.
 The job is stopped when this MCP session ends, unless keep is true.`
 
@@ -93,12 +94,17 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 	if !in.Keep {
 		s.owned.add(host, j.ID)
 	}
+	if wait == 0 {
+		// At once: no read (one script less); the cursor stays at the
+		// start, so job_output returns everything.
+		out := startOut{jobView: viewOf(j), PID: j.PID, StdoutPath: j.StdoutPath, StderrPath: j.StderrPath}
+		out.Host = host
+		return result("job %s started, pid %d; job_wait waits for it, job_output reads its output", j.ID, j.PID), out, nil
+	}
 	var r readResult
 	err = s.do(ctx, host, true, func(c *bgjob.Client, _ string) error {
-		if wait > 0 {
-			if _, err := c.Wait(ctx, []string{j.ID}, bgjob.WaitOptions{Timeout: wait}); err != nil && !errors.Is(err, bgjob.ErrTimeout) {
-				return err
-			}
+		if _, err := c.Wait(ctx, []string{j.ID}, bgjob.WaitOptions{Timeout: wait}); err != nil && !errors.Is(err, bgjob.ErrTimeout) {
+			return err
 		}
 		var err error
 		r, err = s.read(ctx, c, req, readSpec{id: j.ID, cursor: true})

@@ -147,9 +147,10 @@ type toolJob struct {
 }
 
 type toolWait struct {
-	Jobs     []toolJob `json:"jobs"`
-	Matched  string    `json:"matched"`
-	TimedOut bool      `json:"timed_out"`
+	Jobs      []toolJob `json:"jobs"`
+	Matched   string    `json:"matched"`
+	MatchedID string    `json:"matched_id"`
+	TimedOut  bool      `json:"timed_out"`
 }
 
 type toolJobs struct {
@@ -216,7 +217,7 @@ func TestMCPDevServer(t *testing.T) {
 			read := st.Output
 			var w toolWait
 			ts.call("job_wait", tg.args(map[string]any{"ids": []string{"web"}, "until_output": "Listening on", "timeout_sec": 60}), &w)
-			if w.Matched != "Listening on http://127.0.0.1:8080" || w.TimedOut || len(w.Jobs) != 1 || w.Jobs[0].Status != jobdir.StatusRunning {
+			if w.Matched != "Listening on http://127.0.0.1:8080" || w.MatchedID != st.ID || w.TimedOut || len(w.Jobs) != 1 || w.Jobs[0].Status != jobdir.StatusRunning {
 				t.Fatalf("job_wait until_output: %+v", w)
 			}
 			var o toolJob

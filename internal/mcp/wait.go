@@ -159,6 +159,13 @@ func (s *Server) waitFor(ctx context.Context, c *bgjob.Client, ids []string, pat
 		return nil, waitOut{}, err
 	}
 	jobs, err := c.Status(ctx, ids...)
+	for i, j := range jobs {
+		// The id, when the call named the job by its name.
+		if i < len(ids) && ids[i] == out.MatchedID {
+			out.MatchedID = j.ID
+			break
+		}
+	}
 	return jobs, out, err
 }
 

@@ -379,6 +379,8 @@ func TestToolErrors(t *testing.T) {
 		{"unknown id", "job_output", map[string]any{"id": "nosuchjob"}, "job_list shows the jobs"},
 		{"unknown id wait", "job_wait", map[string]any{"ids": []string{"nosuchjob"}, "timeout_sec": 5}, "job_list shows the jobs"},
 		{"empty command", "job_start", map[string]any{"command": ""}, "command is empty"},
+		{"env name with =", "job_start", map[string]any{"command": "true", "env": map[string]any{"A=B": "x"}}, "invalid variable name"},
+		{"unknown parameter", "job_start", map[string]any{"command": "true", "wait": 1}, "wait"},
 		{"host not allowed", "job_list", map[string]any{"host": "db1"}, "not allowed"},
 		{"bad stream", "job_output", map[string]any{"id": "x", "stream": "both2"}, "want stdout, stderr or both"},
 		{"offset of both", "job_output", map[string]any{"id": "x", "offset": 3}, "offset needs stream"},

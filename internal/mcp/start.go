@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -73,6 +74,10 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 	spec := bgjob.Spec{Argv: []string{in.Command}, Name: in.Name, Cwd: in.Cwd, Timeout: timeout,
 		Stdin: in.Stdin, LineBuffered: in.LineBuffered == nil || *in.LineBuffered}
 	for k, v := range in.Env {
+		if k == "" || strings.Contains(k, "=") {
+			// "A=B": "x" would set A to "B=x".
+			return nil, startOut{}, fmt.Errorf("env: invalid variable name %q: want letters, digits and _", k)
+		}
 		spec.Env = append(spec.Env, k+"="+v)
 	}
 	sort.Strings(spec.Env)

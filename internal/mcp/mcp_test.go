@@ -484,3 +484,20 @@ func TestNotFoundNamesTheJob(t *testing.T) {
 		t.Errorf("unknown id: %q (error %v), want %q", text(res), res.IsError, want)
 	}
 }
+
+// A job that ends before printing the line job_wait waits for ends the wait
+// at once, with its status and last lines: a crashed dev server is not
+// waited for until the timeout.
+func TestWaitUntilOutputJobEnds(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": "echo 'port 3000 in use' >&2; exit 1", "wait_sec": 0}, &st)
+	var w waited
+	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}, "until_output": "Listening on", "timeout_sec": 600}, &w)
+	if w.Matched != "" || w.TimedOut || len(w.Jobs) != 1 || w.Jobs[0].Status != jobdir.StatusExited || exitCode(w.Jobs[0]) != 1 {
+		t.Fatalf("job_wait until_output on a job that failed: %+v", w)
+	}
+	if w.Jobs[0].Tail != "port 3000 in use\n" {
+		t.Errorf("tail %q, want the job's last line", w.Jobs[0].Tail)
+	}
+}

@@ -1,7 +1,8 @@
 // Command mcpstart measures what starting a job costs an agent that holds
 // a `bgjob mcp` server open: one job_start call ({"command":"true",
 // "wait_sec":0}) inside the running server, beside the CLIs an agent would
-// otherwise run for each job (`nq true`, `bgjob run -q -- true`), in
+// otherwise run for each job (`nq true`, `bgjob run -q -- true`), and the
+// same with a wait for the end (job_start's default, `bgjob run --wait`), in
 // interleaved rounds (each round runs each once, in an order that rotates
 // from round to round). With -ssh-config and -host it adds the same over
 // SSH: job_start with host on the server's kept connection beside
@@ -60,8 +61,11 @@ func run() error {
 		return fmt.Errorf("starting %s mcp: %w", *bin, err)
 	}
 	defer cs.Close()
-	start := func(host string) func(context.Context) error {
+	start := func(host string, wait bool) func(context.Context) error {
 		a := map[string]any{"command": "true", "wait_sec": 0}
+		if wait {
+			delete(a, "wait_sec")
+		}
 		if host != "" {
 			a["host"] = host
 		}
@@ -83,13 +87,15 @@ func run() error {
 		}
 	}
 	rows := []*measured{
-		{label: "mcp", what: `job_start {"command":"true","wait_sec":0} in a running bgjob mcp`, do: start("")},
+		{label: "mcp", what: `job_start {"command":"true","wait_sec":0} in a running bgjob mcp`, do: start("", false)},
 		{label: "nq", what: "nq true", do: execute("nq", "true")},
 		{label: "run", what: "bgjob run -q -- true", do: execute(*bin, "run", "-q", "--", "true")},
+		{label: "mcp-wait", what: `job_start {"command":"true"}: waits (wait_sec 3), returns status, exit code, output`, do: start("", true)},
+		{label: "run-wait", what: "bgjob run --wait 3s -- true", do: execute(*bin, "run", "--wait", "3s", "--", "true")},
 	}
 	if *host != "" {
 		rows = append(rows,
-			&measured{label: "mcp-ssh", what: fmt.Sprintf(`job_start {"command":"true","wait_sec":0,"host":%q}`, *host), do: start(*host)},
+			&measured{label: "mcp-ssh", what: fmt.Sprintf(`job_start {"command":"true","wait_sec":0,"host":%q}`, *host), do: start(*host, false)},
 			&measured{label: "run-ssh", what: fmt.Sprintf("bgjob -H %s run -q -- true", *host), do: execute(*bin, "--ssh-config", *sshConfig, "-H", *host, "run", "-q", "--", "true")},
 		)
 	}

@@ -501,3 +501,26 @@ func TestWaitUntilOutputJobEnds(t *testing.T) {
 		t.Errorf("tail %q, want the job's last line", w.Jobs[0].Tail)
 	}
 }
+
+// A cursor read that escaping cuts short says where the bytes it could not
+// show are, and that the cursor has moved past them.
+func TestCursorCutByEscapes(t *testing.T) {
+	cs := serve(t, mcp.Options{MaxOutput: 4096})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": `head -c 2000 /dev/zero | tr '\0' '\377'`, "wait_sec": 0}, &st)
+	var w waited
+	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}}, &w)
+	var o job
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "stream": "stdout"}, &o)
+	data, notice, _ := strings.Cut(o.Text, "\n[")
+	if len(data) != 4096 || !o.Trunc || o.Next == nil || *o.Next != 1024 {
+		t.Fatalf("cursor read of 2000 invalid bytes: %d bytes of text, truncated %v, next %v", len(data), o.Trunc, o.Next)
+	}
+	if !strings.Contains(notice, "976 bytes after it are not shown; read them with offset 1024") || !strings.Contains(notice, "cursor is at offset 2000") {
+		t.Errorf("notice %q", notice)
+	}
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "stream": "stdout", "offset": 1024}, &o)
+	if o.Text != strings.Repeat(`\xff`, 976) {
+		t.Errorf("reading on from the offset: %d bytes", len(o.Text))
+	}
+}

@@ -171,7 +171,10 @@ func (s *Server) read(ctx context.Context, c *bgjob.Client, req *sdk.CallToolReq
 			b = kept
 		}
 		cut := rg.Truncated
-		var t string
+		var (
+			t     string
+			moved int64
+		)
 		if rs.tail > 0 {
 			// A tail keeps its end: what escaping makes too long is cut at
 			// the start.
@@ -184,6 +187,7 @@ func (s *Server) read(ctx context.Context, c *bgjob.Client, req *sdk.CallToolReq
 			if used < len(b) && rs.filter == nil {
 				// Escaping made the text longer than its bytes: the rest
 				// is read on from where the text stops.
+				moved = rg.Next
 				rg.Next = rg.Offset + int64(used)
 				cut = true
 			} else if used < len(b) {
@@ -193,7 +197,7 @@ func (s *Server) read(ctx context.Context, c *bgjob.Client, req *sdk.CallToolReq
 		budget -= len(t)
 		if cut {
 			rg.Truncated = true
-			notices = append(notices, s.cutNotice(ctx, c, rs, *rg))
+			notices = append(notices, s.cutNotice(ctx, c, rs, *rg, moved))
 		}
 		r.truncated = r.truncated || cut
 		if t != "" {
@@ -240,8 +244,10 @@ func filterLines(b []byte, re *regexp.Regexp, skipped int64) ([]byte, int64) {
 }
 
 // cutNotice says what a read cut to its cap left out, and how to read it.
-// How much is left out takes one more read: the size of the log.
-func (s *Server) cutNotice(ctx context.Context, c *bgjob.Client, rs readSpec, rg bgjob.LogRange) string {
+// How much is left out takes one more read: the size of the log. moved is
+// where the library left the cursor when escaping cut the text shorter
+// than what it read (0: it did not).
+func (s *Server) cutNotice(ctx context.Context, c *bgjob.Client, rs readSpec, rg bgjob.LogRange, moved int64) string {
 	if rs.tail > 0 {
 		return fmt.Sprintf("\n[%s cut to the cap of %d bytes: the %d bytes before offset %d are not shown; read them with head_lines, or offset and stream %q]\n",
 			rg.Stream, s.capOf(rs), rg.Offset, rg.Offset, rg.Stream)
@@ -250,12 +256,18 @@ func (s *Server) cutNotice(ctx context.Context, c *bgjob.Client, rs readSpec, rg
 	if size, err := s.logSize(ctx, c, rs.id, rg.Stream); err == nil && size >= rg.Next {
 		left = fmt.Sprintf("%d bytes", size-rg.Next)
 	}
-	how := fmt.Sprintf("read on with offset %d and stream %q", rg.Next, rg.Stream)
-	if rs.cursor && rs.filter == nil {
-		how = "call job_output again for the next part, or " + how
-	}
-	if rs.filter != nil {
-		how = "read on with the same filter and offset, or narrow the filter"
+	var how string
+	switch {
+	case rs.filter != nil && rs.cursor:
+		how = "call job_output again with the same filter for the next part"
+	case rs.filter != nil:
+		how = fmt.Sprintf("read on with the same filter, offset %d and stream %q", rg.Next, rg.Stream)
+	case rs.cursor && moved > rg.Next:
+		how = fmt.Sprintf("read them with offset %d and stream %q (escaped bytes made the text longer than the cap; this client's cursor is at offset %d)", rg.Next, rg.Stream, moved)
+	case rs.cursor:
+		how = fmt.Sprintf("call job_output again for the next part, or read on with offset %d and stream %q", rg.Next, rg.Stream)
+	default:
+		how = fmt.Sprintf("read on with offset %d and stream %q", rg.Next, rg.Stream)
 	}
 	return fmt.Sprintf("\n[%s cut to the cap of %d bytes at offset %d: %s after it are not shown; %s]\n",
 		rg.Stream, s.capOf(rs), rg.Next, left, how)

@@ -480,8 +480,8 @@ func TestMCPInvalidUTF8AndColours(t *testing.T) {
 	}
 }
 
-// When the client closes the server's stdin, the server stops the jobs it
-// started and exits 0; a job started with keep, a job started outside the
+// When the client closes the server's stdin (or the server gets TERM), the
+// server stops the jobs it started and exits 0; a job started with keep, a job started outside the
 // server and every job of a server run with --keep-jobs keep running.
 func TestMCPStdinEOFReaps(t *testing.T) {
 	t.Parallel()
@@ -508,7 +508,20 @@ func TestMCPStdinEOFReaps(t *testing.T) {
 			keeper.call("job_start", tg.args(map[string]any{"command": "sleep 600", "wait_sec": 0}), &left)
 			keeper.close()
 
-			want := map[string]jobdir.Status{owned.ID: jobdir.StatusKilled, kept.ID: jobdir.StatusRunning, outside: jobdir.StatusRunning, left.ID: jobdir.StatusRunning}
+			// TERM to the server does the same as closing its stdin.
+			termed := startToolServer(t, tg.flags...)
+			var byTerm toolJob
+			termed.call("job_start", tg.args(map[string]any{"command": "sleep 600", "wait_sec": 0}), &byTerm)
+			if err := termed.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			if !eventually(time.Minute, func() bool { return syscall.Kill(termed.cmd.Process.Pid, 0) != nil || processState(termed.cmd.Process.Pid) == "Z" }) {
+				t.Fatal("bgjob mcp still runs a minute after TERM")
+			}
+			termed.close()
+
+			want := map[string]jobdir.Status{owned.ID: jobdir.StatusKilled, kept.ID: jobdir.StatusRunning, outside: jobdir.StatusRunning,
+				left.ID: jobdir.StatusRunning, byTerm.ID: jobdir.StatusKilled}
 			for id, status := range want {
 				code, out, errs := bgjob(ctx, append(cli, "status", "--json", id)...)
 				if code != 0 {
@@ -528,4 +541,17 @@ func TestMCPStdinEOFReaps(t *testing.T) {
 			}
 		})
 	}
+}
+
+// processState returns the state letter of /proc/PID/stat ("" when gone).
+func processState(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
 }

@@ -515,7 +515,9 @@ func TestMCPStdinEOFReaps(t *testing.T) {
 			if err := termed.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}
-			if !eventually(time.Minute, func() bool { return syscall.Kill(termed.cmd.Process.Pid, 0) != nil || processState(termed.cmd.Process.Pid) == "Z" }) {
+			if !eventually(time.Minute, func() bool {
+				return syscall.Kill(termed.cmd.Process.Pid, 0) != nil || processState(termed.cmd.Process.Pid) == "Z"
+			}) {
 				t.Fatal("bgjob mcp still runs a minute after TERM")
 			}
 			termed.close()

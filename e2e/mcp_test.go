@@ -346,10 +346,11 @@ func TestMCPWaitDoesNotBlockOtherCalls(t *testing.T) {
 	}
 }
 
-// Cancelling a job_wait (the client's notifications/cancelled) returns at
-// once, leaves the job running, and the server goes on serving; a wait
-// that asked for progress gets progress notifications.
-func TestMCPWaitCancelledAndProgress(t *testing.T) {
+// A job_wait that asked for progress gets progress notifications (every
+// 5 s) while it blocks; cancelling it (the client's
+// notifications/cancelled) returns at once, leaves the job running, and
+// the server goes on serving.
+func TestMCPWaitProgressAndCancel(t *testing.T) {
 	t.Parallel()
 	for _, tg := range mcpTargets(t) {
 		t.Run(tg.name, func(t *testing.T) {
@@ -357,12 +358,26 @@ func TestMCPWaitCancelledAndProgress(t *testing.T) {
 			var st toolJob
 			ts.call("job_start", tg.args(map[string]any{"command": "sleep 600", "wait_sec": 0}), &st)
 			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			token := "wait-" + tg.name
 			done := make(chan error, 1)
 			go func() {
-				_, err := ts.cs.CallTool(ctx, &sdk.CallToolParams{Name: "job_wait", Arguments: tg.args(map[string]any{"ids": []string{st.ID}, "timeout_sec": 600, "until_output": "never printed"})})
+				p := &sdk.CallToolParams{Name: "job_wait", Arguments: tg.args(map[string]any{"ids": []string{st.ID}, "timeout_sec": 600, "until_output": "never printed"})}
+				p.SetProgressToken(token)
+				_, err := ts.cs.CallTool(ctx, p)
 				done <- err
 			}()
-			time.Sleep(500 * time.Millisecond) // let the wait begin on the server
+			// A progress notification proves the wait is blocking in the server.
+			progressed := eventually(time.Minute, func() bool {
+				ts.mu.Lock()
+				defer ts.mu.Unlock()
+				return len(ts.progress) > 0
+			})
+			ts.mu.Lock()
+			if !progressed || ts.progress[0].ProgressToken != token || ts.progress[0].Total != 600 {
+				t.Errorf("progress notifications: %+v, want one with the token and total 600", ts.progress)
+			}
+			ts.mu.Unlock()
 			cancel()
 			select {
 			case err := <-done:
@@ -377,20 +392,10 @@ func TestMCPWaitCancelledAndProgress(t *testing.T) {
 			if len(list.Jobs) != 1 || list.Jobs[0].ID != st.ID {
 				t.Fatalf("after the cancelled wait: running %+v, want the job", list.Jobs)
 			}
-
-			// Progress: the server sends one every 5 s while a wait blocks.
-			var ender toolJob
-			ts.call("job_start", tg.args(map[string]any{"command": "sleep 6.5", "wait_sec": 0}), &ender)
-			p := &sdk.CallToolParams{Name: "job_wait", Arguments: tg.args(map[string]any{"ids": []string{ender.ID}, "timeout_sec": 60})}
-			p.SetProgressToken("wait-" + tg.name)
-			res, err := ts.cs.CallTool(context.Background(), p)
-			if err != nil || res.IsError {
-				t.Fatalf("job_wait with a progress token: %v %v", err, res)
-			}
-			ts.mu.Lock()
-			defer ts.mu.Unlock()
-			if len(ts.progress) == 0 || ts.progress[0].ProgressToken != "wait-"+tg.name || ts.progress[0].Total != 60 {
-				t.Errorf("progress notifications: %+v, want at least one with the token and total 60", ts.progress)
+			var w toolWait
+			ts.call("job_wait", tg.args(map[string]any{"ids": []string{st.ID}, "timeout_sec": 0.5}), &w)
+			if !w.TimedOut {
+				t.Errorf("a wait after the cancelled one: %+v, want timed_out", w)
 			}
 		})
 	}

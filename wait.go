@@ -45,6 +45,11 @@ func (c *Client) Wait(ctx context.Context, refs []string, o WaitOptions) ([]jobd
 	if err != nil {
 		return nil, err
 	}
+	// A job that ended between the first look and the watch changes no
+	// file the watch could see: look again now that it watches.
+	if jobs, err = c.wait(ctx, q); !errors.Is(err, errPending) {
+		return jobs, err
+	}
 	var deadline <-chan time.Time
 	if o.Timeout > 0 {
 		t := time.NewTimer(o.Timeout)

@@ -61,6 +61,11 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	if err != nil {
 		return j, Match{}, err
 	}
+	// What was written between the first look and the watch changes no
+	// file the watch could see: look again now that it watches.
+	if j, m, err = c.waitFor(ctx, &q); !errors.Is(err, errPending) {
+		return j, m, err
+	}
 	var deadline <-chan time.Time
 	if o.Timeout > 0 {
 		t := time.NewTimer(o.Timeout)

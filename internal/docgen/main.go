@@ -1,9 +1,12 @@
 // Command docgen writes bgjob's CLI reference (Markdown) and man pages from
-// the cobra commands, or with -check verifies that the checked-in copies
+// the cobra commands, and with -mcp the MCP tool reference from the
+// server's own schemas; with -check it verifies that the checked-in copies
 // are up to date.
 //
 //	go run ./internal/docgen docs/cli
 //	go run ./internal/docgen -check docs/cli
+//	go run ./internal/docgen -mcp docs/mcp-tools.md
+//	go run ./internal/docgen -check -mcp docs/mcp-tools.md
 package main
 
 import (
@@ -20,14 +23,20 @@ import (
 )
 
 func main() {
-	check := flag.Bool("check", false, "report whether DIR is up to date instead of writing it")
+	check := flag.Bool("check", false, "report whether DIR (or FILE) is up to date instead of writing it")
+	mcpFile := flag.String("mcp", "", "write the MCP tool reference to `FILE` instead of the CLI reference")
 	flag.Parse()
-	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: docgen [-check] DIR")
+	var err error
+	switch {
+	case *mcpFile != "" && flag.NArg() == 0:
+		err = runMCP(*mcpFile, *check)
+	case *mcpFile == "" && flag.NArg() == 1:
+		err = run(flag.Arg(0), *check)
+	default:
+		fmt.Fprintln(os.Stderr, "usage: docgen [-check] DIR | docgen [-check] -mcp FILE")
 		os.Exit(2)
 	}
-	dir := flag.Arg(0)
-	if err := run(dir, *check); err != nil {
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "docgen: %v\n", err)
 		os.Exit(1)
 	}

@@ -69,3 +69,39 @@ func firstLines(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestCheckedInToolReferenceIsCurrent runs CI's check of the MCP tool
+// reference.
+func TestCheckedInToolReferenceIsCurrent(t *testing.T) {
+	if err := runMCP(filepath.Join("..", "..", "docs", "mcp-tools.md"), true); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The check fails on a reference that lacks a line of today's, and
+// regenerating makes it pass again; two generations are the same bytes.
+func TestCheckFindsAStaleToolReference(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "mcp-tools.md")
+	if err := runMCP(file, false); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## job_start", "| `until_output` | string |", "| `wait_sec` | number or null |  | `3` |", "| `jobs[].tail` | string |"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the reference lacks %q", want)
+		}
+	}
+	if err := runMCP(file, true); err != nil {
+		t.Fatalf("check right after generating: %v", err)
+	}
+	stale := strings.Replace(string(b), "| `until_output` |", "| `until` |", 1)
+	if err := os.WriteFile(file, []byte(stale), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := runMCP(file, true); err == nil || !strings.Contains(err.Error(), "out of date") || !strings.Contains(err.Error(), "-mcp "+file) {
+		t.Errorf("check of a stale reference: %v, want an error that says how to regenerate it", err)
+	}
+}

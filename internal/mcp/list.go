@@ -26,19 +26,19 @@ type listIn struct {
 }
 
 type listJob struct {
-	ID        string        `json:"id"`
-	Name      string        `json:"name,omitempty"`
-	Status    jobdir.Status `json:"status"`
-	ExitCode  *int          `json:"exit_code"`
-	Command   string        `json:"command"`
-	StartedAt time.Time     `json:"started_at"`
-	EndedAt   *time.Time    `json:"ended_at"`
-	Host      string        `json:"host,omitempty"`
+	ID        string        `json:"id" jsonschema:"job id"`
+	Name      string        `json:"name,omitempty" jsonschema:"job name, when it has one"`
+	Status    jobdir.Status `json:"status" jsonschema:"running, exited, killed or lost"`
+	ExitCode  *int          `json:"exit_code" jsonschema:"exit code once ended, else null"`
+	Command   string        `json:"command" jsonschema:"the command (cut at 200 bytes)"`
+	StartedAt time.Time     `json:"started_at" jsonschema:"start time (RFC 3339)"`
+	EndedAt   *time.Time    `json:"ended_at" jsonschema:"end time, null while running"`
+	Host      string        `json:"host,omitempty" jsonschema:"SSH host (absent: this machine)"`
 }
 
 type listOut struct {
-	Jobs       []listJob `json:"jobs"`
-	NextCursor string    `json:"next_cursor,omitempty"`
+	Jobs       []listJob `json:"jobs" jsonschema:"the page of jobs, newest first"`
+	NextCursor string    `json:"next_cursor,omitempty" jsonschema:"pass as cursor for the next page (absent: no more)"`
 }
 
 // maxCommand caps each command in a listing.
@@ -89,5 +89,6 @@ func (s *Server) list(ctx context.Context, _ *sdk.CallToolRequest, in listIn) (*
 	if page.Next != "" {
 		fmt.Fprintf(&sb, "more: call job_list with cursor %q\n", page.Next)
 	}
-	return result("%s", sb.String()), out, nil
+	txt, _ := capText(sb.String(), s.opts.MaxOutput)
+	return result("%s", txt), out, nil
 }

@@ -379,6 +379,8 @@ func TestToolErrors(t *testing.T) {
 		{"unknown id", "job_output", map[string]any{"id": "nosuchjob"}, "job_list shows the jobs"},
 		{"unknown id wait", "job_wait", map[string]any{"ids": []string{"nosuchjob"}, "timeout_sec": 5}, "job_list shows the jobs"},
 		{"empty command", "job_start", map[string]any{"command": ""}, "command is empty"},
+		{"env name with =", "job_start", map[string]any{"command": "true", "env": map[string]any{"A=B": "x"}}, "invalid variable name"},
+		{"unknown parameter", "job_start", map[string]any{"command": "true", "wait": 1}, "wait"},
 		{"host not allowed", "job_list", map[string]any{"host": "db1"}, "not allowed"},
 		{"bad stream", "job_output", map[string]any{"id": "x", "stream": "both2"}, "want stdout, stderr or both"},
 		{"offset of both", "job_output", map[string]any{"id": "x", "offset": 3}, "offset needs stream"},
@@ -447,5 +449,78 @@ func TestShutdownStopsOwnJobs(t *testing.T) {
 		if j.Status != want[i] {
 			t.Errorf("after shutdown job %s is %s, want %s", j.ID, j.Status, want[i])
 		}
+	}
+}
+
+// Escaping makes text longer than its bytes (\xNN is four): the text still
+// fits the cap, next_offset points after what the text shows, and the
+// notice says how much is left and how to read it.
+func TestCapWithEscapedBytes(t *testing.T) {
+	cs := serve(t, mcp.Options{MaxOutput: 4096})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": `head -c 20000 /dev/zero | tr '\0' '\377'`, "wait_sec": 60}, &st)
+	if len(st.Output) > 4096+300 || !st.Trunc {
+		t.Fatalf("job_start output: %d bytes, truncated %v; want at most the cap and a notice", len(st.Output), st.Trunc)
+	}
+	var o job
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "stream": "stdout", "offset": 0}, &o)
+	data, notice, _ := strings.Cut(o.Text, "\n[")
+	if len(data) != 4096 || o.Next == nil || *o.Next != 1024 || !o.Trunc {
+		t.Fatalf("offset 0: %d bytes of text, next %v, truncated %v; want 4096, 1024, true", len(data), o.Next, o.Trunc)
+	}
+	if !strings.Contains(notice, "18976 bytes after it are not shown") || !strings.Contains(notice, "offset 1024") {
+		t.Errorf("notice %q does not say how much is left and where to read on", notice)
+	}
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "stream": "stdout", "offset": 19000}, &o)
+	if o.Text != strings.Repeat(`\xff`, 1000) || o.Trunc {
+		t.Errorf("offset 19000: %d bytes, truncated %v; want the last 1000 bytes escaped", len(o.Text), o.Trunc)
+	}
+}
+
+func TestNotFoundNamesTheJob(t *testing.T) {
+	cs := serve(t, mcp.Options{Workspace: "w1"})
+	res := callRaw(t, cs, "job_output", map[string]any{"id": "nosuchjob"})
+	if want := "no job nosuchjob in workspace w1 on this machine; job_list shows the jobs"; !res.IsError || text(res) != want {
+		t.Errorf("unknown id: %q (error %v), want %q", text(res), res.IsError, want)
+	}
+}
+
+// A job that ends before printing the line job_wait waits for ends the wait
+// at once, with its status and last lines: a crashed dev server is not
+// waited for until the timeout.
+func TestWaitUntilOutputJobEnds(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": "echo 'port 3000 in use' >&2; exit 1", "wait_sec": 0}, &st)
+	var w waited
+	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}, "until_output": "Listening on", "timeout_sec": 600}, &w)
+	if w.Matched != "" || w.TimedOut || len(w.Jobs) != 1 || w.Jobs[0].Status != jobdir.StatusExited || exitCode(w.Jobs[0]) != 1 {
+		t.Fatalf("job_wait until_output on a job that failed: %+v", w)
+	}
+	if w.Jobs[0].Tail != "port 3000 in use\n" {
+		t.Errorf("tail %q, want the job's last line", w.Jobs[0].Tail)
+	}
+}
+
+// A cursor read that escaping cuts short says where the bytes it could not
+// show are, and that the cursor has moved past them.
+func TestCursorCutByEscapes(t *testing.T) {
+	cs := serve(t, mcp.Options{MaxOutput: 4096})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": `head -c 2000 /dev/zero | tr '\0' '\377'`, "wait_sec": 0}, &st)
+	var w waited
+	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}}, &w)
+	var o job
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "stream": "stdout"}, &o)
+	data, notice, _ := strings.Cut(o.Text, "\n[")
+	if len(data) != 4096 || !o.Trunc || o.Next == nil || *o.Next != 1024 {
+		t.Fatalf("cursor read of 2000 invalid bytes: %d bytes of text, truncated %v, next %v", len(data), o.Trunc, o.Next)
+	}
+	if !strings.Contains(notice, "976 bytes after it are not shown; read them with offset 1024") || !strings.Contains(notice, "cursor is at offset 2000") {
+		t.Errorf("notice %q", notice)
+	}
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "stream": "stdout", "offset": 1024}, &o)
+	if o.Text != strings.Repeat(`\xff`, 976) {
+		t.Errorf("reading on from the offset: %d bytes", len(o.Text))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
 
@@ -38,11 +39,11 @@ type outputIn struct {
 
 type outputOut struct {
 	jobView
-	Text         string           `json:"text"`
-	NextOffset   *int64           `json:"next_offset,omitempty"`
-	Truncated    bool             `json:"truncated"`
-	SkippedBytes int64            `json:"skipped_bytes"`
-	Streams      []bgjob.LogRange `json:"streams"`
+	Text         string           `json:"text" jsonschema:"the output: UTF-8 (invalid bytes as \\xNN), escape sequences stripped unless raw; with both streams each part headed --- stdout --- or --- stderr ---; a cut ends with a notice"`
+	NextOffset   *int64           `json:"next_offset,omitempty" jsonschema:"offset to read on from (one stream only)"`
+	Truncated    bool             `json:"truncated" jsonschema:"the read was cut to the cap: there is more"`
+	SkippedBytes int64            `json:"skipped_bytes" jsonschema:"bytes of lines the filter left out"`
+	Streams      []bgjob.LogRange `json:"streams" jsonschema:"per log: stream, offset and next_offset of the bytes read, truncated"`
 }
 
 // readSpec is one read of a job's logs.
@@ -132,11 +133,8 @@ func (s *Server) output(ctx context.Context, req *sdk.CallToolRequest, in output
 
 // read reads a job's logs as rs says and makes the bytes into text.
 func (s *Server) read(ctx context.Context, c *bgjob.Client, req *sdk.CallToolRequest, rs readSpec) (readResult, error) {
-	max := s.opts.MaxOutput
-	if rs.max > 0 && rs.max < max {
-		max = rs.max
-	}
-	o := bgjob.LogOptions{Stdout: rs.stream == "stdout", Stderr: rs.stream == "stderr", Tail: rs.tail, Head: rs.head, MaxBytes: int64(max)}
+	limit := s.capOf(rs)
+	o := bgjob.LogOptions{Stdout: rs.stream == "stdout", Stderr: rs.stream == "stderr", Tail: rs.tail, Head: rs.head, MaxBytes: int64(limit)}
 	switch {
 	case rs.cursor:
 		o.New, o.Reader = true, s.readerFor(req)
@@ -159,19 +157,52 @@ func (s *Server) read(ctx context.Context, c *bgjob.Client, req *sdk.CallToolReq
 		r.ranges = []bgjob.LogRange{}
 	}
 	data := map[string][]byte{"stdout": stdout.Bytes(), "stderr": stderr.Bytes()}
-	var parts []string
-	for _, rg := range res.Ranges {
+	var (
+		parts   []string
+		notices []string
+		budget  = limit
+	)
+	for i := range r.ranges {
+		rg := &r.ranges[i]
 		b := data[rg.Stream]
 		if rs.filter != nil {
 			var kept []byte
 			kept, r.skipped = filterLines(b, rs.filter, r.skipped)
 			b = kept
 		}
-		r.truncated = r.truncated || rg.Truncated
-		if len(b) == 0 {
-			continue
+		cut := rg.Truncated
+		var (
+			t     string
+			moved int64
+		)
+		if rs.tail > 0 {
+			// A tail keeps its end: what escaping makes too long is cut at
+			// the start.
+			var short bool
+			t, short = capTail(clean(b, rs.raw), max(budget, 0))
+			cut = cut || short
+		} else {
+			var used int
+			t, used = cleanMax(b, rs.raw, max(budget, 0))
+			if used < len(b) && rs.filter == nil {
+				// Escaping made the text longer than its bytes: the rest
+				// is read on from where the text stops.
+				moved = rg.Next
+				rg.Next = rg.Offset + int64(used)
+				cut = true
+			} else if used < len(b) {
+				cut = true
+			}
 		}
-		parts = append(parts, rg.Stream, clean(b, rs.raw))
+		budget -= len(t)
+		if cut {
+			rg.Truncated = true
+			notices = append(notices, s.cutNotice(ctx, c, rs, *rg, moved))
+		}
+		r.truncated = r.truncated || cut
+		if t != "" {
+			parts = append(parts, rg.Stream, t)
+		}
 	}
 	switch len(parts) {
 	case 0:
@@ -187,10 +218,8 @@ func (s *Server) read(ctx context.Context, c *bgjob.Client, req *sdk.CallToolReq
 		}
 		r.text = sb.String()
 	}
-	for _, rg := range res.Ranges {
-		if rg.Truncated {
-			r.text += cutNotice(rs, rg)
-		}
+	for _, n := range notices {
+		r.text += n
 	}
 	return r, nil
 }
@@ -215,12 +244,53 @@ func filterLines(b []byte, re *regexp.Regexp, skipped int64) ([]byte, int64) {
 }
 
 // cutNotice says what a read cut to its cap left out, and how to read it.
-func cutNotice(rs readSpec, rg bgjob.LogRange) string {
-	switch {
-	case rs.tail > 0:
-		return fmt.Sprintf("\n[%s cut to the cap: the %d bytes before offset %d are left out; read them with offset or head_lines]\n", rg.Stream, rg.Offset, rg.Offset)
-	case rs.cursor:
-		return fmt.Sprintf("\n[%s cut to the cap at offset %d: call job_output again for the rest]\n", rg.Stream, rg.Next)
+// How much is left out takes one more read: the size of the log. moved is
+// where the library left the cursor when escaping cut the text shorter
+// than what it read (0: it did not).
+func (s *Server) cutNotice(ctx context.Context, c *bgjob.Client, rs readSpec, rg bgjob.LogRange, moved int64) string {
+	if rs.tail > 0 {
+		return fmt.Sprintf("\n[%s cut to the cap of %d bytes: the %d bytes before offset %d are not shown; read them with head_lines, or offset and stream %q]\n",
+			rg.Stream, s.capOf(rs), rg.Offset, rg.Offset, rg.Stream)
 	}
-	return fmt.Sprintf("\n[%s cut to the cap: returned bytes %d to %d; read on with offset %d and stream %q]\n", rg.Stream, rg.Offset, rg.Next, rg.Next, rg.Stream)
+	left := "more bytes"
+	if size, err := s.logSize(ctx, c, rs.id, rg.Stream); err == nil && size >= rg.Next {
+		left = fmt.Sprintf("%d bytes", size-rg.Next)
+	}
+	var how string
+	switch {
+	case rs.filter != nil && rs.cursor:
+		how = "call job_output again with the same filter for the next part"
+	case rs.filter != nil:
+		how = fmt.Sprintf("read on with the same filter, offset %d and stream %q", rg.Next, rg.Stream)
+	case rs.cursor && moved > rg.Next:
+		how = fmt.Sprintf("read them with offset %d and stream %q (escaped bytes made the text longer than the cap; this client's cursor is at offset %d)", rg.Next, rg.Stream, moved)
+	case rs.cursor:
+		how = fmt.Sprintf("call job_output again for the next part, or read on with offset %d and stream %q", rg.Next, rg.Stream)
+	default:
+		how = fmt.Sprintf("read on with offset %d and stream %q", rg.Next, rg.Stream)
+	}
+	return fmt.Sprintf("\n[%s cut to the cap of %d bytes at offset %d: %s after it are not shown; %s]\n",
+		rg.Stream, s.capOf(rs), rg.Next, left, how)
+}
+
+// capOf is the cap of a read: max_bytes, at most the server's cap.
+func (s *Server) capOf(rs readSpec) int {
+	if rs.max > 0 && rs.max < s.opts.MaxOutput {
+		return rs.max
+	}
+	return s.opts.MaxOutput
+}
+
+// logSize returns the size of a job's log: an empty read at its end.
+func (s *Server) logSize(ctx context.Context, c *bgjob.Client, id, stream string) (int64, error) {
+	res, err := c.Logs(ctx, id, bgjob.LogOptions{Stdout: stream == "stdout", Stderr: stream == "stderr", Bytes: bgjob.Zero}, io.Discard, io.Discard)
+	if err != nil {
+		return 0, err
+	}
+	for _, rg := range res.Ranges {
+		if rg.Stream == stream {
+			return rg.Offset, nil
+		}
+	}
+	return 0, fmt.Errorf("no %s in the reply", stream)
 }

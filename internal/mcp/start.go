@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -14,8 +15,9 @@ import (
 )
 
 const startDoc = `Start a shell command as a detached background job, like "bgjob run".
-Waits up to wait_sec (default 3; 0: return at once): a command that ends in time returns its status, exit code and output;
-otherwise the result has status "running", the pid, the log paths and the output so far. Use job_wait to wait for it
+Waits up to wait_sec (default 3): a command that ends in time returns its status, exit code and output;
+otherwise the result has status "running", the pid, the log paths and the output so far. wait_sec 0 returns as soon as
+the job runs, without output (job_output then reads it from the start). Use job_wait to wait for it
 to end or to print a line (until_output), job_output for new output, job_stop to stop it.
 The job is stopped when this MCP session ends, unless keep is true.`
 
@@ -34,21 +36,21 @@ type startIn struct {
 
 type startOut struct {
 	jobView
-	PID        int    `json:"pid"`
-	StdoutPath string `json:"stdout_path"`
-	StderrPath string `json:"stderr_path"`
-	Output     string `json:"output"`
-	Truncated  bool   `json:"truncated"`
+	PID        int    `json:"pid" jsonschema:"process id of the job's wrapper (its process group)"`
+	StdoutPath string `json:"stdout_path" jsonschema:"path of stdout.log on the job's host"`
+	StderrPath string `json:"stderr_path" jsonschema:"path of stderr.log on the job's host"`
+	Output     string `json:"output" jsonschema:"output so far (both streams; read through this client's cursor, so job_output goes on after it)"`
+	Truncated  bool   `json:"truncated" jsonschema:"output was cut to the cap; job_output reads the rest"`
 }
 
 // jobView is what a result says about a job.
 type jobView struct {
-	ID       string        `json:"id"`
-	Name     string        `json:"name,omitempty"`
-	Host     string        `json:"host,omitempty"`
-	Status   jobdir.Status `json:"status"`
-	ExitCode *int          `json:"exit_code"`
-	Reason   string        `json:"reason,omitempty"`
+	ID       string        `json:"id" jsonschema:"job id"`
+	Name     string        `json:"name,omitempty" jsonschema:"job name, when it has one"`
+	Host     string        `json:"host,omitempty" jsonschema:"SSH host of the job (absent: this machine)"`
+	Status   jobdir.Status `json:"status" jsonschema:"running, exited, killed or lost"`
+	ExitCode *int          `json:"exit_code" jsonschema:"exit code once the job has ended (128+N when killed by signal N), else null"`
+	Reason   string        `json:"reason,omitempty" jsonschema:"why it ended so, when bgjob knows: stop (job_stop), timeout (timeout_sec), reboot or vanished (lost)"`
 }
 
 func viewOf(j jobdir.Job) jobView {
@@ -72,6 +74,10 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 	spec := bgjob.Spec{Argv: []string{in.Command}, Name: in.Name, Cwd: in.Cwd, Timeout: timeout,
 		Stdin: in.Stdin, LineBuffered: in.LineBuffered == nil || *in.LineBuffered}
 	for k, v := range in.Env {
+		if k == "" || strings.Contains(k, "=") {
+			// "A=B": "x" would set A to "B=x".
+			return nil, startOut{}, fmt.Errorf("env: invalid variable name %q: want letters, digits and _", k)
+		}
 		spec.Env = append(spec.Env, k+"="+v)
 	}
 	sort.Strings(spec.Env)
@@ -93,12 +99,17 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 	if !in.Keep {
 		s.owned.add(host, j.ID)
 	}
+	if wait == 0 {
+		// At once: no read (one script less); the cursor stays at the
+		// start, so job_output returns everything.
+		out := startOut{jobView: viewOf(j), PID: j.PID, StdoutPath: j.StdoutPath, StderrPath: j.StderrPath}
+		out.Host = host
+		return result("job %s started, pid %d; job_wait waits for it, job_output reads its output", j.ID, j.PID), out, nil
+	}
 	var r readResult
 	err = s.do(ctx, host, true, func(c *bgjob.Client, _ string) error {
-		if wait > 0 {
-			if _, err := c.Wait(ctx, []string{j.ID}, bgjob.WaitOptions{Timeout: wait}); err != nil && !errors.Is(err, bgjob.ErrTimeout) {
-				return err
-			}
+		if _, err := c.Wait(ctx, []string{j.ID}, bgjob.WaitOptions{Timeout: wait}); err != nil && !errors.Is(err, bgjob.ErrTimeout) {
+			return err
 		}
 		var err error
 		r, err = s.read(ctx, c, req, readSpec{id: j.ID, cursor: true})

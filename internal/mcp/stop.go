@@ -26,7 +26,7 @@ type stopIn struct {
 }
 
 type stopOut struct {
-	Jobs []jobView `json:"jobs"`
+	Jobs []jobView `json:"jobs" jsonschema:"each job stopped, with its final status"`
 }
 
 func (s *Server) stop(ctx context.Context, _ *sdk.CallToolRequest, in stopIn) (*sdk.CallToolResult, stopOut, error) {

@@ -10,74 +10,77 @@ import (
 // removed (unless raw), and every byte that is not part of valid UTF-8
 // written as \xNN, so that nothing is dropped silently.
 func clean(b []byte, raw bool) string {
-	if !raw {
-		b = stripANSI(b)
-	}
-	var sb strings.Builder
-	sb.Grow(len(b))
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		if r == utf8.RuneError && n <= 1 {
-			fmt.Fprintf(&sb, `\x%02x`, b[0])
-			b = b[1:]
-			continue
-		}
-		sb.Write(b[:n])
-		b = b[n:]
-	}
-	return sb.String()
+	s, _ := cleanMax(b, raw, -1)
+	return s
 }
 
-// stripANSI removes ECMA-48 escape sequences: CSI (ESC [ … final byte),
-// OSC, DCS and the like (ESC ] … BEL or ESC \), and two-byte escapes. A
-// carriage return before a newline is dropped too.
-func stripANSI(b []byte) []byte {
-	if !containsAny(b) {
-		return b
-	}
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); i++ {
+// cleanMax is clean with a budget: it stops before the text would exceed
+// max bytes (max < 0: no budget) and returns the text and how many bytes of
+// b it made it from. Escaping can make text longer than its bytes (\xNN is
+// four), so a read of max bytes is not always max bytes of text.
+func cleanMax(b []byte, raw bool, max int) (string, int) {
+	var sb strings.Builder
+	sb.Grow(min(len(b), max+1))
+	i := 0
+	for i < len(b) {
 		c := b[i]
-		switch {
-		case c == '\r' && i+1 < len(b) && b[i+1] == '\n':
-			continue
-		case c != 0x1b:
-			out = append(out, c)
-			continue
+		if !raw {
+			if n := escapeLen(b[i:]); n > 0 {
+				i += n
+				continue
+			}
 		}
-		if i+1 >= len(b) {
+		var piece string
+		n := 1
+		if c < utf8.RuneSelf {
+			piece = b2s(b[i : i+1])
+		} else if r, size := utf8.DecodeRune(b[i:]); r == utf8.RuneError && size <= 1 {
+			piece = fmt.Sprintf(`\x%02x`, c)
+		} else {
+			piece, n = b2s(b[i:i+size]), size
+		}
+		if max >= 0 && sb.Len()+len(piece) > max {
 			break
 		}
-		switch b[i+1] {
-		case '[':
-			j := i + 2
-			for j < len(b) && (b[j] < 0x40 || b[j] > 0x7e) {
-				j++
-			}
-			i = j
-		case ']', 'P', '_', '^', 'X':
-			j := i + 2
-			for j < len(b) && b[j] != 0x07 && !(b[j] == 0x1b && j+1 < len(b) && b[j+1] == '\\') {
-				j++
-			}
-			if j < len(b) && b[j] == 0x1b {
-				j++
-			}
-			i = j
-		default:
-			i++
-		}
+		sb.WriteString(piece)
+		i += n
 	}
-	return out
+	return sb.String(), i
 }
 
-func containsAny(b []byte) bool {
-	for _, c := range b {
-		if c == 0x1b || c == '\r' {
-			return true
-		}
+func b2s(b []byte) string { return string(b) }
+
+// escapeLen returns the length of the ECMA-48 escape sequence at the start
+// of b (0: none): CSI (ESC [ … final byte), OSC, DCS and the like (ESC ] …
+// BEL or ESC \), two-byte escapes; a carriage return before a newline
+// counts as one too, so CRLF lines read as LF lines.
+func escapeLen(b []byte) int {
+	switch {
+	case b[0] == '\r' && len(b) > 1 && b[1] == '\n':
+		return 1
+	case b[0] != 0x1b:
+		return 0
+	case len(b) == 1:
+		return 1
 	}
-	return false
+	switch b[1] {
+	case '[':
+		j := 2
+		for j < len(b) && (b[j] < 0x40 || b[j] > 0x7e) {
+			j++
+		}
+		return min(j+1, len(b))
+	case ']', 'P', '_', '^', 'X':
+		j := 2
+		for j < len(b) && b[j] != 0x07 && !(b[j] == 0x1b && j+1 < len(b) && b[j+1] == '\\') {
+			j++
+		}
+		if j < len(b) && b[j] == 0x1b {
+			j++
+		}
+		return min(j+1, len(b))
+	}
+	return 2
 }
 
 // capText cuts s to at most max bytes, at a character boundary, and says
@@ -91,6 +94,19 @@ func capText(s string, max int) (string, bool) {
 		cut--
 	}
 	return s[:cut], true
+}
+
+// capTail keeps at most the last max bytes of s, from a character
+// boundary, and says whether it cut.
+func capTail(s string, max int) (string, bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	cut := len(s) - max
+	for cut < len(s) && !utf8.RuneStart(s[cut]) {
+		cut++
+	}
+	return s[cut:], true
 }
 
 // lastLines returns the last n lines of s (a last line without a newline

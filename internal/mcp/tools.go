@@ -2,11 +2,13 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bgjob/bgjob"
@@ -14,12 +16,38 @@ import (
 )
 
 func (s *Server) addTools() {
-	sdk.AddTool(s.sdk, &sdk.Tool{Name: "job_start", Description: startDoc}, s.start)
-	sdk.AddTool(s.sdk, &sdk.Tool{Name: "job_output", Description: outputDoc}, s.output)
-	sdk.AddTool(s.sdk, &sdk.Tool{Name: "job_wait", Description: waitDoc}, s.wait)
-	sdk.AddTool(s.sdk, &sdk.Tool{Name: "job_list", Description: listDoc}, s.list)
-	sdk.AddTool(s.sdk, &sdk.Tool{Name: "job_stop", Description: stopDoc}, s.stop)
-	sdk.AddTool(s.sdk, &sdk.Tool{Name: "job_send", Description: sendDoc}, s.send)
+	tool := func(name, doc string, in *jsonschema.Schema) *sdk.Tool {
+		return &sdk.Tool{Name: name, Description: doc, InputSchema: in}
+	}
+	// Defaults are in the schemas for the model to see; the SDK fills them
+	// in, so each is what the handler does without it. since has none: "new"
+	// given means more than since left out (with tail_lines).
+	sdk.AddTool(s.sdk, tool("job_start", startDoc, schema[startIn](map[string]any{"wait_sec": 3, "line_buffered": true})), s.start)
+	sdk.AddTool(s.sdk, tool("job_output", outputDoc, schema[outputIn](map[string]any{"stream": "both"})), s.output)
+	sdk.AddTool(s.sdk, tool("job_wait", waitDoc, schema[waitIn](map[string]any{"timeout_sec": 30})), s.wait)
+	sdk.AddTool(s.sdk, tool("job_list", listDoc, schema[listIn](map[string]any{"limit": 20})), s.list)
+	sdk.AddTool(s.sdk, tool("job_stop", stopDoc, schema[stopIn](map[string]any{"signal": "TERM", "grace_sec": bgjob.DefaultGrace.Seconds()})), s.stop)
+	sdk.AddTool(s.sdk, tool("job_send", sendDoc, schema[sendIn](nil)), s.send)
+}
+
+// schema is the input schema inferred from In, with defaults set.
+func schema[In any](defaults map[string]any) *jsonschema.Schema {
+	sc, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("schema of %T: %v", *new(In), err))
+	}
+	for k, v := range defaults {
+		p := sc.Properties[k]
+		if p == nil {
+			panic(fmt.Sprintf("schema of %T has no %s", *new(In), k))
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			panic(err)
+		}
+		p.Default = b
+	}
+	return sc
 }
 
 // client returns the client for a tool's host argument, and the host.
@@ -67,7 +95,13 @@ func (s *Server) explain(err error, host string) error {
 	}
 	switch {
 	case errors.Is(err, bgjob.ErrNotFound):
-		return fmt.Errorf("%v: no such job in workspace %s on %s; job_list shows the jobs", err, ws, hostName(host))
+		// "job X: not found" from the library: the model needs the id,
+		// where it looked and what to do next.
+		what := strings.TrimSuffix(err.Error(), ": "+bgjob.ErrNotFound.Error())
+		if what == err.Error() || !strings.HasPrefix(what, "job ") {
+			return fmt.Errorf("%v: no such job in workspace %s on %s; job_list shows the jobs", err, ws, hostName(host))
+		}
+		return fmt.Errorf("no %s in workspace %s on %s; job_list shows the jobs", what, ws, hostName(host))
 	case errors.Is(err, bgjob.ErrNoStdin):
 		return fmt.Errorf("%v: only a job started with stdin: true takes input", err)
 	case errors.Is(err, bgjob.ErrCursorBusy):

@@ -27,16 +27,19 @@ type waitIn struct {
 	Host        string   `json:"host,omitempty" jsonschema:"SSH host of the jobs (default: the server's host)"`
 }
 
+// maxMatched caps the matching line that job_wait returns.
+const maxMatched = 1 << 10
+
 type waitJob struct {
 	jobView
-	Tail string `json:"tail,omitempty"`
+	Tail string `json:"tail,omitempty" jsonschema:"last 20 lines of output of an ended job"`
 }
 
 type waitOut struct {
-	Jobs      []waitJob `json:"jobs"`
-	Matched   string    `json:"matched,omitempty"`
-	MatchedID string    `json:"matched_id,omitempty"`
-	TimedOut  bool      `json:"timed_out"`
+	Jobs      []waitJob `json:"jobs" jsonschema:"each job as it is when the wait returns"`
+	Matched   string    `json:"matched,omitempty" jsonschema:"the line that matched until_output"`
+	MatchedID string    `json:"matched_id,omitempty" jsonschema:"id of the job that printed it"`
+	TimedOut  bool      `json:"timed_out" jsonschema:"the wait gave up at timeout_sec; the jobs keep running"`
 }
 
 func (s *Server) wait(ctx context.Context, req *sdk.CallToolRequest, in waitIn) (*sdk.CallToolResult, waitOut, error) {
@@ -133,7 +136,11 @@ func (s *Server) waitFor(ctx context.Context, c *bgjob.Client, ids []string, pat
 		switch {
 		case a.err == nil:
 			if out.Matched == "" {
-				out.Matched = strings.TrimSuffix(clean(a.match.Line, false), "\n")
+				line, cut := capText(strings.TrimSuffix(clean(a.match.Line, false), "\n"), maxMatched)
+				if cut {
+					line += "…"
+				}
+				out.Matched = line
 				out.MatchedID = a.id
 				cancel()
 			}
@@ -152,6 +159,13 @@ func (s *Server) waitFor(ctx context.Context, c *bgjob.Client, ids []string, pat
 		return nil, waitOut{}, err
 	}
 	jobs, err := c.Status(ctx, ids...)
+	for i, j := range jobs {
+		// The id, when the call named the job by its name.
+		if i < len(ids) && ids[i] == out.MatchedID {
+			out.MatchedID = j.ID
+			break
+		}
+	}
 	return jobs, out, err
 }
 

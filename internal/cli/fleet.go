@@ -473,6 +473,17 @@ func (a *app) fleetPrune(ctx context.Context, o bgjob.PruneOptions) error {
 		defer mu.Unlock()
 		a.keptNote(j.Host, j)
 	}
+	o.StopOrphans = true
+	o.Stopped = func(j jobdir.Job) {
+		mu.Lock()
+		defer mu.Unlock()
+		if a.json {
+			// The JSON lists the removed jobs of each host.
+			fmt.Fprintf(a.stderr, "bgjob: stopped %s: %s: its owner is gone\n", j.Host, visible(j.ID))
+		} else {
+			fmt.Fprintf(a.stdout, "%s\tstopped %s\n", j.Host, j.ID)
+		}
+	}
 	res := a.fleet().Prune(ctx, o)
 	if a.json {
 		if err := jobsJSON(a, res); err != nil {

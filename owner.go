@@ -111,7 +111,7 @@ func (c *Client) StopOrphans(ctx context.Context, o OrphanOptions) ([]jobdir.Job
 		found  []jobdir.Job
 		listed error
 	)
-	_, listed = c.ListFunc(ctx, ListOptions{}, func(j jobdir.Job) error {
+	_, listed = c.ListFunc(ctx, ListOptions{Owned: true}, func(j jobdir.Job) error {
 		if j.Owner == nil || j.Owner.Keep || j.Status != jobdir.StatusRunning && j.LiveProcesses == 0 {
 			return nil
 		}

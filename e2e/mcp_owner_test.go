@@ -63,6 +63,22 @@ func startMCP(t *testing.T, bin string, flags ...string) *mcpProc {
 	return p
 }
 
+// startSettledMCP is startMCP once the server's startup pass, which runs
+// in the background, is over, so that a server the test kills later
+// leaves its jobs to the server or prune the test means: a server killed
+// first leaves a job, and the new one says it stopped it.
+func startSettledMCP(t *testing.T, bin string, flags ...string) *mcpProc {
+	t.Helper()
+	s := startMCP(t, bin, flags...)
+	sentinel := s.start(t, map[string]any{"name": "sentinel"})
+	s.kill(t)
+	p := startMCP(t, bin, flags...)
+	if !eventually(time.Minute, func() bool { return strings.Contains(p.stderr.String(), "stopped job "+sentinel) }) {
+		t.Fatalf("bgjob mcp did not stop the job of the server killed before it; stderr: %s", p.stderr)
+	}
+	return p
+}
+
 // close closes the server's stdin and waits for it to exit.
 func (p *mcpProc) close() error {
 	if p.closed {
@@ -147,11 +163,11 @@ func TestMCPOwnerSIGKILL(t *testing.T) {
 	for _, tc := range localAndSSH(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
+			live := startSettledMCP(t, bin, tc.flags...)
+			owned := live.start(t, map[string]any{})
 			a := startMCP(t, bin, tc.flags...)
 			orphan := a.start(t, map[string]any{"name": "orphan"})
 			kept := a.start(t, map[string]any{"keep": true})
-			live := startMCP(t, bin, tc.flags...)
-			owned := live.start(t, map[string]any{})
 			code, out, errs := bgjob(ctx, append(tc.flags, "run", "-q", "--", "sleep 600")...)
 			if code != 0 {
 				t.Fatalf("run: exit %d: %s", code, errs)
@@ -220,10 +236,10 @@ func TestMCPOwnerPrune(t *testing.T) {
 	for _, tc := range targets {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
+			live := startSettledMCP(t, bin, tc.flags...)
+			owned := live.start(t, map[string]any{})
 			a := startMCP(t, bin, tc.flags...)
 			first, second := a.start(t, map[string]any{}), a.start(t, map[string]any{})
-			live := startMCP(t, bin, tc.flags...)
-			owned := live.start(t, map[string]any{})
 			a.kill(t)
 
 			code, out, errs := bgjob(ctx, append(tc.flags, "prune", "--dry-run")...)

@@ -166,7 +166,9 @@ func (s *Server) StopOrphans(ctx context.Context) ([]jobdir.Job, error) {
 		return err
 	})
 	for _, j := range jobs {
-		s.warn("stopped job %s on %s: its owner, bgjob mcp pid %d, is gone", j.ID, hostName(s.opts.Host), j.Owner.PID)
+		if j.Owner != nil {
+			s.warn("stopped job %s on %s: its owner, bgjob mcp pid %d, is gone", j.ID, hostName(s.opts.Host), j.Owner.PID)
+		}
 	}
 	if err != nil && ctx.Err() == nil {
 		s.warn("stopping the jobs of servers that are gone on %s: %v", hostName(s.opts.Host), err)

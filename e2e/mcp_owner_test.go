@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -289,6 +290,46 @@ func TestMCPOwnerPrune(t *testing.T) {
 			t.Errorf("prune -H: exit %d: %q %s; want %q", code, out, errs, "stopped "+id)
 		}
 	})
+}
+
+// With several hosts, prune --json gives each host's stopped jobs; the
+// two names here are one sshd, so either may be the one that stops it.
+func TestMCPOwnerFleetPrune(t *testing.T) {
+	t.Parallel()
+	bin := bgjobBinary(t)
+	srv, root, _ := sshJobs(t)
+	cfg := filepath.Join(t.TempDir(), "config")
+	if err := srv.WriteConfig(cfg, "bgjob-test bgjob-two"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.WriteKnownHosts(filepath.Join(filepath.Dir(cfg), "known_hosts"), false); err != nil {
+		t.Fatal(err)
+	}
+	flags := []string{"--root", root, "--ssh-config", cfg}
+	a := startMCP(t, bin, append(flags, "-H", "bgjob-test")...)
+	id := a.start(t, map[string]any{})
+	a.kill(t)
+	code, out, errs := bgjob(context.Background(), append(flags, "-H", "bgjob-test,bgjob-two", "prune", "--json")...)
+	var hosts []struct {
+		Host    string       `json:"host"`
+		Stopped []jobdir.Job `json:"stopped"`
+		Error   string       `json:"error"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &hosts) != nil || len(hosts) != 2 {
+		t.Fatalf("prune --json on two hosts: exit %d: %q %s", code, out, errs)
+	}
+	n := 0
+	for _, h := range hosts {
+		for _, j := range h.Stopped {
+			if j.ID != id || j.Status != jobdir.StatusKilled || j.Host != h.Host {
+				t.Errorf("host %s stopped %s (%s, host %q), want only %s, killed", h.Host, j.ID, j.Status, j.Host, id)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Errorf("prune --json on two hosts: no host stopped %s: %s", id, out)
+	}
 }
 
 // TERM and INT end the server as stdin EOF does: it stops its jobs.

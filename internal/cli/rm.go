@@ -58,7 +58,8 @@ First, prune stops the running jobs whose owner, a bgjob mcp server of this
 machine, is provably gone (killed with SIGKILL, or the machine rebooted),
 as the next bgjob mcp would: it prints "stopped ID" for each (with
 --dry-run, what it would stop), and with --json lists them with "pruned":
-"stopped", the removed jobs having "pruned": "removed". Jobs whose owner is
+"stopped", the removed jobs having "pruned": "removed" (with several hosts:
+each host's "stopped" array, beside its removed "jobs"). Jobs whose owner is
 alive, runs on another machine, or that were started outside MCP or with
 keep are never stopped.`,
 		Args: cobra.NoArgs,

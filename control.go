@@ -123,12 +123,35 @@ type PruneOptions struct {
 	// because it still has live processes (Job.LiveProcesses). A Fleet
 	// calls it from one goroutine per host.
 	Kept func(jobdir.Job)
+	// StopOrphans first stops the jobs whose owner is provably gone, as
+	// Client.StopOrphans does (with DryRun, only reports them), and hands
+	// each to Stopped, unless nil (from one goroutine per host, as Kept).
+	StopOrphans bool
+	Stopped     func(jobdir.Job)
 }
 
 // Prune removes the jobs of the workspace that PruneOptions selects and
 // returns them; with DryRun it returns them without removing them. A job
 // that still has live processes is never removed: it goes to o.Kept.
 func (c *Client) Prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error) {
+	var orphanErr error
+	if o.StopOrphans {
+		var stopped []jobdir.Job
+		stopped, orphanErr = c.StopOrphans(ctx, OrphanOptions{DryRun: o.DryRun})
+		if o.Stopped != nil {
+			for _, j := range stopped {
+				o.Stopped(j)
+			}
+		}
+		if ctx.Err() != nil {
+			return nil, orphanErr
+		}
+	}
+	jobs, err := c.prune(ctx, o)
+	return jobs, errors.Join(orphanErr, err)
+}
+
+func (c *Client) prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error) {
 	script, err := shellgen.PruneScript(c.target(), shellgen.Prune{Keep: o.Keep, OlderThan: o.OlderThan, DryRun: o.DryRun})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)

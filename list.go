@@ -52,6 +52,9 @@ type ListOptions struct {
 	Cursor string
 	// AllWorkspaces lists jobs of every workspace.
 	AllWorkspaces bool
+	// Owned keeps only the jobs that record an owner (Spec.Owner); the
+	// host reads only meta.json of the others.
+	Owned bool
 }
 
 // Page is one page of List, newest job first.
@@ -81,8 +84,8 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 	if o.AllWorkspaces {
 		t.Workspace = ""
 	}
-	q := shellgen.List{AllWorkspaces: o.AllWorkspaces, Before: o.Cursor}
-	filtered := o.Status != "" || o.Search != ""
+	q := shellgen.List{AllWorkspaces: o.AllWorkspaces, Before: o.Cursor, Owned: o.Owned}
+	filtered := o.Status != "" || o.Search != "" || o.Owned
 	if o.Limit > 0 && !filtered {
 		q.Max = o.Limit
 	}
@@ -97,7 +100,7 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 		errs       []error
 	)
 	keep := func(j jobdir.Job) error {
-		if o.Status != "" && j.Status != o.Status {
+		if o.Status != "" && j.Status != o.Status || o.Owned && j.Owner == nil {
 			return nil
 		}
 		if search != "" && !strings.Contains(strings.ToLower(j.ID+"\x00"+j.Name+"\x00"+j.Command), search) {

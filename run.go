@@ -92,6 +92,10 @@ type Spec struct {
 	// Merge writes the command's stderr into stdout.log as well, so the
 	// two come in one ordered stream; meta.json records it.
 	Merge bool
+	// Owner, unless nil, records in meta.json the process the job belongs
+	// to (SelfOwner), so that StopOrphans stops the job once that process
+	// is provably gone.
+	Owner *jobdir.Owner
 }
 
 // Run starts a job and returns as soon as it is running.
@@ -128,6 +132,7 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		Stdin:      s.Stdin,
 		MaxLogSize: s.MaxLogSize,
 		Merge:      s.Merge,
+		Owner:      s.Owner,
 	}
 	if len(s.Argv) == 1 {
 		m.Command = s.Argv[0]

@@ -109,6 +109,9 @@ type Meta struct {
 	// ordered stream; stderr.log holds only the wrapper's own messages).
 	Merge     bool      `json:"merge,omitempty"`
 	StartedAt time.Time `json:"started_at"`
+	// Owner is the process the job belongs to, a bgjob mcp server that
+	// started it (nil for a job started any other way).
+	Owner *Owner `json:"owner,omitempty"`
 
 	// The fields only the host knows, written by the wrapper before the
 	// command starts. Buffering says what --line-buffered applied ("" when
@@ -125,6 +128,36 @@ type Meta struct {
 	PGID      int    `json:"pgid"`
 	ProcStart string `json:"proc_start"`
 	BootID    string `json:"boot_id"`
+}
+
+// OwnerMCP is the Kind of an Owner that is a bgjob mcp server.
+const OwnerMCP = "mcp"
+
+// Owner identifies the process a job belongs to, so that its jobs can be
+// stopped once it is provably gone (bgjob mcp at startup, bgjob prune).
+// The process runs on the machine that started the job, which over SSH is
+// not the job's host: Hostname, MachineID and PIDNamespace say which
+// machine that was, and only there can PID, ProcStart and BootID be
+// checked.
+type Owner struct {
+	// Kind says what the owner is: OwnerMCP.
+	Kind string `json:"kind"`
+	// PID, ProcStart and BootID are the owner's identity as a job's is:
+	// its pid, its start time (clock ticks since boot, field 22 of
+	// /proc/PID/stat) and its machine's boot id ("" where unknown).
+	PID       int    `json:"pid"`
+	ProcStart string `json:"proc_start"`
+	BootID    string `json:"boot_id"`
+	// Hostname, MachineID (/etc/machine-id, "" where there is none) and
+	// PIDNamespace (the readlink of /proc/self/ns/pid, e.g.
+	// "pid:[4026531836]") name the machine, and the pid namespace on it,
+	// where PID means something.
+	Hostname     string `json:"hostname"`
+	MachineID    string `json:"machine_id,omitempty"`
+	PIDNamespace string `json:"pid_ns,omitempty"`
+	// Keep reports that the job stays when its owner ends (job_start's
+	// keep, bgjob mcp --keep-jobs): it is never stopped for its owner.
+	Keep bool `json:"keep,omitempty"`
 }
 
 // Job is a job as bgjob reports it: its Meta plus the state derived from the

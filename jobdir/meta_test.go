@@ -29,6 +29,8 @@ func fullMeta() jobdir.Meta {
 	m.Buffering = "stdbuf -oL -eL, PYTHONUNBUFFERED=1"
 	m.Umask = "0022"
 	m.StartedAt = time.Date(2026, 11, 30, 0, 15, 2, 123_000_000, time.UTC)
+	m.Owner = &jobdir.Owner{Kind: jobdir.OwnerMCP, PID: 777, ProcStart: "123456", BootID: testBoot,
+		Hostname: "laptop", MachineID: "0123456789abcdef0123456789abcdef", PIDNamespace: "pid:[4026531836]", Keep: true}
 	return m
 }
 
@@ -98,9 +100,15 @@ func TestMetaPrefix(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, k := range []string{`"pid"`, `"pgid"`, `"proc_start"`, `"boot_id"`, "}", "\n"} {
-			if bytes.Contains(prefix, []byte(k)) {
-				t.Errorf("prefix %q contains %s", prefix, k)
+		// The prefix is an object without its closing brace, and without
+		// the process fields at its top level (the owner has its own).
+		var top map[string]json.RawMessage
+		if err := json.Unmarshal(append(slices.Clone(prefix), '}'), &top); err != nil || bytes.Contains(prefix, []byte("\n")) {
+			t.Errorf("prefix %q: want one line of an object without its closing brace (%v)", prefix, err)
+		}
+		for _, k := range []string{"pid", "pgid", "proc_start", "boot_id", "buffering", "umask"} {
+			if _, ok := top[k]; ok {
+				t.Errorf("prefix %q holds %s", prefix, k)
 			}
 		}
 		// The prefix does not depend on the process fields.

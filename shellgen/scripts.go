@@ -236,6 +236,8 @@ type List struct {
 	Before string
 	// Max stops after this many jobs (0: all).
 	Max int
+	// Owned lists only the jobs whose meta.json records an owner.
+	Owned bool
 }
 
 // ListScript returns the script that prints the observations of jobs,
@@ -249,6 +251,7 @@ func ListScript(t Target, q List) (string, error) {
 		c.setBool("bg_allws", q.AllWorkspaces)
 		c.set("bg_before", q.Before)
 		c.setInt("bg_max", int64(q.Max))
+		c.setBool("bg_owned", q.Owned)
 	})
 }
 

@@ -80,3 +80,30 @@ func TestVersionText(t *testing.T) {
 		t.Errorf("versionText() = %q, want bgjob VERSION (..., goX.Y)", v)
 	}
 }
+
+func TestOwnerText(t *testing.T) {
+	o := jobdir.Owner{Kind: jobdir.OwnerMCP, PID: 4242, Hostname: "laptop"}
+	kept := o
+	kept.Keep = true
+	odd := o
+	odd.Hostname = "a\x1bb"
+	tests := []struct {
+		name  string
+		owner *jobdir.Owner
+		here  string
+		want  string
+	}{
+		{"none", nil, "laptop", "-"},
+		{"this machine", &o, "laptop", "mcp:4242"},
+		{"another machine", &o, "desktop", "mcp:4242@laptop"},
+		{"kept", &kept, "laptop", "mcp:4242,keep"},
+		{"a hostname with a control character", &odd, "laptop", `mcp:4242@a\x1bb`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ownerText(tt.owner, tt.here); got != tt.want {
+				t.Errorf("ownerText(%+v, %q) = %q, want %q", tt.owner, tt.here, got, tt.want)
+			}
+		})
+	}
+}

@@ -177,12 +177,14 @@ func (p *prefixWriter) Close() error {
 // hostJSON is the --json object of one host when bgjob works on several:
 // what the host returned, or why it failed.
 type hostJSON struct {
-	Host  string        `json:"host"`
-	Job   *jobdir.Job   `json:"job,omitempty"`
-	Jobs  *[]jobdir.Job `json:"jobs,omitempty"`
-	Logs  *[]logChunk   `json:"logs,omitempty"`
-	Next  string        `json:"next_cursor,omitempty"`
-	Error string        `json:"error,omitempty"`
+	Host string        `json:"host"`
+	Job  *jobdir.Job   `json:"job,omitempty"`
+	Jobs *[]jobdir.Job `json:"jobs,omitempty"`
+	Logs *[]logChunk   `json:"logs,omitempty"`
+	Next string        `json:"next_cursor,omitempty"`
+	// Stopped: the jobs prune stopped because their owner is gone.
+	Stopped *[]jobdir.Job `json:"stopped,omitempty"`
+	Error   string        `json:"error,omitempty"`
 }
 
 // hostReason is a host's error without the host's name, which the line
@@ -225,6 +227,11 @@ func exitCode(code int) error {
 
 // jobsJSON prints one object per host: its jobs and its error.
 func jobsJSON(a *app, res []bgjob.Result[[]jobdir.Job]) error {
+	return printJSON(a.stdout, hostsJSON(res))
+}
+
+// hostsJSON is the JSON of a fleet's jobs, one object per host.
+func hostsJSON(res []bgjob.Result[[]jobdir.Job]) []hostJSON {
 	out := make([]hostJSON, len(res))
 	for i, r := range res {
 		out[i].Host = r.Host
@@ -239,7 +246,7 @@ func jobsJSON(a *app, res []bgjob.Result[[]jobdir.Job]) error {
 			out[i].Error = hostReason(r.Host, r.Err)
 		}
 	}
-	return printJSON(a.stdout, out)
+	return out
 }
 
 func (a *app) fleetRun(ctx context.Context, o runOptions) error {
@@ -473,9 +480,25 @@ func (a *app) fleetPrune(ctx context.Context, o bgjob.PruneOptions) error {
 		defer mu.Unlock()
 		a.keptNote(j.Host, j)
 	}
+	stopped := map[string][]jobdir.Job{}
+	o.StopOrphans = true
+	o.Stopped = func(j jobdir.Job) {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped[j.Host] = append(stopped[j.Host], j)
+		if !a.json {
+			fmt.Fprintf(a.stdout, "%s\tstopped %s\n", j.Host, j.ID)
+		}
+	}
 	res := a.fleet().Prune(ctx, o)
 	if a.json {
-		if err := jobsJSON(a, res); err != nil {
+		out := hostsJSON(res)
+		for i := range out {
+			if s, ok := stopped[out[i].Host]; ok {
+				out[i].Stopped = &s
+			}
+		}
+		if err := printJSON(a.stdout, out); err != nil {
 			return err
 		}
 	} else {

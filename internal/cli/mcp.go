@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,7 +40,15 @@ after a drop.
 
 stdout carries only the protocol; diagnostics go to stderr. When the client
 goes away (stdin closes) or on INT or TERM, the server stops the jobs it
-started, unless --keep-jobs or the job was started with keep.`,
+started, unless --keep-jobs or the job was started with keep.
+
+Each job it starts records the server as its owner in meta.json (ls shows
+it: mcp:PID). A server killed with SIGKILL cannot stop its jobs: at
+startup, while it serves, the server stops the jobs of its workspace on its
+default host whose owning server is provably gone (it ran on this machine
+and its process no longer exists, or the machine rebooted), and says so on
+stderr; bgjob prune does the same. A job whose owner is alive, runs on
+another machine, or that was started outside MCP is never touched.`,
 		Example: `  claude mcp add bgjob -- bgjob mcp
   bgjob mcp -H build-host --allow-host 'build-*'`,
 		Args: cobra.NoArgs,
@@ -66,6 +75,7 @@ func (a *app) mcp(ctx context.Context, o mcpOptions) error {
 		Version: moduleVersion(), Host: a.host, Root: a.root, Workspace: a.workspace,
 		AllowHosts: o.allowHosts, MaxOutput: o.maxOutput, KeepJobs: o.keepJobs, Reader: o.reader,
 		Dial: a.mcpDial,
+		Warn: func(msg string) { fmt.Fprintf(a.stderr, "bgjob: %s\n", msg) },
 	})
 	if err != nil {
 		return err

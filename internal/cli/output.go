@@ -98,6 +98,10 @@ func printJob(w io.Writer, j jobdir.Job) {
 	if j.LiveProcesses > 0 || j.Status == jobdir.StatusRunning {
 		row("live_processes", strconv.Itoa(j.LiveProcesses))
 	}
+	if j.Owner != nil {
+		host, _ := os.Hostname()
+		row("owner", ownerText(j.Owner, host))
+	}
 	row("command", j.Command)
 	row("cwd", j.Cwd)
 	if !j.StartedAt.IsZero() {
@@ -125,6 +129,7 @@ func printJob(w io.Writer, j jobdir.Job) {
 type table struct {
 	tw                      *tabwriter.Writer
 	withWorkspace, withHost bool
+	hostname                string // this machine's, for the owner column
 }
 
 func newTable(w io.Writer, withWorkspace bool) *table {
@@ -134,7 +139,8 @@ func newTable(w io.Writer, withWorkspace bool) *table {
 // newHostTable is newTable with, when withHost is set, the host first.
 func newHostTable(w io.Writer, withWorkspace, withHost bool) *table {
 	t := &table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0), withWorkspace: withWorkspace, withHost: withHost}
-	t.line("HOST", "ID", "WORKSPACE", "STATUS", "EXIT", "STARTED", "DURATION", "NAME", "COMMAND")
+	t.hostname, _ = os.Hostname()
+	t.line("HOST", "ID", "WORKSPACE", "STATUS", "EXIT", "STARTED", "DURATION", "OWNER", "NAME", "COMMAND")
 	return t
 }
 
@@ -169,7 +175,24 @@ func (t *table) row(j jobdir.Job) {
 	if d, ok := jobDuration(j, time.Now()); ok {
 		dur = durationText(d)
 	}
-	t.line(visible(j.Host), visible(j.ID), visible(j.Workspace), statusText(j), exitText(j), started, dur, name, string(cmd))
+	t.line(visible(j.Host), visible(j.ID), visible(j.Workspace), statusText(j), exitText(j), started, dur, ownerText(j.Owner, t.hostname), name, string(cmd))
+}
+
+// ownerText names the process a job belongs to: "mcp:PID" for a bgjob mcp
+// server of this machine (hostname), "mcp:PID@HOST" for one of another,
+// ",keep" added when the job outlives it; "-" for a job without one.
+func ownerText(o *jobdir.Owner, hostname string) string {
+	if o == nil {
+		return "-"
+	}
+	s := visible(o.Kind) + ":" + strconv.Itoa(o.PID)
+	if o.Hostname != hostname {
+		s += "@" + visible(o.Hostname)
+	}
+	if o.Keep {
+		s += ",keep"
+	}
+	return s
 }
 
 func (t *table) flush() { t.tw.Flush() }

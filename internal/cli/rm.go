@@ -52,7 +52,16 @@ clock. Running jobs, jobs with processes still alive (live_processes: prune
 says on stderr which it kept) and jobs whose files are not bgjob's are
 never removed; a directory a cut-short run left
 without meta.json is removed a minute after its start. run applies the
-same rule, in a bounded pass, after one run in eight.`,
+same rule, in a bounded pass, after one run in eight.
+
+First, prune stops the running jobs whose owner, a bgjob mcp server of this
+machine, is provably gone (killed with SIGKILL, or the machine rebooted),
+as the next bgjob mcp would: it prints "stopped ID" for each (with
+--dry-run, what it would stop), and with --json lists them with "pruned":
+"stopped", the removed jobs having "pruned": "removed" (with several hosts:
+each host's "stopped" array, beside its removed "jobs"). Jobs whose owner is
+alive, runs on another machine, or that were started outside MCP or with
+keep are never stopped.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Keep < 0 || o.OlderThan < 0 {
@@ -79,9 +88,24 @@ func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
 	}
 	defer release()
 	o.Kept = func(j jobdir.Job) { a.keptNote("", j) }
+	var stopped []jobdir.Job
+	o.StopOrphans = true
+	o.Stopped = func(j jobdir.Job) {
+		stopped = append(stopped, j)
+		if !a.json {
+			fmt.Fprintf(a.stdout, "stopped %s\n", j.ID)
+		}
+	}
 	jobs, err := c.Prune(ctx, o)
 	if a.json {
-		if perr := printJSON(a.stdout, jobs); perr != nil {
+		out := make([]prunedJob, 0, len(stopped)+len(jobs))
+		for _, j := range stopped {
+			out = append(out, prunedJob{j, "stopped"})
+		}
+		for _, j := range jobs {
+			out = append(out, prunedJob{j, "removed"})
+		}
+		if perr := printJSON(a.stdout, out); perr != nil {
 			return perr
 		}
 	} else {
@@ -90,6 +114,13 @@ func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
 		}
 	}
 	return err
+}
+
+// prunedJob is an element of prune --json: a job and what prune did to it,
+// "stopped" (its owner is gone) or "removed".
+type prunedJob struct {
+	jobdir.Job
+	Pruned string `json:"pruned"`
 }
 
 // keptNote says on stderr that prune kept j, and why (with --json too:

@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/jobdir"
 )
 
 // DefaultMaxOutput caps the text of every tool result: 32 KiB.
@@ -58,6 +59,12 @@ type Options struct {
 	// ProgressEvery is how often job_wait sends a progress notification to
 	// a client that asked for them (5s when 0).
 	ProgressEvery time.Duration
+	// Owner is recorded in meta.json as the owner of every job the server
+	// starts (bgjob.SelfOwner when nil: this process).
+	Owner *jobdir.Owner
+	// Warn, unless nil, receives the server's diagnostics, such as the
+	// jobs it stopped at startup because their owner is gone.
+	Warn func(msg string)
 }
 
 // Server is bgjob's MCP server: one per client connection.
@@ -86,6 +93,10 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Owner == nil {
+		self := bgjob.SelfOwner(jobdir.OwnerMCP)
+		o.Owner = &self
+	}
 	s := &Server{opts: o, hosts: hs, owned: &owned{}, reader: o.Reader}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "bgjob", Version: o.Version}, &sdk.ServerOptions{Instructions: Instructions})
 	s.addTools()
@@ -100,10 +111,20 @@ func (s *Server) SDK() *sdk.Server { return s.sdk }
 // for stdio) or ctx ends, then reaps: it stops the jobs it started (see
 // Shutdown).
 func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	// The jobs of servers that died without reaping are stopped while
+	// this one serves: the handshake does not wait for it.
+	octx, cancelOrphans := context.WithCancel(ctx)
+	orphansDone := make(chan struct{})
+	go func() {
+		defer close(orphansDone)
+		s.StopOrphans(octx)
+	}()
 	err := s.sdk.Run(ctx, t)
 	if ctx.Err() != nil {
 		err = nil
 	}
+	cancelOrphans()
+	<-orphansDone
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if rerr := s.Shutdown(rctx); err == nil {
@@ -133,6 +154,32 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// StopOrphans stops the jobs on the server's default host whose owner, a
+// server that ended without stopping them (SIGKILL), is provably gone
+// (bgjob.Client.StopOrphans), and reports each through Warn.
+func (s *Server) StopOrphans(ctx context.Context) ([]jobdir.Job, error) {
+	var jobs []jobdir.Job
+	err := s.do(ctx, "", true, func(c *bgjob.Client, _ string) (err error) {
+		jobs, err = c.StopOrphans(ctx, bgjob.OrphanOptions{})
+		return err
+	})
+	for _, j := range jobs {
+		if j.Owner != nil {
+			s.warn("stopped job %s on %s: its owner, bgjob mcp pid %d, is gone", j.ID, hostName(s.opts.Host), j.Owner.PID)
+		}
+	}
+	if err != nil && ctx.Err() == nil {
+		s.warn("stopping the jobs of servers that are gone on %s: %v", hostName(s.opts.Host), err)
+	}
+	return jobs, err
+}
+
+func (s *Server) warn(format string, args ...any) {
+	if s.opts.Warn != nil {
+		s.opts.Warn(fmt.Sprintf(format, args...))
+	}
 }
 
 var unsafeReader = regexp.MustCompile(`[^A-Za-z0-9._@:+-]+`)

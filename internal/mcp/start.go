@@ -73,6 +73,9 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 	}
 	spec := bgjob.Spec{Argv: []string{in.Command}, Name: in.Name, Cwd: in.Cwd, Timeout: timeout,
 		Stdin: in.Stdin, LineBuffered: in.LineBuffered == nil || *in.LineBuffered}
+	owner := *s.opts.Owner
+	owner.Keep = in.Keep || s.opts.KeepJobs
+	spec.Owner = &owner
 	for k, v := range in.Env {
 		if k == "" || strings.Contains(k, "=") {
 			// "A=B": "x" would set A to "B=x".

@@ -3,7 +3,8 @@
 # before bg_before ("": all), at most bg_max (0: no limit), then an N
 # record if more are left. It reads directory names, and the files only of
 # the jobs it prints. Entries whose names are not a workspace and a job id
-# are not jobs, and are passed over.
+# are not jobs, and are passed over. With bg_owned=1 only the jobs whose
+# meta.json records an owner are printed.
 bg_readroot
 bg_n=0
 LC_ALL=C
@@ -14,6 +15,10 @@ bg_one() {
 	if [ "$bg_max" -gt 0 ] && [ "$bg_n" -ge "$bg_max" ]; then
 		printf 'N\tmore\n'
 		return 1
+	fi
+	if [ "$bg_owned" = 1 ]; then
+		bg_line "$1/meta.json" || return 0
+		case $bg_l in *'"owner":{"kind":'*) ;; *) return 0 ;; esac
 	fi
 	bg_obs "$1" || return 0
 	bg_n=$((bg_n + 1))
@@ -27,6 +32,15 @@ if [ "$bg_allws" = 1 ]; then
 	while IFS=' ' read -r bg_id bg_x; do
 		[ -n "$bg_x" ] || continue
 		bg_one "$bg_x" || break
+	done <<bg_EOF
+$bg_all
+bg_EOF
+elif [ "$bg_owned" = 1 ]; then
+	# One grep reads every meta.json: most jobs have no owner.
+	bg_all=$(printf '%s\0' "$bg_ws"/[0-9]*/meta.json | xargs -0 grep -l -F -e '"owner":{"kind":' 2>/dev/null | LC_ALL=C sort -r)
+	while IFS= read -r bg_x; do
+		[ -n "$bg_x" ] || continue
+		bg_one "${bg_x%/meta.json}" || break
 	done <<bg_EOF
 $bg_all
 bg_EOF

@@ -34,6 +34,8 @@ type listJob struct {
 	StartedAt time.Time     `json:"started_at" jsonschema:"start time (RFC 3339)"`
 	EndedAt   *time.Time    `json:"ended_at" jsonschema:"end time, null while running"`
 	Host      string        `json:"host,omitempty" jsonschema:"SSH host (absent: this machine)"`
+	Mine      bool          `json:"mine,omitempty" jsonschema:"started by this session: stopped when it ends, unless started with keep"`
+	Keep      bool          `json:"keep,omitempty" jsonschema:"started with keep: outlives the session that started it"`
 }
 
 type listOut struct {
@@ -76,7 +78,7 @@ func (s *Server) list(ctx context.Context, _ *sdk.CallToolRequest, in listIn) (*
 			cmd += "…"
 		}
 		out.Jobs = append(out.Jobs, listJob{ID: j.ID, Name: j.Name, Status: j.Status, ExitCode: j.ExitCode, Command: cmd,
-			StartedAt: j.StartedAt, EndedAt: j.EndedAt, Host: host})
+			StartedAt: j.StartedAt, EndedAt: j.EndedAt, Host: host, Mine: s.mine(j), Keep: j.Owner != nil && j.Owner.Keep})
 		name := j.Name
 		if name == "" {
 			name = "-"
@@ -91,4 +93,16 @@ func (s *Server) list(ctx context.Context, _ *sdk.CallToolRequest, in listIn) (*
 	}
 	txt, _ := capText(sb.String(), s.opts.MaxOutput)
 	return result("%s", txt), out, nil
+}
+
+// mine reports whether j was started by this server: its owner is the
+// server's own identity.
+func (s *Server) mine(j jobdir.Job) bool {
+	o := j.Owner
+	if o == nil {
+		return false
+	}
+	self := *s.opts.Owner
+	return o.Kind == self.Kind && o.PID == self.PID && o.ProcStart == self.ProcStart &&
+		o.BootID == self.BootID && o.Hostname == self.Hostname && o.MachineID == self.MachineID
 }

@@ -195,3 +195,34 @@ func eventually(t *testing.T, timeout time.Duration, cond func() bool) {
 		}
 	}
 }
+
+// job_list says which jobs the calling session started (mine) and which
+// outlive their session (keep): another live server's job is not mine.
+func TestListMine(t *testing.T) {
+	root := t.TempDir()
+	other := ownerProcess(t, false)
+	var theirs, kept job
+	call(t, connectNoReap(t, mcp.Options{Root: root, Owner: other}), "job_start",
+		map[string]any{"command": "sleep 600", "wait_sec": 0}, &theirs)
+	cs := serve(t, mcp.Options{Root: root})
+	call(t, cs, "job_start", map[string]any{"command": "sleep 600", "wait_sec": 0, "keep": true}, &kept)
+	var mine job
+	call(t, cs, "job_start", map[string]any{"command": "sleep 600", "wait_sec": 0}, &mine)
+	var list struct {
+		Jobs []struct {
+			ID   string `json:"id"`
+			Mine bool   `json:"mine"`
+			Keep bool   `json:"keep"`
+		} `json:"jobs"`
+	}
+	call(t, cs, "job_list", map[string]any{}, &list)
+	want := map[string][2]bool{theirs.ID: {false, false}, kept.ID: {true, true}, mine.ID: {true, false}}
+	if len(list.Jobs) != len(want) {
+		t.Fatalf("job_list: %+v, want 3 jobs", list.Jobs)
+	}
+	for _, j := range list.Jobs {
+		if w := want[j.ID]; j.Mine != w[0] || j.Keep != w[1] {
+			t.Errorf("job %s: mine %v keep %v, want %v %v", j.ID, j.Mine, j.Keep, w[0], w[1])
+		}
+	}
+}

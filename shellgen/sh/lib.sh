@@ -360,6 +360,8 @@ bg_scan() {
 # on the same boot. A process that cleared its environment is not found.
 bg_live() {
 	bg_lp= bg_lc=0 bg_lgm= bg_lesc=
+	# The id first: listing the group's members below sets the arguments.
+	bg_lid=${1##*/}
 	[ -n "${bg_pgs-}" ] || bg_scan
 	bg_ltied=
 	if bg_tied "$1"; then
@@ -382,7 +384,6 @@ bg_live() {
 			;;
 		esac
 	fi
-	bg_lid=${1##*/}
 	bg_lx=$bg_envs
 	while :; do
 		case $bg_lx in *" $bg_lid:"*) ;; *) break ;; esac

@@ -96,7 +96,29 @@ type Spec struct {
 	// to (SelfOwner), so that StopOrphans stops the job once that process
 	// is provably gone.
 	Owner *jobdir.Owner
+	// PTY runs the command on a pseudo-terminal (programs that check
+	// isatty, prompts, REPLs, progress bars), without a daemon: util-linux
+	// script(1) holds the terminal's master on the host. It implies Stdin:
+	// Send types into the terminal, exact bytes ("\x03" is Ctrl-C, which
+	// the terminal turns into SIGINT for the command). stdout.log gets the
+	// raw terminal stream: stdout and stderr together, lines ending in
+	// "\r\n" (termtext.Strip makes it text); stderr.log gets only the
+	// messages of script and the wrapper. The exit status is the
+	// command's own. Run fails, wrapping ErrNoPTY and creating no job, on
+	// a host without a capable script.
+	PTY bool
+	// PTYCols and PTYRows are the terminal's size (0: 80 and 24).
+	PTYCols, PTYRows int
 }
+
+// Default size of a PTY job's terminal.
+const (
+	DefaultPTYCols = 80
+	DefaultPTYRows = 24
+)
+
+// maxPTYSide bounds each side of a PTY job's terminal.
+const maxPTYSide = 10000
 
 // Run starts a job and returns as soon as it is running.
 func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
@@ -122,6 +144,20 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 	if s.Grace == 0 {
 		s.Grace = DefaultGrace
 	}
+	if s.PTY {
+		s.Stdin = true
+		if s.PTYCols == 0 {
+			s.PTYCols = DefaultPTYCols
+		}
+		if s.PTYRows == 0 {
+			s.PTYRows = DefaultPTYRows
+		}
+		if s.PTYCols < 0 || s.PTYRows < 0 || s.PTYCols > maxPTYSide || s.PTYRows > maxPTYSide {
+			return jobdir.Job{}, fmt.Errorf("%w: terminal size %dx%d: want 1 to %d columns and rows", ErrUsage, s.PTYCols, s.PTYRows, maxPTYSide)
+		}
+	} else if s.PTYCols != 0 || s.PTYRows != 0 {
+		return jobdir.Job{}, fmt.Errorf("%w: a terminal size needs PTY", ErrUsage)
+	}
 	m := jobdir.Meta{
 		Version:    jobdir.Version,
 		Name:       s.Name,
@@ -133,6 +169,10 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		MaxLogSize: s.MaxLogSize,
 		Merge:      s.Merge,
 		Owner:      s.Owner,
+		PTY:        s.PTY,
+	}
+	if s.PTY {
+		m.PTYCols, m.PTYRows = s.PTYCols, s.PTYRows
 	}
 	if len(s.Argv) == 1 {
 		m.Command = s.Argv[0]
@@ -158,6 +198,7 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		m.StartedAt = now.UTC().Truncate(time.Millisecond)
 		script, err := shellgen.LaunchScript(shellgen.Launch{Target: c.target(), Meta: m, Env: s.Env, Timeout: s.Timeout, Grace: s.Grace,
 			Stdin: s.Stdin, LineBuffered: s.LineBuffered, MaxLogSize: s.MaxLogSize,
+			PTY: s.PTY, PTYCols: s.PTYCols, PTYRows: s.PTYRows,
 			Prune: c.autoPrune()})
 		if err != nil {
 			return jobdir.Job{}, fmt.Errorf("%w: %w", ErrUsage, err)

@@ -102,6 +102,12 @@ type Launch struct {
 	// has it, with PYTHONUNBUFFERED=1, so output reaches the logs line by
 	// line; meta.json's buffering field records what was applied.
 	LineBuffered bool
+	// PTY runs the command on a pseudo-terminal of PTYCols columns by
+	// PTYRows rows whose master util-linux script(1) holds on the host
+	// (see pty.sh); it needs Stdin. The launch fails, with an ErrKindNoPTY
+	// record and no job, on a host whose script cannot.
+	PTY              bool
+	PTYCols, PTYRows int
 }
 
 // ValidEnvName reports whether s can be a shell variable name.
@@ -149,6 +155,7 @@ func LaunchScript(l Launch) (string, error) {
 	c.set("bg_name", m.Name)
 	c.set("bg_cwd", m.Cwd)
 	c.setBool("bg_stdin", l.Stdin)
+	c.setBool("bg_pty", l.PTY)
 	c.set("bg_wrapper", wrapper)
 	return assemble(c, append(files, "end.sh")...)
 }
@@ -190,6 +197,14 @@ func WrapperScript(l Launch) (string, error) {
 	c.set("bg_cwd", m.Cwd)
 	c.setBool("bg_stdin", l.Stdin)
 	c.setBool("bg_lb", l.LineBuffered)
+	c.setBool("bg_pty", l.PTY)
+	if l.PTY {
+		if !l.Stdin || l.PTYCols <= 0 || l.PTYRows <= 0 {
+			return "", fmt.Errorf("a PTY job needs stdin and a positive size, got %dx%d", l.PTYCols, l.PTYRows)
+		}
+		c.setInt("bg_cols", int64(l.PTYCols))
+		c.setInt("bg_rows", int64(l.PTYRows))
+	}
 	// The descriptor the command's stderr goes to (wrapper.sh: 5 leads to
 	// stdout.log, 6 to stderr.log; run --merge: stdout's).
 	efd := int64(6)
@@ -210,6 +225,9 @@ func WrapperScript(l Launch) (string, error) {
 	}
 	if l.MaxLogSize > 0 {
 		files = append(files, "drain.sh")
+	}
+	if l.PTY {
+		files = append(files, "pty.sh")
 	}
 	return assemble(c, append(files, "wrapper.sh")...)
 }

@@ -2,9 +2,22 @@
 # job.sh and start it in a session of its own, passing it the caller's
 # umask; the wrapper writes meta.json before its command can start, so a
 # job is visible before it runs, and the launcher reports it. Also set:
-# bg_id, bg_name, bg_cwd, bg_stdin. launch_prune.sh may follow. A launch
-# cut short leaves at most a directory without meta.json and nothing
+# bg_id, bg_name, bg_cwd, bg_stdin, bg_pty. launch_prune.sh may follow. A
+# launch cut short leaves at most a directory without meta.json and nothing
 # running: ls reports it, prune removes it.
+# A PTY job needs util-linux script with -e and -E (busybox's has no -e,
+# BSD's other arguments), run once here with the wrapper's arguments so
+# that a host that cannot gets no job; setsid; and /proc, where a stop
+# finds the command in the terminal's session.
+if [ "$bg_pty" = 1 ]; then
+	command -v script >/dev/null 2>&1 || bg_err nopty "the host has no script command: --pty needs script from util-linux 2.35 or later"
+	command -v setsid >/dev/null 2>&1 || bg_err nopty "the host has no setsid command: --pty needs it (util-linux)"
+	[ -r /proc/self/stat ] || bg_err nopty "the host has no /proc: --pty needs it to find the command's terminal session"
+	if ! bg_x=$(SHELL=/bin/sh script -q -e -f -E never -c true /dev/null </dev/null 2>&1 >/dev/null); then
+		bg_x=${bg_x%%"$bg_nl"*}
+		bg_err nopty "the host's script cannot run 'script -q -e -f -E never -c CMD /dev/null'${bg_x:+ ($bg_x)}: --pty needs script from util-linux 2.35 or later"
+	fi
+fi
 bg_makeroot
 if [ -n "$bg_cwd" ] && [ ! -d "$bg_cwd" ]; then bg_err cwd "working directory $bg_cwd does not exist"; fi
 [ -d "$bg_ws" ] || mkdir -p "$bg_ws" 2>/dev/null || bg_err io "cannot create workspace directory $bg_ws"
@@ -21,10 +34,10 @@ fi
 # wrapper overwrites them in place, so a job that fills the disk still
 # records how it ended.
 if printf '%s' "$bg_wrapper" >"$bg_d/job.sh" && printf '   \n' >"$bg_d/exit_code.tmp" &&
-	printf '                    \n' >"$bg_d/ended_at.tmp"; then
+	printf '                    \n' >"$bg_d/ended_at.tmp" && { [ "$bg_pty" != 1 ] || printf '   \n' >"$bg_d/exit_code.pty"; }; then
 	:
 else
-	rm -f "$bg_d/job.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp"
+	rm -f "$bg_d/job.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/exit_code.pty"
 	rmdir "$bg_d" 2>/dev/null
 	bg_err io "cannot write the job's files in $bg_ws (is the disk full?)"
 fi
@@ -51,7 +64,7 @@ fi
 case $bg_w in
 '') bg_err start "the wrapper of job $bg_d did not start" ;;
 nometa)
-	rm -f "$bg_d/job.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/meta.json.tmp" "$bg_d/stdout.log" "$bg_d/stderr.log" "$bg_d/stdin" "$bg_d/stdin.keeper"
+	rm -f "$bg_d/job.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/meta.json.tmp" "$bg_d/stdout.log" "$bg_d/stderr.log" "$bg_d/stdin" "$bg_d/stdin.keeper" "$bg_d/exit_code.pty"
 	rmdir "$bg_d" 2>/dev/null
 	bg_err io "cannot write the job's meta.json in $bg_ws (is the disk full?)"
 	;;

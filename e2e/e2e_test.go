@@ -82,6 +82,7 @@ func params(t *testing.T, setup func(*testscript.Env)) testscript.Params {
 			"cmpjob":     cmdCmpJob,
 			"timeralive": cmdTimerAlive,
 			"size":       cmdSize,
+			"jobprocs":   cmdJobProcs,
 		},
 	}
 }

@@ -1,0 +1,75 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bgjob/bgjob/internal/sshtest"
+)
+
+// TestPTYNeedsScript: a host without a capable script(1) refuses --pty
+// with an error that names what is missing, and no job is made (the root
+// stays empty): locally with a PATH without script, and with a script that
+// answers as busybox's does (no -e), locally and over SSH (the test sshd
+// gives its sessions a PATH that starts with that script).
+func TestPTYNeedsScript(t *testing.T) {
+	t.Parallel()
+	bin := bgjobBinary(t)
+	noScript := t.TempDir()
+	entries, err := os.ReadDir("/usr/bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != "script" {
+			if err := os.Symlink(filepath.Join("/usr/bin", e.Name()), filepath.Join(noScript, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	fake := t.TempDir()
+	busybox := "#!/bin/sh\necho 'script: unrecognized option: e' >&2\necho 'BusyBox v1.36.1 (Debian 1:1.36.1-9) multi-call binary.' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(fake, "script"), []byte(busybox), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// sshd takes the first SetEnv of its config, sshtest's own: a Match
+	// block's overrides it.
+	cfg := sshConfig(t, sshtest.Start(t, "Match all", "SetEnv SHLVL=1 PATH="+fake+":/usr/bin:/bin"))
+	for _, tc := range []struct {
+		name, path string
+		ssh        bool
+		want       string
+	}{
+		{"local without script", noScript, false, "the host has no script command: --pty needs script from util-linux 2.35 or later"},
+		{"local with busybox's", fake + ":/usr/bin", false, "(script: unrecognized option: e): --pty needs script from util-linux 2.35 or later"},
+		{"ssh with busybox's", os.Getenv("PATH"), true, "(script: unrecognized option: e): --pty needs script from util-linux 2.35 or later"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			args := []string{"--root", root}
+			if tc.ssh {
+				args = append(args, "--ssh-config", cfg, "-H", "bgjob-test")
+			}
+			cmd := exec.Command(bin, append(args, "run", "--pty", "--", "true")...)
+			cmd.Env = append(os.Environ(), "PATH="+tc.path)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+				t.Fatalf("run --pty: %v, want exit status 1\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+			}
+			if !strings.HasPrefix(stderr.String(), "bgjob: error: ") || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("stderr %q, want a bgjob error saying %q", stderr.String(), tc.want)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout %q, want nothing (no job id)", stdout.String())
+			}
+			if left, _ := os.ReadDir(root); len(left) != 0 {
+				t.Errorf("the root holds %d entries, want none: no job is made", len(left))
+			}
+		})
+	}
+}

@@ -12,9 +12,10 @@ import (
 
 // TestPTYNeedsScript: a host without a capable script(1) refuses --pty
 // with an error that names what is missing, and no job is made (the root
-// stays empty): locally with a PATH without script, and with a script that
-// answers as busybox's does (no -e), locally and over SSH (the test sshd
-// gives its sessions a PATH that starts with that script).
+// stays empty): locally with a PATH without script, and with scripts that
+// answer as busybox's does and as util-linux 2.34 (no -E) would, locally
+// and over SSH (the test sshd gives its sessions a PATH that starts with
+// the fake busybox one).
 func TestPTYNeedsScript(t *testing.T) {
 	t.Parallel()
 	bin := bgjobBinary(t)
@@ -30,22 +31,27 @@ func TestPTYNeedsScript(t *testing.T) {
 			}
 		}
 	}
-	fake := t.TempDir()
-	busybox := "#!/bin/sh\necho 'script: unrecognized option: e' >&2\necho 'BusyBox v1.36.1 (Debian 1:1.36.1-9) multi-call binary.' >&2\nexit 1\n"
-	if err := os.WriteFile(filepath.Join(fake, "script"), []byte(busybox), 0o755); err != nil {
-		t.Fatal(err)
+	fake := func(text string) string {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "script"), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dir
 	}
+	busybox := fake("#!/bin/sh\necho \"script: invalid option -- '${1#-}'\" >&2\necho 'BusyBox v1.36.1 (Debian 1:1.36.1-9) multi-call binary.' >&2\nexit 1\n")
+	old := fake("#!/bin/sh\necho 'script from util-linux 2.34'\n")
 	// sshd takes the first SetEnv of its config, sshtest's own: a Match
 	// block's overrides it.
-	cfg := sshConfig(t, sshtest.Start(t, "Match all", "SetEnv SHLVL=1 PATH="+fake+":/usr/bin:/bin"))
+	cfg := sshConfig(t, sshtest.Start(t, "Match all", "SetEnv SHLVL=1 PATH="+busybox+":/usr/bin:/bin"))
 	for _, tc := range []struct {
 		name, path string
 		ssh        bool
 		want       string
 	}{
 		{"local without script", noScript, false, "the host has no script command: --pty needs script from util-linux 2.35 or later"},
-		{"local with busybox's", fake + ":/usr/bin", false, "(script: unrecognized option: e): --pty needs script from util-linux 2.35 or later"},
-		{"ssh with busybox's", os.Getenv("PATH"), true, "(script: unrecognized option: e): --pty needs script from util-linux 2.35 or later"},
+		{"local with busybox's", busybox + ":/usr/bin", false, "the host's script is not util-linux's (script -V: script: invalid option -- 'V'): --pty needs script from util-linux 2.35 or later"},
+		{"local with an old one", old + ":/usr/bin", false, "the host's script is too old ('script from util-linux 2.34', without -E): --pty needs script from util-linux 2.35 or later"},
+		{"ssh with busybox's", os.Getenv("PATH"), true, "the host's script is not util-linux's (script -V: script: invalid option -- 'V'): --pty needs script from util-linux 2.35 or later"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()

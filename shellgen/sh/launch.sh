@@ -5,18 +5,29 @@
 # bg_id, bg_name, bg_cwd, bg_stdin, bg_pty. launch_prune.sh may follow. A
 # launch cut short leaves at most a directory without meta.json and nothing
 # running: ls reports it, prune removes it.
-# A PTY job needs util-linux script with -e and -E (busybox's has no -e,
-# BSD's other arguments), run once here with the wrapper's arguments so
-# that a host that cannot gets no job; setsid; and /proc, where a stop
-# finds the command in the terminal's session.
+# A PTY job needs script from util-linux 2.35 or later (-E; busybox's has
+# no -e, BSD's other arguments), asked for its version (a trial run would
+# take 20 ms: script drains the terminal for that long as it ends); setsid;
+# and /proc, where a stop finds the command in the terminal's session. A
+# host that cannot gets no job.
 if [ "$bg_pty" = 1 ]; then
-	command -v script >/dev/null 2>&1 || bg_err nopty "the host has no script command: --pty needs script from util-linux 2.35 or later"
+	bg_x="--pty needs script from util-linux 2.35 or later"
+	command -v script >/dev/null 2>&1 || bg_err nopty "the host has no script command: $bg_x"
+	bg_v=$(script -V 2>&1 </dev/null)
+	bg_v=${bg_v%%"$bg_nl"*}
+	case $bg_v in
+	*"util-linux "[0-9]*.[0-9]*)
+		bg_n=${bg_v##*util-linux }
+		bg_m=${bg_n#*.}
+		bg_m=${bg_m%%[!0-9]*}
+		bg_n=${bg_n%%.*}
+		case $bg_n$bg_m in *[!0-9]*) bg_err nopty "the host's script says '$bg_v': $bg_x" ;; esac
+		[ "$bg_n" -gt 2 ] || { [ "$bg_n" -eq 2 ] && [ "$bg_m" -ge 35 ]; } || bg_err nopty "the host's script is too old ('$bg_v', without -E): $bg_x"
+		;;
+	*) bg_err nopty "the host's script is not util-linux's (script -V: ${bg_v:-nothing}): $bg_x" ;;
+	esac
 	command -v setsid >/dev/null 2>&1 || bg_err nopty "the host has no setsid command: --pty needs it (util-linux)"
 	[ -r /proc/self/stat ] || bg_err nopty "the host has no /proc: --pty needs it to find the command's terminal session"
-	if ! bg_x=$(SHELL=/bin/sh script -q -e -f -E never -c true /dev/null </dev/null 2>&1 >/dev/null); then
-		bg_x=${bg_x%%"$bg_nl"*}
-		bg_err nopty "the host's script cannot run 'script -q -e -f -E never -c CMD /dev/null'${bg_x:+ ($bg_x)}: --pty needs script from util-linux 2.35 or later"
-	fi
 fi
 bg_makeroot
 if [ -n "$bg_cwd" ] && [ ! -d "$bg_cwd" ]; then bg_err cwd "working directory $bg_cwd does not exist"; fi

@@ -145,6 +145,9 @@ func LaunchScript(l Launch) (string, error) {
 		return "", err
 	}
 	files := []string{"begin.sh", "launch.sh"}
+	if l.PTY {
+		files = []string{"begin.sh", "launch_pty.sh", "launch.sh"}
+	}
 	if p := l.Prune; p != nil {
 		c.setInt("bg_keep", int64(p.Keep))
 		c.setInt("bg_age", int64(p.OlderThan/time.Second))

@@ -2,33 +2,10 @@
 # job.sh and start it in a session of its own, passing it the caller's
 # umask; the wrapper writes meta.json before its command can start, so a
 # job is visible before it runs, and the launcher reports it. Also set:
-# bg_id, bg_name, bg_cwd, bg_stdin, bg_pty. launch_prune.sh may follow. A
-# launch cut short leaves at most a directory without meta.json and nothing
-# running: ls reports it, prune removes it.
-# A PTY job needs script from util-linux 2.35 or later (-E; busybox's has
-# no -e, BSD's other arguments), asked for its version (a trial run would
-# take 20 ms: script drains the terminal for that long as it ends); setsid;
-# and /proc, where a stop finds the command in the terminal's session. A
-# host that cannot gets no job.
-if [ "$bg_pty" = 1 ]; then
-	bg_x="--pty needs script from util-linux 2.35 or later"
-	command -v script >/dev/null 2>&1 || bg_err nopty "the host has no script command: $bg_x"
-	bg_v=$(script -V 2>&1 </dev/null)
-	bg_v=${bg_v%%"$bg_nl"*}
-	case $bg_v in
-	*"util-linux "[0-9]*.[0-9]*)
-		bg_n=${bg_v##*util-linux }
-		bg_m=${bg_n#*.}
-		bg_m=${bg_m%%[!0-9]*}
-		bg_n=${bg_n%%.*}
-		case $bg_n$bg_m in *[!0-9]*) bg_err nopty "the host's script says '$bg_v': $bg_x" ;; esac
-		[ "$bg_n" -gt 2 ] || { [ "$bg_n" -eq 2 ] && [ "$bg_m" -ge 35 ]; } || bg_err nopty "the host's script is too old ('$bg_v', without -E): $bg_x"
-		;;
-	*) bg_err nopty "the host's script is not util-linux's (script -V: ${bg_v:-nothing}): $bg_x" ;;
-	esac
-	command -v setsid >/dev/null 2>&1 || bg_err nopty "the host has no setsid command: --pty needs it (util-linux)"
-	[ -r /proc/self/stat ] || bg_err nopty "the host has no /proc: --pty needs it to find the command's terminal session"
-fi
+# bg_id, bg_name, bg_cwd, bg_stdin, bg_pty. launch_pty.sh comes first for a
+# PTY job, launch_prune.sh may follow. A launch cut short leaves at most a
+# directory without meta.json and nothing running: ls reports it, prune
+# removes it.
 bg_makeroot
 if [ -n "$bg_cwd" ] && [ ! -d "$bg_cwd" ]; then bg_err cwd "working directory $bg_cwd does not exist"; fi
 [ -d "$bg_ws" ] || mkdir -p "$bg_ws" 2>/dev/null || bg_err io "cannot create workspace directory $bg_ws"

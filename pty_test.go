@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/bgjob/bgjob"
@@ -14,6 +15,9 @@ import (
 // and a stdin; a size without PTY, or out of bounds, is a usage error and
 // makes no job.
 func TestPTYSpec(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("no script(1) (util-linux) on this machine")
+	}
 	root := t.TempDir()
 	c, err := bgjob.NewClient(local.New(), root, "")
 	if err != nil {

@@ -58,7 +58,8 @@ It implies --stdin: 'bgjob send' types into the terminal, exact bytes
 ($'\x03' is Ctrl-C, which the terminal turns into SIGINT for the command;
 send --eof is Ctrl-D). stdout.log holds the raw terminal stream, stdout and
 stderr together, lines ending in "\r\n" ('bgjob logs --plain' strips the
-escape sequences); stderr.log holds only messages of script and the wrapper.
+escape sequences; 'wait --for' matches the raw lines, each ending in "\r");
+stderr.log holds only messages of script and the wrapper.
 The exit status is the command's own. A host without util-linux script 2.35
 or later (busybox and BSD have another) refuses, and no job is made.
 

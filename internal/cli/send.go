@@ -25,7 +25,7 @@ job's stdin, so it reads end of file.
 
 A job started with 'bgjob run --pty' gets the bytes typed into its terminal,
 so control characters act as keys do: $'\x03' is Ctrl-C (SIGINT to the
-command), $'\x1a' Ctrl-Z, $'\x1b[A' the up arrow; --eof is Ctrl-D.
+command), $'\x1b[A' the up arrow; --eof is Ctrl-D.
 
 send returns once the job has taken all the data. It fails, leaving
 nothing behind, when the job ends before it has read it all, or after

@@ -259,3 +259,27 @@ func cmdJobProcs(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("job %s: %d processes carry its directory, want %d", args[0], got, want)
 	}
 }
+
+// cmdKillHelper sends SIGNAL to the process named COMM (its /proc comm)
+// that carries the directory of the newest job named NAME: killhelper
+// NAME COMM SIGNAL, e.g. a PTY job's script.
+func cmdKillHelper(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 || neg {
+		ts.Fatalf("usage: killhelper NAME COMM SIGNAL")
+	}
+	m := findJob(ts, args[0])
+	sig := parseSignal(ts, args[2])
+	for dir, pids := range jobProcesses(ts.Getenv("BGJOB_ROOT")) {
+		if filepath.Base(dir) != m.ID {
+			continue
+		}
+		for _, pid := range pids {
+			comm, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+			if err == nil && strings.TrimSpace(string(comm)) == args[1] {
+				ts.Check(syscall.Kill(pid, sig))
+				return
+			}
+		}
+	}
+	ts.Fatalf("job %s: no process %s", args[0], args[1])
+}

@@ -83,6 +83,7 @@ func params(t *testing.T, setup func(*testscript.Env)) testscript.Params {
 			"timeralive": cmdTimerAlive,
 			"size":       cmdSize,
 			"jobprocs":   cmdJobProcs,
+			"killhelper": cmdKillHelper,
 		},
 	}
 }

@@ -104,8 +104,11 @@ elif [ "$bg_pty" = 1 ]; then
 	# so a stop's signals reach the command (which does, in the terminal's
 	# session script makes) but not script, which lives until its child,
 	# "job.sh pty" (pty.sh), has recorded the command's status in
-	# exit_code.pty. script's own status is only the fallback: it is 0
-	# when script is ended by a signal.
+	# exit_code.pty. script's own status counts only when that shell never
+	# started (script could not make the terminal); one that started and
+	# was killed before it recorded (by someone else: a stop signals only
+	# the command) leaves the status unknown, and the job lost. script's
+	# status would lie: it is 0 when a signal ends script.
 	(
 		BGJOB_SHELL=${SHELL-} SHELL=/bin/sh
 		export BGJOB_SHELL SHELL
@@ -116,7 +119,11 @@ elif [ "$bg_pty" = 1 ]; then
 	) <"$bg_in" >&5 2>&"$bg_efd" 5>&- 6>&-
 	bg_rc=$?
 	if bg_line "$bg_d/exit_code.pty"; then
-		case $bg_l in '' | *[!0-9]*) ;; *) bg_rc=$bg_l ;; esac
+		case $bg_l in
+		run) bg_rc= ;;
+		'' | *[!0-9]*) ;;
+		*) bg_rc=$bg_l ;;
+		esac
 	fi
 	rm -f "$bg_d/exit_code.pty"
 else
@@ -143,6 +150,8 @@ done
 # The records are written into the blank files the launcher made, then
 # renamed into place: on a full disk, the block a file gives up when it is
 # truncated is the one its new content takes, and the file and its name
-# already exist.
+# already exist. A PTY job whose status is unknown records none: it is
+# lost.
+[ -n "$bg_rc" ] || exit 0
 date -u '+%Y-%m-%dT%H:%M:%SZ' >"$bg_d/ended_at.tmp" 2>/dev/null && mv -f "$bg_d/ended_at.tmp" "$bg_d/ended_at"
 printf '%s\n' "$bg_rc" >"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"

@@ -4,12 +4,13 @@
 # runs the command as its foreground child (bg_command), so that a Ctrl-C
 # sent to the terminal reaches the command, and records the command's
 # status in exit_code.pty for the wrapper ("run" until then): script's own
-# status is not the command's when script is signalled. Like the wrapper it survives the
-# signals a stop sends (they are trapped, so the command gets the default
-# action) and ignores HUP; it carries no job id, so a stop signals only
-# the command, and it ends once the command has. Its process group has no
-# parent in the session (script is outside it), so the kernel discards the
-# stop signals of the terminal: a Ctrl-Z cannot leave it stopped.
+# status is not the command's when script is signalled. Like the wrapper
+# it survives the signals a stop sends (they are trapped, so the command
+# gets the default action) and ignores HUP; it carries no job id, so a
+# stop signals only the command, and it ends once the command has. Its
+# process group has no parent in the session (script is outside it), so
+# the kernel discards the terminal's stop signals: a Ctrl-Z cannot leave
+# it stopped.
 if [ "${1-}" = pty ]; then
 	trap : TERM INT QUIT USR1 USR2 ALRM
 	printf 'run\n' >"$bg_d/exit_code.pty"

@@ -1,7 +1,7 @@
 // Package termtext turns what a program wrote to a terminal into plain
 // text: it removes the terminal's escape sequences and the carriage
 // returns of line ends. bgjob uses it for the output of PTY jobs
-// (logs --plain) and wherever log text is shown to a model.
+// (logs --plain) and for the log text the MCP server gives a model.
 //
 // Removed are the escape sequences of ECMA-48 and the VT100: CSI (ESC [
 // parameters, intermediates, a final byte: colours, cursor motion,
@@ -9,26 +9,14 @@
 // ESC \: window titles, hyperlinks), and the other escapes (ESC, optional
 // intermediates, a final byte: charset selects such as ESC ( B, keypad
 // modes such as ESC =). CAN or SUB abandons a sequence, as a terminal
-// does. Carriage returns directly before a newline are dropped, so
-// "\r\n" becomes "\n"; a lone "\r" (a progress bar redrawing its line)
-// and every other byte, valid UTF-8 or not, are kept. A sequence that
-// is cut off (by a control byte or by the end of the input) is dropped
-// up to where it was cut.
+// does; another control byte ends it and stays. Carriage returns before a
+// newline are dropped (with any sequence between them), so "\r\n" becomes
+// "\n"; a lone "\r" (a progress bar redrawing its line) and every other
+// byte, valid UTF-8 or not, are kept. A sequence cut off by the end of the
+// input is dropped.
 package termtext
 
 import "io"
-
-// state is where the scanner is in a sequence.
-type state uint8
-
-const (
-	ground   state = iota // text
-	esc                   // after ESC
-	escInter              // after ESC and intermediates (0x20-0x2f)
-	csi                   // after ESC [
-	str                   // in an OSC, DCS, SOS, PM or APC string
-	strEsc                // in such a string, after ESC
-)
 
 const (
 	bel     = 0x07
@@ -37,115 +25,137 @@ const (
 	escByte = 0x1b
 )
 
-// scanner holds the state between pieces of a stream: inside a sequence,
-// or after carriage returns that may end a line.
-type scanner struct {
-	st  state
-	crs int // carriage returns held back in ground
-}
-
-// add appends the text of b to out and returns it.
-func (s *scanner) add(out, b []byte) []byte {
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		switch s.st {
-		case ground:
-			switch c {
-			case '\r':
-				s.crs++
-				continue
-			case '\n':
-				s.crs = 0
-			case escByte:
-				// Carriage returns stay held across a sequence:
-				// "\r\x1b[0m\n" ends a line too.
-				s.st = esc
-				continue
+// SequenceLen returns the length of what Strip removes at the start of b:
+// an escape sequence, or carriage returns before a newline (with the
+// sequences between them, but not the newline); 0 when b starts with text.
+// complete is false when b ends before the sequence does, or with carriage
+// returns that a newline may follow: a stream holds those bytes back until
+// more arrive.
+func SequenceLen(b []byte) (n int, complete bool) {
+	if len(b) == 0 {
+		return 0, true
+	}
+	switch b[0] {
+	case escByte:
+		return escLen(b)
+	case '\r':
+		i := 0
+		for {
+			for i < len(b) && b[i] == '\r' {
+				i++
 			}
-			out = append(s.flushCR(out), c)
-		case esc:
-			switch {
-			case c == '[':
-				s.st = csi
-			case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
-				s.st = str
-			case c >= 0x20 && c <= 0x2f:
-				s.st = escInter
-			case c >= 0x30 && c <= 0x7e:
-				s.st = ground
-			case c == escByte:
-			case c == can || c == sub:
-				s.st = ground
-			default:
-				s.st = ground
-				i-- // not a sequence: the byte is text
+			if i == len(b) {
+				return i, false
 			}
-		case escInter:
-			switch {
-			case c >= 0x20 && c <= 0x2f:
-			case c >= 0x30 && c <= 0x7e, c == can, c == sub:
-				s.st = ground
-			case c == escByte:
-				s.st = esc
-			default:
-				s.st = ground
-				i--
+			if b[i] == '\n' {
+				return i, true
 			}
-		case csi:
-			switch {
-			case c >= 0x20 && c <= 0x3f:
-			case c >= 0x40 && c <= 0x7e, c == can, c == sub:
-				s.st = ground
-			case c == escByte:
-				s.st = esc
-			default:
-				s.st = ground
-				i--
+			if b[i] != escByte {
+				return 0, true
 			}
-		case str:
-			switch c {
-			case bel, can, sub:
-				s.st = ground
-			case escByte:
-				s.st = strEsc
+			n, ok := escLen(b[i:])
+			if !ok {
+				return i + n, false
 			}
-		case strEsc:
-			if c == '\\' {
-				s.st = ground
-			} else {
-				// ESC ends the string and starts a sequence of its own.
-				s.st = esc
-				i--
-			}
+			i += n
 		}
 	}
-	return out
+	return 0, true
 }
 
-// flushCR appends the carriage returns held back: no newline followed them.
-func (s *scanner) flushCR(out []byte) []byte {
-	for ; s.crs > 0; s.crs-- {
-		out = append(out, '\r')
+// escLen is SequenceLen of b, which starts with ESC.
+func escLen(b []byte) (int, bool) {
+	if len(b) == 1 {
+		return 1, false
 	}
-	return out
+	c := b[1]
+	switch {
+	case c == '[':
+		return scan(b, 2, 0x20, 0x3f, 0x40, 0x7e)
+	case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
+		for j := 2; j < len(b); j++ {
+			switch b[j] {
+			case bel, can, sub:
+				return j + 1, true
+			case escByte:
+				if j+1 == len(b) {
+					return j + 1, false
+				}
+				if b[j+1] == '\\' {
+					return j + 2, true
+				}
+				// ESC ends the string and starts a sequence of its own.
+				return j, true
+			}
+		}
+		return len(b), false
+	case c >= 0x20 && c <= 0x2f:
+		return scan(b, 2, 0x20, 0x2f, 0x30, 0x7e)
+	case c >= 0x30 && c <= 0x7e, c == can, c == sub:
+		return 2, true
+	}
+	// ESC ESC, or ESC and a byte that starts no sequence: the ESC alone.
+	return 1, true
+}
+
+// scan returns the end of a sequence whose bytes from b[j] are in [inLo,
+// inHi] up to a final byte in [finLo, finHi]. CAN or SUB abandons it (and
+// goes with it); another byte ends it and is not part of it.
+func scan(b []byte, j int, inLo, inHi, finLo, finHi byte) (int, bool) {
+	for ; j < len(b); j++ {
+		c := b[j]
+		switch {
+		case c >= inLo && c <= inHi:
+		case c >= finLo && c <= finHi, c == can, c == sub:
+			return j + 1, true
+		default:
+			return j, true
+		}
+	}
+	return len(b), false
 }
 
 // Strip returns b without terminal escape sequences and with "\r\n" as
 // "\n" (see the package comment). It returns b itself when there is
 // nothing to remove.
 func Strip(b []byte) []byte {
-	clean := true
-	for _, c := range b {
-		if c == escByte || c == '\r' {
-			clean = false
-			break
-		}
+	i := 0
+	for i < len(b) && b[i] != escByte && b[i] != '\r' {
+		i++
 	}
-	if clean {
+	if i == len(b) {
 		return b
 	}
-	var s scanner
-	return s.flushCR(s.add(make([]byte, 0, len(b)), b))
+	out, _ := strip(make([]byte, 0, len(b)), b, true)
+	return out
+}
+
+// strip appends the text of b to out and returns it with how many bytes
+// of b it used: all of them at the end of the input (final), else all but
+// an unfinished sequence or carriage returns at the end.
+func strip(out, b []byte, final bool) ([]byte, int) {
+	i := 0
+	for i < len(b) {
+		c := b[i]
+		if c != escByte && c != '\r' {
+			out = append(out, c)
+			i++
+			continue
+		}
+		n, complete := SequenceLen(b[i:])
+		if !complete && !final {
+			return out, i
+		}
+		if n == 0 || (!complete && c == '\r') {
+			// Text: a carriage return no newline follows, here or at the
+			// end of the input.
+			out = append(out, c)
+			i++
+			continue
+		}
+		i += n
+	}
+	return out, i
 }
 
 // Writer strips what is written to it (see Strip) and writes the text to
@@ -153,9 +163,9 @@ func Strip(b []byte) []byte {
 // recognised all the same. Close writes what it held back (carriage
 // returns at the very end); it does not close the underlying writer.
 type Writer struct {
-	w   io.Writer
-	s   scanner
-	buf []byte
+	w       io.Writer
+	pending []byte
+	out     []byte
 }
 
 // NewWriter returns a Writer that writes the text of its input to w.
@@ -164,22 +174,29 @@ func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
 // Write strips p and writes the text. It reports len(p) when the text was
 // written in full.
 func (w *Writer) Write(p []byte) (int, error) {
-	w.buf = w.s.add(w.buf[:0], p)
-	if len(w.buf) == 0 {
-		return len(p), nil
+	b := p
+	if len(w.pending) > 0 {
+		b = append(w.pending, p...)
 	}
-	if _, err := w.w.Write(w.buf); err != nil {
-		return 0, err
+	var used int
+	w.out, used = strip(w.out[:0], b, false)
+	w.pending = append(w.pending[:0:0], b[used:]...)
+	if len(w.out) > 0 {
+		if _, err := w.w.Write(w.out); err != nil {
+			return 0, err
+		}
 	}
 	return len(p), nil
 }
 
-// Close writes the carriage returns held back at the end of the input.
+// Close writes the text of what it held back: carriage returns at the end
+// of the input (an unfinished sequence is dropped).
 func (w *Writer) Close() error {
-	w.buf = w.s.flushCR(w.buf[:0])
-	if len(w.buf) == 0 {
+	w.out, _ = strip(w.out[:0], w.pending, true)
+	w.pending = nil
+	if len(w.out) == 0 {
 		return nil
 	}
-	_, err := w.w.Write(w.buf)
+	_, err := w.w.Write(w.out)
 	return err
 }

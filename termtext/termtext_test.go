@@ -32,6 +32,8 @@ func TestStrip(t *testing.T) {
 		{"esc before a non-sequence byte", "\x1b\x01x", "\x01x"},
 		{"esc ends an unterminated string", "\x1b]0;t\x1b[31mx", "x"},
 		{"bel outside a string kept", "a\x07b", "a\x07b"},
+		{"cr then a cut sequence at the end", "a\r\x1b[3", "a\r"},
+		{"crs and sequences before a newline", "a\r\x1b[K\r\n", "a\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := string(Strip([]byte(tc.in))); got != tc.want {
@@ -62,5 +64,33 @@ func TestStripReturnsCleanInput(t *testing.T) {
 	in := []byte("no escapes here\n")
 	if out := Strip(in); &out[0] != &in[0] {
 		t.Error("Strip copied an input with nothing to remove")
+	}
+}
+
+func TestSequenceLen(t *testing.T) {
+	for _, tc := range []struct {
+		in       string
+		n        int
+		complete bool
+	}{
+		{"abc", 0, true},
+		{"", 0, true},
+		{"\x1b[31mx", 5, true},
+		{"\x1b[31", 4, false},
+		{"\x1b", 1, false},
+		{"\x1b]0;t\x07x", 6, true},
+		{"\x1b]0;t\x1b", 6, false},
+		{"\x1b(Bx", 3, true},
+		{"\r\nx", 1, true},
+		{"\r\r\n", 2, true},
+		{"\rx", 0, true},
+		{"\r", 1, false},
+		{"\r\x1b[0m\n", 5, true},
+		{"\r\x1b[0mx", 0, true},
+	} {
+		n, complete := SequenceLen([]byte(tc.in))
+		if n != tc.n || complete != tc.complete {
+			t.Errorf("SequenceLen(%q) = %d, %v; want %d, %v", tc.in, n, complete, tc.n, tc.complete)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/termtext"
 )
 
 type runOptions struct {
@@ -24,6 +26,7 @@ type runOptions struct {
 	maxBytes   int64
 	keep       int
 	ptySize    string
+	plain      bool
 }
 
 // exitRunning is run --wait's exit status when the job is still running at
@@ -72,7 +75,8 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 		Example: `  bgjob run -n web -- python3 -m http.server 8000
   bgjob run --wait 30s -- make test      # output and status if done in 30s, else 75
   bgjob run --stdin -n repl -- python3 -i && bgjob send repl $'print(1+1)\n'
-  bgjob run --pty -n shell -- bash -i && bgjob send shell $'ls\n' && bgjob logs --plain shell`,
+  bgjob run --pty -n shell -- bash -i && bgjob send shell $'ls\n' && bgjob logs --plain shell
+  bgjob run --pty --wait 60s --plain -- npm test   # a program that colours its output on a terminal`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if v := os.Getenv("BGJOB_KEEP"); v != "" && !cmd.Flags().Changed("keep") {
@@ -84,6 +88,9 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 			}
 			if o.keep < 0 {
 				return usageError("--keep must not be negative")
+			}
+			if o.plain && o.wait == 0 {
+				return usageError("--plain goes with --wait")
 			}
 			if o.ptySize != "" {
 				if !o.spec.PTY {
@@ -119,6 +126,7 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 	f.BoolVar(&o.spec.LineBuffered, "line-buffered", false, "ask programs to flush output by line (stdbuf -oL -eL, PYTHONUNBUFFERED=1)")
 	f.DurationVar(&o.wait, "wait", 0, "wait up to this long and print the output: exit with the job's status if it ends, else 75 and leave it running")
 	f.Int64Var(&o.maxBytes, "max-bytes", bgjob.DefaultMaxBytes, "with --wait, print at most N bytes of output (0: no cap)")
+	f.BoolVar(&o.plain, "plain", false, "with --wait, print the output as text: terminal escape sequences stripped, \\r\\n as \\n (see logs --plain)")
 	f.BoolVar(&o.spec.Merge, "merge", false, "write stderr into stdout.log as well: one ordered stream")
 	f.BoolVar(&o.spec.PTY, "pty", false, "run the command on a pseudo-terminal (implies --stdin; needs util-linux script on the host)")
 	f.StringVar(&o.ptySize, "pty-size", "", "with --pty, the terminal's size as COLSxROWS (default 80x24)")
@@ -197,11 +205,18 @@ func (a *app) promote(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runO
 		if err != nil {
 			return err
 		}
-		if err := printJSON(a.stdout, logsJSON(res, out.Bytes(), errb.Bytes())); err != nil {
+		if err := printJSON(a.stdout, logsJSON(res, text(out.Bytes(), o.plain), text(errb.Bytes(), o.plain))); err != nil {
 			return err
 		}
 	} else {
-		res, err := c.Logs(ctx, j.ID, lo, a.stdout, a.stderr)
+		var outw, errw io.Writer = a.stdout, a.stderr
+		if o.plain {
+			pout, perr := termtext.NewWriter(outw), termtext.NewWriter(errw)
+			defer pout.Close()
+			defer perr.Close()
+			outw, errw = pout, perr
+		}
+		res, err := c.Logs(ctx, j.ID, lo, outw, errw)
 		if err != nil {
 			return err
 		}

@@ -871,6 +871,6 @@ bg_command() {
 	# The subshell becomes the command where it is a program (one process,
 	# as a subshell's last command would be); a builtin such as exit runs
 	# in it.
-	case $(command -v -- "$1" 2>/dev/null) in /*) exec "$@" ;; esac
+	case $(command -v -- "$1" 2>/dev/null) in */*) exec "$@" ;; esac
 	command "$@"
 }

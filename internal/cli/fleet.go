@@ -177,12 +177,17 @@ func (p *prefixWriter) Close() error {
 // hostJSON is the --json object of one host when bgjob works on several:
 // what the host returned, or why it failed.
 type hostJSON struct {
-	Host  string        `json:"host"`
-	Job   *jobdir.Job   `json:"job,omitempty"`
-	Jobs  *[]jobdir.Job `json:"jobs,omitempty"`
-	Logs  *[]logChunk   `json:"logs,omitempty"`
-	Next  string        `json:"next_cursor,omitempty"`
-	Error string        `json:"error,omitempty"`
+	Host string        `json:"host"`
+	Job  *jobdir.Job   `json:"job,omitempty"`
+	Jobs *[]jobdir.Job `json:"jobs,omitempty"`
+	Logs *[]logChunk   `json:"logs,omitempty"`
+	Next string        `json:"next_cursor,omitempty"`
+	// run: the jobs of the name it replaced, or left running.
+	Replaced []string `json:"replaced,omitempty"`
+	Running  []string `json:"same_name_running,omitempty"`
+	// prune: the jobs it kept.
+	Kept  *[]keptJSON `json:"kept,omitempty"`
+	Error string      `json:"error,omitempty"`
 }
 
 // hostReason is a host's error without the host's name, which the line
@@ -225,6 +230,11 @@ func exitCode(code int) error {
 
 // jobsJSON prints one object per host: its jobs and its error.
 func jobsJSON(a *app, res []bgjob.Result[[]jobdir.Job]) error {
+	return jobsJSONWith(a, res, nil)
+}
+
+// jobsJSONWith is jobsJSON with more filled in for each host by add.
+func jobsJSONWith(a *app, res []bgjob.Result[[]jobdir.Job], add func(*hostJSON)) error {
 	out := make([]hostJSON, len(res))
 	for i, r := range res {
 		out[i].Host = r.Host
@@ -238,6 +248,9 @@ func jobsJSON(a *app, res []bgjob.Result[[]jobdir.Job]) error {
 		if r.Err != nil {
 			out[i].Error = hostReason(r.Host, r.Err)
 		}
+		if add != nil {
+			add(&out[i])
+		}
 	}
 	return printJSON(a.stdout, out)
 }
@@ -246,12 +259,25 @@ func (a *app) fleetRun(ctx context.Context, o runOptions) error {
 	if o.wait > 0 {
 		return usageError("--wait works on one host; with several, run then use 'bgjob wait' and 'bgjob logs'")
 	}
+	var mu sync.Mutex
+	held := map[string]*nameHeld{}
+	o.spec.NameHeld = func(old jobdir.Job, replaced bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if held[old.Host] == nil {
+			held[old.Host] = new(nameHeld)
+		}
+		held[old.Host].add(a, old.Host, o.spec.Name, old, replaced)
+	}
 	res := a.fleet().Run(ctx, o.spec)
 	switch {
 	case a.json:
 		out := make([]hostJSON, len(res))
 		for i, r := range res {
 			out[i].Host = r.Host
+			if h := held[r.Host]; h != nil {
+				out[i].Replaced, out[i].Running = h.Replaced, h.Running
+			}
 			if r.Err != nil {
 				out[i].Error = hostReason(r.Host, r.Err)
 			} else {
@@ -468,14 +494,24 @@ func (a *app) fleetRemove(ctx context.Context, refs []string, force bool) error 
 
 func (a *app) fleetPrune(ctx context.Context, o bgjob.PruneOptions) error {
 	var mu sync.Mutex
+	kept := map[string][]keptJSON{}
 	o.Kept = func(j jobdir.Job) {
 		mu.Lock()
 		defer mu.Unlock()
 		a.keptNote(j.Host, j)
+		kept[j.Host] = append(kept[j.Host], keptOf(j))
 	}
 	res := a.fleet().Prune(ctx, o)
 	if a.json {
-		if err := jobsJSON(a, res); err != nil {
+		if err := jobsJSONWith(a, res, func(h *hostJSON) {
+			if h.Error == "" || h.Jobs != nil {
+				k := kept[h.Host]
+				if k == nil {
+					k = []keptJSON{}
+				}
+				h.Kept = &k
+			}
+		}); err != nil {
 			return err
 		}
 	} else {

@@ -65,7 +65,7 @@ same rule, in a bounded pass, after one run in eight.`,
 	f.IntVar(&o.Keep, "keep", o.Keep, "keep the newest N ended jobs")
 	f.DurationVar(&o.OlderThan, "older-than", o.OlderThan, "remove ended jobs that ended longer ago than this (0: no age limit)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be removed")
-	f.BoolVar(&a.json, "json", false, "print the removed jobs as a JSON array")
+	f.BoolVar(&a.json, "json", false, `print {"jobs": [removed jobs], "kept": [{id, name, status, reason, live_processes}]}`)
 	return cmd
 }
 
@@ -78,10 +78,17 @@ func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
 		return err
 	}
 	defer release()
-	o.Kept = func(j jobdir.Job) { a.keptNote("", j) }
+	kept := []keptJSON{}
+	o.Kept = func(j jobdir.Job) {
+		a.keptNote("", j)
+		kept = append(kept, keptOf(j))
+	}
 	jobs, err := c.Prune(ctx, o)
 	if a.json {
-		if perr := printJSON(a.stdout, jobs); perr != nil {
+		if jobs == nil {
+			jobs = []jobdir.Job{}
+		}
+		if perr := printJSON(a.stdout, pruneJSON{Jobs: jobs, Kept: kept}); perr != nil {
 			return perr
 		}
 	} else {
@@ -92,8 +99,30 @@ func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
 	return err
 }
 
-// keptNote says on stderr that prune kept j, and why (with --json too:
-// the array is the jobs removed).
+// pruneJSON is prune's --json: the jobs removed (with --dry-run, those
+// that would be), and those the rule selects but prune kept.
+type pruneJSON struct {
+	Jobs []jobdir.Job `json:"jobs"`
+	Kept []keptJSON   `json:"kept"`
+}
+
+// keptJSON is a job prune kept, and why: reason live_processes (it has
+// ended, but processes of it still run; process_scan says how they were
+// found where the host has no /proc).
+type keptJSON struct {
+	ID            string        `json:"id"`
+	Name          string        `json:"name"`
+	Status        jobdir.Status `json:"status"`
+	Reason        string        `json:"reason"`
+	LiveProcesses int           `json:"live_processes"`
+	ProcessScan   string        `json:"process_scan,omitempty"`
+}
+
+func keptOf(j jobdir.Job) keptJSON {
+	return keptJSON{ID: j.ID, Name: j.Name, Status: j.Status, Reason: "live_processes", LiveProcesses: j.LiveProcesses, ProcessScan: j.ProcessScan}
+}
+
+// keptNote says on stderr that prune kept j, and why (with --json too).
 func (a *app) keptNote(host string, j jobdir.Job) {
 	if host != "" {
 		host += ": "

@@ -241,6 +241,19 @@ bg_pick() {
 	bg_b=${bg_b#\"boot_id\":\"}
 	bg_b=${bg_b%\"\}}
 	case $bg_w in '' | *[!0-9]*) return 1 ;; esac
+	# A ps start time (no /proc) as bg_proc reads it: one space between
+	# words (a wrapper of an earlier version wrote ps's "Dec  1").
+	case $bg_st in *"  "*)
+		set -f
+		bg_oifs=$IFS
+		IFS=' '
+		# shellcheck disable=SC2086 # the words on purpose
+		set -- $bg_st
+		bg_st="$*"
+		IFS=$bg_oifs
+		set +f
+		;;
+	esac
 }
 
 # bg_obs DIR [strict]: print the observation records of the job in DIR;

@@ -84,6 +84,7 @@ func params(t *testing.T, setup func(*testscript.Env)) testscript.Params {
 			"size":       cmdSize,
 			"freeport":   cmdFreePort,
 			"listening":  cmdListening,
+			"tcpsend":    cmdTCPSend,
 		},
 	}
 }

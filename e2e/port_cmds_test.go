@@ -59,3 +59,16 @@ func listening(port int) bool {
 	}
 	return false
 }
+
+// cmdTCPSend connects to 127.0.0.1:PORT, writes TEXT and a newline and
+// closes the connection: tcpsend PORT TEXT.
+func cmdTCPSend(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: tcpsend PORT TEXT")
+	}
+	c, err := net.DialTimeout("tcp", "127.0.0.1:"+args[0], 5*time.Second)
+	ts.Check(err)
+	_, err = c.Write([]byte(args[1] + "\n"))
+	ts.Check(err)
+	ts.Check(c.Close())
+}

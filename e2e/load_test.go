@@ -59,9 +59,11 @@ func TestTimeUnderLoad(t *testing.T) {
 				}
 				return jobs[0]
 			}
-			const stubborn = `trap "" TERM; sleep 300`
+			const stubborn = `trap "" TERM; echo ready; sleep 300`
 
 			id := bg("run", "-q", "--", stubborn)
+			// TERM must find the trap set.
+			bg("wait", "--for", "ready", "--timeout", "10s", id)
 			start := time.Now()
 			bg("stop", "--grace", "1s", id)
 			d := time.Since(start)

@@ -218,6 +218,7 @@ func TestGeneratorsReject(t *testing.T) {
 		gen  func() (string, error)
 		is   error // the error must wrap it, when not nil
 	}{
+		{"replace without a name", launch(func(l *shellgen.Launch) { l.Replace = true }), nil},
 		{"relative root", func() (string, error) {
 			return shellgen.StatusScript(shellgen.Target{Root: "srv", Workspace: "w"}, []string{"x"})
 		}, nil},

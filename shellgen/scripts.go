@@ -105,8 +105,8 @@ type Launch struct {
 	// Replace, for a named job, first stops every job of the workspace
 	// with that name and live processes (TERM, KILL after Grace) and waits
 	// until their processes are gone; each is reported after an H replaced
-	// record. Without it, the newest job of the name is reported after an
-	// H held record when it runs (see launch_name.sh).
+	// record (launch_replace.sh). Without it, the newest job of the name
+	// is reported after an H held record when it runs (launch_name.sh).
 	Replace bool
 }
 
@@ -148,10 +148,12 @@ func LaunchScript(l Launch) (string, error) {
 		return "", fmt.Errorf("replace needs a job name")
 	}
 	files := []string{"begin.sh", "launch.sh"}
-	if m.Name != "" {
-		files = []string{"begin.sh", "launch_name.sh", "launch.sh"}
-		c.setBool("bg_replace", l.Replace)
+	switch {
+	case l.Replace:
+		files = []string{"begin.sh", "launch_replace.sh", "launch.sh"}
 		c.setInt("bg_rgrace", tenths(l.Grace))
+	case m.Name != "":
+		files = []string{"begin.sh", "launch_name.sh", "launch.sh"}
 	}
 	if p := l.Prune; p != nil {
 		c.setInt("bg_keep", int64(p.Keep))

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -11,15 +12,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bgjob/bgjob/internal/sshtest"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
-// noProc returns a function that runs bgjob, with --root root, in a mount
-// namespace where /proc is an empty tmpfs, as on a host without /proc:
-// the scripts fall back to ps. ps itself reads /proc on Linux, so the ps
-// they find first on PATH runs the real one in a namespace of its own
-// with the tmpfs unmounted (as ps works without /proc elsewhere).
-func noProc(t *testing.T, root string) func(args ...string) (int, string, string) {
+// noProcShim writes, in a new directory, a ps that works where /proc is
+// hidden (ps itself reads /proc on Linux: this one runs the real ps in a
+// mount namespace of its own with the tmpfs over /proc unmounted, as ps
+// works without /proc elsewhere) and hide, which runs its arguments in a
+// mount namespace where /proc is an empty tmpfs, with that ps first on
+// PATH. It returns the directory. It skips the test unless it runs as
+// root with unshare, mount and ps.
+func noProcShim(t *testing.T) string {
 	t.Helper()
 	if os.Getuid() != 0 {
 		t.Skip("hiding /proc in a mount namespace needs root (CI runs as root)")
@@ -31,16 +35,36 @@ func noProc(t *testing.T, root string) func(args ...string) (int, string, string
 	}
 	ps, _ := exec.LookPath("ps")
 	dir := t.TempDir()
-	shim := "#!/bin/sh\nexec unshare -m sh -c 'umount /proc && exec " + ps + " \"$@\"' ps \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "ps"), []byte(shim), 0o755); err != nil {
-		t.Fatal(err)
+	files := map[string]string{
+		"ps": "#!/bin/sh\nexec unshare -m sh -c 'umount /proc && exec " + ps + " \"$@\"' ps \"$@\"\n",
+		"hide": "#!/bin/sh\nexec unshare -m sh -c 'mount -t tmpfs -o size=64k noproc /proc && [ ! -e /proc/self/stat ] || " +
+			"{ echo \"/proc is not hidden\" >&2; exit 99; }; PATH=" + dir + ":$PATH exec \"$@\"' sh \"$@\"\n",
 	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// noProcTargets returns ways to run bgjob against a host without /proc:
+// locally, bgjob itself runs in the hidden namespace; over SSH, the test
+// sshd runs each session's command there (ForceCommand), while bgjob runs
+// here.
+func noProcTargets(t *testing.T) []struct {
+	name string
+	bg   func(args ...string) (int, string, string)
+} {
+	t.Helper()
+	dir := noProcShim(t)
+	hide := filepath.Join(dir, "hide")
 	bin := bgjobBinary(t)
-	return func(args ...string) (int, string, string) {
+	localRoot := t.TempDir()
+	t.Cleanup(func() { killAll(localRoot) })
+	local := func(args ...string) (int, string, string) {
 		t.Helper()
-		script := `mount -t tmpfs -o size=64k noproc /proc && [ ! -e /proc/self/stat ] || { echo "/proc is not hidden" >&2; exit 99; }
-PATH=$0:$PATH exec "$@"`
-		cmd := exec.Command("unshare", append([]string{"-m", "sh", "-c", script, dir, bin, "--root", root}, args...)...)
+		cmd := exec.Command(hide, append([]string{bin, "--root", localRoot}, args...)...)
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		err := cmd.Run()
@@ -50,6 +74,23 @@ PATH=$0:$PATH exec "$@"`
 		}
 		return code, out.String(), errb.String()
 	}
+	srv := sshtest.Start(t, "ForceCommand "+hide+` sh -c "$SSH_ORIGINAL_COMMAND"`)
+	cfg := sshConfig(t, srv)
+	sshRoot := t.TempDir()
+	t.Cleanup(func() { killAll(sshRoot) })
+	t.Setenv("SSH_AUTH_SOCK", "")
+	overSSH := func(args ...string) (int, string, string) {
+		t.Helper()
+		code, out, errs := bgjob(context.Background(), append([]string{"--root", sshRoot, "--ssh-config", cfg, "-H", "bgjob-test"}, args...)...)
+		if strings.Contains(errs, "/proc is not hidden") {
+			t.Fatalf("bgjob %v over SSH: %s", args, errs)
+		}
+		return code, out, errs
+	}
+	return []struct {
+		name string
+		bg   func(args ...string) (int, string, string)
+	}{{"local", local}, {"ssh", overSSH}}
 }
 
 // TestNoProc: on a host without /proc, status, ls, stop, prune and the
@@ -59,10 +100,12 @@ PATH=$0:$PATH exec "$@"`
 // that left the group is not found there: the environment scan needs
 // /proc.)
 func TestNoProc(t *testing.T) {
-	t.Parallel()
-	root := t.TempDir()
-	t.Cleanup(func() { killAll(root) })
-	bg := noProc(t, root)
+	for _, tc := range noProcTargets(t) {
+		t.Run(tc.name, func(t *testing.T) { testNoProc(t, tc.bg) })
+	}
+}
+
+func testNoProc(t *testing.T, bg func(args ...string) (int, string, string)) {
 	must := func(args ...string) string {
 		t.Helper()
 		code, out, errs := bg(args...)

@@ -49,8 +49,8 @@ func (a *app) pruneCommand() *cobra.Command {
 		Long: `Remove ended jobs (exited, killed or lost) of the workspace beyond the newest
 --keep ended ones, or that ended more than --older-than ago by the host's
 clock. Running jobs, jobs with processes still alive (live_processes: prune
-says on stderr which it kept) and jobs whose files are not bgjob's are
-never removed; a directory a cut-short run left
+says on stderr which it kept, and --json lists them in "kept") and jobs
+whose files are not bgjob's are never removed; a directory a cut-short run left
 without meta.json is removed a minute after its start. run applies the
 same rule, in a bounded pass, after one run in eight.`,
 		Args: cobra.NoArgs,

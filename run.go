@@ -160,6 +160,8 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 	if s.Timeout > 0 {
 		m.Timeout = s.Timeout.String()
 	}
+	// A launch tried again (a new id) reports the same jobs of the name.
+	held := map[string]bool{}
 	for attempt := 0; ; attempt++ {
 		now := time.Now()
 		m.ID = s.ID
@@ -181,7 +183,8 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 			job: func(j jobdir.Job, outcome string) error {
 				switch outcome {
 				case shellgen.OutcomeHeld, shellgen.OutcomeReplaced:
-					if s.NameHeld != nil {
+					if s.NameHeld != nil && !held[j.ID] {
+						held[j.ID] = true
 						s.NameHeld(j, outcome == shellgen.OutcomeReplaced)
 					}
 				default:

@@ -82,6 +82,9 @@ func params(t *testing.T, setup func(*testscript.Env)) testscript.Params {
 			"cmpjob":     cmdCmpJob,
 			"timeralive": cmdTimerAlive,
 			"size":       cmdSize,
+			"freeport":   cmdFreePort,
+			"listening":  cmdListening,
+			"tcpsend":    cmdTCPSend,
 		},
 	}
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,23 +24,6 @@ type mcpProc struct {
 	cmd    *exec.Cmd
 	stderr *syncBuffer
 	closed bool
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // startMCP starts "bgjob FLAGS... mcp" and connects an MCP client to it.
@@ -250,16 +231,16 @@ func TestMCPOwnerPrune(t *testing.T) {
 			wantStatus(t, tc.flags, map[string]jobdir.Status{first: jobdir.StatusRunning, second: jobdir.StatusRunning}, "after prune --dry-run")
 
 			code, out, errs = bgjob(ctx, append(tc.flags, "prune", "--json")...)
-			var pruned []struct {
-				jobdir.Job
-				Pruned string `json:"pruned"`
-			}
+			var pruned struct{ Jobs, Stopped []jobdir.Job }
 			if code != 0 || json.Unmarshal([]byte(out), &pruned) != nil {
 				t.Fatalf("prune --json: exit %d: %q %s", code, out, errs)
 			}
 			got := map[string]string{}
-			for _, j := range pruned {
-				got[j.ID] = j.Pruned + " " + string(j.Status)
+			for _, j := range pruned.Jobs {
+				got[j.ID] = "removed " + string(j.Status)
+			}
+			for _, j := range pruned.Stopped {
+				got[j.ID] = "stopped " + string(j.Status)
 			}
 			if len(got) != 2 || got[first] != "stopped killed" || got[second] != "stopped killed" {
 				t.Errorf("prune --json: %v, want both orphans stopped and killed", got)

@@ -102,6 +102,12 @@ type Launch struct {
 	// has it, with PYTHONUNBUFFERED=1, so output reaches the logs line by
 	// line; meta.json's buffering field records what was applied.
 	LineBuffered bool
+	// Replace, for a named job, first stops every job of the workspace
+	// with that name and live processes (TERM, KILL after Grace) and waits
+	// until their processes are gone; each is reported after an H replaced
+	// record (launch_replace.sh). Without it, the newest job of the name
+	// is reported after an H held record when it runs (launch_name.sh).
+	Replace bool
 }
 
 // ValidEnvName reports whether s can be a shell variable name.
@@ -138,7 +144,17 @@ func LaunchScript(l Launch) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if l.Replace && m.Name == "" {
+		return "", fmt.Errorf("replace needs a job name")
+	}
 	files := []string{"begin.sh", "launch.sh"}
+	switch {
+	case l.Replace:
+		files = []string{"begin.sh", "launch_replace.sh", "launch.sh"}
+		c.setInt("bg_rgrace", tenths(l.Grace))
+	case m.Name != "":
+		files = []string{"begin.sh", "launch_name.sh", "launch.sh"}
+	}
 	if p := l.Prune; p != nil {
 		c.setInt("bg_keep", int64(p.Keep))
 		c.setInt("bg_age", int64(p.OlderThan/time.Second))

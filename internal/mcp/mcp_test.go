@@ -260,6 +260,12 @@ func TestMaxBytesCursor(t *testing.T) {
 	call(t, cs, "job_send", map[string]any{"id": st.ID, "eof": true}, &sent)
 	var w waited
 	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}}, &w)
+	if w.TimedOut || len(w.Jobs) != 1 || w.Jobs[0].Status != jobdir.StatusExited {
+		t.Fatalf("job_wait: %+v, want the job exited", w)
+	}
+	if got != "" {
+		t.Fatalf("job_start with wait_sec 0 read %q", got)
+	}
 	cuts := 0
 	for range 100 {
 		var o job

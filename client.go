@@ -167,6 +167,8 @@ func refusal(kind, subject string) error {
 		return fmt.Errorf("%s: %w", subject, ErrCursorBusy)
 	case shellgen.ErrKindReadOnly:
 		return fmt.Errorf("job directory %s cannot be changed (read-only file system or directory): %w", subject, ErrReadOnly)
+	case shellgen.ErrKindNameBusy:
+		return fmt.Errorf("name %s: another run --replace of it has held its lock too long: %w", subject, ErrBusy)
 	case shellgen.ErrKindRegex:
 		return fmt.Errorf("%w: the host's grep -E cannot compile %q", ErrUsage, subject)
 	}

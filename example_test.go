@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/runtime/local"
 	"github.com/bgjob/bgjob/termtext"
 )
@@ -106,6 +107,45 @@ func ExampleClient_WaitFor() {
 	// starting
 	// listening on :8000
 	// running 2
+}
+
+// Restart a named job: Replace stops the job of that name (TERM, KILL
+// after Grace) and waits until its processes are gone before the new one
+// starts, so a port it held is free. NameHeld hears of each job it
+// replaced; without Replace, of a job of the name left running.
+func ExampleSpec_replace() {
+	root, err := os.MkdirTemp("", "bgjob-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+
+	ctx := context.Background()
+	c, err := bgjob.NewClient(local.New(), root, "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	spec := bgjob.Spec{Name: "server", Argv: []string{"sleep", "60"}, Grace: 200 * time.Millisecond}
+	spec.NameHeld = func(j jobdir.Job, replaced bool) {
+		fmt.Println("replaced:", replaced, "status:", j.Status)
+	}
+	if _, err := c.Run(ctx, spec); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := c.Run(ctx, spec); err != nil { // runs beside the first
+		log.Fatal(err)
+	}
+	spec.Replace = true
+	if _, err := c.Run(ctx, spec); err != nil { // stops both first
+		log.Fatal(err)
+	}
+	if _, err := c.Stop(ctx, nil, bgjob.StopOptions{All: true, Grace: bgjob.NoGrace}); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// replaced: false status: running
+	// replaced: true status: killed
+	// replaced: true status: killed
 }
 
 // Run a program that wants a terminal, answer its prompt and read what it

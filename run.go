@@ -96,6 +96,19 @@ type Spec struct {
 	// to (SelfOwner), so that StopOrphans stops the job once that process
 	// is provably gone.
 	Owner *jobdir.Owner
+	// Replace, with Name, first stops every job of the workspace that has
+	// that name and live processes, as Stop does (TERM, KILL after Grace),
+	// and waits until their processes are gone (so that a port one held
+	// is free), then starts this job. Runs with Replace of one name take
+	// turns on the host: of several at once, the last one's job runs.
+	Replace bool
+	// NameHeld, unless nil, receives each job that had Name when this one
+	// started: with replaced, one Replace stopped (as it was afterwards);
+	// without, the newest job of the name, still running beside the new
+	// one (the CLI warns). Without Replace only the newest job of the name
+	// is looked at, which costs the launch no scan of the host's
+	// processes. A Fleet calls it from one goroutine per host.
+	NameHeld func(j jobdir.Job, replaced bool)
 	// PTY runs the command on a pseudo-terminal (programs that check
 	// isatty, prompts, REPLs, progress bars), without a daemon: util-linux
 	// script(1) holds the terminal's master on the host. It implies Stdin:
@@ -132,6 +145,9 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		if err := jobdir.ValidateName("job name", s.Name); err != nil {
 			return jobdir.Job{}, fmt.Errorf("%w: %w", ErrUsage, err)
 		}
+	}
+	if s.Replace && s.Name == "" {
+		return jobdir.Job{}, fmt.Errorf("%w: replace needs a job name", ErrUsage)
 	}
 	var names []string
 	for _, kv := range s.Env {
@@ -189,6 +205,8 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 	if s.Timeout > 0 {
 		m.Timeout = s.Timeout.String()
 	}
+	// A launch tried again (a new id) reports the same jobs of the name.
+	held := map[string]bool{}
 	for attempt := 0; ; attempt++ {
 		now := time.Now()
 		m.ID = s.ID
@@ -198,7 +216,7 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		m.StartedAt = now.UTC().Truncate(time.Millisecond)
 		script, err := shellgen.LaunchScript(shellgen.Launch{Target: c.target(), Meta: m, Env: s.Env, Timeout: s.Timeout, Grace: s.Grace,
 			Stdin: s.Stdin, LineBuffered: s.LineBuffered, MaxLogSize: s.MaxLogSize,
-			PTY: s.PTY, PTYCols: s.PTYCols, PTYRows: s.PTYRows,
+			Replace: s.Replace, PTY: s.PTY, PTYCols: s.PTYCols, PTYRows: s.PTYRows,
 			Prune: c.autoPrune()})
 		if err != nil {
 			return jobdir.Job{}, fmt.Errorf("%w: %w", ErrUsage, err)
@@ -208,7 +226,18 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 			refErr error
 		)
 		err = c.exec(ctx, script, nil, false, reply{
-			job:     func(j jobdir.Job, _ string) error { job = &j; return nil },
+			job: func(j jobdir.Job, outcome string) error {
+				switch outcome {
+				case shellgen.OutcomeHeld, shellgen.OutcomeReplaced:
+					if s.NameHeld != nil && !held[j.ID] {
+						held[j.ID] = true
+						s.NameHeld(j, outcome == shellgen.OutcomeReplaced)
+					}
+				default:
+					job = &j
+				}
+				return nil
+			},
 			refused: func(err error) error { refErr = err; return nil },
 		})
 		if err != nil {

@@ -56,6 +56,7 @@ func TestFleet(t *testing.T) {
 	t.Run("exit status", fl.exitStatus)
 	t.Run("ls -A", fl.listAll)
 	t.Run("stop --all", fl.stopAll)
+	t.Run("same name, prune's kept", fl.sameName)
 	t.Run("host down", fl.hostDown)
 }
 
@@ -275,6 +276,55 @@ func (fl *fleet) stopAll(t *testing.T) {
 			t.Errorf("%s: processes left after stop --all: %v", h.Name, h.Procs())
 		}
 	}
+}
+
+// sameName: on every host, a second job of a running name warns (one
+// line per host), run --replace stops both and reports them per host in
+// --json, and prune --json says per host which job it kept.
+func (fl *fleet) sameName(t *testing.T) {
+	const ws = "names"
+	if code, _, errs := fl.bgjob(t, ws, "run", "-q", "-n", "web", "--", "sleep 300"); code != 0 || errs != "" {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	code, _, errs := fl.bgjob(t, ws, "run", "-q", "-n", "web", "--", "sleep 300")
+	warn := regexp.MustCompile(`(?m)^bgjob: warning: n\d+: job \S+ named web is still running`)
+	if code != 0 || len(warn.FindAllString(errs, -1)) != fleetHosts {
+		t.Fatalf("second run: exit %d, want 0 and one warning per host:\n%s", code, errs)
+	}
+	code, out, errs := fl.bgjob(t, ws, "run", "--json", "-n", "web", "--replace", "--grace", "200ms", "--", "sleep 301 & exit 0")
+	if code != 0 || errs != "" {
+		t.Fatalf("run --replace: exit %d: %s", code, errs)
+	}
+	var runs []struct {
+		fleetHost
+		Replaced []string `json:"replaced"`
+	}
+	if err := json.Unmarshal([]byte(out), &runs); err != nil || len(runs) != fleetHosts {
+		t.Fatalf("run --replace --json: %v: %s", err, out)
+	}
+	for _, r := range runs {
+		if r.Job == nil || len(r.Replaced) != 2 {
+			t.Errorf("%s: run --replace replaced %v, want the two jobs named web", r.Host, r.Replaced)
+		}
+	}
+	code, out, errs = fl.bgjob(t, ws, "prune", "--json", "--keep", "0", "--older-than", "0")
+	var prunes []struct {
+		fleetHost
+		Kept []struct {
+			ID            string `json:"id"`
+			Reason        string `json:"reason"`
+			LiveProcesses int    `json:"live_processes"`
+		} `json:"kept"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &prunes) != nil || len(prunes) != fleetHosts {
+		t.Fatalf("prune --json: exit %d: %s %s", code, out, errs)
+	}
+	for i, p := range prunes {
+		if len(p.Jobs) != 2 || len(p.Kept) != 1 || p.Kept[0].ID != runs[i].Job.ID || p.Kept[0].Reason != "live_processes" || p.Kept[0].LiveProcesses != 1 {
+			t.Errorf("%s: prune removed %d jobs and kept %+v; want the 2 replaced removed and %s kept, with 1 live process", p.Host, len(p.Jobs), p.Kept, runs[i].Job.ID)
+		}
+	}
+	fl.bgjob(t, ws, "stop", "--all", "--grace", "0")
 }
 
 // sleeps counts the sleep processes of stopAll's jobs on h.

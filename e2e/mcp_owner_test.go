@@ -231,16 +231,16 @@ func TestMCPOwnerPrune(t *testing.T) {
 			wantStatus(t, tc.flags, map[string]jobdir.Status{first: jobdir.StatusRunning, second: jobdir.StatusRunning}, "after prune --dry-run")
 
 			code, out, errs = bgjob(ctx, append(tc.flags, "prune", "--json")...)
-			var pruned []struct {
-				jobdir.Job
-				Pruned string `json:"pruned"`
-			}
+			var pruned struct{ Jobs, Stopped []jobdir.Job }
 			if code != 0 || json.Unmarshal([]byte(out), &pruned) != nil {
 				t.Fatalf("prune --json: exit %d: %q %s", code, out, errs)
 			}
 			got := map[string]string{}
-			for _, j := range pruned {
-				got[j.ID] = j.Pruned + " " + string(j.Status)
+			for _, j := range pruned.Jobs {
+				got[j.ID] = "removed " + string(j.Status)
+			}
+			for _, j := range pruned.Stopped {
+				got[j.ID] = "stopped " + string(j.Status)
 			}
 			if len(got) != 2 || got[first] != "stopped killed" || got[second] != "stopped killed" {
 				t.Errorf("prune --json: %v, want both orphans stopped and killed", got)

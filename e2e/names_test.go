@@ -2,8 +2,12 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/bgjob/bgjob/jobdir"
 )
 
 // TestNameLookupPastRecentJobs: the newest job with a name wins (found by
@@ -39,5 +43,53 @@ func TestNameLookupPastRecentJobs(t *testing.T) {
 	}
 	if code, _, _ := bgjob(ctx, "--root", root, "status", "targe"); code != 1 {
 		t.Fatalf("status of a name prefix: exit %d, want 1 (not found)", code)
+	}
+}
+
+// TestConcurrentReplace: several run --replace of one name at once take
+// turns on the host, each stopping the job of the one before: one job of
+// the name is left running, every other is killed with nothing left of
+// it, and every run succeeds, locally and over SSH.
+func TestConcurrentReplace(t *testing.T) {
+	t.Parallel()
+	for _, tc := range localAndSSH(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			const n = 4
+			var wg sync.WaitGroup
+			for range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					// The job ignores TERM: each replace waits out its grace.
+					code, _, errs := bgjob(ctx, append(tc.flags, "run", "-q", "-n", "srv", "--replace", "--grace", "200ms", "--", `trap "" TERM; sleep 300`)...)
+					if code != 0 {
+						t.Errorf("run --replace: exit %d: %s", code, errs)
+					}
+				}()
+			}
+			wg.Wait()
+			code, out, errs := bgjob(ctx, append(tc.flags, "ls", "--json", "--limit", "0")...)
+			if code != 0 {
+				t.Fatalf("ls: exit %d: %s", code, errs)
+			}
+			var l struct{ Jobs []jobdir.Job }
+			if err := json.Unmarshal([]byte(out), &l); err != nil {
+				t.Fatalf("ls: %v: %q", err, out)
+			}
+			running := 0
+			for _, j := range l.Jobs {
+				switch {
+				case j.Name != "srv":
+				case j.Status == jobdir.StatusRunning:
+					running++
+				case j.Status != jobdir.StatusKilled || derefCode(j.ExitCode) != 137 || j.LiveProcesses != 0:
+					t.Errorf("job %s: %s, exit %d, %d live processes; want running, or killed 137 with none", j.ID, j.Status, derefCode(j.ExitCode), j.LiveProcesses)
+				}
+			}
+			if running != 1 || len(l.Jobs) != n {
+				t.Fatalf("%d jobs, %d of them running; want %d, 1 running", len(l.Jobs), running, n)
+			}
+		})
 	}
 }

@@ -111,13 +111,13 @@ func TestRaceOneWorkspace(t *testing.T) {
 					t.Errorf("prune %d: exit %d: %s", i, code, errs)
 					return
 				}
-				var jobs []jobdir.Job
-				if err := json.Unmarshal([]byte(out), &jobs); err != nil {
+				var pr struct{ Jobs []jobdir.Job }
+				if err := json.Unmarshal([]byte(out), &pr); err != nil {
 					t.Errorf("prune %d: %v: %q", i, err, out)
 					return
 				}
 				mu.Lock()
-				for _, j := range jobs {
+				for _, j := range pr.Jobs {
 					if _, dup := pruned[j.ID]; dup {
 						t.Errorf("job %s pruned twice", j.ID)
 					}

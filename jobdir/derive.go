@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strconv"
+	"strings"
 )
 
 // ScanProc is the process scan of a host with /proc: a job's processes
@@ -107,11 +108,21 @@ func Derive(o Observation, host string) Job {
 	case m.BootID != "" && o.BootID != "" && m.BootID != o.BootID:
 		j.Status = StatusLost
 		j.Reason = "reboot"
-	case o.ProcStart != "" && o.ProcStart == m.ProcStart:
+	case o.ProcStart != "" && sameStart(o.ProcStart, m.ProcStart):
 		j.Status = StatusRunning
 	default:
 		j.Status = StatusLost
 		j.Reason = "vanished"
 	}
 	return j
+}
+
+// sameStart reports whether two start times of a process are the same:
+// clock ticks, or where the host has no /proc the words of ps's lstart,
+// however many spaces are between them ("Tue Dec  1 10:31:40 2026").
+func sameStart(a, b string) bool {
+	if a == b {
+		return true
+	}
+	return strings.Join(strings.Fields(a), " ") == strings.Join(strings.Fields(b), " ")
 }

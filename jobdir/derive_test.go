@@ -241,3 +241,25 @@ func TestParseStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestDerivePSStart: where the host has no /proc the start time is ps's
+// lstart, which pads a day below 10 with a second space; the scripts read
+// it back with one. The wrapper is the job's either way.
+func TestDerivePSStart(t *testing.T) {
+	for _, tc := range []struct{ meta, seen string }{
+		{"Tue Dec  1 10:31:40 2026", "Tue Dec 1 10:31:40 2026"},
+		{"Tue Dec 1 10:31:40 2026", "Tue Dec 1 10:31:40 2026"},
+	} {
+		m := testMeta()
+		m.ProcStart, m.BootID = tc.meta, ""
+		j := jobdir.Derive(jobdir.Observation{Dir: testDir, Meta: metaLine(t, m), HasMeta: true, ProcStart: tc.seen, ProcessScan: "ps"}, "")
+		if j.Status != jobdir.StatusRunning {
+			t.Errorf("proc_start %q, seen %q: %s, want running", tc.meta, tc.seen, j.Status)
+		}
+	}
+	m := testMeta()
+	m.ProcStart, m.BootID = "Tue Dec  1 10:31:40 2026", ""
+	if j := jobdir.Derive(jobdir.Observation{Dir: testDir, Meta: metaLine(t, m), HasMeta: true, ProcStart: "Tue Dec 1 10:31:41 2026"}, ""); j.Status != jobdir.StatusLost {
+		t.Errorf("another start time: %s, want lost", j.Status)
+	}
+}

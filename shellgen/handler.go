@@ -17,7 +17,9 @@ import (
 type Handler struct {
 	// Job receives each job observed (with the host's boot id filled in)
 	// and what a stop did to it ("" if it was not stopped), or "kept" for
-	// a job prune kept because it has live processes.
+	// a job prune kept because it has live processes, or "held" or
+	// "replaced" for a job of the same name a launch found (OutcomeHeld,
+	// OutcomeReplaced).
 	Job func(o jobdir.Observation, outcome string) error
 	// Refused receives each refusal: its kind (ErrKind*) and subject.
 	Refused func(kind, subject string) error
@@ -43,6 +45,14 @@ type Handler struct {
 // because it has live processes.
 const OutcomeKept = "kept"
 
+// The outcomes Handler.Job receives for a job that had the name of a job
+// being launched: OutcomeHeld when it runs on beside the new job,
+// OutcomeReplaced when run --replace stopped it.
+const (
+	OutcomeHeld     = "held"
+	OutcomeReplaced = "replaced"
+)
+
 // Decode reads a script's output from r (see Decode) and hands what it
 // reports to h. It reports whether a callback stopped it with ErrStop
 // before the end marker.
@@ -51,7 +61,8 @@ func (h Handler) Decode(r io.Reader) (stopped bool, err error) {
 		boot    string
 		cur     *jobdir.Observation
 		outcome string
-		kept    string // the directory of a K record, until its J record
+		kept    string    // the directory of a K record, until its J record
+		held    [2]string // the state and directory of an H record, until its J record
 		live    *liveChunk
 	)
 	flush := func() error {
@@ -67,7 +78,7 @@ func (h Handler) Decode(r io.Reader) (stopped bool, err error) {
 		return h.Job(o, out)
 	}
 	err = Decode(r, func(rec Record) error {
-		err := h.record(rec, &boot, &cur, &outcome, &kept, &live, flush)
+		err := h.record(rec, &boot, &cur, &outcome, &kept, &held, &live, flush)
 		stopped = errors.Is(err, ErrStop)
 		return err
 	})
@@ -80,7 +91,7 @@ func (h Handler) Decode(r io.Reader) (stopped bool, err error) {
 }
 
 // record handles one record for decode.
-func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outcome, kept *string, live **liveChunk, flush func() error) error {
+func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outcome, kept *string, held *[2]string, live **liveChunk, flush func() error) error {
 	{
 		switch rec.Kind {
 		case KindMeta, KindProc, KindExit, KindEnded,
@@ -112,11 +123,16 @@ func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outc
 			if *kept == rec.Field(0) {
 				*outcome = OutcomeKept
 			}
-			*kept = ""
+			if held[1] == rec.Field(0) && (held[0] == OutcomeHeld || held[0] == OutcomeReplaced) {
+				*outcome = held[0]
+			}
+			*kept, *held = "", [2]string{}
 		case KindOutcome:
 			*outcome = rec.Field(0)
 		case KindKept:
 			*kept = rec.Field(1)
+		case KindHeld:
+			*held = [2]string{rec.Field(0), rec.Field(1)}
 		case KindError:
 			// An outcome belongs to the job that follows it, not to a
 			// refusal (a job removed after it was stopped).

@@ -161,6 +161,19 @@ func TestDecode(t *testing.T) {
 			},
 		},
 		{
+			name: "a held or replaced job of the same name, then the launched one",
+			out: framed("B\tb1\n" +
+				"H\treplaced\t/r/w/1\nJ\t/r/w/1\nX\t137\n" +
+				"H\theld\t/r/w/2\nJ\t/r/w/2\n" +
+				"H\treplaced\t/r/w/gone\n" + // removed meanwhile: no observation
+				"J\t/r/w/3\n"),
+			want: []event{
+				{Job: &jobdir.Observation{Dir: "/r/w/1", ExitCode: "137", HasExit: true, BootID: "b1"}, Outcome: shellgen.OutcomeReplaced},
+				{Job: &jobdir.Observation{Dir: "/r/w/2", BootID: "b1"}, Outcome: shellgen.OutcomeHeld},
+				{Job: &jobdir.Observation{Dir: "/r/w/3", BootID: "b1"}},
+			},
+		},
+		{
 			name: "errors, removals and timeouts in order",
 			out: framed("J\t/r/w/1\n" +
 				"E\tnotfound\tbuild\n" +

@@ -49,6 +49,12 @@ const (
 	// its rule selects, for REASON: live (it has live processes). Its
 	// observation follows, unless the job was removed meanwhile.
 	KindKept Kind = "K"
+	// KindHeld: H STATE DIR (escaped). The launch of a named job found the
+	// job in DIR holding the name: STATE is held (it runs on beside the
+	// new job) or replaced (run --replace stopped it, and its processes
+	// are gone). Its observation follows, unless the job was removed
+	// meanwhile.
+	KindHeld Kind = "H"
 	// KindError: E KIND SUBJECT (escaped). A refusal; see the Err* kinds.
 	KindError Kind = "E"
 	// KindRemoved: R DIR (escaped). A job directory was removed.
@@ -97,6 +103,9 @@ const (
 	ErrKindCursorBusy = "cursorbusy"
 	// ErrKindRegex: grep -E cannot compile the expression (wait --for).
 	ErrKindRegex = "regex"
+	// ErrKindNameBusy: another run --replace of the name held its lock
+	// too long.
+	ErrKindNameBusy = "namebusy"
 )
 
 // fields is how many fields each kind has after its letter, and which of
@@ -104,7 +113,7 @@ const (
 var fields = map[Kind]struct{ n, escaped int }{
 	KindBoot: {1, 0}, KindJob: {1, 1}, KindMeta: {1, 0}, KindProc: {1, 0},
 	KindExit: {1, 0}, KindEnded: {1, 0}, KindStop: {1, 0}, KindDropped: {2, 0},
-	KindLive: {2, 0}, KindKept: {2, 2},
+	KindLive: {2, 0}, KindKept: {2, 2}, KindHeld: {2, 2},
 	KindOutcome: {1, 0}, KindError: {2, 2}, KindRemoved: {1, 1}, KindWait: {1, 0},
 	KindMore: {1, 0}, KindData: {4, 0}, KindCheck: {2, 0}, KindCut: {1, 0},
 	KindScanned: {2, 0},

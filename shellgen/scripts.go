@@ -102,10 +102,17 @@ type Launch struct {
 	// has it, with PYTHONUNBUFFERED=1, so output reaches the logs line by
 	// line; meta.json's buffering field records what was applied.
 	LineBuffered bool
+	// Replace, for a named job, first stops every job of the workspace
+	// with that name and live processes (TERM, KILL after Grace) and waits
+	// until their processes are gone; each is reported after an H replaced
+	// record (launch_replace.sh). Without it, the newest job of the name
+	// is reported after an H held record when it runs (launch_name.sh).
+	Replace bool
 	// PTY runs the command on a pseudo-terminal of PTYCols columns by
 	// PTYRows rows whose master util-linux script(1) holds on the host
 	// (see pty.sh); it needs Stdin. The launch fails, with an ErrKindNoPTY
-	// record and no job, on a host whose script cannot.
+	// record and no job (and before a Replace stops anything), on a host
+	// whose script cannot.
 	PTY              bool
 	PTYCols, PTYRows int
 }
@@ -144,10 +151,22 @@ func LaunchScript(l Launch) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	files := []string{"begin.sh", "launch.sh"}
-	if l.PTY {
-		files = []string{"begin.sh", "launch_pty.sh", "launch.sh"}
+	if l.Replace && m.Name == "" {
+		return "", fmt.Errorf("replace needs a job name")
 	}
+	files := []string{"begin.sh"}
+	if l.PTY {
+		// First: a host that cannot refuses before a replace stops a job.
+		files = append(files, "launch_pty.sh")
+	}
+	switch {
+	case l.Replace:
+		files = append(files, "launch_replace.sh")
+		c.setInt("bg_rgrace", tenths(l.Grace))
+	case m.Name != "":
+		files = append(files, "launch_name.sh")
+	}
+	files = append(files, "launch.sh")
 	if p := l.Prune; p != nil {
 		c.setInt("bg_keep", int64(p.Keep))
 		c.setInt("bg_age", int64(p.OlderThan/time.Second))

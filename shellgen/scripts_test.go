@@ -58,6 +58,13 @@ func generators() []struct {
 			l.Meta.Command = `print -r -- "$ZSH_VERSION"`
 			l.Meta.Shell = "/bin/zsh"
 		})},
+		{"launch_replace", launch(func(l *shellgen.Launch) {
+			l.Meta.Name = "web"
+			l.Meta.Argv = []string{"busybox", "nc", "-l", "-p", "8000"}
+			l.Meta.Command, _ = shellgen.QuoteArgv(l.Meta.Argv)
+			l.Replace = true
+			l.Grace = 1500 * time.Millisecond
+		})},
 		{"launch_argv", launch(func(l *shellgen.Launch) {
 			l.Meta.Argv = []string{"printf", `%s\n`, "it's", "-n", "a b", "if"}
 			l.Meta.Command, _ = shellgen.QuoteArgv(l.Meta.Argv)
@@ -217,6 +224,7 @@ func TestGeneratorsReject(t *testing.T) {
 		gen  func() (string, error)
 		is   error // the error must wrap it, when not nil
 	}{
+		{"replace without a name", launch(func(l *shellgen.Launch) { l.Replace = true }), nil},
 		{"relative root", func() (string, error) {
 			return shellgen.StatusScript(shellgen.Target{Root: "srv", Workspace: "w"}, []string{"x"})
 		}, nil},

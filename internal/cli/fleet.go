@@ -183,7 +183,13 @@ type hostJSON struct {
 	Jobs *[]jobdir.Job `json:"jobs,omitempty"`
 	Logs *[]logChunk   `json:"logs,omitempty"`
 	Next string        `json:"next_cursor,omitempty"`
-	// Stopped: the jobs prune stopped because their owner is gone.
+	// run: the jobs of the name it replaced, or left running.
+	Replaced []string `json:"replaced,omitempty"`
+	Running  []string `json:"same_name_running,omitempty"`
+	// prune: the jobs it kept.
+	// prune: the jobs it kept, and those it stopped because their owner
+	// is gone.
+	Kept    *[]keptJSON   `json:"kept,omitempty"`
 	Stopped *[]jobdir.Job `json:"stopped,omitempty"`
 	Error   string        `json:"error,omitempty"`
 }
@@ -228,11 +234,11 @@ func exitCode(code int) error {
 
 // jobsJSON prints one object per host: its jobs and its error.
 func jobsJSON(a *app, res []bgjob.Result[[]jobdir.Job]) error {
-	return printJSON(a.stdout, hostsJSON(res))
+	return jobsJSONWith(a, res, nil)
 }
 
-// hostsJSON is the JSON of a fleet's jobs, one object per host.
-func hostsJSON(res []bgjob.Result[[]jobdir.Job]) []hostJSON {
+// jobsJSONWith is jobsJSON with more filled in for each host by add.
+func jobsJSONWith(a *app, res []bgjob.Result[[]jobdir.Job], add func(*hostJSON)) error {
 	out := make([]hostJSON, len(res))
 	for i, r := range res {
 		out[i].Host = r.Host
@@ -246,13 +252,26 @@ func hostsJSON(res []bgjob.Result[[]jobdir.Job]) []hostJSON {
 		if r.Err != nil {
 			out[i].Error = hostReason(r.Host, r.Err)
 		}
+		if add != nil {
+			add(&out[i])
+		}
 	}
-	return out
+	return printJSON(a.stdout, out)
 }
 
 func (a *app) fleetRun(ctx context.Context, o runOptions) error {
 	if o.wait > 0 {
 		return usageError("--wait works on one host; with several, run then use 'bgjob wait' and 'bgjob logs'")
+	}
+	var mu sync.Mutex
+	held := map[string]*nameHeld{}
+	o.spec.NameHeld = func(old jobdir.Job, replaced bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if held[old.Host] == nil {
+			held[old.Host] = new(nameHeld)
+		}
+		held[old.Host].add(a, old.Host, o.spec.Name, old, replaced)
 	}
 	res := a.fleet().Run(ctx, o.spec)
 	switch {
@@ -260,6 +279,9 @@ func (a *app) fleetRun(ctx context.Context, o runOptions) error {
 		out := make([]hostJSON, len(res))
 		for i, r := range res {
 			out[i].Host = r.Host
+			if h := held[r.Host]; h != nil {
+				out[i].Replaced, out[i].Running = h.Replaced, h.Running
+			}
 			if r.Err != nil {
 				out[i].Error = hostReason(r.Host, r.Err)
 			} else {
@@ -482,10 +504,12 @@ func (a *app) fleetRemove(ctx context.Context, refs []string, force bool) error 
 
 func (a *app) fleetPrune(ctx context.Context, o bgjob.PruneOptions) error {
 	var mu sync.Mutex
+	kept := map[string][]keptJSON{}
 	o.Kept = func(j jobdir.Job) {
 		mu.Lock()
 		defer mu.Unlock()
 		a.keptNote(j.Host, j)
+		kept[j.Host] = append(kept[j.Host], keptOf(j))
 	}
 	stopped := map[string][]jobdir.Job{}
 	o.StopOrphans = true
@@ -499,13 +523,20 @@ func (a *app) fleetPrune(ctx context.Context, o bgjob.PruneOptions) error {
 	}
 	res := a.fleet().Prune(ctx, o)
 	if a.json {
-		out := hostsJSON(res)
-		for i := range out {
-			if s, ok := stopped[out[i].Host]; ok {
-				out[i].Stopped = &s
+		if err := jobsJSONWith(a, res, func(h *hostJSON) {
+			if h.Error == "" || h.Jobs != nil {
+				k := kept[h.Host]
+				if k == nil {
+					k = []keptJSON{}
+				}
+				h.Kept = &k
+				s := stopped[h.Host]
+				if s == nil {
+					s = []jobdir.Job{}
+				}
+				h.Stopped = &s
 			}
-		}
-		if err := printJSON(a.stdout, out); err != nil {
+		}); err != nil {
 			return err
 		}
 	} else {

@@ -96,7 +96,11 @@ func printJob(w io.Writer, j jobdir.Job) {
 		row("pid", strconv.Itoa(j.PID))
 	}
 	if j.LiveProcesses > 0 || j.Status == jobdir.StatusRunning {
-		row("live_processes", strconv.Itoa(j.LiveProcesses))
+		live := strconv.Itoa(j.LiveProcesses)
+		if j.ProcessScan != "" {
+			live += " (its process group only: no /proc)"
+		}
+		row("live_processes", live)
 	}
 	if j.Owner != nil {
 		host, _ := os.Hostname()

@@ -49,19 +49,18 @@ func (a *app) pruneCommand() *cobra.Command {
 		Long: `Remove ended jobs (exited, killed or lost) of the workspace beyond the newest
 --keep ended ones, or that ended more than --older-than ago by the host's
 clock. Running jobs, jobs with processes still alive (live_processes: prune
-says on stderr which it kept) and jobs whose files are not bgjob's are
-never removed; a directory a cut-short run left
+says on stderr which it kept, and --json lists them in "kept") and jobs
+whose files are not bgjob's are never removed; a directory a cut-short run left
 without meta.json is removed a minute after its start. run applies the
 same rule, in a bounded pass, after one run in eight.
 
 First, prune stops the running jobs whose owner, a bgjob mcp server of this
 machine, is provably gone (killed with SIGKILL, or the machine rebooted),
 as the next bgjob mcp would: it prints "stopped ID" for each (with
---dry-run, what it would stop), and with --json lists them with "pruned":
-"stopped", the removed jobs having "pruned": "removed" (with several hosts:
-each host's "stopped" array, beside its removed "jobs"). Jobs whose owner is
-alive, runs on another machine, or that were started outside MCP or with
-keep are never stopped.`,
+--dry-run, what it would stop), and --json lists them in "stopped", beside
+the removed "jobs" and the "kept" ones (with several hosts: per host).
+Jobs whose owner is alive, runs on another machine, or that were started
+outside MCP or with keep are never stopped.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Keep < 0 || o.OlderThan < 0 {
@@ -74,7 +73,7 @@ keep are never stopped.`,
 	f.IntVar(&o.Keep, "keep", o.Keep, "keep the newest N ended jobs")
 	f.DurationVar(&o.OlderThan, "older-than", o.OlderThan, "remove ended jobs that ended longer ago than this (0: no age limit)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be removed")
-	f.BoolVar(&a.json, "json", false, "print the removed jobs as a JSON array")
+	f.BoolVar(&a.json, "json", false, `print {"jobs": [removed jobs], "kept": [{id, name, status, reason, live_processes}]}`)
 	return cmd
 }
 
@@ -87,8 +86,12 @@ func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
 		return err
 	}
 	defer release()
-	o.Kept = func(j jobdir.Job) { a.keptNote("", j) }
-	var stopped []jobdir.Job
+	kept := []keptJSON{}
+	o.Kept = func(j jobdir.Job) {
+		a.keptNote("", j)
+		kept = append(kept, keptOf(j))
+	}
+	stopped := []jobdir.Job{}
 	o.StopOrphans = true
 	o.Stopped = func(j jobdir.Job) {
 		stopped = append(stopped, j)
@@ -98,14 +101,10 @@ func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
 	}
 	jobs, err := c.Prune(ctx, o)
 	if a.json {
-		out := make([]prunedJob, 0, len(stopped)+len(jobs))
-		for _, j := range stopped {
-			out = append(out, prunedJob{j, "stopped"})
+		if jobs == nil {
+			jobs = []jobdir.Job{}
 		}
-		for _, j := range jobs {
-			out = append(out, prunedJob{j, "removed"})
-		}
-		if perr := printJSON(a.stdout, out); perr != nil {
+		if perr := printJSON(a.stdout, pruneJSON{Jobs: jobs, Stopped: stopped, Kept: kept}); perr != nil {
 			return perr
 		}
 	} else {
@@ -116,15 +115,32 @@ func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
 	return err
 }
 
-// prunedJob is an element of prune --json: a job and what prune did to it,
-// "stopped" (its owner is gone) or "removed".
-type prunedJob struct {
-	jobdir.Job
-	Pruned string `json:"pruned"`
+// pruneJSON is prune's --json: the jobs removed (with --dry-run, those
+// that would be), the running jobs stopped first because their owner is
+// gone, and those the rule selects but prune kept.
+type pruneJSON struct {
+	Jobs    []jobdir.Job `json:"jobs"`
+	Stopped []jobdir.Job `json:"stopped"`
+	Kept    []keptJSON   `json:"kept"`
 }
 
-// keptNote says on stderr that prune kept j, and why (with --json too:
-// the array is the jobs removed).
+// keptJSON is a job prune kept, and why: reason live_processes (it has
+// ended, but processes of it still run; process_scan says how they were
+// found where the host has no /proc).
+type keptJSON struct {
+	ID            string        `json:"id"`
+	Name          string        `json:"name"`
+	Status        jobdir.Status `json:"status"`
+	Reason        string        `json:"reason"`
+	LiveProcesses int           `json:"live_processes"`
+	ProcessScan   string        `json:"process_scan,omitempty"`
+}
+
+func keptOf(j jobdir.Job) keptJSON {
+	return keptJSON{ID: j.ID, Name: j.Name, Status: j.Status, Reason: "live_processes", LiveProcesses: j.LiveProcesses, ProcessScan: j.ProcessScan}
+}
+
+// keptNote says on stderr that prune kept j, and why (with --json too).
 func (a *app) keptNote(host string, j jobdir.Job) {
 	if host != "" {
 		host += ": "

@@ -51,6 +51,14 @@ The job runs in its own session and process group with HUP ignored and stdin
 from /dev/null; its output is appended to stdout.log and stderr.log in the job
 directory, and its exit status (128+N when signal N killed it) to exit_code.
 
+A name addresses the newest job of that name. Starting a job whose name a
+running job holds warns on stderr ("bgjob: warning: ..."; the id is still
+printed); --replace instead stops every job of that name that has live
+processes (TERM, KILL after --grace, as 'bgjob stop') and waits until their
+processes are gone, so that a port one held is free, then starts the new
+job. Concurrent --replace runs of one name take turns: the last one's job
+is the one left running.
+
 --merge writes stderr into stdout.log too, so the two come in one ordered
 stream (meta.json records "merge": true; stderr.log stays empty).
 
@@ -73,6 +81,7 @@ logs kept from the start: bgjob prints its output so far, says so with the
 job id on stderr, and exits 75. Either way at most --max-bytes of output are
 printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 		Example: `  bgjob run -n web -- python3 -m http.server 8000
+  bgjob run -n web --replace -- python3 -m http.server 8000   # restart web
   bgjob run --wait 30s -- make test      # output and status if done in 30s, else 75
   bgjob run --stdin -n repl -- python3 -i && bgjob send repl $'print(1+1)\n'
   bgjob run --pty -n shell -- bash -i && bgjob send shell $'ls\n' && bgjob logs --plain shell
@@ -121,7 +130,8 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 	f.StringArrayVarP(&o.spec.Env, "env", "e", nil, "set an environment variable, NAME=VALUE (repeatable)")
 	f.StringVar(&o.spec.Shell, "shell", "", "shell that runs a script command (default: bash if present, else sh)")
 	f.DurationVar(&o.spec.Timeout, "timeout", 0, "stop the job after this long (TERM, then KILL after --grace)")
-	f.DurationVar(&o.spec.Grace, "grace", bgjob.DefaultGrace, "with --timeout, time between TERM and KILL")
+	f.DurationVar(&o.spec.Grace, "grace", bgjob.DefaultGrace, "with --timeout or --replace, time between TERM and KILL")
+	f.BoolVar(&o.spec.Replace, "replace", false, "with --name, first stop the jobs of that name and wait until their processes are gone")
 	f.BoolVar(&o.spec.Stdin, "stdin", false, "give the job a FIFO as stdin, written with 'bgjob send' (default: /dev/null)")
 	f.BoolVar(&o.spec.LineBuffered, "line-buffered", false, "ask programs to flush output by line (stdbuf -oL -eL, PYTHONUNBUFFERED=1)")
 	f.DurationVar(&o.wait, "wait", 0, "wait up to this long and print the output: exit with the job's status if it ends, else 75 and leave it running")
@@ -156,6 +166,9 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 		}
 		o.spec.MaxLogSize = n
 	}
+	if o.spec.Replace && o.spec.Name == "" {
+		return usageError("--replace needs --name")
+	}
 	if a.many() {
 		return a.fleetRun(ctx, o)
 	}
@@ -169,7 +182,9 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 	} else {
 		c.SetAutoPrune(o.keep, bgjob.DefaultMaxAge)
 	}
-	startCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	var held nameHeld
+	o.spec.NameHeld = func(old jobdir.Job, replaced bool) { held.add(a, "", o.spec.Name, old, replaced) }
+	startCtx, cancel := context.WithTimeout(ctx, startTimeout(o.spec))
 	defer cancel()
 	j, err := c.Run(startCtx, o.spec)
 	if err != nil {
@@ -180,13 +195,51 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 	}
 	switch {
 	case a.json:
-		return printJSON(a.stdout, j)
+		return printJSON(a.stdout, runJSON{Job: j, nameHeld: held})
 	case o.quiet:
 		fmt.Fprintln(a.stdout, j.ID)
 	default:
 		fmt.Fprintf(a.stdout, "id:     %s\npid:    %d\nstdout: %s\nstderr: %s\n", j.ID, j.PID, j.StdoutPath, j.StderrPath)
 	}
 	return nil
+}
+
+// startTimeout bounds a launch: a minute, and with --replace the stop's
+// grace twice over (TERM, grace, KILL, and a --replace of the name
+// before it).
+func startTimeout(s bgjob.Spec) time.Duration {
+	if !s.Replace || s.Grace < 0 {
+		return time.Minute
+	}
+	return time.Minute + 2*s.Grace
+}
+
+// nameHeld is what run found of other jobs with its name: the ids it
+// replaced, and those still running beside it.
+type nameHeld struct {
+	Replaced []string `json:"replaced,omitempty"`
+	Running  []string `json:"same_name_running,omitempty"`
+}
+
+// add notes the job old that had name, and warns on stderr when it runs
+// on beside the new job.
+func (h *nameHeld) add(a *app, host, name string, old jobdir.Job, replaced bool) {
+	if replaced {
+		h.Replaced = append(h.Replaced, old.ID)
+		return
+	}
+	h.Running = append(h.Running, old.ID)
+	if host != "" {
+		host += ": "
+	}
+	fmt.Fprintf(a.stderr, "bgjob: warning: %sjob %s named %s is still running; the name now means the new job (--replace stops the old one first)\n", host, visible(old.ID), visible(name))
+}
+
+// runJSON is run's --json: the job, and the jobs of its name it replaced
+// or left running.
+type runJSON struct {
+	jobdir.Job
+	nameHeld
 }
 
 // promote waits up to o.wait for job j and prints its output (at most

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/internal/mcp"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/runtime/local"
 )
 
 // serve runs a server with o (a fresh root unless o.Root is set) and
@@ -260,6 +263,12 @@ func TestMaxBytesCursor(t *testing.T) {
 	call(t, cs, "job_send", map[string]any{"id": st.ID, "eof": true}, &sent)
 	var w waited
 	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}}, &w)
+	if w.TimedOut || len(w.Jobs) != 1 || w.Jobs[0].Status != jobdir.StatusExited {
+		t.Fatalf("job_wait: %+v, want the job exited", w)
+	}
+	if got != "" {
+		t.Fatalf("job_start with wait_sec 0 read %q", got)
+	}
 	cuts := 0
 	for range 100 {
 		var o job
@@ -522,5 +531,63 @@ func TestCursorCutByEscapes(t *testing.T) {
 	call(t, cs, "job_output", map[string]any{"id": st.ID, "stream": "stdout", "offset": 1024}, &o)
 	if o.Text != strings.Repeat(`\xff`, 976) {
 		t.Errorf("reading on from the offset: %d bytes", len(o.Text))
+	}
+}
+
+// A second job_start of a running name warns; replace stops the jobs of
+// the name before it starts (the restart of a dev server).
+func TestStartReplace(t *testing.T) {
+	root := t.TempDir()
+	cs := serve(t, mcp.Options{Root: root})
+	type started struct {
+		job
+		Replaced []string `json:"replaced"`
+		SameName []string `json:"same_name_running"`
+	}
+	start := func(args map[string]any) (started, string) {
+		t.Helper()
+		args["command"], args["name"], args["wait_sec"] = "sleep 600", "srv", 0
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "job_start", Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("job_start: %v %s", err, text(res))
+		}
+		var s started
+		b, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		return s, text(res)
+	}
+	first, txt := start(map[string]any{})
+	if len(first.SameName) != 0 || strings.Contains(txt, "warning") {
+		t.Errorf("first start: %+v %q, want no warning", first, txt)
+	}
+	second, txt := start(map[string]any{})
+	if len(second.SameName) != 1 || second.SameName[0] != first.ID || !strings.Contains(txt, "warning: job "+first.ID) {
+		t.Errorf("second start: %+v %q, want a warning of %s", second, txt, first.ID)
+	}
+	third, txt := start(map[string]any{"replace": true})
+	sort.Strings(third.Replaced)
+	want := []string{first.ID, second.ID}
+	sort.Strings(want)
+	if !slices.Equal(third.Replaced, want) || !strings.Contains(txt, "stopped first") {
+		t.Errorf("replace: %+v %q, want %v replaced", third, txt, want)
+	}
+	c, err := bgjob.NewClient(local.New(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := c.Status(context.Background(), first.ID, second.ID, third.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range []jobdir.Status{jobdir.StatusKilled, jobdir.StatusKilled, jobdir.StatusRunning} {
+		if jobs[i].Status != w || jobs[i].LiveProcesses != 0 && w != jobdir.StatusRunning {
+			t.Errorf("job %s: %s with %d processes, want %s", jobs[i].ID, jobs[i].Status, jobs[i].LiveProcesses, w)
+		}
+	}
+	res, _ := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "job_start", Arguments: map[string]any{"command": "true", "replace": true}})
+	if res == nil || !res.IsError || !strings.Contains(text(res), "replace needs a name") {
+		t.Errorf("replace without a name: %v", text(res))
 	}
 }

@@ -31,16 +31,19 @@ type startIn struct {
 	Stdin        bool              `json:"stdin,omitempty" jsonschema:"give the job a standard input that job_send writes to"`
 	LineBuffered *bool             `json:"line_buffered,omitempty" jsonschema:"ask programs to write output line by line (default true)"`
 	Keep         bool              `json:"keep,omitempty" jsonschema:"leave the job running when this MCP session ends"`
+	Replace      bool              `json:"replace,omitempty" jsonschema:"with name: first stop the jobs of that name (e.g. a dev server to restart) and wait until their processes are gone, so that a port one held is free"`
 	Host         string            `json:"host,omitempty" jsonschema:"SSH host to run on (default: the server's host)"`
 }
 
 type startOut struct {
 	jobView
-	PID        int    `json:"pid" jsonschema:"process id of the job's wrapper (its process group)"`
-	StdoutPath string `json:"stdout_path" jsonschema:"path of stdout.log on the job's host"`
-	StderrPath string `json:"stderr_path" jsonschema:"path of stderr.log on the job's host"`
-	Output     string `json:"output" jsonschema:"output so far (both streams; read through this client's cursor, so job_output goes on after it)"`
-	Truncated  bool   `json:"truncated" jsonschema:"output was cut to the cap; job_output reads the rest"`
+	PID        int      `json:"pid" jsonschema:"process id of the job's wrapper (its process group)"`
+	StdoutPath string   `json:"stdout_path" jsonschema:"path of stdout.log on the job's host"`
+	StderrPath string   `json:"stderr_path" jsonschema:"path of stderr.log on the job's host"`
+	Replaced   []string `json:"replaced,omitempty" jsonschema:"ids of the jobs of the same name that replace stopped"`
+	SameName   []string `json:"same_name_running,omitempty" jsonschema:"id of a job of the same name still running beside this one (replace would have stopped it)"`
+	Output     string   `json:"output" jsonschema:"output so far (both streams; read through this client's cursor, so job_output goes on after it)"`
+	Truncated  bool     `json:"truncated" jsonschema:"output was cut to the cap; job_output reads the rest"`
 }
 
 // jobView is what a result says about a job.
@@ -73,6 +76,18 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 	}
 	spec := bgjob.Spec{Argv: []string{in.Command}, Name: in.Name, Cwd: in.Cwd, Timeout: timeout,
 		Stdin: in.Stdin, LineBuffered: in.LineBuffered == nil || *in.LineBuffered}
+	if in.Replace && in.Name == "" {
+		return nil, startOut{}, errors.New("replace needs a name: it stops the jobs of that name")
+	}
+	spec.Replace = in.Replace
+	var held startOut
+	spec.NameHeld = func(old jobdir.Job, replaced bool) {
+		if replaced {
+			held.Replaced = append(held.Replaced, old.ID)
+		} else {
+			held.SameName = append(held.SameName, old.ID)
+		}
+	}
 	owner := *s.opts.Owner
 	owner.Keep = in.Keep || s.opts.KeepJobs
 	spec.Owner = &owner
@@ -91,7 +106,7 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 	// Not repeated after a drop: the job may have started.
 	err = s.do(ctx, in.Host, false, func(c *bgjob.Client, h string) (err error) {
 		host = h
-		sctx, cancel := context.WithTimeout(ctx, time.Minute)
+		sctx, cancel := context.WithTimeout(ctx, startTimeout)
 		defer cancel()
 		j, err = c.Run(sctx, spec)
 		return err
@@ -107,7 +122,8 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 		// start, so job_output returns everything.
 		out := startOut{jobView: viewOf(j), PID: j.PID, StdoutPath: j.StdoutPath, StderrPath: j.StderrPath}
 		out.Host = host
-		return result("job %s started, pid %d; job_wait waits for it, job_output reads its output", j.ID, j.PID), out, nil
+		out.Replaced, out.SameName = held.Replaced, held.SameName
+		return result("job %s started, pid %d; job_wait waits for it, job_output reads its output%s", j.ID, j.PID, heldText(in.Name, held)), out, nil
 	}
 	var r readResult
 	err = s.do(ctx, host, true, func(c *bgjob.Client, _ string) error {
@@ -123,10 +139,28 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 	}
 	out := startOut{jobView: viewOf(r.job), PID: j.PID, StdoutPath: j.StdoutPath, StderrPath: j.StderrPath,
 		Output: r.text, Truncated: r.truncated}
+	out.Replaced, out.SameName = held.Replaced, held.SameName
 	out.Host = host
 	msg := fmt.Sprintf("job %s %s", j.ID, exitText(viewOf(r.job)))
 	if r.job.Status == jobdir.StatusRunning {
 		msg += fmt.Sprintf(", pid %d; job_wait waits for it, job_output reads what is new", j.PID)
 	}
+	msg += heldText(in.Name, held)
 	return result("%s\n%s", msg, r.text), out, nil
+}
+
+// startTimeout bounds a launch, which with replace includes the stop of the
+// jobs of the name (TERM, grace, KILL).
+const startTimeout = time.Minute
+
+// heldText says which jobs of the name the start replaced or left running.
+func heldText(name string, h startOut) string {
+	var s string
+	if len(h.Replaced) > 0 {
+		s += fmt.Sprintf("\nstopped first (replace): %s", strings.Join(h.Replaced, ", "))
+	}
+	if len(h.SameName) > 0 {
+		s += fmt.Sprintf("\nwarning: job %s named %s is still running beside it; the name now means the new job (replace: true stops the old one first)", strings.Join(h.SameName, ", "), name)
+	}
+	return s
 }

@@ -2,13 +2,19 @@
 # job.sh and start it in a session of its own, passing it the caller's
 # umask; the wrapper writes meta.json before its command can start, so a
 # job is visible before it runs, and the launcher reports it. Also set:
-# bg_id, bg_name, bg_cwd, bg_stdin, bg_pty. launch_pty.sh comes first for a
-# PTY job, launch_prune.sh may follow. A launch cut short leaves at most a
-# directory without meta.json and nothing running: ls reports it, prune
+# bg_id, bg_name, bg_cwd, bg_stdin, bg_pty. launch_pty.sh (a PTY job),
+# then launch_name.sh or launch_replace.sh (bg_rgrace; a named job) come
+# before it; launch_prune.sh may follow. A launch cut short leaves at most
+# a directory without meta.json and nothing running: ls reports it, prune
 # removes it.
 bg_makeroot
 if [ -n "$bg_cwd" ] && [ ! -d "$bg_cwd" ]; then bg_err cwd "working directory $bg_cwd does not exist"; fi
 [ -d "$bg_ws" ] || mkdir -p "$bg_ws" 2>/dev/null || bg_err io "cannot create workspace directory $bg_ws"
+# A job of the same name: warn (launch_name.sh), or with --replace stop it
+# (launch_replace.sh), which holds the name's lock bg_namelk until the new
+# job runs.
+bg_namelk=
+[ -z "$bg_name" ] || bg_samename
 bg_d=$bg_ws/$bg_id
 mkdir "$bg_d" 2>/dev/null || bg_err exists "cannot create job directory $bg_d"
 # The name index holds the id of the newest job launched with the name. A
@@ -57,5 +63,6 @@ nometa)
 	bg_err io "cannot write the job's meta.json in $bg_ws (is the disk full?)"
 	;;
 esac
+[ -z "$bg_namelk" ] || rm -rf "$bg_namelk"
 bg_obslive=0
 bg_obs "$bg_d"

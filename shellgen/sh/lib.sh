@@ -79,26 +79,48 @@ bg_kill() {
 	kill -s "$bg_k" -- "$@" 2>/dev/null || kill -s "$bg_k" "$@" 2>/dev/null
 }
 
-# bg_nap: sleep a tenth of a second (a whole one where sleep takes integers only).
+# bg_nap [SECONDS]: sleep a tenth of a second, or SECONDS (a whole one
+# where sleep takes integers only; not when a signal ended the sleep
+# early, as the wrapper's TERM to its timer's group does).
 bg_nap() {
-	sleep 0.1 2>/dev/null || sleep 1
+	sleep "${1:-0.1}" 2>/dev/null || [ $? -gt 128 ] || sleep 1
 }
 
 # bg_deadline TENTHS: start the clock of a wait, a sleep of TENTHS tenths
-# of a second in the background; bg_intime succeeds until it has ended.
-# A wait is measured by this clock, never by counting naps, so it takes
-# as long as it says however long each look takes.
+# of a second in the background that wakes this shell (USR1, trapped) when
+# it ends; bg_intime succeeds until then, and bg_dlnap naps a tenth of a
+# second, less when the clock ends meanwhile. A wait is measured by this
+# clock, never by counting naps, so it takes as long as it says however
+# long each look takes. Ended early (kill "$bg_dl"), it ends its sleep.
 bg_deadline() {
-	sleep "$(($1 / 10)).$(($1 % 10))" >/dev/null 2>&1 &
+	bg_dlup=
+	trap 'bg_dlup=1' USR1
+	bg_dlme=$$
+	(
+		trap 'kill "$bg_dlx" 2>/dev/null; exit 0' TERM
+		sleep "$(($1 / 10)).$(($1 % 10))" &
+		bg_dlx=$!
+		wait "$bg_dlx" && kill -s USR1 "$bg_dlme"
+	) >/dev/null 2>&1 &
 	bg_dl=$!
 	bg_proc "$bg_dl"
 	bg_dls=$bg_s
 }
 
-# bg_intime: succeed while the sleep of bg_deadline runs.
+# bg_intime: succeed while the clock of bg_deadline runs.
 bg_intime() {
+	[ -z "$bg_dlup" ] || return 1
 	bg_proc "$bg_dl"
 	[ -n "$bg_s" ] && [ "$bg_s" = "$bg_dls" ]
+}
+
+# bg_dlnap: bg_nap, cut short when the clock of bg_deadline ends (a
+# trapped signal ends a wait).
+bg_dlnap() {
+	bg_nap >/dev/null 2>&1 &
+	bg_dln=$!
+	[ -n "$bg_dlup" ] || wait "$bg_dln"
+	kill "$bg_dln" 2>/dev/null
 }
 
 # bg_signal SIGNAL: send SIGNAL to the processes bg_live found: a signal
@@ -179,20 +201,22 @@ bg_stop() {
 	if [ -n "$bg_sl" ]; then
 		if [ "$bg_sn" -gt 0 ]; then
 			bg_deadline "$bg_sn"
-			while bg_stopleft "$@" && bg_intime; do bg_nap; done
+			while bg_stopleft "$@" && bg_intime; do bg_dlnap; done
 			kill "$bg_dl" 2>/dev/null
 		fi
+		# KILL takes effect at once: look again soon (a look itself takes
+		# a while with many processes on the host), then every tenth.
 		bg_sk=0
 		while bg_stopleft "$@" && [ "$bg_sk" -lt 100 ]; do
 			bg_kill KILL $bg_sp
-			bg_nap
+			if [ "$bg_sk" -lt 10 ]; then bg_nap 0.02; else bg_nap; fi
 			bg_sk=$((bg_sk + 1))
 		done
 	fi
 	bg_pgs=
 	[ "$bg_nowait" != nowait ] || return 0
 	bg_sk=0
-	while [ -n "$bg_sw" ] && [ "$bg_sk" -lt 50 ]; do
+	while [ -n "$bg_sw" ] && [ "$bg_sk" -lt 60 ]; do
 		bg_sx=$bg_sw bg_sw=
 		for bg_si in $bg_sx; do
 			eval "bg_sd=\${$bg_si}"
@@ -200,7 +224,14 @@ bg_stop() {
 			# status: the mv that records it is still one of its processes.
 			if bg_meta "$bg_sd" && bg_proc "$bg_w" && [ -n "$bg_s" ] && [ "$bg_s" = "$bg_st" ]; then bg_sw="$bg_sw $bg_si"; fi
 		done
-		[ -z "$bg_sw" ] || bg_nap
+		# A wrapper records the status within milliseconds of its command.
+		if [ -z "$bg_sw" ]; then
+			:
+		elif [ "$bg_sk" -lt 10 ]; then
+			bg_nap 0.02
+		else
+			bg_nap
+		fi
 		bg_sk=$((bg_sk + 1))
 	done
 }
@@ -241,6 +272,19 @@ bg_pick() {
 	bg_b=${bg_b#\"boot_id\":\"}
 	bg_b=${bg_b%\"\}}
 	case $bg_w in '' | *[!0-9]*) return 1 ;; esac
+	# A ps start time (no /proc) as bg_proc reads it: one space between
+	# words (a wrapper of an earlier version wrote ps's "Dec  1").
+	case $bg_st in *"  "*)
+		set -f
+		bg_oifs=$IFS
+		IFS=' '
+		# shellcheck disable=SC2086 # the words on purpose
+		set -- $bg_st
+		bg_st="$*"
+		IFS=$bg_oifs
+		set +f
+		;;
+	esac
 }
 
 # bg_obs DIR [strict]: print the observation records of the job in DIR;

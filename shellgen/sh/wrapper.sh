@@ -36,7 +36,10 @@ if [ -r /proc/self/stat ]; then
 	set -- $bg_st
 	bg_st=${20}
 else
-	bg_st=$(ps -o lstart= -p $$)
+	# One space between words, as bg_proc reads it back ("Dec  1").
+	# shellcheck disable=SC2046 # the words on purpose
+	set -- $(ps -o lstart= -p $$)
+	bg_st="$*"
 fi
 bg_buf=
 if [ "$bg_lb" = 1 ]; then

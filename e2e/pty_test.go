@@ -15,7 +15,7 @@ import (
 // stays empty): locally with a PATH without script, and with scripts that
 // answer as busybox's does and as util-linux 2.34 (no -E) would, locally
 // and over SSH (the test sshd gives its sessions a PATH that starts with
-// the fake busybox one).
+// the fake busybox one). A refused run --pty --replace stops nothing.
 func TestPTYNeedsScript(t *testing.T) {
 	t.Parallel()
 	bin := bgjobBinary(t)
@@ -75,6 +75,33 @@ func TestPTYNeedsScript(t *testing.T) {
 			}
 			if left, _ := os.ReadDir(root); len(left) != 0 {
 				t.Errorf("the root holds %d entries, want none: no job is made", len(left))
+			}
+
+			// The check comes first: a --replace that is refused stops
+			// nothing.
+			run := func(args ...string) (int, string) {
+				cmd := exec.Command(bin, args...)
+				cmd.Env = append(os.Environ(), "PATH="+tc.path)
+				out, err := cmd.CombinedOutput()
+				if ee, ok := err.(*exec.ExitError); ok {
+					return ee.ExitCode(), string(out)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return 0, string(out)
+			}
+			if code, out := run(append(args, "run", "-q", "-n", "srv", "--", "sleep 60")...); code != 0 {
+				t.Fatalf("run -n srv: exit %d: %s", code, out)
+			}
+			if code, out := run(append(args, "run", "--pty", "--replace", "-n", "srv", "--", "true")...); code != 1 || !strings.Contains(out, tc.want) {
+				t.Errorf("run --pty --replace: exit %d, %s; want 1 and %q", code, out, tc.want)
+			}
+			if code, out := run(append(args, "status", "srv")...); code != 0 || !strings.Contains(out, "running") {
+				t.Errorf("status srv after the refused replace: exit %d, %s; want it running", code, out)
+			}
+			if code, out := run(append(args, "stop", "srv")...); code != 0 {
+				t.Errorf("stop srv: exit %d, %s", code, out)
 			}
 		})
 	}

@@ -156,7 +156,8 @@ func LaunchScript(l Launch) (string, error) {
 	}
 	files := []string{"begin.sh"}
 	if l.PTY {
-		// First: a host that cannot refuses before a replace stops a job.
+		// Its checks run at once, before launch.sh calls bg_samename:
+		// a host that cannot refuses before a replace stops a job.
 		files = append(files, "launch_pty.sh")
 	}
 	switch {

@@ -33,6 +33,10 @@ var (
 	// ErrHost: the host could not do what was asked (a file could not be
 	// written, the wrapper did not start).
 	ErrHost = errors.New("host failure")
+	// ErrNoPTY: the host cannot run a job on a pseudo-terminal (Spec.PTY):
+	// it lacks util-linux script(1) with -e and -E, setsid or /proc. No
+	// job was created.
+	ErrNoPTY = errors.New("no pseudo-terminal job on this host")
 	// ErrNoStdin: the job was not started with a stdin FIFO.
 	ErrNoStdin = errors.New("job has no stdin")
 	// ErrEnded: the job has ended (it cannot be sent input).
@@ -151,6 +155,8 @@ func refusal(kind, subject string) error {
 		return fmt.Errorf("%s: %w", subject, ErrRoot)
 	case shellgen.ErrKindIO, shellgen.ErrKindStart, shellgen.ErrKindSetsid:
 		return fmt.Errorf("%s: %w", subject, ErrHost)
+	case shellgen.ErrKindNoPTY:
+		return fmt.Errorf("%s: %w", subject, ErrNoPTY)
 	case shellgen.ErrKindNoStdin:
 		return fmt.Errorf("%s: %w", subject, ErrNoStdin)
 	case shellgen.ErrKindEnded:

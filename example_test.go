@@ -1,15 +1,19 @@
 package bgjob_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/runtime/local"
+	"github.com/bgjob/bgjob/termtext"
 )
 
 // Run a job on this machine, wait for it and read its output. Over SSH,
@@ -142,4 +146,42 @@ func ExampleSpec_replace() {
 	// replaced: false status: running
 	// replaced: true status: killed
 	// replaced: true status: killed
+}
+
+// Run a program that wants a terminal, answer its prompt and read what it
+// wrote as text: the terminal's stream ends lines in "\r\n" and carries the
+// program's colours, which termtext.Strip removes.
+func ExampleSpec_pty() {
+	root, err := os.MkdirTemp("", "bgjob-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+
+	ctx := context.Background()
+	c, err := bgjob.NewClient(local.New(), root, "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	job, err := c.Run(ctx, bgjob.Spec{PTY: true, PTYCols: 100, PTYRows: 40,
+		Argv: []string{`test -t 0 && stty size; printf 'name? '; read n; printf '\033[1mhello, %s\033[0m\n' "$n"`}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := c.Send(ctx, job.ID, strings.NewReader("bob\n"), bgjob.SendOptions{}); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := c.Wait(ctx, []string{job.ID}, bgjob.WaitOptions{}); err != nil {
+		log.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := c.Logs(ctx, job.ID, bgjob.LogOptions{Stdout: true}, &out, io.Discard); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%q\n", out.String())
+	fmt.Print(string(termtext.Strip(out.Bytes())))
+	// Output:
+	// "40 100\r\nname? \x1b[1mhello, bob\x1b[0m\r\n"
+	// 40 100
+	// name? hello, bob
 }

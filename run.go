@@ -109,7 +109,29 @@ type Spec struct {
 	// is looked at, which costs the launch no scan of the host's
 	// processes. A Fleet calls it from one goroutine per host.
 	NameHeld func(j jobdir.Job, replaced bool)
+	// PTY runs the command on a pseudo-terminal (programs that check
+	// isatty, prompts, REPLs, progress bars), without a daemon: util-linux
+	// script(1) holds the terminal's master on the host. It implies Stdin:
+	// Send types into the terminal, exact bytes ("\x03" is Ctrl-C, which
+	// the terminal turns into SIGINT for the command). stdout.log gets the
+	// raw terminal stream: stdout and stderr together, lines ending in
+	// "\r\n" (termtext.Strip makes it text); stderr.log gets only the
+	// messages of script and the wrapper. The exit status is the
+	// command's own. Run fails, wrapping ErrNoPTY and creating no job, on
+	// a host without a capable script.
+	PTY bool
+	// PTYCols and PTYRows are the terminal's size (0: 80 and 24).
+	PTYCols, PTYRows int
 }
+
+// Default size of a PTY job's terminal.
+const (
+	DefaultPTYCols = 80
+	DefaultPTYRows = 24
+)
+
+// maxPTYSide bounds each side of a PTY job's terminal.
+const maxPTYSide = 10000
 
 // Run starts a job and returns as soon as it is running.
 func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
@@ -138,6 +160,20 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 	if s.Grace == 0 {
 		s.Grace = DefaultGrace
 	}
+	if s.PTY {
+		s.Stdin = true
+		if s.PTYCols == 0 {
+			s.PTYCols = DefaultPTYCols
+		}
+		if s.PTYRows == 0 {
+			s.PTYRows = DefaultPTYRows
+		}
+		if s.PTYCols < 0 || s.PTYRows < 0 || s.PTYCols > maxPTYSide || s.PTYRows > maxPTYSide {
+			return jobdir.Job{}, fmt.Errorf("%w: terminal size %dx%d: want 1 to %d columns and rows", ErrUsage, s.PTYCols, s.PTYRows, maxPTYSide)
+		}
+	} else if s.PTYCols != 0 || s.PTYRows != 0 {
+		return jobdir.Job{}, fmt.Errorf("%w: a terminal size needs PTY", ErrUsage)
+	}
 	m := jobdir.Meta{
 		Version:    jobdir.Version,
 		Name:       s.Name,
@@ -149,6 +185,10 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		MaxLogSize: s.MaxLogSize,
 		Merge:      s.Merge,
 		Owner:      s.Owner,
+		PTY:        s.PTY,
+	}
+	if s.PTY {
+		m.PTYCols, m.PTYRows = s.PTYCols, s.PTYRows
 	}
 	if len(s.Argv) == 1 {
 		m.Command = s.Argv[0]
@@ -176,7 +216,8 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		m.StartedAt = now.UTC().Truncate(time.Millisecond)
 		script, err := shellgen.LaunchScript(shellgen.Launch{Target: c.target(), Meta: m, Env: s.Env, Timeout: s.Timeout, Grace: s.Grace,
 			Stdin: s.Stdin, LineBuffered: s.LineBuffered, MaxLogSize: s.MaxLogSize,
-			Replace: s.Replace, Prune: c.autoPrune()})
+			Replace: s.Replace, PTY: s.PTY, PTYCols: s.PTYCols, PTYRows: s.PTYRows,
+			Prune: c.autoPrune()})
 		if err != nil {
 			return jobdir.Job{}, fmt.Errorf("%w: %w", ErrUsage, err)
 		}

@@ -237,3 +237,49 @@ func cmdSize(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s is %d bytes, want %d to %d", args[0], n, lo, hi)
 	}
 }
+
+// cmdJobProcs checks how many live processes carry the directory of the
+// newest job named NAME in their environment (BGJOB_JOB_DIR: the command
+// and bgjob's own helpers, the wrapper aside): jobprocs NAME N.
+func cmdJobProcs(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: jobprocs NAME N")
+	}
+	m := findJob(ts, args[0])
+	want, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	root := ts.Getenv("BGJOB_ROOT")
+	got := 0
+	for dir, pids := range jobProcesses(root) {
+		if filepath.Base(dir) == m.ID {
+			got += len(pids)
+		}
+	}
+	if got != want {
+		ts.Fatalf("job %s: %d processes carry its directory, want %d", args[0], got, want)
+	}
+}
+
+// cmdKillHelper sends SIGNAL to the process named COMM (its /proc comm)
+// that carries the directory of the newest job named NAME: killhelper
+// NAME COMM SIGNAL, e.g. a PTY job's script.
+func cmdKillHelper(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 || neg {
+		ts.Fatalf("usage: killhelper NAME COMM SIGNAL")
+	}
+	m := findJob(ts, args[0])
+	sig := parseSignal(ts, args[2])
+	for dir, pids := range jobProcesses(ts.Getenv("BGJOB_ROOT")) {
+		if filepath.Base(dir) != m.ID {
+			continue
+		}
+		for _, pid := range pids {
+			comm, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+			if err == nil && strings.TrimSpace(string(comm)) == args[1] {
+				ts.Check(syscall.Kill(pid, sig))
+				return
+			}
+		}
+	}
+	ts.Fatalf("job %s: no process %s", args[0], args[1])
+}

@@ -85,6 +85,8 @@ func params(t *testing.T, setup func(*testscript.Env)) testscript.Params {
 			"freeport":   cmdFreePort,
 			"listening":  cmdListening,
 			"tcpsend":    cmdTCPSend,
+			"jobprocs":   cmdJobProcs,
+			"killhelper": cmdKillHelper,
 		},
 	}
 }
@@ -252,8 +254,9 @@ func groupMembers(pgid int) int {
 	return n
 }
 
-// killAll kills the process group of every job under root, and the
-// processes that left it carrying its id, so that no test leaves
+// killAll kills the process group of every job under root, the processes
+// that left it carrying its id, and bgjob's helpers that carry a job
+// directory under root (a PTY job's script), so that no test leaves
 // processes behind.
 func killAll(root string) {
 	metas, _ := filepath.Glob(filepath.Join(root, "*", "*", "meta.json"))
@@ -276,7 +279,9 @@ func killAll(root string) {
 			continue
 		}
 		for _, kv := range strings.Split(string(b), "\x00") {
-			if id, ok := strings.CutPrefix(kv, "BGJOB_JOB_ID="); ok && ids[id] {
+			id, ok := strings.CutPrefix(kv, "BGJOB_JOB_ID=")
+			dir, inRoot := strings.CutPrefix(kv, "BGJOB_JOB_DIR=")
+			if ok && ids[id] || inRoot && strings.HasPrefix(dir, root+"/") {
 				if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
 					syscall.Kill(pid, syscall.SIGKILL)
 				}

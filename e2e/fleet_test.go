@@ -52,6 +52,7 @@ func TestFleet(t *testing.T) {
 	fl := &fleet{t: t, f: f, cfg: cfg, hosts: hostsFile, ids: map[string]string{}}
 
 	t.Run("fan-out run, wait, logs", fl.fanOut)
+	t.Run("pty, logs --plain", fl.ptyPlain)
 	t.Run("exit status", fl.exitStatus)
 	t.Run("ls -A", fl.listAll)
 	t.Run("stop --all", fl.stopAll)
@@ -143,6 +144,34 @@ func (fl *fleet) fanOut(t *testing.T) {
 		if len(h.Jobs) != 1 || h.Jobs[0].ID != id || h.Jobs[0].Host != h.Host || h.Jobs[0].Status != jobdir.StatusExited {
 			t.Errorf("%s: status %+v, want job %s exited, on that host", h.Host, h.Jobs, id)
 		}
+	}
+}
+
+// ptyPlain: a PTY job on every host; logs --plain strips each host's
+// escapes and line ends before the lines get their "HOST: " prefix.
+func (fl *fleet) ptyPlain(t *testing.T) {
+	const ws = "pty"
+	code, out, errs := fl.bgjob(t, ws, "run", "-q", "--pty", "--", `test -t 1 && printf '\033[1m%s\033[0m\n' "$(hostname)"`)
+	id := strings.TrimSpace(out)
+	if code != 0 || !jobdir.IsID(id) {
+		t.Fatalf("run --pty: exit %d, stdout %q, stderr %s", code, out, errs)
+	}
+	if code, _, errs := fl.bgjob(t, ws, "wait", id); code != 0 {
+		t.Fatalf("wait: exit %d, stderr %q", code, errs)
+	}
+	code, out, errs = fl.bgjob(t, ws, "logs", "--plain", id)
+	if code != 0 || errs != "" {
+		t.Fatalf("logs --plain: exit %d, stderr %q", code, errs)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	sort.Strings(lines)
+	var want []string
+	for _, h := range fl.f.Names() {
+		want = append(want, h+": "+h)
+	}
+	sort.Strings(want)
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Fatalf("logs --plain: every host's name once, prefixed, as text (-want +got):\n%s", diff)
 	}
 }
 

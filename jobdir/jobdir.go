@@ -107,7 +107,13 @@ type Meta struct {
 	MaxLogSize int64 `json:"max_log_size,omitempty"`
 	// Merge reports that the command's stderr goes to stdout.log too (one
 	// ordered stream; stderr.log holds only the wrapper's own messages).
-	Merge     bool      `json:"merge,omitempty"`
+	Merge bool `json:"merge,omitempty"`
+	// PTY reports that the command runs on a pseudo-terminal of PTYCols
+	// columns by PTYRows rows (run --pty): stdout.log holds the terminal's
+	// output, stdout and stderr in one stream, lines ending in "\r\n".
+	PTY       bool      `json:"pty,omitempty"`
+	PTYCols   int       `json:"pty_cols,omitempty"`
+	PTYRows   int       `json:"pty_rows,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	// Owner is the process the job belongs to, a bgjob mcp server that
 	// started it (nil for a job started any other way).

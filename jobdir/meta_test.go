@@ -26,6 +26,8 @@ func fullMeta() jobdir.Meta {
 	m.Timeout = "1m30s"
 	m.Stdin = true
 	m.MaxLogSize = 1 << 20
+	m.Merge = true
+	m.PTY, m.PTYCols, m.PTYRows = true, 132, 50
 	m.Buffering = "stdbuf -oL -eL, PYTHONUNBUFFERED=1"
 	m.Umask = "0022"
 	m.StartedAt = time.Date(2026, 11, 30, 0, 15, 2, 123_000_000, time.UTC)

@@ -94,6 +94,7 @@ const (
 	ErrKindNotEmpty = "notempty" // the job directory holds files bgjob did not write
 	ErrKindOutside  = "outside"  // a directory is not a job directory under the root
 	ErrKindNoStdin  = "nostdin"  // the job was not started with --stdin
+	ErrKindNoPTY    = "nopty"    // the host cannot run a PTY job (no capable script(1))
 	ErrKindEnded    = "ended"    // the job has ended
 	ErrKindReadOnly = "readonly" // the job directory cannot be changed
 	// ErrKindTimeout: the host gave up waiting (send --timeout).

@@ -108,6 +108,13 @@ type Launch struct {
 	// record (launch_replace.sh). Without it, the newest job of the name
 	// is reported after an H held record when it runs (launch_name.sh).
 	Replace bool
+	// PTY runs the command on a pseudo-terminal of PTYCols columns by
+	// PTYRows rows whose master util-linux script(1) holds on the host
+	// (see pty.sh); it needs Stdin. The launch fails, with an ErrKindNoPTY
+	// record and no job (and before a Replace stops anything), on a host
+	// whose script cannot.
+	PTY              bool
+	PTYCols, PTYRows int
 }
 
 // ValidEnvName reports whether s can be a shell variable name.
@@ -147,14 +154,20 @@ func LaunchScript(l Launch) (string, error) {
 	if l.Replace && m.Name == "" {
 		return "", fmt.Errorf("replace needs a job name")
 	}
-	files := []string{"begin.sh", "launch.sh"}
+	files := []string{"begin.sh"}
+	if l.PTY {
+		// Its checks run at once, before launch.sh calls bg_samename:
+		// a host that cannot refuses before a replace stops a job.
+		files = append(files, "launch_pty.sh")
+	}
 	switch {
 	case l.Replace:
-		files = []string{"begin.sh", "launch_replace.sh", "launch.sh"}
+		files = append(files, "launch_replace.sh")
 		c.setInt("bg_rgrace", tenths(l.Grace))
 	case m.Name != "":
-		files = []string{"begin.sh", "launch_name.sh", "launch.sh"}
+		files = append(files, "launch_name.sh")
 	}
+	files = append(files, "launch.sh")
 	if p := l.Prune; p != nil {
 		c.setInt("bg_keep", int64(p.Keep))
 		c.setInt("bg_age", int64(p.OlderThan/time.Second))
@@ -165,6 +178,7 @@ func LaunchScript(l Launch) (string, error) {
 	c.set("bg_name", m.Name)
 	c.set("bg_cwd", m.Cwd)
 	c.setBool("bg_stdin", l.Stdin)
+	c.setBool("bg_pty", l.PTY)
 	c.set("bg_wrapper", wrapper)
 	return assemble(c, append(files, "end.sh")...)
 }
@@ -206,6 +220,14 @@ func WrapperScript(l Launch) (string, error) {
 	c.set("bg_cwd", m.Cwd)
 	c.setBool("bg_stdin", l.Stdin)
 	c.setBool("bg_lb", l.LineBuffered)
+	c.setBool("bg_pty", l.PTY)
+	if l.PTY {
+		if !l.Stdin || l.PTYCols <= 0 || l.PTYRows <= 0 {
+			return "", fmt.Errorf("a PTY job needs stdin and a positive size, got %dx%d", l.PTYCols, l.PTYRows)
+		}
+		c.setInt("bg_cols", int64(l.PTYCols))
+		c.setInt("bg_rows", int64(l.PTYRows))
+	}
 	// The descriptor the command's stderr goes to (wrapper.sh: 5 leads to
 	// stdout.log, 6 to stderr.log; run --merge: stdout's).
 	efd := int64(6)
@@ -226,6 +248,9 @@ func WrapperScript(l Launch) (string, error) {
 	}
 	if l.MaxLogSize > 0 {
 		files = append(files, "drain.sh")
+	}
+	if l.PTY {
+		files = append(files, "pty.sh")
 	}
 	return assemble(c, append(files, "wrapper.sh")...)
 }

@@ -82,6 +82,12 @@ func generators() []struct {
 			l.Timeout = 90 * time.Second
 			l.Grace = 2 * time.Second
 		})},
+		{"launch_pty", launch(func(l *shellgen.Launch) {
+			l.Meta.Name = "repl"
+			l.Meta.Command = "python3 -i"
+			l.Meta.Stdin, l.Meta.PTY, l.Meta.PTYCols, l.Meta.PTYRows = true, true, 120, 40
+			l.Stdin, l.PTY, l.PTYCols, l.PTYRows = true, true, 120, 40
+		})},
 		{"launch_script_timeout_fraction", launch(func(l *shellgen.Launch) {
 			l.Meta.Command = "sleep 10"
 			l.Meta.Cwd = "/work dir"

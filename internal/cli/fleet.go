@@ -14,6 +14,7 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/termtext"
 )
 
 // setHosts reads the -H values: each is a host, a comma list, or @FILE
@@ -419,7 +420,7 @@ func fleetExit(a *app, res []bgjob.Result[[]jobdir.Job]) int {
 	return code
 }
 
-func (a *app) fleetLogs(ctx context.Context, ref string, o bgjob.LogOptions) error {
+func (a *app) fleetLogs(ctx context.Context, ref string, o bgjob.LogOptions, plain bool) error {
 	f := a.fleet()
 	if a.json {
 		var mu sync.Mutex
@@ -439,7 +440,7 @@ func (a *app) fleetLogs(ctx context.Context, ref string, o bgjob.LogOptions) err
 			}
 			if r.Value.Job.ID != "" {
 				b := bufs[r.Host]
-				jl := logsJSON(r.Value, b[0].Bytes(), b[1].Bytes())
+				jl := logsJSON(r.Value, text(b[0].Bytes(), plain), text(b[1].Bytes(), plain))
 				job := r.Value.Job
 				out[i].Job, out[i].Logs = &job, &jl.Logs
 			}
@@ -450,7 +451,7 @@ func (a *app) fleetLogs(ctx context.Context, ref string, o bgjob.LogOptions) err
 		return exitCode(hostFailures(a, res))
 	}
 	var mu sync.Mutex
-	var writers []*prefixWriter
+	var writers []io.Closer
 	res := f.Logs(ctx, ref, o, func(host string) (io.Writer, io.Writer) {
 		prefix := host + ": "
 		if a.noPrefix {
@@ -463,8 +464,14 @@ func (a *app) fleetLogs(ctx context.Context, ref string, o bgjob.LogOptions) err
 		out := &prefixWriter{mu: &mu, w: a.stdout, prefix: prefix}
 		errp := &prefixWriter{mu: &mu, w: errw, prefix: prefix}
 		mu.Lock()
+		defer mu.Unlock()
+		if plain {
+			// The text goes through the prefixer, and ends before it.
+			pout, perr := termtext.NewWriter(out), termtext.NewWriter(errp)
+			writers = append(writers, pout, perr, out, errp)
+			return pout, perr
+		}
 		writers = append(writers, out, errp)
-		mu.Unlock()
 		return out, errp
 	})
 	for _, w := range writers {

@@ -9,11 +9,13 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/termtext"
 )
 
 type logsOptions struct {
 	bgjob.LogOptions
 	offset int64
+	plain  bool
 }
 
 func (a *app) logsCommand() *cobra.Command {
@@ -34,6 +36,12 @@ successive calls, from any process or machine, each print only unread output;
 --offset and --new never end in the middle of a UTF-8 character while the job
 runs. --follow keeps printing until the job ends, then exits with its status;
 it ends as soon as its reader goes away (logs -f | grep -m1 ready).
+
+--plain prints text instead of the exact bytes: terminal escape sequences
+(colours, cursor motion, titles, charset selects) removed and "\r\n" made
+"\n", for the output of a job run with --pty or of a program that colours
+its output anyway. Offsets, cursors and --max-bytes still count the bytes in
+the log.
 
 Where a program reads (--json, --new, --tail, --head) at most 64 KiB of log
 data is printed, both logs together (--max-bytes N, 0: no cap): a longer
@@ -90,7 +98,7 @@ one. --follow holds one connection per host: with more hosts than
 			if cmd.Flags().Changed("bytes") && o.Bytes == 0 {
 				o.Bytes = bgjob.Zero
 			}
-			return a.logs(cmd.Context(), args[0], o.LogOptions)
+			return a.logs(cmd.Context(), args[0], o.LogOptions, o.plain)
 		},
 	}
 	f := cmd.Flags()
@@ -104,6 +112,7 @@ one. --follow holds one connection per host: with more hosts than
 	f.BoolVar(&o.New, "new", false, "print only what this reader has not read yet, and remember")
 	f.StringVar(&o.Reader, "reader", "", "name of the reader whose cursor --new moves (default \"default\")")
 	f.BoolVarP(&o.Follow, "follow", "f", false, "keep printing until the job ends, then exit with its status")
+	f.BoolVar(&o.plain, "plain", false, "print text: strip terminal escape sequences, \\r\\n as \\n (for --pty jobs)")
 	f.BoolVar(&a.noPrefix, "no-prefix", false, "with several hosts, do not start each line with \"HOST: \"")
 	f.Int64Var(&o.MaxBytes, "max-bytes", bgjob.DefaultMaxBytes, "print at most N bytes of log data with --json, --new, --tail or --head (0: no cap)")
 	f.BoolVar(&a.json, "json", false, "print {id, status, exit_code, logs: [{stream, offset, next_offset, truncated, data}]}")
@@ -128,9 +137,9 @@ type logChunk struct {
 	Data string `json:"data"`
 }
 
-func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions) error {
+func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions, plain bool) error {
 	if a.many() {
-		return a.fleetLogs(ctx, ref, o)
+		return a.fleetLogs(ctx, ref, o, plain)
 	}
 	c, release, err := a.client(ctx)
 	if err != nil {
@@ -148,7 +157,14 @@ func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions) error {
 		if o.Follow {
 			lctx, gone, stop = whileRead(ctx, a.stdout)
 		}
-		res, err := c.Logs(lctx, ref, o, a.stdout, errw)
+		outw := a.stdout
+		if plain {
+			pout, perr := termtext.NewWriter(outw), termtext.NewWriter(errw)
+			defer pout.Close()
+			defer perr.Close()
+			outw, errw = pout, perr
+		}
+		res, err := c.Logs(lctx, ref, o, outw, errw)
 		stop()
 		if err != nil && gone() {
 			// The reader has what it wanted (grep -m1): that is success.
@@ -169,7 +185,15 @@ func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions) error {
 	if err != nil {
 		return err
 	}
-	return printJSON(a.stdout, logsJSON(res, out.Bytes(), errb.Bytes()))
+	return printJSON(a.stdout, logsJSON(res, text(out.Bytes(), plain), text(errb.Bytes(), plain)))
+}
+
+// text returns log bytes, or with plain their text (termtext.Strip).
+func text(b []byte, plain bool) []byte {
+	if plain {
+		return termtext.Strip(b)
+	}
+	return b
 }
 
 // cutHints says on stderr which logs a read cut to --max-bytes, and where

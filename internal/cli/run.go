@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/termtext"
 )
 
 type runOptions struct {
@@ -23,6 +25,8 @@ type runOptions struct {
 	maxLogSize string
 	maxBytes   int64
 	keep       int
+	ptySize    string
+	plain      bool
 }
 
 // exitRunning is run --wait's exit status when the job is still running at
@@ -58,6 +62,18 @@ is the one left running.
 --merge writes stderr into stdout.log too, so the two come in one ordered
 stream (meta.json records "merge": true; stderr.log stays empty).
 
+--pty runs the command on a pseudo-terminal (--pty-size, 80x24 by default),
+for programs that behave differently on a terminal: prompts, REPLs, colours,
+progress bars. No daemon: util-linux script(1) holds the terminal on the host.
+It implies --stdin: 'bgjob send' types into the terminal, exact bytes
+($'\x03' is Ctrl-C, which the terminal turns into SIGINT for the command;
+send --eof is Ctrl-D). stdout.log holds the raw terminal stream, stdout and
+stderr together, lines ending in "\r\n" ('bgjob logs --plain' strips the
+escape sequences; 'wait --for' matches the raw lines, each ending in "\r");
+stderr.log holds only messages of script and the wrapper.
+The exit status is the command's own. A host without util-linux script 2.35
+or later (busybox and BSD have another) refuses, and no job is made.
+
 --wait D runs in the foreground for up to D: a job that ends in time has its
 output printed (stdout to stdout, stderr to stderr) and bgjob exits with its
 status. A job still running is left running in the background, with its
@@ -67,7 +83,9 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 		Example: `  bgjob run -n web -- python3 -m http.server 8000
   bgjob run -n web --replace -- python3 -m http.server 8000   # restart web
   bgjob run --wait 30s -- make test      # output and status if done in 30s, else 75
-  bgjob run --stdin -n repl -- python3 -i && bgjob send repl $'print(1+1)\n'`,
+  bgjob run --stdin -n repl -- python3 -i && bgjob send repl $'print(1+1)\n'
+  bgjob run --pty -n shell -- bash -i && bgjob send shell $'ls\n' && bgjob logs --plain shell
+  bgjob run --pty --wait 60s --plain -- npm test   # a program that colours its output on a terminal`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if v := os.Getenv("BGJOB_KEEP"); v != "" && !cmd.Flags().Changed("keep") {
@@ -79,6 +97,19 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 			}
 			if o.keep < 0 {
 				return usageError("--keep must not be negative")
+			}
+			if o.plain && o.wait == 0 {
+				return usageError("--plain goes with --wait")
+			}
+			if o.ptySize != "" {
+				if !o.spec.PTY {
+					return usageError("--pty-size goes with --pty")
+				}
+				cols, rows, err := parsePTYSize(o.ptySize)
+				if err != nil {
+					return usageError("--pty-size: %v", err)
+				}
+				o.spec.PTYCols, o.spec.PTYRows = cols, rows
 			}
 			o.spec.Argv = args
 			if o.spec.Cwd == "" && len(a.hosts) == 0 {
@@ -105,7 +136,10 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 	f.BoolVar(&o.spec.LineBuffered, "line-buffered", false, "ask programs to flush output by line (stdbuf -oL -eL, PYTHONUNBUFFERED=1)")
 	f.DurationVar(&o.wait, "wait", 0, "wait up to this long and print the output: exit with the job's status if it ends, else 75 and leave it running")
 	f.Int64Var(&o.maxBytes, "max-bytes", bgjob.DefaultMaxBytes, "with --wait, print at most N bytes of output (0: no cap)")
+	f.BoolVar(&o.plain, "plain", false, "with --wait, print the output as text: terminal escape sequences stripped, \\r\\n as \\n (see logs --plain)")
 	f.BoolVar(&o.spec.Merge, "merge", false, "write stderr into stdout.log as well: one ordered stream")
+	f.BoolVar(&o.spec.PTY, "pty", false, "run the command on a pseudo-terminal (implies --stdin; needs util-linux script on the host)")
+	f.StringVar(&o.ptySize, "pty-size", "", "with --pty, the terminal's size as COLSxROWS (default 80x24)")
 	f.IntVar(&o.keep, "keep", bgjob.DefaultKeep, "run's pruning pass keeps the newest N ended jobs, and those ended in the last 7 days (0: no pruning on run; env BGJOB_KEEP)")
 	f.StringVar(&o.maxLogSize, "max-log-size", "", "keep only about this much of each log on disk, the newest (e.g. 100M; needs fallocate)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the job id")
@@ -224,11 +258,18 @@ func (a *app) promote(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runO
 		if err != nil {
 			return err
 		}
-		if err := printJSON(a.stdout, logsJSON(res, out.Bytes(), errb.Bytes())); err != nil {
+		if err := printJSON(a.stdout, logsJSON(res, text(out.Bytes(), o.plain), text(errb.Bytes(), o.plain))); err != nil {
 			return err
 		}
 	} else {
-		res, err := c.Logs(ctx, j.ID, lo, a.stdout, a.stderr)
+		var outw, errw io.Writer = a.stdout, a.stderr
+		if o.plain {
+			pout, perr := termtext.NewWriter(outw), termtext.NewWriter(errw)
+			defer pout.Close()
+			defer perr.Close()
+			outw, errw = pout, perr
+		}
+		res, err := c.Logs(ctx, j.ID, lo, outw, errw)
 		if err != nil {
 			return err
 		}
@@ -239,6 +280,17 @@ func (a *app) promote(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runO
 		return &exitError{code: exitRunning}
 	}
 	return jobExit(a, jobs)
+}
+
+// parsePTYSize reads a terminal size, COLSxROWS.
+func parsePTYSize(s string) (cols, rows int, err error) {
+	c, r, ok := strings.Cut(strings.ToLower(s), "x")
+	cols, err1 := strconv.Atoi(c)
+	rows, err2 := strconv.Atoi(r)
+	if !ok || err1 != nil || err2 != nil || cols < 1 || rows < 1 || cols > 10000 || rows > 10000 {
+		return 0, 0, fmt.Errorf("%q is not a terminal size (want COLSxROWS, e.g. 120x40, each 1 to 10000)", s)
+	}
+	return cols, rows, nil
 }
 
 // parseSize reads a byte count: a number with an optional K, M or G

@@ -23,12 +23,17 @@ func (a *app) sendCommand() *cobra.Command {
 standard input of a job started with 'bgjob run --stdin'. --eof closes the
 job's stdin, so it reads end of file.
 
+A job started with 'bgjob run --pty' gets the bytes typed into its terminal,
+so control characters act as keys do: $'\x03' is Ctrl-C (SIGINT to the
+command), $'\x1b[A' the up arrow; --eof is Ctrl-D.
+
 send returns once the job has taken all the data. It fails, leaving
 nothing behind, when the job ends before it has read it all, or after
 --timeout.`,
 		Example: `  bgjob send repl $'print(6*7)\n'
   printf 'quit\n' | bgjob send repl -
-  bgjob send --eof repl`,
+  bgjob send --eof repl
+  bgjob send shell $'\x03'                 # Ctrl-C to a job run with --pty`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/bgjob/bgjob/termtext"
 )
 
 // clean makes log bytes into text for a model: terminal escape sequences
@@ -50,37 +52,16 @@ func cleanMax(b []byte, raw bool, max int) (string, int) {
 
 func b2s(b []byte) string { return string(b) }
 
-// escapeLen returns the length of the ECMA-48 escape sequence at the start
-// of b (0: none): CSI (ESC [ … final byte), OSC, DCS and the like (ESC ] …
-// BEL or ESC \), two-byte escapes; a carriage return before a newline
-// counts as one too, so CRLF lines read as LF lines.
+// escapeLen returns the length of the terminal escape sequence, or of the
+// carriage returns before a newline, at the start of b (0: none), as
+// termtext removes them (termtext.SequenceLen); a sequence cut off by the
+// end of b counts whole, carriage returns there are text.
 func escapeLen(b []byte) int {
-	switch {
-	case b[0] == '\r' && len(b) > 1 && b[1] == '\n':
-		return 1
-	case b[0] != 0x1b:
+	n, complete := termtext.SequenceLen(b)
+	if !complete && b[0] == '\r' {
 		return 0
-	case len(b) == 1:
-		return 1
 	}
-	switch b[1] {
-	case '[':
-		j := 2
-		for j < len(b) && (b[j] < 0x40 || b[j] > 0x7e) {
-			j++
-		}
-		return min(j+1, len(b))
-	case ']', 'P', '_', '^', 'X':
-		j := 2
-		for j < len(b) && b[j] != 0x07 && !(b[j] == 0x1b && j+1 < len(b) && b[j+1] == '\\') {
-			j++
-		}
-		if j < len(b) && b[j] == 0x1b {
-			j++
-		}
-		return min(j+1, len(b))
-	}
-	return 2
+	return n
 }
 
 // capText cuts s to at most max bytes, at a character boundary, and says

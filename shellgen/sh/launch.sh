@@ -2,10 +2,11 @@
 # job.sh and start it in a session of its own, passing it the caller's
 # umask; the wrapper writes meta.json before its command can start, so a
 # job is visible before it runs, and the launcher reports it. Also set:
-# bg_id, bg_name, bg_cwd, bg_stdin. launch_name.sh or launch_replace.sh
-# (bg_rgrace) comes before it for a named job; launch_prune.sh may follow. A launch
-# cut short leaves at most a directory without meta.json and nothing
-# running: ls reports it, prune removes it.
+# bg_id, bg_name, bg_cwd, bg_stdin, bg_pty. launch_pty.sh (a PTY job),
+# then launch_name.sh or launch_replace.sh (bg_rgrace; a named job) come
+# before it; launch_prune.sh may follow. A launch cut short leaves at most
+# a directory without meta.json and nothing running: ls reports it, prune
+# removes it.
 bg_makeroot
 if [ -n "$bg_cwd" ] && [ ! -d "$bg_cwd" ]; then bg_err cwd "working directory $bg_cwd does not exist"; fi
 [ -d "$bg_ws" ] || mkdir -p "$bg_ws" 2>/dev/null || bg_err io "cannot create workspace directory $bg_ws"
@@ -27,10 +28,10 @@ fi
 # wrapper overwrites them in place, so a job that fills the disk still
 # records how it ended.
 if printf '%s' "$bg_wrapper" >"$bg_d/job.sh" && printf '   \n' >"$bg_d/exit_code.tmp" &&
-	printf '                    \n' >"$bg_d/ended_at.tmp"; then
+	printf '                    \n' >"$bg_d/ended_at.tmp" && { [ "$bg_pty" != 1 ] || printf '   \n' >"$bg_d/exit_code.pty"; }; then
 	:
 else
-	rm -f "$bg_d/job.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp"
+	rm -f "$bg_d/job.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/exit_code.pty"
 	rmdir "$bg_d" 2>/dev/null
 	bg_err io "cannot write the job's files in $bg_ws (is the disk full?)"
 fi
@@ -57,7 +58,7 @@ fi
 case $bg_w in
 '') bg_err start "the wrapper of job $bg_d did not start" ;;
 nometa)
-	rm -f "$bg_d/job.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/meta.json.tmp" "$bg_d/stdout.log" "$bg_d/stderr.log" "$bg_d/stdin" "$bg_d/stdin.keeper"
+	rm -f "$bg_d/job.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/meta.json.tmp" "$bg_d/stdout.log" "$bg_d/stderr.log" "$bg_d/stdin" "$bg_d/stdin.keeper" "$bg_d/exit_code.pty"
 	rmdir "$bg_d" 2>/dev/null
 	bg_err io "cannot write the job's meta.json in $bg_ws (is the disk full?)"
 	;;

@@ -404,6 +404,8 @@ bg_scan() {
 # on the same boot. A process that cleared its environment is not found.
 bg_live() {
 	bg_lp= bg_lc=0 bg_lgm= bg_lesc=
+	# The id first: listing the group's members below sets the arguments.
+	bg_lid=${1##*/}
 	[ -n "${bg_pgs-}" ] || bg_scan
 	bg_ltied=
 	if bg_tied "$1"; then
@@ -426,7 +428,6 @@ bg_live() {
 			;;
 		esac
 	fi
-	bg_lid=${1##*/}
 	bg_lx=$bg_envs
 	while :; do
 		case $bg_lx in *" $bg_lid:"*) ;; *) break ;; esac
@@ -693,7 +694,7 @@ bg_rm() {
 		for bg_rx in "$1"/* "$1"/.[!.]* "$1"/..?*; do
 			[ -e "$bg_rx" ] || [ -L "$bg_rx" ] || continue
 			case ${bg_rx##*/} in
-			meta.json | meta.json.tmp | job.sh | stdout.log | stderr.log | exit_code | exit_code.tmp | \
+			meta.json | meta.json.tmp | job.sh | stdout.log | stderr.log | exit_code | exit_code.tmp | exit_code.pty | \
 				ended_at | ended_at.tmp | stop | stop.tmp | stdin | stdin.keeper | cursor-* | std???.dropped | std???.dropped.tmp* | std???.pipe) ;;
 			*)
 				printf 'E\tnotempty\t%s\n' "$bg_e"
@@ -702,7 +703,7 @@ bg_rm() {
 			esac
 		done
 		rm -f "$1/meta.json" "$1/meta.json.tmp" "$1/job.sh" "$1/stdout.log" "$1/stderr.log" \
-			"$1/exit_code" "$1/exit_code.tmp" "$1/ended_at" "$1/ended_at.tmp" "$1/stop" "$1/stop.tmp" \
+			"$1/exit_code" "$1/exit_code.tmp" "$1/exit_code.pty" "$1/ended_at" "$1/ended_at.tmp" "$1/stop" "$1/stop.tmp" \
 			"$1/stdin" "$1/stdin.keeper" "$1"/cursor-* "$1"/std???.dropped "$1"/std???.dropped.tmp* "$1"/std???.pipe 2>/dev/null
 		# Lock directories: cursor-READER.lock.d, and cursor-READER.lock of
 		# earlier versions.
@@ -873,4 +874,47 @@ bg_autoprune() {
 	done
 	rm -f "$bg_ws/.prune-cursor"
 	rm -rf "$bg_lk"
+}
+
+# bg_command: run the job's command with its --env variables, umask and
+# buffering, in the calling subshell (wrapper.sh, pty.sh), from the
+# configuration of job.sh. It first lays out, in its arguments, the
+# variables to export, "--" and the command's words, so that no variable
+# of the wrapper's is read once a variable from --env may have replaced it.
+bg_command() {
+	set --
+	[ "$bg_lb" != 1 ] || set -- PYTHONUNBUFFERED=1
+	bg_i=1
+	while [ "$bg_i" -le "$bg_envc" ]; do
+		eval "set -- \"\$@\" \"\$bg_env$bg_i\""
+		bg_i=$((bg_i + 1))
+	done
+	set -- "$@" --
+	[ -z "$bg_umask" ] || umask "$bg_umask"
+	if [ "$bg_lb" = 1 ] && command -v stdbuf >/dev/null 2>&1; then set -- "$@" stdbuf -oL -eL; fi
+	if [ "$bg_argc" -gt 0 ]; then
+		bg_i=1
+		while [ "$bg_i" -le "$bg_argc" ]; do
+			eval "set -- \"\$@\" \"\$bg_arg$bg_i\""
+			bg_i=$((bg_i + 1))
+		done
+	else
+		if [ -z "$bg_sh" ]; then
+			# shellcheck disable=SC2209 # sh is the name of the shell
+			bg_sh=sh
+			command -v bash >/dev/null 2>&1 && bg_sh=bash
+		fi
+		set -- "$@" "$bg_sh" -c "$bg_cmd"
+	fi
+	while [ "$1" != -- ]; do
+		# shellcheck disable=SC2163 # $1 is NAME=VALUE
+		export "$1"
+		shift
+	done
+	shift
+	# The subshell becomes the command where it is a program (one process,
+	# as a subshell's last command would be); a builtin such as exit runs
+	# in it.
+	case $(command -v -- "$1" 2>/dev/null) in */*) exec "$@" ;; esac
+	command "$@"
 }

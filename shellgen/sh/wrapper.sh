@@ -8,9 +8,10 @@
 # ...; bg_envc variables bg_env1 ... as NAME=VALUE; bg_cwd ("": stay);
 # bg_stdin (1: read the FIFO stdin); bg_lb (1: line-buffered output);
 # bg_timeout (seconds, "": none) and bg_grace (tenths of a second); bg_cap
-# (the --max-log-size bytes, 0: none). "job.sh timer" (timer.sh, in a
-# process group of its own) and "job.sh drain STREAM" (drain.sh) are its
-# helpers; wrapper_init.sh comes first.
+# (the --max-log-size bytes, 0: none); bg_pty (1: run the command on a
+# pseudo-terminal, bg_cols by bg_rows). "job.sh timer" (timer.sh, in a
+# process group of its own), "job.sh drain STREAM" (drain.sh) and
+# "job.sh pty" (pty.sh) are its helpers; wrapper_init.sh comes first.
 bg_umask=${2-}
 trap '' HUP
 trap : TERM INT QUIT USR1 USR2 ALRM
@@ -95,48 +96,42 @@ export BGJOB_JOB_ID BGJOB_JOB_DIR
 bg_in=/dev/null
 [ "$bg_stdin" != 1 ] || bg_in=$bg_d/stdin
 case $bg_cwd in '' | /*) ;; *) bg_cwd=./$bg_cwd ;; esac
-# The command runs in a subshell: neither its variables nor an argv that is
-# a shell builtin such as exit or exec can end or change the wrapper. The
-# subshell first lays out, in its arguments, the variables to export, "--"
-# and the command's words, so that no variable of the wrapper's is read
-# once a variable from --env may have replaced it.
-if cd "${bg_cwd:-.}" 2>>"$bg_d/stderr.log"; then
+# The command runs in a subshell (bg_command): neither its variables nor an
+# argv that is a shell builtin such as exit or exec can end or change the
+# wrapper.
+if ! cd "${bg_cwd:-.}" 2>>"$bg_d/stderr.log"; then
+	bg_rc=126
+elif [ "$bg_pty" = 1 ]; then
+	# The command runs on a pseudo-terminal whose master script(1) holds:
+	# script leads a session of its own and does not carry the job's id,
+	# so a stop's signals reach the command (which does, in the terminal's
+	# session script makes) but not script, which lives until its child,
+	# "job.sh pty" (pty.sh), has recorded the command's status in
+	# exit_code.pty. script's own status counts only when that shell never
+	# started (script could not make the terminal); one that started and
+	# was killed before it recorded (by someone else: a stop signals only
+	# the command) leaves the status unknown, and the job lost. script's
+	# status would lie: it is 0 when a signal ends script.
 	(
-		set --
-		[ "$bg_lb" != 1 ] || set -- PYTHONUNBUFFERED=1
-		bg_i=1
-		while [ "$bg_i" -le "$bg_envc" ]; do
-			eval "set -- \"\$@\" \"\$bg_env$bg_i\""
-			bg_i=$((bg_i + 1))
-		done
-		set -- "$@" --
+		BGJOB_SHELL=${SHELL-} SHELL=/bin/sh
+		export BGJOB_SHELL SHELL
+		unset BGJOB_JOB_ID
 		[ -z "$bg_umask" ] || umask "$bg_umask"
-		if [ "$bg_lb" = 1 ] && command -v stdbuf >/dev/null 2>&1; then set -- "$@" stdbuf -oL -eL; fi
-		if [ "$bg_argc" -gt 0 ]; then
-			bg_i=1
-			while [ "$bg_i" -le "$bg_argc" ]; do
-				eval "set -- \"\$@\" \"\$bg_arg$bg_i\""
-				bg_i=$((bg_i + 1))
-			done
-		else
-			if [ -z "$bg_sh" ]; then
-				# shellcheck disable=SC2209 # sh is the name of the shell
-				bg_sh=sh
-				command -v bash >/dev/null 2>&1 && bg_sh=bash
-			fi
-			set -- "$@" "$bg_sh" -c "$bg_cmd"
-		fi
-		while [ "$1" != -- ]; do
-			# shellcheck disable=SC2163 # $1 is NAME=VALUE
-			export "$1"
-			shift
-		done
-		shift
-		command "$@"
+		# shellcheck disable=SC2016 # script's shell expands it
+		exec setsid script -q -e -f -E never -c 'exec /bin/sh "$BGJOB_JOB_DIR/job.sh" pty' /dev/null
 	) <"$bg_in" >&5 2>&"$bg_efd" 5>&- 6>&-
 	bg_rc=$?
+	if bg_line "$bg_d/exit_code.pty"; then
+		case $bg_l in
+		run) bg_rc= ;;
+		'' | *[!0-9]*) ;;
+		*) bg_rc=$bg_l ;;
+		esac
+	fi
+	rm -f "$bg_d/exit_code.pty"
 else
-	bg_rc=126
+	(bg_command) <"$bg_in" >&5 2>&"$bg_efd" 5>&- 6>&-
+	bg_rc=$?
 fi
 [ "$bg_stdin" != 1 ] || kill "$bg_keeper" 2>/dev/null
 # The timer ends at once while it sleeps; while it stops the job, it ends
@@ -158,6 +153,8 @@ done
 # The records are written into the blank files the launcher made, then
 # renamed into place: on a full disk, the block a file gives up when it is
 # truncated is the one its new content takes, and the file and its name
-# already exist.
+# already exist. A PTY job whose status is unknown records none: it is
+# lost.
+[ -n "$bg_rc" ] || exit 0
 date -u '+%Y-%m-%dT%H:%M:%SZ' >"$bg_d/ended_at.tmp" 2>/dev/null && mv -f "$bg_d/ended_at.tmp" "$bg_d/ended_at"
 printf '%s\n' "$bg_rc" >"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"

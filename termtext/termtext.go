@@ -1,0 +1,202 @@
+// Package termtext turns what a program wrote to a terminal into plain
+// text: it removes the terminal's escape sequences and the carriage
+// returns of line ends. bgjob uses it for the output of PTY jobs
+// (logs --plain) and for the log text the MCP server gives a model.
+//
+// Removed are the escape sequences of ECMA-48 and the VT100: CSI (ESC [
+// parameters, intermediates, a final byte: colours, cursor motion,
+// erasing), the strings OSC, DCS, SOS, PM and APC (ESC ] ... up to BEL or
+// ESC \: window titles, hyperlinks), and the other escapes (ESC, optional
+// intermediates, a final byte: charset selects such as ESC ( B, keypad
+// modes such as ESC =). CAN or SUB abandons a sequence, as a terminal
+// does; another control byte ends it and stays. Carriage returns before a
+// newline are dropped (with any sequence between them), so "\r\n" becomes
+// "\n"; a lone "\r" (a progress bar redrawing its line) and every other
+// byte, valid UTF-8 or not, are kept. A sequence cut off by the end of the
+// input is dropped.
+package termtext
+
+import "io"
+
+const (
+	bel     = 0x07
+	can     = 0x18
+	sub     = 0x1a
+	escByte = 0x1b
+)
+
+// SequenceLen returns the length of what Strip removes at the start of b:
+// an escape sequence, or carriage returns before a newline (with the
+// sequences between them, but not the newline); 0 when b starts with text.
+// complete is false when b ends before the sequence does, or with carriage
+// returns that a newline may follow: a stream holds those bytes back until
+// more arrive.
+func SequenceLen(b []byte) (n int, complete bool) {
+	if len(b) == 0 {
+		return 0, true
+	}
+	switch b[0] {
+	case escByte:
+		return escLen(b)
+	case '\r':
+		i := 0
+		for {
+			for i < len(b) && b[i] == '\r' {
+				i++
+			}
+			if i == len(b) {
+				return i, false
+			}
+			if b[i] == '\n' {
+				return i, true
+			}
+			if b[i] != escByte {
+				return 0, true
+			}
+			n, ok := escLen(b[i:])
+			if !ok {
+				return i + n, false
+			}
+			i += n
+		}
+	}
+	return 0, true
+}
+
+// escLen is SequenceLen of b, which starts with ESC.
+func escLen(b []byte) (int, bool) {
+	if len(b) == 1 {
+		return 1, false
+	}
+	c := b[1]
+	switch {
+	case c == '[':
+		return scan(b, 2, 0x20, 0x3f, 0x40, 0x7e)
+	case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
+		for j := 2; j < len(b); j++ {
+			switch b[j] {
+			case bel, can, sub:
+				return j + 1, true
+			case escByte:
+				if j+1 == len(b) {
+					return j + 1, false
+				}
+				if b[j+1] == '\\' {
+					return j + 2, true
+				}
+				// ESC ends the string and starts a sequence of its own.
+				return j, true
+			}
+		}
+		return len(b), false
+	case c >= 0x20 && c <= 0x2f:
+		return scan(b, 2, 0x20, 0x2f, 0x30, 0x7e)
+	case c >= 0x30 && c <= 0x7e, c == can, c == sub:
+		return 2, true
+	}
+	// ESC ESC, or ESC and a byte that starts no sequence: the ESC alone.
+	return 1, true
+}
+
+// scan returns the end of a sequence whose bytes from b[j] are in [inLo,
+// inHi] up to a final byte in [finLo, finHi]. CAN or SUB abandons it (and
+// goes with it); another byte ends it and is not part of it.
+func scan(b []byte, j int, inLo, inHi, finLo, finHi byte) (int, bool) {
+	for ; j < len(b); j++ {
+		c := b[j]
+		switch {
+		case c >= inLo && c <= inHi:
+		case c >= finLo && c <= finHi, c == can, c == sub:
+			return j + 1, true
+		default:
+			return j, true
+		}
+	}
+	return len(b), false
+}
+
+// Strip returns b without terminal escape sequences and with "\r\n" as
+// "\n" (see the package comment). It returns b itself when there is
+// nothing to remove.
+func Strip(b []byte) []byte {
+	i := 0
+	for i < len(b) && b[i] != escByte && b[i] != '\r' {
+		i++
+	}
+	if i == len(b) {
+		return b
+	}
+	out, _ := strip(make([]byte, 0, len(b)), b, true)
+	return out
+}
+
+// strip appends the text of b to out and returns it with how many bytes
+// of b it used: all of them at the end of the input (final), else all but
+// an unfinished sequence or carriage returns at the end.
+func strip(out, b []byte, final bool) ([]byte, int) {
+	i := 0
+	for i < len(b) {
+		c := b[i]
+		if c != escByte && c != '\r' {
+			out = append(out, c)
+			i++
+			continue
+		}
+		n, complete := SequenceLen(b[i:])
+		if !complete && !final {
+			return out, i
+		}
+		if n == 0 || (!complete && c == '\r') {
+			// Text: a carriage return no newline follows, here or at the
+			// end of the input.
+			out = append(out, c)
+			i++
+			continue
+		}
+		i += n
+	}
+	return out, i
+}
+
+// Writer strips what is written to it (see Strip) and writes the text to
+// an underlying writer: a sequence or line end split between two writes is
+// recognised all the same. Close writes what it held back (carriage
+// returns at the very end); it does not close the underlying writer.
+type Writer struct {
+	w       io.Writer
+	pending []byte
+	out     []byte
+}
+
+// NewWriter returns a Writer that writes the text of its input to w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// Write strips p and writes the text. It reports len(p) when the text was
+// written in full.
+func (w *Writer) Write(p []byte) (int, error) {
+	b := p
+	if len(w.pending) > 0 {
+		b = append(w.pending, p...)
+	}
+	var used int
+	w.out, used = strip(w.out[:0], b, false)
+	w.pending = append(w.pending[:0:0], b[used:]...)
+	if len(w.out) > 0 {
+		if _, err := w.w.Write(w.out); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// Close writes the text of what it held back: carriage returns at the end
+// of the input (an unfinished sequence is dropped).
+func (w *Writer) Close() error {
+	w.out, _ = strip(w.out[:0], w.pending, true)
+	w.pending = nil
+	if len(w.out) == 0 {
+		return nil
+	}
+	_, err := w.w.Write(w.out)
+	return err
+}

@@ -1,0 +1,96 @@
+package termtext
+
+import (
+	"bytes"
+	"testing"
+)
+
+func TestStrip(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"plain", "hello\nworld\n", "hello\nworld\n"},
+		{"crlf", "a\r\nb\r\n", "a\nb\n"},
+		{"doubled cr", "a\r\r\nb", "a\nb"},
+		{"lone cr kept", "10%\r20%\r\n", "10%\r20%\n"},
+		{"trailing cr", "a\r", "a\r"},
+		{"sgr", "a\x1b[31mred\x1b[0m b", "ared b"},
+		{"csi params and intermediates", "\x1b[?2004h\x1b[2J\x1b[1;1H\x1b[0 qx", "x"},
+		{"cr held across a sequence", "done\r\x1b[0m\n", "done\n"},
+		{"progress redraw", "50%\r\x1b[K100%\r\n", "50%\r100%\n"},
+		{"osc bel", "\x1b]0;title\x07text", "text"},
+		{"osc st", "\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\.", "link."},
+		{"dcs", "\x1bPq#0;2;0;0;0\x1b\\x", "x"},
+		{"charset select", "\x1b(B\x1b)0ab\x1b(0q\x1b(B", "abq"},
+		{"two-byte escapes", "\x1b=\x1b>\x1b7x\x1b8\x1bM", "x"},
+		{"esc esc", "\x1b\x1b[31mx", "x"},
+		{"can aborts", "\x1b[31\x18x", "x"},
+		{"control byte ends a csi", "\x1b[3\nx", "\nx"},
+		{"cut at the end", "x\x1b[3", "x"},
+		{"cut osc", "x\x1b]0;ti", "x"},
+		{"utf-8 and invalid bytes", "é\xff\x1b[1m€", "é\xff€"},
+		{"esc before a non-sequence byte", "\x1b\x01x", "\x01x"},
+		{"esc ends an unterminated string", "\x1b]0;t\x1b[31mx", "x"},
+		{"bel outside a string kept", "a\x07b", "a\x07b"},
+		{"cr then a cut sequence at the end", "a\r\x1b[3", "a\r"},
+		{"crs and sequences before a newline", "a\r\x1b[K\r\n", "a\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(Strip([]byte(tc.in))); got != tc.want {
+				t.Errorf("Strip(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+			// Written in pieces of every size, the text is the same.
+			for n := 1; n <= len(tc.in); n++ {
+				var b bytes.Buffer
+				w := NewWriter(&b)
+				for i := 0; i < len(tc.in); i += n {
+					j := min(i+n, len(tc.in))
+					if k, err := w.Write([]byte(tc.in[i:j])); err != nil || k != j-i {
+						t.Fatalf("Write: %d, %v", k, err)
+					}
+				}
+				if err := w.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if b.String() != tc.want {
+					t.Errorf("in pieces of %d: %q, want %q", n, b.String(), tc.want)
+				}
+			}
+		})
+	}
+}
+
+func TestStripReturnsCleanInput(t *testing.T) {
+	in := []byte("no escapes here\n")
+	if out := Strip(in); &out[0] != &in[0] {
+		t.Error("Strip copied an input with nothing to remove")
+	}
+}
+
+func TestSequenceLen(t *testing.T) {
+	for _, tc := range []struct {
+		in       string
+		n        int
+		complete bool
+	}{
+		{"abc", 0, true},
+		{"", 0, true},
+		{"\x1b[31mx", 5, true},
+		{"\x1b[31", 4, false},
+		{"\x1b", 1, false},
+		{"\x1b]0;t\x07x", 6, true},
+		{"\x1b]0;t\x1b", 6, false},
+		{"\x1b(Bx", 3, true},
+		{"\r\nx", 1, true},
+		{"\r\r\n", 2, true},
+		{"\rx", 0, true},
+		{"\r", 1, false},
+		{"\r\x1b[0m\n", 5, true},
+		{"\r\x1b[0mx", 0, true},
+	} {
+		n, complete := SequenceLen([]byte(tc.in))
+		if n != tc.n || complete != tc.complete {
+			t.Errorf("SequenceLen(%q) = %d, %v; want %d, %v", tc.in, n, complete, tc.n, tc.complete)
+		}
+	}
+}

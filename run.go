@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 
@@ -132,6 +133,18 @@ const (
 
 // maxPTYSide bounds each side of a PTY job's terminal.
 const maxPTYSide = 10000
+
+// ParsePTYSize reads a terminal size written COLSxROWS (e.g. 120x40), each
+// side 1 to 10000, for Spec.PTYCols and Spec.PTYRows.
+func ParsePTYSize(s string) (cols, rows int, err error) {
+	c, r, ok := strings.Cut(strings.ToLower(s), "x")
+	cols, err1 := strconv.Atoi(c)
+	rows, err2 := strconv.Atoi(r)
+	if !ok || err1 != nil || err2 != nil || cols < 1 || rows < 1 || cols > maxPTYSide || rows > maxPTYSide {
+		return 0, 0, fmt.Errorf("%q is not a terminal size (want COLSxROWS, e.g. 120x40, each 1 to %d)", s, maxPTYSide)
+	}
+	return cols, rows, nil
+}
 
 // Run starts a job and returns as soon as it is running.
 func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {

@@ -69,7 +69,7 @@ It implies --stdin: 'bgjob send' types into the terminal, exact bytes
 ($'\x03' is Ctrl-C, which the terminal turns into SIGINT for the command;
 send --eof is Ctrl-D). stdout.log holds the raw terminal stream, stdout and
 stderr together, lines ending in "\r\n" ('bgjob logs --plain' strips the
-escape sequences; 'wait --for' matches the raw lines, each ending in "\r");
+escape sequences; 'wait --for' matches a prompt not ended yet, without CRs);
 stderr.log holds only messages of script and the wrapper.
 The exit status is the command's own. A host without util-linux script 2.35
 or later (busybox and BSD have another) refuses, and no job is made.
@@ -105,7 +105,7 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 				if !o.spec.PTY {
 					return usageError("--pty-size goes with --pty")
 				}
-				cols, rows, err := parsePTYSize(o.ptySize)
+				cols, rows, err := bgjob.ParsePTYSize(o.ptySize)
 				if err != nil {
 					return usageError("--pty-size: %v", err)
 				}
@@ -280,17 +280,6 @@ func (a *app) promote(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runO
 		return &exitError{code: exitRunning}
 	}
 	return jobExit(a, jobs)
-}
-
-// parsePTYSize reads a terminal size, COLSxROWS.
-func parsePTYSize(s string) (cols, rows int, err error) {
-	c, r, ok := strings.Cut(strings.ToLower(s), "x")
-	cols, err1 := strconv.Atoi(c)
-	rows, err2 := strconv.Atoi(r)
-	if !ok || err1 != nil || err2 != nil || cols < 1 || rows < 1 || cols > 10000 || rows > 10000 {
-		return 0, 0, fmt.Errorf("%q is not a terminal size (want COLSxROWS, e.g. 120x40, each 1 to 10000)", s)
-	}
-	return cols, rows, nil
 }
 
 // parseSize reads a byte count: a number with an optional K, M or G

@@ -591,3 +591,47 @@ func TestStartReplace(t *testing.T) {
 		t.Errorf("replace without a name: %v", text(res))
 	}
 }
+
+// job_start pty: the command has a terminal of the size asked for, a
+// prompt is answered with job_send, the exit status is the command's, and
+// job_output gives the text without the terminal's CRs (input is not
+// echoed: script -E never).
+func TestStartPTY(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	var st job
+	call(t, cs, "job_start", map[string]any{
+		"command":  `test -t 0 && test -t 1 && echo tty; stty size; printf '\033[1mname?\033[0m '; read n; echo "hi $n"; exit 3`,
+		"pty":      true,
+		"pty_size": "100x40",
+		"wait_sec": 0,
+	}, &st)
+	var w waited
+	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}, "until_output": "name", "timeout_sec": 30}, &w)
+	if w.Matched == "" {
+		t.Fatalf("job_wait until_output name: %+v", w)
+	}
+	var sent job
+	call(t, cs, "job_send", map[string]any{"id": st.ID, "data": "bob\n"}, &sent)
+	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}, "timeout_sec": 30}, &w)
+	if len(w.Jobs) != 1 || exitCode(w.Jobs[0]) != 3 {
+		t.Fatalf("job_wait: %+v, want exit 3", w)
+	}
+	var o job
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "since": "start"}, &o)
+	for _, want := range []string{"tty\n", "40 100\n", "name? hi bob\n"} {
+		if !strings.Contains(o.Text, want) {
+			t.Errorf("output %q lacks %q", o.Text, want)
+		}
+	}
+	if strings.ContainsAny(o.Text, "\r\033") {
+		t.Errorf("output %q has a CR or an escape", o.Text)
+	}
+	res, _ := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "job_start", Arguments: map[string]any{"command": "true", "pty_size": "80x24"}})
+	if res == nil || !res.IsError || !strings.Contains(text(res), "pty_size goes with pty") {
+		t.Errorf("pty_size without pty: %v", text(res))
+	}
+	res, _ = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "job_start", Arguments: map[string]any{"command": "true", "pty": true, "pty_size": "80"}})
+	if res == nil || !res.IsError || !strings.Contains(text(res), "not a terminal size") {
+		t.Errorf("pty_size 80: %v", text(res))
+	}
+}

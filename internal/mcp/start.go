@@ -32,6 +32,8 @@ type startIn struct {
 	LineBuffered *bool             `json:"line_buffered,omitempty" jsonschema:"ask programs to write output line by line (default true)"`
 	Keep         bool              `json:"keep,omitempty" jsonschema:"leave the job running when this MCP session ends"`
 	Replace      bool              `json:"replace,omitempty" jsonschema:"with name: first stop the jobs of that name (e.g. a dev server to restart) and wait until their processes are gone, so that a port one held is free"`
+	PTY          bool              `json:"pty,omitempty" jsonschema:"run the command on a pseudo-terminal (programs that check isatty, prompts, REPLs, progress bars); implies stdin: job_send writes keystrokes, \"\\u0003\" is Ctrl-C; output is the terminal stream (job_output strips its escapes)"`
+	PTYSize      string            `json:"pty_size,omitempty" jsonschema:"with pty: the terminal's size, COLSxROWS (default 80x24)"`
 	Host         string            `json:"host,omitempty" jsonschema:"SSH host to run on (default: the server's host)"`
 }
 
@@ -80,6 +82,15 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 		return nil, startOut{}, errors.New("replace needs a name: it stops the jobs of that name")
 	}
 	spec.Replace = in.Replace
+	if in.PTYSize != "" {
+		if !in.PTY {
+			return nil, startOut{}, errors.New("pty_size goes with pty: true")
+		}
+		if spec.PTYCols, spec.PTYRows, err = bgjob.ParsePTYSize(in.PTYSize); err != nil {
+			return nil, startOut{}, fmt.Errorf("pty_size: %w", err)
+		}
+	}
+	spec.PTY = in.PTY
 	var held startOut
 	spec.NameHeld = func(old jobdir.Job, replaced bool) {
 		if replaced {

@@ -2,7 +2,10 @@
 # the job bg_ref names matches bg_re, a POSIX extended regular expression
 # matched by the host's grep -E, byte by byte (the C locale). Each log is
 # read from bg_from_stdout, bg_from_stderr; while the job runs only whole
-# lines are matched (the last one may go on). The first matching line goes
+# lines are matched (the last one may go on). On a PTY job (meta.json's
+# "pty":true) the line being written is matched too, as it stands (a
+# prompt ends without a newline), and CRs are not part of what is matched
+# (a terminal ends its lines with CR LF). The first matching line goes
 # out in D records (at most 64 KiB of it), then the observation. When the
 # job ends first: W ended; after bg_limit tenths of a second (0: never):
 # W timeout; with bg_once=1, looking once: F records with the offset each
@@ -17,12 +20,18 @@ printf 'x\n' | LC_ALL=C grep -E -e "$bg_re" >/dev/null 2>&1 || bg_rc=$?
 # -a (where grep has it) matches lines that hold NUL bytes too.
 bg_ga=-E
 if printf 'x\n' | grep -a x >/dev/null 2>&1; then bg_ga=-aE; fi
+bg_tty=0
+grep -q '"pty":true' "$bg_d/meta.json" 2>/dev/null && bg_tty=1
 if [ "$bg_once" != 1 ]; then
 	exec 3<&0
 	cat <&3 >/dev/null 2>&1 &
 	bg_cat=$!
 	exec 3<&-
 fi
+# bg_untty: the bytes as matched, without the CRs of a PTY job.
+bg_untty() {
+	if [ "$bg_tty" = 1 ]; then tr -d '\r'; else cat; fi
+}
 bg_i=0
 bg_state=
 while :; do
@@ -42,12 +51,15 @@ while :; do
 			bg_ln=$(tail -c +$((bg_from + 1)) "$bg_f" | head -c $((bg_sz - bg_from)) | wc -l)
 			bg_to=$((bg_from + $(tail -c +$((bg_from + 1)) "$bg_f" | head -n "$bg_ln" | wc -c)))
 		fi
-		[ "$bg_to" -gt "$bg_from" ] || continue
-		bg_m=$(tail -c +$((bg_from + 1)) "$bg_f" | head -c $((bg_to - bg_from)) | LC_ALL=C grep -n "$bg_ga" -e "$bg_re" | head -n 1 | cut -d: -f1)
+		# bg_mt: the end of what is matched; bg_to: of the whole lines.
+		bg_mt=$bg_to
+		[ "$bg_tty" = 0 ] || bg_mt=$bg_sz
+		[ "$bg_mt" -gt "$bg_from" ] || continue
+		bg_m=$(tail -c +$((bg_from + 1)) "$bg_f" | head -c $((bg_mt - bg_from)) | bg_untty | LC_ALL=C grep -n "$bg_ga" -e "$bg_re" | head -n 1 | cut -d: -f1)
 		if [ -n "$bg_m" ]; then
 			bg_s=$((bg_from + $(tail -c +$((bg_from + 1)) "$bg_f" | head -n $((bg_m - 1)) | wc -c)))
 			bg_e=$((bg_from + $(tail -c +$((bg_from + 1)) "$bg_f" | head -n "$bg_m" | wc -c)))
-			[ "$bg_e" -le "$bg_to" ] || bg_e=$bg_to
+			[ "$bg_e" -le "$bg_mt" ] || bg_e=$bg_mt
 			[ $((bg_e - bg_s)) -le 65536 ] || bg_e=$((bg_s + 65536))
 			bg_chunk "$bg_st" "$bg_f" "$bg_s" "$bg_e"
 			bg_state=match

@@ -461,6 +461,66 @@ func TestShutdownStopsOwnJobs(t *testing.T) {
 	}
 }
 
+// INT or TERM (Run's ctx ending) ends the calls in flight, so that the
+// server stops its jobs and exits at once, not when a job_wait of up to
+// 600 s gives up.
+func TestSignalEndsBlockedWait(t *testing.T) {
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	srv, err := mcp.New(mcp.Options{Root: root, ProgressEvery: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := sdk.NewInMemoryTransports()
+	ctx, signal := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, st) }()
+	blocked := make(chan struct{}, 1)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(context.Context, *sdk.ProgressNotificationClientRequest) {
+			select {
+			case blocked <- struct{}{}:
+			default:
+			}
+		},
+	}).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var owned job
+	call(t, cs, "job_start", map[string]any{"command": "sleep 600", "wait_sec": 0}, &owned)
+	waited := make(chan error, 1)
+	go func() {
+		p := &sdk.CallToolParams{Name: "job_wait", Arguments: map[string]any{"ids": []string{owned.ID}, "timeout_sec": 600}}
+		p.SetProgressToken("w")
+		_, err := cs.CallTool(context.Background(), p)
+		waited <- err
+	}()
+	<-blocked // the wait has begun: its progress comes
+	signal()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("server: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the server still runs a minute after its ctx ended, behind a job_wait of 600 s")
+	}
+	<-waited
+	cs.Close()
+	c, err := bgjob.NewClient(localRuntime(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := c.Status(context.Background(), owned.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jobs[0].Status != jobdir.StatusKilled {
+		t.Errorf("after the signal the server's job is %s, want killed", jobs[0].Status)
+	}
+}
+
 // Escaping makes text longer than its bytes (\xNN is four): the text still
 // fits the cap, next_offset points after what the text shows, and the
 // notice says how much is left and how to read it.

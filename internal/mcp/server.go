@@ -75,6 +75,12 @@ type Server struct {
 	reader string
 	sdk    *sdk.Server
 
+	// calls ends the tool calls in flight when Run's ctx ends (INT or
+	// TERM): the SDK's shutdown waits for them, and a job_wait may block
+	// for minutes.
+	calls    context.Context
+	endCalls context.CancelFunc
+
 	mu sync.Mutex // guards reader
 }
 
@@ -98,9 +104,22 @@ func New(o Options) (*Server, error) {
 		o.Owner = &self
 	}
 	s := &Server{opts: o, hosts: hs, owned: &owned{}, reader: o.Reader}
+	s.calls, s.endCalls = context.WithCancel(context.Background())
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "bgjob", Version: o.Version}, &sdk.ServerOptions{Instructions: Instructions})
+	s.sdk.AddReceivingMiddleware(s.endWithServer)
 	s.addTools()
 	return s, nil
+}
+
+// endWithServer ends each request's context when the server's calls end,
+// as the SDK does itself when the client goes away.
+func (s *Server) endWithServer(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(s.calls, cancel)()
+		return next(ctx, method, req)
+	}
 }
 
 // SDK returns the underlying MCP server, for connecting it to a transport
@@ -119,6 +138,7 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 		defer close(orphansDone)
 		s.StopOrphans(octx)
 	}()
+	defer context.AfterFunc(ctx, s.endCalls)()
 	err := s.sdk.Run(ctx, t)
 	if ctx.Err() != nil {
 		err = nil

@@ -461,6 +461,50 @@ func TestShutdownStopsOwnJobs(t *testing.T) {
 	}
 }
 
+// A job the server started and someone removed since (bgjob rm, prune)
+// is done with: the server stops the others when its session ends and
+// reports no error.
+func TestShutdownAfterRemove(t *testing.T) {
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	srv, err := mcp.New(mcp.Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := sdk.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(context.Background(), st) }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gone, owned job
+	call(t, cs, "job_start", map[string]any{"command": "true"}, &gone)
+	call(t, cs, "job_start", map[string]any{"command": "sleep 600", "wait_sec": 0}, &owned)
+	c, err := bgjob.NewClient(localRuntime(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if gone.Status != jobdir.StatusExited {
+		t.Fatalf("job_start of true: %+v, want it exited", gone)
+	}
+	if _, err := c.Remove(ctx, []string{gone.ID}, false); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	if err := <-done; err != nil {
+		t.Errorf("server: %v", err)
+	}
+	jobs, err := c.Status(ctx, owned.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jobs[0].Status != jobdir.StatusKilled {
+		t.Errorf("after shutdown job %s is %s, want killed", owned.ID, jobs[0].Status)
+	}
+}
+
 // INT or TERM (Run's ctx ending) ends the calls in flight, so that the
 // server stops its jobs and exits at once, not when a job_wait of up to
 // 600 s gives up.

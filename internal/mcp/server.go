@@ -164,7 +164,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for host, ids := range s.owned.take() {
 		c, err := s.hosts.client(ctx, host)
 		if err == nil {
+			// A job removed since it started (rm, prune) is done with.
 			_, err = c.Stop(ctx, ids, bgjob.StopOptions{})
+			err = bgjob.IgnoreNotFound(err)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("stopping the jobs this server started on %s: %v", hostName(host), err))

@@ -53,6 +53,10 @@ func (c *Client) autoPrune() *shellgen.Prune {
 	return p
 }
 
+// MaxTimeout bounds Spec.Timeout: a longer one is a mistake, and would
+// overflow the arithmetic of some hosts' shells.
+const MaxTimeout = 10 * 365 * 24 * time.Hour
+
 // Spec describes a job to run.
 type Spec struct {
 	// ID, when set, is the job's id (from jobdir.NewID): a caller that
@@ -126,6 +130,9 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 	}
 	if s.Replace && s.Name == "" {
 		return jobdir.Job{}, fmt.Errorf("%w: replace needs a job name", ErrUsage)
+	}
+	if s.Timeout < 0 || s.Timeout > MaxTimeout {
+		return jobdir.Job{}, fmt.Errorf("%w: timeout %s: want 0 (none) to %s", ErrUsage, s.Timeout, MaxTimeout)
 	}
 	var names []string
 	for _, kv := range s.Env {

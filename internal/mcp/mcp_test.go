@@ -400,6 +400,11 @@ func TestToolErrors(t *testing.T) {
 		{"send no stdin", "job_send", map[string]any{"id": "nosuchjob", "data": "x"}, "job_list"},
 		{"bad status", "job_list", map[string]any{"status": "done"}, "want running"},
 		{"wait too long", "job_wait", map[string]any{"ids": []string{"x"}, "timeout_sec": 601}, "at most 600"},
+		// Past 292 years the conversion to a duration overflows: the job
+		// would run with no timeout at all.
+		{"timeout overflows", "job_start", map[string]any{"command": "sleep 600", "timeout_sec": 1e12, "wait_sec": 0}, "timeout_sec is at most"},
+		{"timeout over 10 years", "job_start", map[string]any{"command": "sleep 600", "timeout_sec": 1e9, "wait_sec": 0}, "timeout_sec is at most"},
+		{"grace overflows", "job_stop", map[string]any{"ids": []string{"x"}, "grace_sec": 1e12}, "grace_sec is at most"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := callRaw(t, cs, tc.tool, tc.args)

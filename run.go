@@ -136,9 +136,12 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 	}
 	var names []string
 	for _, kv := range s.Env {
-		name, _, ok := strings.Cut(kv, "=")
+		name, value, ok := strings.Cut(kv, "=")
 		if !ok || !shellgen.ValidEnvName(name) {
 			return jobdir.Job{}, fmt.Errorf("%w: invalid environment variable %q: want NAME=VALUE with NAME made of letters, digits and _", ErrUsage, kv)
+		}
+		if strings.IndexByte(value, 0) >= 0 {
+			return jobdir.Job{}, fmt.Errorf("%w: environment variable %s: its value holds a NUL byte, which no shell can pass", ErrUsage, name)
 		}
 		names = append(names, name)
 	}

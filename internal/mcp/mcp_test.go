@@ -389,6 +389,8 @@ func TestToolErrors(t *testing.T) {
 		{"unknown id wait", "job_wait", map[string]any{"ids": []string{"nosuchjob"}, "timeout_sec": 5}, "job_list shows the jobs"},
 		{"empty command", "job_start", map[string]any{"command": ""}, "command is empty"},
 		{"env name with =", "job_start", map[string]any{"command": "true", "env": map[string]any{"A=B": "x"}}, "invalid variable name"},
+		{"env value with NUL", "job_start", map[string]any{"command": "true", "env": map[string]any{"A": "x\x00"}}, "environment variable A: its value holds a NUL byte"},
+		{"pattern with NUL", "job_wait", map[string]any{"ids": []string{"x"}, "until_output": "a\x00"}, "pattern \"a\\x00\" holds a NUL byte"},
 		{"unknown parameter", "job_start", map[string]any{"command": "true", "wait": 1}, "wait"},
 		{"host not allowed", "job_list", map[string]any{"host": "db1"}, "not allowed"},
 		{"bad stream", "job_output", map[string]any{"id": "x", "stream": "both2"}, "want stdout, stderr or both"},

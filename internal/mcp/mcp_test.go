@@ -702,3 +702,16 @@ func TestStartReplace(t *testing.T) {
 		t.Errorf("replace without a name: %v", text(res))
 	}
 }
+
+// The instructions tell the model what becomes of its jobs: with KeepJobs
+// nothing stops them when the session ends.
+func TestInstructionsKeepJobs(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		cs := serve(t, mcp.Options{KeepJobs: keep})
+		instr := cs.InitializeResult().Instructions
+		stopped := strings.Contains(instr, "stopped when the session ends")
+		if stopped == keep || !strings.HasPrefix(instr, "bgjob runs shell commands") {
+			t.Errorf("KeepJobs %v: instructions %q", keep, instr)
+		}
+	}
+}

@@ -30,6 +30,10 @@ job_start starts one; job_wait blocks until it ends or prints a line (until_outp
 job_output returns only output you have not read yet; job_stop stops a job.
 Stop what you start: jobs this server started are stopped when the session ends, unless started with keep.`
 
+// keepJobsInstructions replace the last line of Instructions when the
+// server runs with KeepJobs: then nothing stops the jobs for the model.
+const keepJobsInstructions = `Stop what you start: this server leaves every job it started running when the session ends (--keep-jobs).`
+
 // Dialer connects to an SSH host and returns its runtime and a function
 // that closes the connection.
 type Dialer func(ctx context.Context, host string) (bgjob.Runtime, func(), error)
@@ -105,7 +109,11 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{opts: o, hosts: hs, owned: &owned{}, reader: o.Reader}
 	s.calls, s.endCalls = context.WithCancel(context.Background())
-	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "bgjob", Version: o.Version}, &sdk.ServerOptions{Instructions: Instructions})
+	instr := Instructions
+	if o.KeepJobs {
+		instr = instr[:strings.LastIndexByte(instr, '\n')+1] + keepJobsInstructions
+	}
+	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "bgjob", Version: o.Version}, &sdk.ServerOptions{Instructions: instr})
 	s.sdk.AddReceivingMiddleware(s.endWithServer)
 	s.addTools()
 	return s, nil

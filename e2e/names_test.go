@@ -3,11 +3,16 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/jobdir/jobdirtest"
 )
 
 // TestNameLookupPastRecentJobs: the newest job with a name wins (found by
@@ -89,6 +94,79 @@ func TestConcurrentReplace(t *testing.T) {
 			}
 			if running != 1 || len(l.Jobs) != n {
 				t.Fatalf("%d jobs, %d of them running; want %d, 1 running", len(l.Jobs), running, n)
+			}
+		})
+	}
+}
+
+// TestReplaceLock: the lock of a name's --replace runs,
+// .names/.lock.NAME, holds its holder's pid and start time. One left by a
+// replace killed with SIGKILL (its holder gone) is taken over at once; one
+// whose owner file is still empty (its holder between opening the file and
+// writing it) is not: once the holder has written itself, the replace
+// waits until it lets go.
+func TestReplaceLock(t *testing.T) {
+	t.Parallel()
+	self, err := jobdirtest.ProcStart(os.Getpid())
+	if err != nil {
+		t.Skip("no /proc: ", err)
+	}
+	for _, tc := range localAndSSH(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			names := filepath.Join(tc.flags[1], jobdir.DefaultWorkspace, ".names")
+			lock := func(name, owner string) string {
+				t.Helper()
+				dir := filepath.Join(names, ".lock."+name)
+				if err := os.MkdirAll(dir, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "owner"), []byte(owner), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				return dir
+			}
+			replace := func(name string) jobdir.Job {
+				t.Helper()
+				code, out, errs := bgjob(ctx, append(tc.flags, "run", "--json", "-n", name, "--replace", "--", "sleep 300")...)
+				var j jobdir.Job
+				if code != 0 || json.Unmarshal([]byte(out), &j) != nil {
+					t.Fatalf("run --replace -n %s: exit %d: %s %s", name, code, out, errs)
+				}
+				return j
+			}
+			// A holder that is gone: pid 2^22 is past any pid_max default.
+			stale := lock("stale", "4194304 12345\n")
+			replace("stale")
+			if _, err := os.Stat(stale); !os.IsNotExist(err) {
+				t.Errorf("the stale lock is still there after the replace: %v", err)
+			}
+
+			dir := lock("mid", "")
+			done := make(chan jobdir.Job, 1)
+			go func() { done <- replace("mid") }()
+			// Let the replace look at the empty owner file (it takes over
+			// only after 2 s without an owner), then write ours.
+			time.Sleep(time.Second)
+			select {
+			case j := <-done:
+				t.Fatalf("the replace took the lock while its owner file was empty: job %s", j.ID)
+			default:
+			}
+			if err := os.WriteFile(filepath.Join(dir, "owner"), []byte(strconv.Itoa(os.Getpid())+" "+self+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second)
+			select {
+			case j := <-done:
+				t.Fatalf("the replace took the lock of a live holder: job %s", j.ID)
+			default:
+			}
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			if j := <-done; j.Status != jobdir.StatusRunning {
+				t.Errorf("the replace once the holder let go: job %s %s, want running", j.ID, j.Status)
 			}
 		})
 	}

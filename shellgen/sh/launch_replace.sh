@@ -45,7 +45,9 @@ bg_samename() {
 # waiting up to bg_rgrace tenths of a second and 30 s more (a holder stops
 # the jobs of the name, then launches), or end the script with an E
 # namebusy record. A lock whose holder is gone, or that has had no holder
-# for 2 s (one killed between its mkdir and its write), is taken over.
+# for 2 s (one killed between its mkdir and its write), is taken over. An
+# owner file still empty (its holder between opening and writing it)
+# names no holder yet.
 bg_namelock() {
 	[ -d "$bg_ws/.names" ] || mkdir "$bg_ws/.names" 2>/dev/null
 	bg_nk=$bg_ws/.names/.lock.$bg_name
@@ -53,7 +55,7 @@ bg_namelock() {
 	bg_nown="$$ $bg_s"
 	bg_ni=0 bg_nno=0
 	until mkdir "$bg_nk" 2>/dev/null; do
-		if bg_line "$bg_nk/owner"; then
+		if bg_line "$bg_nk/owner" && [ -n "$bg_l" ]; then
 			bg_nno=0
 			bg_proc "${bg_l%% *}"
 			if [ -z "$bg_s" ] || [ "$bg_s" != "${bg_l#* }" ]; then

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -712,6 +713,16 @@ func TestInstructionsKeepJobs(t *testing.T) {
 		stopped := strings.Contains(instr, "stopped when the session ends")
 		if stopped == keep || !strings.HasPrefix(instr, "bgjob runs shell commands") {
 			t.Errorf("KeepJobs %v: instructions %q", keep, instr)
+		}
+	}
+}
+
+// A reader name that cannot name a cursor is refused when the server is
+// made, not by each job_start after its job has started.
+func TestBadReader(t *testing.T) {
+	for _, r := range []string{"../x", "a b", strings.Repeat("r", 65)} {
+		if _, err := mcp.New(mcp.Options{Root: t.TempDir(), Reader: r}); !errors.Is(err, bgjob.ErrUsage) {
+			t.Errorf("New with reader %q: %v, want ErrUsage", r, err)
 		}
 	}
 }

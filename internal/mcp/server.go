@@ -99,6 +99,13 @@ func New(o Options) (*Server, error) {
 	if o.Version == "" {
 		o.Version = "devel"
 	}
+	if o.Reader != "" {
+		// Checked now, not by the first read: job_start reads too, after
+		// its job has started.
+		if err := jobdir.ValidateName("reader", o.Reader); err != nil {
+			return nil, fmt.Errorf("%w: %w", bgjob.ErrUsage, err)
+		}
+	}
 	hs, err := newHosts(o)
 	if err != nil {
 		return nil, err

@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -169,5 +172,89 @@ func TestReplaceLock(t *testing.T) {
 				t.Errorf("the replace once the holder let go: job %s %s, want running", j.ID, j.Status)
 			}
 		})
+	}
+}
+
+// TestReplaceLockTakeover: two runs that find the name's lock left by a
+// holder that is gone both take it over; the slower must not remove the
+// lock the faster took meanwhile. Locally, with mv and rm on the PATH
+// made to stop for a second on the lock: while the replace stops there,
+// the test takes the lock as a faster run would, and the replace must
+// wait until the test lets go.
+func TestReplaceLockTakeover(t *testing.T) {
+	t.Parallel()
+	self, err := jobdirtest.ProcStart(os.Getpid())
+	if err != nil {
+		t.Skip("no /proc: ", err)
+	}
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	shims, marks := t.TempDir(), t.TempDir()
+	for _, name := range []string{"mv", "rm"} {
+		real, err := exec.LookPath(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The first mv or rm of the lock stops a second, between "here"
+		// and "done".
+		shim := fmt.Sprintf(`#!/bin/sh
+case "$*" in *"/.lock."*)
+	if mkdir %[1]s/once 2>/dev/null; then
+		: >%[1]s/here; sleep 1; %[2]s "$@"; s=$?; : >%[1]s/done; exit $s
+	fi ;;
+esac
+exec %[2]s "$@"
+`, marks, real)
+		if err := os.WriteFile(filepath.Join(shims, name), []byte(shim), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lock := filepath.Join(root, jobdir.DefaultWorkspace, ".names", ".lock.race")
+	if err := os.MkdirAll(lock, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lock, "owner"), []byte("4194304 12345\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bgjobBinary(t), "--root", root, "run", "-q", "-n", "race", "--replace", "--", "sleep 300")
+	cmd.Env = append(os.Environ(), "PATH="+shims+":"+os.Getenv("PATH"))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+	if !eventually(time.Minute, func() bool { return exists(filepath.Join(marks, "here")) }) {
+		t.Fatalf("the replace never touched the stale lock: %s", errb.String())
+	}
+	// A faster run takes the stale lock over: it is ours now.
+	if err := os.RemoveAll(lock); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(lock, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lock, "owner"), []byte(strconv.Itoa(os.Getpid())+" "+self+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !eventually(time.Minute, func() bool { return exists(filepath.Join(marks, "done")) }) {
+		t.Fatal("the replace's mv or rm of the lock never ended")
+	}
+	// What the replace does next takes it a moment: it must keep waiting.
+	select {
+	case err := <-done:
+		t.Fatalf("the replace ran while the lock was ours (%v): %s %s", err, out.String(), errb.String())
+	case <-time.After(time.Second):
+	}
+	if !exists(filepath.Join(lock, "owner")) {
+		t.Error("the replace removed the lock's owner file and left it so")
+	}
+	if err := os.RemoveAll(lock); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the replace once the lock was free: %v: %s", err, errb.String())
 	}
 }

@@ -726,3 +726,18 @@ func TestBadReader(t *testing.T) {
 		}
 	}
 }
+
+// job_send to a job that has ended says so once, and what to do instead.
+func TestSendEnded(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": "true", "stdin": true}, &st)
+	if st.Status != jobdir.StatusExited {
+		t.Fatalf("job_start of true: %+v, want it exited", st)
+	}
+	res := callRaw(t, cs, "job_send", map[string]any{"id": st.ID, "data": "x"})
+	msg := text(res)
+	if !res.IsError || strings.Count(msg, "ended") != 1 || !strings.Contains(msg, "job_start a new job") {
+		t.Errorf("job_send to an ended job: %q", msg)
+	}
+}

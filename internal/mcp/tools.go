@@ -102,6 +102,10 @@ func (s *Server) explain(err error, host string) error {
 			return fmt.Errorf("%v: no such job in workspace %s on %s; job_list shows the jobs", err, ws, hostName(host))
 		}
 		return fmt.Errorf("no %s in workspace %s on %s; job_list shows the jobs", what, ws, hostName(host))
+	case errors.Is(err, bgjob.ErrEnded):
+		// "job X has ended: job has ended": say it once, and what to do.
+		what := strings.TrimSuffix(err.Error(), ": "+bgjob.ErrEnded.Error())
+		return fmt.Errorf("%s: it takes no more input; job_start a new job with stdin: true", what)
 	case errors.Is(err, bgjob.ErrNoStdin):
 		return fmt.Errorf("%v: only a job started with stdin: true takes input", err)
 	case errors.Is(err, bgjob.ErrCursorBusy):

@@ -50,6 +50,26 @@ var (
 	ErrNoMatch = errors.New("ended without a matching line")
 )
 
+// IgnoreNotFound returns err, as Stop or Status return it (one error per
+// job), without its parts that wrap ErrNotFound: nil when no other is
+// left. A caller that stops jobs it named earlier uses it for those
+// removed since.
+func IgnoreNotFound(err error) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var errs []error
+		for _, e := range j.Unwrap() {
+			if !errors.Is(e, ErrNotFound) {
+				errs = append(errs, e)
+			}
+		}
+		return errors.Join(errs...)
+	}
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
 // DefaultGrace is how long Stop waits after the first signal before SIGKILL.
 const DefaultGrace = 2 * time.Second
 

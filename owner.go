@@ -129,18 +129,7 @@ func (c *Client) StopOrphans(ctx context.Context, o OrphanOptions) ([]jobdir.Job
 	}
 	jobs, err := c.Stop(ctx, ids, StopOptions{})
 	// A job removed since it was listed is done with.
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var errs []error
-		for _, e := range j.Unwrap() {
-			if !errors.Is(e, ErrNotFound) {
-				errs = append(errs, e)
-			}
-		}
-		err = errors.Join(errs...)
-	} else if errors.Is(err, ErrNotFound) {
-		err = nil
-	}
-	if err != nil {
+	if err = IgnoreNotFound(err); err != nil {
 		err = fmt.Errorf("stopping the jobs of owners that are gone: %w", err)
 	}
 	return jobs, errors.Join(listed, err)

@@ -54,6 +54,10 @@ func (c *Client) autoPrune() *shellgen.Prune {
 	return p
 }
 
+// MaxTimeout bounds Spec.Timeout: a longer one is a mistake, and would
+// overflow the arithmetic of some hosts' shells.
+const MaxTimeout = 10 * 365 * 24 * time.Hour
+
 // Spec describes a job to run.
 type Spec struct {
 	// ID, when set, is the job's id (from jobdir.NewID): a caller that
@@ -162,11 +166,17 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 	if s.Replace && s.Name == "" {
 		return jobdir.Job{}, fmt.Errorf("%w: replace needs a job name", ErrUsage)
 	}
+	if s.Timeout < 0 || s.Timeout > MaxTimeout {
+		return jobdir.Job{}, fmt.Errorf("%w: timeout %s: want 0 (none) to %s", ErrUsage, s.Timeout, MaxTimeout)
+	}
 	var names []string
 	for _, kv := range s.Env {
-		name, _, ok := strings.Cut(kv, "=")
+		name, value, ok := strings.Cut(kv, "=")
 		if !ok || !shellgen.ValidEnvName(name) {
 			return jobdir.Job{}, fmt.Errorf("%w: invalid environment variable %q: want NAME=VALUE with NAME made of letters, digits and _", ErrUsage, kv)
+		}
+		if strings.IndexByte(value, 0) >= 0 {
+			return jobdir.Job{}, fmt.Errorf("%w: environment variable %s: its value holds a NUL byte, which no shell can pass", ErrUsage, name)
 		}
 		names = append(names, name)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/bgjob/bgjob/jobdir"
@@ -38,6 +39,9 @@ type Match struct {
 // runtime that is a Watcher the same script looks once each time a job
 // file changes (and once a second), going on from where it stopped.
 func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOptions) (jobdir.Job, Match, error) {
+	if strings.IndexByte(pattern, 0) >= 0 {
+		return jobdir.Job{}, Match{}, fmt.Errorf("%w: pattern %q holds a NUL byte, which no shell can pass", ErrUsage, pattern)
+	}
 	q := shellgen.WaitFor{Ref: ref, Pattern: pattern, Timeout: o.Timeout}
 	switch {
 	case o.Stdout && !o.Stderr:

@@ -313,12 +313,13 @@ func TestMCPOwnerFleetPrune(t *testing.T) {
 	}
 }
 
-// TERM and INT end the server as stdin EOF does: it stops its jobs.
+// TERM, INT and HUP (the client's terminal closed) end the server as
+// stdin EOF does: it stops its jobs.
 func TestMCPOwnerSignals(t *testing.T) {
 	t.Parallel()
 	bin := bgjobBinary(t)
 	for _, tc := range localAndSSH(t) {
-		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 			t.Run(tc.name+"/"+sig.String(), func(t *testing.T) {
 				p := startMCP(t, bin, tc.flags...)
 				id := p.start(t, map[string]any{})

@@ -1,13 +1,21 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/jobdir/jobdirtest"
 )
 
 // TestNameLookupPastRecentJobs: the newest job with a name wins (found by
@@ -91,5 +99,162 @@ func TestConcurrentReplace(t *testing.T) {
 				t.Fatalf("%d jobs, %d of them running; want %d, 1 running", len(l.Jobs), running, n)
 			}
 		})
+	}
+}
+
+// TestReplaceLock: the lock of a name's --replace runs,
+// .names/.lock.NAME, holds its holder's pid and start time. One left by a
+// replace killed with SIGKILL (its holder gone) is taken over at once; one
+// whose owner file is still empty (its holder between opening the file and
+// writing it) is not: once the holder has written itself, the replace
+// waits until it lets go.
+func TestReplaceLock(t *testing.T) {
+	t.Parallel()
+	self, err := jobdirtest.ProcStart(os.Getpid())
+	if err != nil {
+		t.Skip("no /proc: ", err)
+	}
+	for _, tc := range localAndSSH(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			names := filepath.Join(tc.flags[1], jobdir.DefaultWorkspace, ".names")
+			lock := func(name, owner string) string {
+				t.Helper()
+				dir := filepath.Join(names, ".lock."+name)
+				if err := os.MkdirAll(dir, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "owner"), []byte(owner), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				return dir
+			}
+			replace := func(name string) jobdir.Job {
+				t.Helper()
+				code, out, errs := bgjob(ctx, append(tc.flags, "run", "--json", "-n", name, "--replace", "--", "sleep 300")...)
+				var j jobdir.Job
+				if code != 0 || json.Unmarshal([]byte(out), &j) != nil {
+					t.Fatalf("run --replace -n %s: exit %d: %s %s", name, code, out, errs)
+				}
+				return j
+			}
+			// A holder that is gone: pid 2^22 is past any pid_max default.
+			stale := lock("stale", "4194304 12345\n")
+			replace("stale")
+			if _, err := os.Stat(stale); !os.IsNotExist(err) {
+				t.Errorf("the stale lock is still there after the replace: %v", err)
+			}
+
+			dir := lock("mid", "")
+			done := make(chan jobdir.Job, 1)
+			go func() { done <- replace("mid") }()
+			// Let the replace look at the empty owner file (it takes over
+			// only after 2 s without an owner), then write ours.
+			time.Sleep(time.Second)
+			select {
+			case j := <-done:
+				t.Fatalf("the replace took the lock while its owner file was empty: job %s", j.ID)
+			default:
+			}
+			if err := os.WriteFile(filepath.Join(dir, "owner"), []byte(strconv.Itoa(os.Getpid())+" "+self+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second)
+			select {
+			case j := <-done:
+				t.Fatalf("the replace took the lock of a live holder: job %s", j.ID)
+			default:
+			}
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			if j := <-done; j.Status != jobdir.StatusRunning {
+				t.Errorf("the replace once the holder let go: job %s %s, want running", j.ID, j.Status)
+			}
+		})
+	}
+}
+
+// TestReplaceLockTakeover: two runs that find the name's lock left by a
+// holder that is gone both take it over; the slower must not remove the
+// lock the faster took meanwhile. Locally, with mv and rm on the PATH
+// made to stop for a second on the lock: while the replace stops there,
+// the test takes the lock as a faster run would, and the replace must
+// wait until the test lets go.
+func TestReplaceLockTakeover(t *testing.T) {
+	t.Parallel()
+	self, err := jobdirtest.ProcStart(os.Getpid())
+	if err != nil {
+		t.Skip("no /proc: ", err)
+	}
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	shims, marks := t.TempDir(), t.TempDir()
+	for _, name := range []string{"mv", "rm"} {
+		real, err := exec.LookPath(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The first mv or rm of the lock stops a second, between "here"
+		// and "done".
+		shim := fmt.Sprintf(`#!/bin/sh
+case "$*" in *"/.lock."*)
+	if mkdir %[1]s/once 2>/dev/null; then
+		: >%[1]s/here; sleep 1; %[2]s "$@"; s=$?; : >%[1]s/done; exit $s
+	fi ;;
+esac
+exec %[2]s "$@"
+`, marks, real)
+		if err := os.WriteFile(filepath.Join(shims, name), []byte(shim), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lock := filepath.Join(root, jobdir.DefaultWorkspace, ".names", ".lock.race")
+	if err := os.MkdirAll(lock, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lock, "owner"), []byte("4194304 12345\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bgjobBinary(t), "--root", root, "run", "-q", "-n", "race", "--replace", "--", "sleep 300")
+	cmd.Env = append(os.Environ(), "PATH="+shims+":"+os.Getenv("PATH"))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+	if !eventually(time.Minute, func() bool { return exists(filepath.Join(marks, "here")) }) {
+		t.Fatalf("the replace never touched the stale lock: %s", errb.String())
+	}
+	// A faster run takes the stale lock over: it is ours now.
+	if err := os.RemoveAll(lock); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(lock, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lock, "owner"), []byte(strconv.Itoa(os.Getpid())+" "+self+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !eventually(time.Minute, func() bool { return exists(filepath.Join(marks, "done")) }) {
+		t.Fatal("the replace's mv or rm of the lock never ended")
+	}
+	// What the replace does next takes it a moment: it must keep waiting.
+	select {
+	case err := <-done:
+		t.Fatalf("the replace ran while the lock was ours (%v): %s %s", err, out.String(), errb.String())
+	case <-time.After(time.Second):
+	}
+	if !exists(filepath.Join(lock, "owner")) {
+		t.Error("the replace removed the lock's owner file and left it so")
+	}
+	if err := os.RemoveAll(lock); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the replace once the lock was free: %v: %s", err, errb.String())
 	}
 }

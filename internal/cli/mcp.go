@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os/signal"
+	"syscall"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -39,7 +41,7 @@ connection per host is kept for the server's lifetime, and dialled again
 after a drop.
 
 stdout carries only the protocol; diagnostics go to stderr. When the client
-goes away (stdin closes) or on INT or TERM, the server stops the jobs it
+goes away (stdin closes) or on INT, TERM or HUP, the server stops the jobs it
 started, unless --keep-jobs or the job was started with keep.
 
 Each job it starts records the server as its owner in meta.json (ls shows
@@ -71,6 +73,10 @@ func (a *app) mcp(ctx context.Context, o mcpOptions) error {
 	if o.maxOutput < 1024 {
 		return usageError("--max-output must be at least 1024")
 	}
+	// A hang-up (the terminal of the client closed) ends the session as
+	// INT and TERM do, so that the server stops its jobs.
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGHUP)
+	defer stop()
 	srv, err := mcp.New(mcp.Options{
 		Version: moduleVersion(), Host: a.host, Root: a.root, Workspace: a.workspace,
 		AllowHosts: o.allowHosts, MaxOutput: o.maxOutput, KeepJobs: o.keepJobs, Reader: o.reader,

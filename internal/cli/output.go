@@ -201,9 +201,9 @@ func ownerText(o *jobdir.Owner, hostname string) string {
 
 func (t *table) flush() { t.tw.Flush() }
 
-// maxDuration bounds --timeout and --grace: a longer one is a mistake
-// (and would overflow the host's arithmetic).
-const maxDuration = 10 * 365 * 24 * time.Hour
+// maxDuration bounds --timeout: a longer one is a mistake (and would
+// overflow the host's arithmetic).
+const maxDuration = bgjob.MaxTimeout
 
 // graceFlag checks a --grace value and returns it for the library: 0 means
 // KILL at once (bgjob.NoGrace).

@@ -73,7 +73,7 @@ outside MCP or with keep are never stopped.`,
 	f.IntVar(&o.Keep, "keep", o.Keep, "keep the newest N ended jobs")
 	f.DurationVar(&o.OlderThan, "older-than", o.OlderThan, "remove ended jobs that ended longer ago than this (0: no age limit)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be removed")
-	f.BoolVar(&a.json, "json", false, `print {"jobs": [removed jobs], "kept": [{id, name, status, reason, live_processes}]}`)
+	f.BoolVar(&a.json, "json", false, `print {"jobs": [removed jobs], "stopped": [jobs of gone owners], "kept": [{id, name, status, reason, live_processes}]}`)
 	return cmd
 }
 

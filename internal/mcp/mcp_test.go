@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -389,6 +390,8 @@ func TestToolErrors(t *testing.T) {
 		{"unknown id wait", "job_wait", map[string]any{"ids": []string{"nosuchjob"}, "timeout_sec": 5}, "job_list shows the jobs"},
 		{"empty command", "job_start", map[string]any{"command": ""}, "command is empty"},
 		{"env name with =", "job_start", map[string]any{"command": "true", "env": map[string]any{"A=B": "x"}}, "invalid variable name"},
+		{"env value with NUL", "job_start", map[string]any{"command": "true", "env": map[string]any{"A": "x\x00"}}, "environment variable A: its value holds a NUL byte"},
+		{"pattern with NUL", "job_wait", map[string]any{"ids": []string{"x"}, "until_output": "a\x00"}, "pattern \"a\\x00\" holds a NUL byte"},
 		{"unknown parameter", "job_start", map[string]any{"command": "true", "wait": 1}, "wait"},
 		{"host not allowed", "job_list", map[string]any{"host": "db1"}, "not allowed"},
 		{"bad stream", "job_output", map[string]any{"id": "x", "stream": "both2"}, "want stdout, stderr or both"},
@@ -400,6 +403,11 @@ func TestToolErrors(t *testing.T) {
 		{"send no stdin", "job_send", map[string]any{"id": "nosuchjob", "data": "x"}, "job_list"},
 		{"bad status", "job_list", map[string]any{"status": "done"}, "want running"},
 		{"wait too long", "job_wait", map[string]any{"ids": []string{"x"}, "timeout_sec": 601}, "at most 600"},
+		// Past 292 years the conversion to a duration overflows: the job
+		// would run with no timeout at all.
+		{"timeout overflows", "job_start", map[string]any{"command": "sleep 600", "timeout_sec": 1e12, "wait_sec": 0}, "timeout_sec is at most"},
+		{"timeout over 10 years", "job_start", map[string]any{"command": "sleep 600", "timeout_sec": 1e9, "wait_sec": 0}, "timeout_sec is at most"},
+		{"grace overflows", "job_stop", map[string]any{"ids": []string{"x"}, "grace_sec": 1e12}, "grace_sec is at most"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := callRaw(t, cs, tc.tool, tc.args)
@@ -458,6 +466,110 @@ func TestShutdownStopsOwnJobs(t *testing.T) {
 		if j.Status != want[i] {
 			t.Errorf("after shutdown job %s is %s, want %s", j.ID, j.Status, want[i])
 		}
+	}
+}
+
+// A job the server started and someone removed since (bgjob rm, prune)
+// is done with: the server stops the others when its session ends and
+// reports no error.
+func TestShutdownAfterRemove(t *testing.T) {
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	srv, err := mcp.New(mcp.Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := sdk.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(context.Background(), st) }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gone, owned job
+	call(t, cs, "job_start", map[string]any{"command": "true"}, &gone)
+	call(t, cs, "job_start", map[string]any{"command": "sleep 600", "wait_sec": 0}, &owned)
+	c, err := bgjob.NewClient(localRuntime(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if gone.Status != jobdir.StatusExited {
+		t.Fatalf("job_start of true: %+v, want it exited", gone)
+	}
+	if _, err := c.Remove(ctx, []string{gone.ID}, false); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	if err := <-done; err != nil {
+		t.Errorf("server: %v", err)
+	}
+	jobs, err := c.Status(ctx, owned.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jobs[0].Status != jobdir.StatusKilled {
+		t.Errorf("after shutdown job %s is %s, want killed", owned.ID, jobs[0].Status)
+	}
+}
+
+// INT or TERM (Run's ctx ending) ends the calls in flight, so that the
+// server stops its jobs and exits at once, not when a job_wait of up to
+// 600 s gives up.
+func TestSignalEndsBlockedWait(t *testing.T) {
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	srv, err := mcp.New(mcp.Options{Root: root, ProgressEvery: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := sdk.NewInMemoryTransports()
+	ctx, signal := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, st) }()
+	blocked := make(chan struct{}, 1)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(context.Context, *sdk.ProgressNotificationClientRequest) {
+			select {
+			case blocked <- struct{}{}:
+			default:
+			}
+		},
+	}).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var owned job
+	call(t, cs, "job_start", map[string]any{"command": "sleep 600", "wait_sec": 0}, &owned)
+	waited := make(chan error, 1)
+	go func() {
+		p := &sdk.CallToolParams{Name: "job_wait", Arguments: map[string]any{"ids": []string{owned.ID}, "timeout_sec": 600}}
+		p.SetProgressToken("w")
+		_, err := cs.CallTool(context.Background(), p)
+		waited <- err
+	}()
+	<-blocked // the wait has begun: its progress comes
+	signal()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("server: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the server still runs a minute after its ctx ended, behind a job_wait of 600 s")
+	}
+	<-waited
+	cs.Close()
+	c, err := bgjob.NewClient(localRuntime(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := c.Status(context.Background(), owned.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jobs[0].Status != jobdir.StatusKilled {
+		t.Errorf("after the signal the server's job is %s, want killed", jobs[0].Status)
 	}
 }
 
@@ -633,5 +745,44 @@ func TestStartPTY(t *testing.T) {
 	res, _ = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "job_start", Arguments: map[string]any{"command": "true", "pty": true, "pty_size": "80"}})
 	if res == nil || !res.IsError || !strings.Contains(text(res), "not a terminal size") {
 		t.Errorf("pty_size 80: %v", text(res))
+	}
+}
+
+// The instructions tell the model what becomes of its jobs: with KeepJobs
+// nothing stops them when the session ends.
+func TestInstructionsKeepJobs(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		cs := serve(t, mcp.Options{KeepJobs: keep})
+		instr := cs.InitializeResult().Instructions
+		stopped := strings.Contains(instr, "stopped when the session ends")
+		if stopped == keep || !strings.HasPrefix(instr, "bgjob runs shell commands") {
+			t.Errorf("KeepJobs %v: instructions %q", keep, instr)
+		}
+	}
+}
+
+// A reader name that cannot name a cursor is refused when the server is
+// made, not by each job_start after its job has started.
+func TestBadReader(t *testing.T) {
+	for _, r := range []string{"../x", "a b", strings.Repeat("r", 65)} {
+		if _, err := mcp.New(mcp.Options{Root: t.TempDir(), Reader: r}); !errors.Is(err, bgjob.ErrUsage) {
+			t.Errorf("New with reader %q: %v, want ErrUsage", r, err)
+		}
+	}
+}
+
+// job_send to a job that has ended says so once, and what to do instead.
+func TestSendEnded(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": "true", "stdin": true}, &st)
+	if st.Status != jobdir.StatusExited {
+		t.Fatalf("job_start of true: %+v, want it exited", st)
+	}
+	res := callRaw(t, cs, "job_send", map[string]any{"id": st.ID, "data": "x"})
+	msg := text(res)
+	if !res.IsError || strings.Count(msg, "ended") != 1 || !strings.Contains(msg, "job_start a new job") {
+		t.Errorf("job_send to an ended job: %q", msg)
+
 	}
 }

@@ -30,6 +30,10 @@ job_start starts one; job_wait blocks until it ends or prints a line (until_outp
 job_output returns only output you have not read yet; job_stop stops a job.
 Stop what you start: jobs this server started are stopped when the session ends, unless started with keep.`
 
+// keepJobsInstructions replace the last line of Instructions when the
+// server runs with KeepJobs: then nothing stops the jobs for the model.
+const keepJobsInstructions = `Stop what you start: this server leaves every job it started running when the session ends (--keep-jobs).`
+
 // Dialer connects to an SSH host and returns its runtime and a function
 // that closes the connection.
 type Dialer func(ctx context.Context, host string) (bgjob.Runtime, func(), error)
@@ -75,6 +79,12 @@ type Server struct {
 	reader string
 	sdk    *sdk.Server
 
+	// calls ends the tool calls in flight when Run's ctx ends (INT or
+	// TERM): the SDK's shutdown waits for them, and a job_wait may block
+	// for minutes.
+	calls    context.Context
+	endCalls context.CancelFunc
+
 	mu sync.Mutex // guards reader
 }
 
@@ -89,6 +99,13 @@ func New(o Options) (*Server, error) {
 	if o.Version == "" {
 		o.Version = "devel"
 	}
+	if o.Reader != "" {
+		// Checked now, not by the first read: job_start reads too, after
+		// its job has started.
+		if err := jobdir.ValidateName("reader", o.Reader); err != nil {
+			return nil, fmt.Errorf("%w: %w", bgjob.ErrUsage, err)
+		}
+	}
 	hs, err := newHosts(o)
 	if err != nil {
 		return nil, err
@@ -98,9 +115,26 @@ func New(o Options) (*Server, error) {
 		o.Owner = &self
 	}
 	s := &Server{opts: o, hosts: hs, owned: &owned{}, reader: o.Reader}
-	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "bgjob", Version: o.Version}, &sdk.ServerOptions{Instructions: Instructions})
+	s.calls, s.endCalls = context.WithCancel(context.Background())
+	instr := Instructions
+	if o.KeepJobs {
+		instr = instr[:strings.LastIndexByte(instr, '\n')+1] + keepJobsInstructions
+	}
+	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "bgjob", Version: o.Version}, &sdk.ServerOptions{Instructions: instr})
+	s.sdk.AddReceivingMiddleware(s.endWithServer)
 	s.addTools()
 	return s, nil
+}
+
+// endWithServer ends each request's context when the server's calls end,
+// as the SDK does itself when the client goes away.
+func (s *Server) endWithServer(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(s.calls, cancel)()
+		return next(ctx, method, req)
+	}
 }
 
 // SDK returns the underlying MCP server, for connecting it to a transport
@@ -119,6 +153,7 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 		defer close(orphansDone)
 		s.StopOrphans(octx)
 	}()
+	defer context.AfterFunc(ctx, s.endCalls)()
 	err := s.sdk.Run(ctx, t)
 	if ctx.Err() != nil {
 		err = nil
@@ -144,7 +179,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for host, ids := range s.owned.take() {
 		c, err := s.hosts.client(ctx, host)
 		if err == nil {
+			// A job removed since it started (rm, prune) is done with.
 			_, err = c.Stop(ctx, ids, bgjob.StopOptions{})
+			err = bgjob.IgnoreNotFound(err)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("stopping the jobs this server started on %s: %v", hostName(host), err))

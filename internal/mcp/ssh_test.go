@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/internal/mcp"
@@ -68,5 +69,47 @@ func TestHostOverSSH(t *testing.T) {
 	}
 	if dials != 2 {
 		t.Errorf("%d dials, want 2: one, and one after the drop", dials)
+	}
+}
+
+// job_wait with until_output watches each job with a script of its own;
+// over SSH those past the connection's sessions (8) start late, and the
+// wait still ends at its timeout_sec, not one timeout_sec per round.
+func TestWaitForManyOverSSH(t *testing.T) {
+	t.Setenv("SSH_AUTH_SOCK", "")
+	srv := sshtest.Start(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config")
+	if err := srv.WriteConfig(cfg, "bgjob-test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.WriteKnownHosts(filepath.Join(dir, "known_hosts"), false); err != nil {
+		t.Fatal(err)
+	}
+	dial := func(ctx context.Context, host string) (bgjob.Runtime, func(), error) {
+		r, err := sshrt.Dial(ctx, host, sshrt.Options{ConfigFile: cfg})
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, func() { r.Close() }, nil
+	}
+	cs := serve(t, mcp.Options{Dial: dial, Host: "bgjob-test"})
+	var ids []string
+	for range 17 {
+		var st job
+		call(t, cs, "job_start", map[string]any{"command": "sleep 600", "wait_sec": 0}, &st)
+		ids = append(ids, st.ID)
+	}
+	const timeout = 3 * time.Second
+	start := time.Now()
+	var w waited
+	call(t, cs, "job_wait", map[string]any{"ids": ids, "until_output": "never", "timeout_sec": timeout.Seconds()}, &w)
+	took := time.Since(start)
+	if !w.TimedOut || len(w.Jobs) != len(ids) {
+		t.Errorf("job_wait: timed_out %v, %d jobs; want timed out, %d jobs", w.TimedOut, len(w.Jobs), len(ids))
+	}
+	// Three rounds of watches took three timeouts.
+	if took > 5*timeout/2 {
+		t.Errorf("job_wait of %d jobs with timeout_sec %s took %s", len(ids), timeout, took)
 	}
 }

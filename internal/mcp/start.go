@@ -66,7 +66,7 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 	if in.Command == "" {
 		return nil, startOut{}, errors.New("command is empty")
 	}
-	timeout, err := seconds("timeout_sec", in.TimeoutSec, 0)
+	timeout, err := seconds("timeout_sec", in.TimeoutSec, bgjob.MaxTimeout)
 	if err != nil {
 		return nil, startOut{}, err
 	}

@@ -102,6 +102,10 @@ func (s *Server) explain(err error, host string) error {
 			return fmt.Errorf("%v: no such job in workspace %s on %s; job_list shows the jobs", err, ws, hostName(host))
 		}
 		return fmt.Errorf("no %s in workspace %s on %s; job_list shows the jobs", what, ws, hostName(host))
+	case errors.Is(err, bgjob.ErrEnded):
+		// "job X has ended: job has ended": say it once, and what to do.
+		what := strings.TrimSuffix(err.Error(), ": "+bgjob.ErrEnded.Error())
+		return fmt.Errorf("%s: it takes no more input; job_start a new job with stdin: true", what)
 	case errors.Is(err, bgjob.ErrNoStdin):
 		return fmt.Errorf("%v: only a job started with stdin: true takes input", err)
 	case errors.Is(err, bgjob.ErrCursorBusy):
@@ -116,16 +120,16 @@ func result(format string, args ...any) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf(format, args...)}}}
 }
 
-// seconds turns a tool's seconds argument into a duration.
+// seconds turns a tool's seconds argument, at most max, into a duration.
 func seconds(name string, v float64, max time.Duration) (time.Duration, error) {
 	if v < 0 {
 		return 0, fmt.Errorf("%s must not be negative", name)
 	}
-	d := time.Duration(v * float64(time.Second))
-	if max > 0 && d > max {
-		return 0, fmt.Errorf("%s is at most %d", name, int(max/time.Second))
+	// Compared before the conversion, which overflows past 292 years.
+	if v > max.Seconds() {
+		return 0, fmt.Errorf("%s is at most %d", name, int64(max/time.Second))
 	}
-	return d, nil
+	return time.Duration(v * float64(time.Second)), nil
 }
 
 // exitText says how a job is doing, for the short text of a result.

@@ -115,7 +115,10 @@ func (s *Server) wait(ctx context.Context, req *sdk.CallToolRequest, in waitIn) 
 // watched by Client.WaitFor at once; it returns the jobs as they are then.
 func (s *Server) waitFor(ctx context.Context, c *bgjob.Client, ids []string, pattern string, timeout time.Duration) ([]jobdir.Job, waitOut, error) {
 	var out waitOut
-	wctx, cancel := context.WithCancel(ctx)
+	// Each job's watch is a script of its own: over SSH those past the
+	// connection's sessions start late, so the deadline ends them, a
+	// second after the watches that started at once time out on the host.
+	wctx, cancel := context.WithTimeout(ctx, timeout+time.Second)
 	defer cancel()
 	type answer struct {
 		id    string
@@ -144,7 +147,7 @@ func (s *Server) waitFor(ctx context.Context, c *bgjob.Client, ids []string, pat
 				out.MatchedID = a.id
 				cancel()
 			}
-		case errors.Is(a.err, bgjob.ErrTimeout):
+		case errors.Is(a.err, bgjob.ErrTimeout), errors.Is(a.err, context.DeadlineExceeded) && ctx.Err() == nil:
 			out.TimedOut = true
 		case errors.Is(a.err, bgjob.ErrNoMatch), errors.Is(a.err, context.Canceled) && ctx.Err() == nil:
 		default:

@@ -1,0 +1,35 @@
+package bgjob_test
+
+import (
+	"context"
+	"errors"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/runtime/local"
+)
+
+// A timeout beyond MaxTimeout, or negative, is refused before anything
+// starts: the host's timer would overflow, or never fire.
+func TestRunRefusesTimeout(t *testing.T) {
+	root := t.TempDir()
+	c, err := bgjob.NewClient(local.New(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []time.Duration{bgjob.MaxTimeout + time.Second, -time.Second} {
+		j, err := c.Run(context.Background(), bgjob.Spec{Argv: []string{"sleep 600"}, Timeout: d})
+		if j.PGID > 1 {
+			syscall.Kill(-j.PGID, syscall.SIGKILL)
+		}
+		if !errors.Is(err, bgjob.ErrUsage) {
+			t.Errorf("Run with timeout %s: job %+v, error %v; want ErrUsage", d, j, err)
+		}
+	}
+	page, err := c.List(context.Background(), bgjob.ListOptions{})
+	if err != nil || len(page.Jobs) != 0 {
+		t.Errorf("after the refused runs: %d jobs (%v), want none", len(page.Jobs), err)
+	}
+}

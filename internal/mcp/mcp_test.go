@@ -786,3 +786,29 @@ func TestSendEnded(t *testing.T) {
 
 	}
 }
+
+// job_stop grace_sec 0 kills at once: a job that ignores TERM is killed
+// well within the default grace (2 s), which an omitted grace_sec waits.
+func TestStopGraceZero(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	for _, tc := range []struct {
+		args   map[string]any
+		longer bool
+	}{{map[string]any{"grace_sec": 0}, false}, {map[string]any{}, true}} {
+		var st job
+		call(t, cs, "job_start", map[string]any{"command": "trap '' TERM; echo ready; while :; do sleep 0.1; done", "wait_sec": 0}, &st)
+		var w waited
+		call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}, "until_output": "ready"}, &w)
+		tc.args["ids"] = []string{st.ID}
+		var stopped struct{ Jobs []job }
+		t0 := time.Now()
+		call(t, cs, "job_stop", tc.args, &stopped)
+		took := time.Since(t0)
+		if len(stopped.Jobs) != 1 || exitCode(stopped.Jobs[0]) != 137 {
+			t.Errorf("%v: %+v, want killed by KILL (137)", tc.args, stopped.Jobs)
+		}
+		if (took >= bgjob.DefaultGrace) != tc.longer {
+			t.Errorf("%v: the stop took %s; want it longer than the default grace %s: %v", tc.args, took, bgjob.DefaultGrace, tc.longer)
+		}
+	}
+}

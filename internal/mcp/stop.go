@@ -14,14 +14,14 @@ import (
 )
 
 const stopDoc = `Stop jobs, like "bgjob stop": signal (default TERM) to each job's whole process group, KILL after grace_sec
-(default 2). Returns each job's final status and exit code once its processes are gone. all stops every running job
+(default 2; 0: KILL at once). Returns each job's final status and exit code once its processes are gone. all stops every running job
 of the workspace, not only the ones this session started.`
 
 type stopIn struct {
 	IDs      []string `json:"ids,omitempty" jsonschema:"job ids or names"`
 	All      bool     `json:"all,omitempty" jsonschema:"stop every running job of the workspace"`
 	Signal   string   `json:"signal,omitempty" jsonschema:"first signal, e.g. INT (default TERM)"`
-	GraceSec float64  `json:"grace_sec,omitempty" jsonschema:"seconds between the signal and KILL (default 2)"`
+	GraceSec *float64 `json:"grace_sec,omitempty" jsonschema:"seconds between the signal and KILL (default 2; 0: KILL at once)"`
 	Host     string   `json:"host,omitempty" jsonschema:"SSH host of the jobs (default: the server's host)"`
 }
 
@@ -36,15 +36,22 @@ func (s *Server) stop(ctx context.Context, _ *sdk.CallToolRequest, in stopIn) (*
 	if len(in.IDs) > 0 && in.All {
 		return nil, stopOut{}, errors.New("give ids or all, not both")
 	}
-	grace, err := seconds("grace_sec", in.GraceSec, time.Hour)
-	if err != nil {
-		return nil, stopOut{}, err
+	var grace time.Duration // 0: the library's default
+	if in.GraceSec != nil {
+		g, err := seconds("grace_sec", *in.GraceSec, time.Hour)
+		if err != nil {
+			return nil, stopOut{}, err
+		}
+		grace = g
+		if g == 0 {
+			grace = bgjob.NoGrace
+		}
 	}
 	var (
 		jobs []jobdir.Job
 		host string
 	)
-	err = s.do(ctx, in.Host, true, func(c *bgjob.Client, h string) (err error) {
+	err := s.do(ctx, in.Host, true, func(c *bgjob.Client, h string) (err error) {
 		host = h
 		jobs, err = c.Stop(ctx, in.IDs, bgjob.StopOptions{Signal: in.Signal, Grace: grace, All: in.All})
 		return err

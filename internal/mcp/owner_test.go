@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/internal/mcp"
-	"github.com/bgjob/bgjob/internal/sshtest"
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/jobdir/jobdirtest"
 	sshrt "github.com/bgjob/bgjob/runtime/ssh"
@@ -101,23 +99,7 @@ func connectNoReap(t *testing.T, o mcp.Options) *sdk.ClientSession {
 func TestNewServerStopsOrphans(t *testing.T) {
 	t.Run("local", func(t *testing.T) { testStopsOrphans(t, mcp.Options{}, localRuntime()) })
 	t.Run("ssh", func(t *testing.T) {
-		t.Setenv("SSH_AUTH_SOCK", "")
-		srv := sshtest.Start(t)
-		dir := t.TempDir()
-		cfg := filepath.Join(dir, "config")
-		if err := srv.WriteConfig(cfg, "bgjob-test"); err != nil {
-			t.Fatal(err)
-		}
-		if err := srv.WriteKnownHosts(filepath.Join(dir, "known_hosts"), false); err != nil {
-			t.Fatal(err)
-		}
-		dial := func(ctx context.Context, host string) (bgjob.Runtime, func(), error) {
-			r, err := sshrt.Dial(ctx, host, sshrt.Options{ConfigFile: cfg})
-			if err != nil {
-				return nil, nil, err
-			}
-			return r, func() { r.Close() }, nil
-		}
+		_, cfg, dial, _ := sshHost(t)
 		rt, err := sshrt.Dial(context.Background(), "bgjob-test", sshrt.Options{ConfigFile: cfg})
 		if err != nil {
 			t.Fatal(err)

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,25 +17,7 @@ import (
 // host runs a job on the test sshd; after the connection drops the next
 // call dials again.
 func TestHostOverSSH(t *testing.T) {
-	t.Setenv("SSH_AUTH_SOCK", "")
-	srv := sshtest.Start(t)
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "config")
-	if err := srv.WriteConfig(cfg, "bgjob-test"); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.WriteKnownHosts(filepath.Join(dir, "known_hosts"), false); err != nil {
-		t.Fatal(err)
-	}
-	dials := 0
-	dial := func(ctx context.Context, host string) (bgjob.Runtime, func(), error) {
-		dials++
-		r, err := sshrt.Dial(ctx, host, sshrt.Options{ConfigFile: cfg})
-		if err != nil {
-			return nil, nil, err
-		}
-		return r, func() { r.Close() }, nil
-	}
+	srv, _, dial, dials := sshHost(t)
 	cs := serve(t, mcp.Options{Dial: dial, AllowHosts: []string{"bgjob-*"}})
 	var st job
 	call(t, cs, "job_start", map[string]any{"command": "echo remote; read x; echo done", "stdin": true, "wait_sec": 0, "host": "bgjob-test"}, &st)
@@ -67,8 +50,8 @@ func TestHostOverSSH(t *testing.T) {
 	if o.Text != "remote\ndone\n" {
 		t.Errorf("job_output over SSH: %q", o.Text)
 	}
-	if dials != 2 {
-		t.Errorf("%d dials, want 2: one, and one after the drop", dials)
+	if dials.Load() != 2 {
+		t.Errorf("%d dials, want 2: one, and one after the drop", dials.Load())
 	}
 }
 
@@ -76,23 +59,7 @@ func TestHostOverSSH(t *testing.T) {
 // over SSH those past the connection's sessions (8) start late, and the
 // wait still ends at its timeout_sec, not one timeout_sec per round.
 func TestWaitForManyOverSSH(t *testing.T) {
-	t.Setenv("SSH_AUTH_SOCK", "")
-	srv := sshtest.Start(t)
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "config")
-	if err := srv.WriteConfig(cfg, "bgjob-test"); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.WriteKnownHosts(filepath.Join(dir, "known_hosts"), false); err != nil {
-		t.Fatal(err)
-	}
-	dial := func(ctx context.Context, host string) (bgjob.Runtime, func(), error) {
-		r, err := sshrt.Dial(ctx, host, sshrt.Options{ConfigFile: cfg})
-		if err != nil {
-			return nil, nil, err
-		}
-		return r, func() { r.Close() }, nil
-	}
+	_, _, dial, _ := sshHost(t)
 	cs := serve(t, mcp.Options{Dial: dial, Host: "bgjob-test"})
 	var ids []string
 	for range 17 {
@@ -112,4 +79,30 @@ func TestWaitForManyOverSSH(t *testing.T) {
 	if took > 5*timeout/2 {
 		t.Errorf("job_wait of %d jobs with timeout_sec %s took %s", len(ids), timeout, took)
 	}
+}
+
+// sshHost starts the test sshd (host bgjob-test) and returns it, its
+// ssh_config and a Dialer for it that counts its dials in dials.
+func sshHost(t *testing.T) (srv *sshtest.Server, cfg string, dial mcp.Dialer, dials *atomic.Int32) {
+	t.Helper()
+	t.Setenv("SSH_AUTH_SOCK", "")
+	srv = sshtest.Start(t)
+	dir := t.TempDir()
+	cfg = filepath.Join(dir, "config")
+	if err := srv.WriteConfig(cfg, "bgjob-test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.WriteKnownHosts(filepath.Join(dir, "known_hosts"), false); err != nil {
+		t.Fatal(err)
+	}
+	dials = new(atomic.Int32)
+	dial = func(ctx context.Context, host string) (bgjob.Runtime, func(), error) {
+		dials.Add(1)
+		r, err := sshrt.Dial(ctx, host, sshrt.Options{ConfigFile: cfg})
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, func() { r.Close() }, nil
+	}
+	return srv, cfg, dial, dials
 }

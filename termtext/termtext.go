@@ -32,12 +32,23 @@ const (
 // returns that a newline may follow: a stream holds those bytes back until
 // more arrive.
 func SequenceLen(b []byte) (n int, complete bool) {
+	n, complete, _ = sequenceLen(b)
+	return n, complete
+}
+
+// sequenceLen is SequenceLen, and where its look-ahead over carriage
+// returns stopped when they are text (n is 0, or they are cut off by the
+// end of b): up to there b holds carriage returns and escape sequences
+// only, the last one perhaps cut off. A caller handles those bytes at
+// once, so that a long run of them is looked at once, not once a byte.
+func sequenceLen(b []byte) (n int, complete bool, end int) {
 	if len(b) == 0 {
-		return 0, true
+		return 0, true, 0
 	}
 	switch b[0] {
 	case escByte:
-		return escLen(b)
+		n, complete = escLen(b)
+		return n, complete, 0
 	case '\r':
 		i := 0
 		for {
@@ -45,22 +56,22 @@ func SequenceLen(b []byte) (n int, complete bool) {
 				i++
 			}
 			if i == len(b) {
-				return i, false
+				return i, false, i
 			}
 			if b[i] == '\n' {
-				return i, true
+				return i, true, 0
 			}
 			if b[i] != escByte {
-				return 0, true
+				return 0, true, i
 			}
 			n, ok := escLen(b[i:])
 			if !ok {
-				return i + n, false
+				return i + n, false, i + n
 			}
 			i += n
 		}
 	}
-	return 0, true
+	return 0, true, 0
 }
 
 // escLen is SequenceLen of b, which starts with ESC.
@@ -142,15 +153,23 @@ func strip(out, b []byte, final bool) ([]byte, int) {
 			i++
 			continue
 		}
-		n, complete := SequenceLen(b[i:])
+		n, complete, end := sequenceLen(b[i:])
 		if !complete && !final {
 			return out, i
 		}
-		if n == 0 || (!complete && c == '\r') {
-			// Text: a carriage return no newline follows, here or at the
-			// end of the input.
-			out = append(out, c)
-			i++
+		if c == '\r' && (n == 0 || !complete) {
+			// Text: carriage returns no newline follows, here or at the
+			// end of the input; the sequences between them go.
+			for j := i; j < i+end; {
+				if b[j] == '\r' {
+					out = append(out, '\r')
+					j++
+					continue
+				}
+				m, _ := escLen(b[j:])
+				j += m
+			}
+			i += end
 			continue
 		}
 		i += n

@@ -2,7 +2,9 @@ package termtext
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestStrip(t *testing.T) {
@@ -34,6 +36,7 @@ func TestStrip(t *testing.T) {
 		{"bel outside a string kept", "a\x07b", "a\x07b"},
 		{"cr then a cut sequence at the end", "a\r\x1b[3", "a\r"},
 		{"crs and sequences before a newline", "a\r\x1b[K\r\n", "a\n"},
+		{"crs and sequences before text", "a\r\r\x1b[K\rb\r\x1b[K", "a\r\r\rb\r"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := string(Strip([]byte(tc.in))); got != tc.want {
@@ -57,6 +60,26 @@ func TestStrip(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A long run of carriage returns and sequences that text follows is
+// looked at once, not once a byte: 4 MiB of it took hours when each
+// carriage return looked ahead to the text again.
+func TestStripLongCarriageReturnRuns(t *testing.T) {
+	for _, unit := range []string{"\r", "\r\x1b[K"} {
+		in := append(bytes.Repeat([]byte(unit), (4<<20)/len(unit)), 'x')
+		done := make(chan []byte, 1)
+		go func() { done <- Strip(in) }()
+		select {
+		case out := <-done:
+			want := strings.Repeat("\r", (4<<20)/len(unit)) + "x"
+			if string(out) != want {
+				t.Errorf("Strip of %q runs: %d bytes, want %d", unit, len(out), len(want))
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("Strip of 4 MiB of %q and a byte of text took more than 30s", unit)
+		}
 	}
 }
 

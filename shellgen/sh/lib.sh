@@ -662,6 +662,43 @@ bg_utf8end() {
 	done
 }
 
+# bg_escend FILE FROM: on a PTY job's log, take off the end of the bytes
+# FROM to bg_to an escape sequence cut off there, or carriage returns a
+# newline may follow, as termtext sees them, so that a read that goes on
+# from bg_to does not start inside a sequence (logs --plain would print
+# its tail as text). It looks at the last 4 KiB only, and never makes the
+# range empty: a longer sequence, or a range that is all sequence, stays.
+bg_escend() {
+	bg_k=$((bg_to - $2))
+	[ "$bg_k" -le 4096 ] || bg_k=4096
+	[ "$bg_k" -gt 0 ] || return 0
+	bg_k=$(tail -c +$((bg_to - bg_k + 1)) "$1" | head -c "$bg_k" | od -An -v -tu1 | awk '
+	{ for (i = 1; i <= NF; i++) b[n++] = $i + 0 }
+	END {
+		e = -1
+		for (i = n - 1; i >= 0; i--) if (b[i] == 27) { e = i; break }
+		cut = n
+		if (e >= 0) {
+			done = 0
+			c = (e + 1 < n) ? b[e + 1] : -1
+			if (c == 91 || (c >= 32 && c <= 47)) {
+				lo = 32; hi = 63
+				if (c != 91) hi = 47
+				for (j = e + 2; j < n; j++) if (b[j] < lo || b[j] > hi) { done = 1; break }
+			} else if (c == 93 || c == 80 || c == 88 || c == 94 || c == 95) {
+				for (j = e + 2; j < n; j++) if (b[j] == 7 || b[j] == 24 || b[j] == 26) { done = 1; break }
+			} else if (c >= 0) {
+				done = 1
+			}
+			if (!done) cut = e
+		}
+		while (cut > 0 && b[cut - 1] == 13) cut--
+		if (cut == 0) cut = n
+		print n - cut
+	}')
+	bg_to=$((bg_to - ${bg_k:-0}))
+}
+
 # bg_rm DIR: remove the job in DIR, printing an R record, or an E record
 # saying why not. A job with live processes is refused (rm.sh stops it
 # first when forced). Only the files bgjob writes are deleted, then the

@@ -83,7 +83,7 @@ func escLen(b []byte) (int, bool) {
 	switch {
 	case c == '[':
 		return scan(b, 2, 0x20, 0x3f, 0x40, 0x7e)
-	case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
+	case isString(c):
 		for j := 2; j < len(b); j++ {
 			switch b[j] {
 			case bel, can, sub:
@@ -107,6 +107,11 @@ func escLen(b []byte) (int, bool) {
 	}
 	// ESC ESC, or ESC and a byte that starts no sequence: the ESC alone.
 	return 1, true
+}
+
+// isString says whether ESC c starts a string: OSC, DCS, SOS, PM or APC.
+func isString(c byte) bool {
+	return c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_'
 }
 
 // scan returns the end of a sequence whose bytes from b[j] are in [inLo,
@@ -179,7 +184,8 @@ func strip(out, b []byte, final bool) ([]byte, int) {
 
 // Writer strips what is written to it (see Strip) and writes the text to
 // an underlying writer: a sequence or line end split between two writes is
-// recognised all the same. Close writes what it held back (carriage
+// recognised all the same. An unfinished string is not held whole: the
+// memory a Writer uses does not grow with it. Close writes what it held back (carriage
 // returns at the very end); it does not close the underlying writer.
 type Writer struct {
 	w       io.Writer
@@ -199,7 +205,18 @@ func (w *Writer) Write(p []byte) (int, error) {
 	}
 	var used int
 	w.out, used = strip(w.out[:0], b, false)
-	w.pending = append(w.pending[:0:0], b[used:]...)
+	rest := b[used:]
+	if len(rest) > 3 && rest[0] == escByte && isString(rest[1]) {
+		// An unfinished string (a title, a hyperlink's target) goes
+		// whatever it holds: only its start, and an ESC at its end that
+		// may be the start of its terminator, matter. So a string that
+		// goes on for megabytes is neither kept nor looked at again.
+		rest = append(rest[:2:2], rest[len(rest)-1])
+		if rest[2] != escByte {
+			rest = rest[:2]
+		}
+	}
+	w.pending = append(w.pending[:0:0], rest...)
 	if len(w.out) > 0 {
 		if _, err := w.w.Write(w.out); err != nil {
 			return 0, err

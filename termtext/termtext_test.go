@@ -83,6 +83,30 @@ func TestStripLongCarriageReturnRuns(t *testing.T) {
 	}
 }
 
+// A string that is not ended (an OSC with no BEL yet) is not kept whole
+// while a Writer waits for its end: it could be the rest of a log.
+func TestWriterLongString(t *testing.T) {
+	for _, end := range []string{"\x07", "\x1b\\"} {
+		var b bytes.Buffer
+		w := NewWriter(&b)
+		w.Write([]byte("start\x1b]0;"))
+		chunk := bytes.Repeat([]byte("title "), 1<<10)
+		for range 1 << 10 {
+			w.Write(chunk)
+			if len(w.pending) > 3 {
+				t.Fatalf("the Writer holds %d bytes of an unfinished string", len(w.pending))
+			}
+		}
+		// The terminator split between two writes.
+		w.Write([]byte(end[:1]))
+		w.Write([]byte(end[1:] + "end\n"))
+		w.Close()
+		if b.String() != "startend\n" {
+			t.Errorf("ended with %q: %q, want %q", end, b.String(), "startend\n")
+		}
+	}
+}
+
 func TestStripReturnsCleanInput(t *testing.T) {
 	in := []byte("no escapes here\n")
 	if out := Strip(in); &out[0] != &in[0] {

@@ -31,6 +31,9 @@ as is: the terminal's line discipline edits it first (\r becomes \n, ^C,
 canonical mode, unless it set the terminal raw) a line keeps at most 4095
 bytes: the kernel drops the rest of a longer one, up to its newline, and
 send still succeeds. For binary or long-line data use --stdin, not --pty.
+--eof is one Ctrl-D: after a line not ended it only ends that line, as on a
+terminal (send $'\x04' first for a real end of file), and the terminal
+then takes no more input: a later send is refused.
 
 send returns once the job has taken all the data. It fails, leaving
 nothing behind, when the job ends before it has read it all, or after

@@ -401,11 +401,13 @@ bg_scan() {
 # its process group, when the group can be tied to the job, and, on Linux,
 # bg_lesc those outside it whose environment carries the job's id (a
 # setsid or double-forked daemon), of the same user, started after the job
-# on the same boot. A process that cleared its environment is not found.
+# on the same boot; and, on a PTY job, the other members of the process
+# group of the terminal's shell. A process that cleared its environment
+# and left those groups is not found.
 bg_live() {
 	bg_lp= bg_lc=0 bg_lgm= bg_lesc=
 	# The id first: listing the group's members below sets the arguments.
-	bg_lid=${1##*/}
+	bg_lid=${1##*/} bg_ldir=$1
 	[ -n "${bg_pgs-}" ] || bg_scan
 	bg_ltied=
 	if bg_tied "$1"; then
@@ -442,6 +444,34 @@ bg_live() {
 		case "$bg_lesc " in *" $bg_lq "*) continue ;; esac
 		bg_lesc="$bg_lesc $bg_lq"
 	done
+	# A PTY job's command runs in the process group of the terminal's
+	# shell, "job.sh pty", whose pid and start time exit_code.pty holds
+	# while the command runs: its other members are the job's too, each
+	# signalled alone (the shell must live to record the status).
+	if [ -n "$bg_ltied" ] && bg_line "$bg_ldir/exit_code.pty"; then
+		case $bg_l in 'run '[0-9]*' '[0-9]*)
+			bg_lx=${bg_l#run }
+			bg_lq=${bg_lx%% *}
+			bg_ls=${bg_lx#* }
+			case $bg_pgs in *" $bg_lq:"*)
+				bg_lx=${bg_pgs#*" $bg_lq:"}
+				bg_lx=${bg_lx%% *}
+				if [ "$(sed 's/.*) //' "/proc/$bg_lq/stat" 2>/dev/null | cut -d' ' -f20)" = "$bg_ls" ]; then
+					bg_oifs=$IFS
+					IFS=,
+					set -- $bg_lx
+					IFS=$bg_oifs
+					for bg_lx in "$@"; do
+						if [ "$bg_lx" = "$bg_lq" ] || [ "$bg_lx" = $$ ]; then continue; fi
+						case "$bg_lesc " in *" $bg_lx "*) continue ;; esac
+						bg_lesc="$bg_lesc $bg_lx"
+					done
+				fi
+				;;
+			esac
+			;;
+		esac
+	fi
 	bg_lp=$bg_lgm$bg_lesc
 	# shellcheck disable=SC2086 # the pids are words on purpose
 	set -- $bg_lp

@@ -29,7 +29,9 @@ type LogOptions struct {
 	// each get only unread output. New with Tail returns the last Tail
 	// lines of the unread output and moves the cursor to the end. Offset
 	// and New stop before an incomplete UTF-8 character while the job
-	// runs. Zero (the constant) as Tail, Head or Bytes asks for nothing:
+	// runs, and on a PTY job before an escape sequence cut off or
+	// carriage returns a newline may follow (the last 4 KiB are looked
+	// at), so that termtext never sees the tail of a sequence. Zero (the constant) as Tail, Head or Bytes asks for nothing:
 	// an empty range, at the end of the log (with New, the cursor moves
 	// there) or, for Head, at its start.
 	Tail, Head int

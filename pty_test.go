@@ -55,6 +55,10 @@ func TestPTYSpec(t *testing.T) {
 			if !j.PTY || !j.Stdin || j.PTYCols != tc.cols || j.PTYRows != tc.rows {
 				t.Errorf("job pty=%v stdin=%v size %dx%d, want a PTY job with a stdin, %dx%d", j.PTY, j.Stdin, j.PTYCols, j.PTYRows, tc.cols, tc.rows)
 			}
+			// The job ends before TempDir's cleanup removes its files.
+			if _, err := c.Wait(ctx, []string{j.ID}, bgjob.WaitOptions{}); err != nil {
+				t.Fatal(err)
+			}
 		})
 	}
 }

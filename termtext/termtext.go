@@ -32,12 +32,23 @@ const (
 // returns that a newline may follow: a stream holds those bytes back until
 // more arrive.
 func SequenceLen(b []byte) (n int, complete bool) {
+	n, complete, _ = sequenceLen(b)
+	return n, complete
+}
+
+// sequenceLen is SequenceLen, and where its look-ahead over carriage
+// returns stopped when they are text (n is 0, or they are cut off by the
+// end of b): up to there b holds carriage returns and escape sequences
+// only, the last one perhaps cut off. A caller handles those bytes at
+// once, so that a long run of them is looked at once, not once a byte.
+func sequenceLen(b []byte) (n int, complete bool, end int) {
 	if len(b) == 0 {
-		return 0, true
+		return 0, true, 0
 	}
 	switch b[0] {
 	case escByte:
-		return escLen(b)
+		n, complete = escLen(b)
+		return n, complete, 0
 	case '\r':
 		i := 0
 		for {
@@ -45,22 +56,22 @@ func SequenceLen(b []byte) (n int, complete bool) {
 				i++
 			}
 			if i == len(b) {
-				return i, false
+				return i, false, i
 			}
 			if b[i] == '\n' {
-				return i, true
+				return i, true, 0
 			}
 			if b[i] != escByte {
-				return 0, true
+				return 0, true, i
 			}
 			n, ok := escLen(b[i:])
 			if !ok {
-				return i + n, false
+				return i + n, false, i + n
 			}
 			i += n
 		}
 	}
-	return 0, true
+	return 0, true, 0
 }
 
 // escLen is SequenceLen of b, which starts with ESC.
@@ -72,7 +83,7 @@ func escLen(b []byte) (int, bool) {
 	switch {
 	case c == '[':
 		return scan(b, 2, 0x20, 0x3f, 0x40, 0x7e)
-	case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
+	case isString(c):
 		for j := 2; j < len(b); j++ {
 			switch b[j] {
 			case bel, can, sub:
@@ -96,6 +107,11 @@ func escLen(b []byte) (int, bool) {
 	}
 	// ESC ESC, or ESC and a byte that starts no sequence: the ESC alone.
 	return 1, true
+}
+
+// isString says whether ESC c starts a string: OSC, DCS, SOS, PM or APC.
+func isString(c byte) bool {
+	return c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_'
 }
 
 // scan returns the end of a sequence whose bytes from b[j] are in [inLo,
@@ -142,15 +158,23 @@ func strip(out, b []byte, final bool) ([]byte, int) {
 			i++
 			continue
 		}
-		n, complete := SequenceLen(b[i:])
+		n, complete, end := sequenceLen(b[i:])
 		if !complete && !final {
 			return out, i
 		}
-		if n == 0 || (!complete && c == '\r') {
-			// Text: a carriage return no newline follows, here or at the
-			// end of the input.
-			out = append(out, c)
-			i++
+		if c == '\r' && (n == 0 || !complete) {
+			// Text: carriage returns no newline follows, here or at the
+			// end of the input; the sequences between them go.
+			for j := i; j < i+end; {
+				if b[j] == '\r' {
+					out = append(out, '\r')
+					j++
+					continue
+				}
+				m, _ := escLen(b[j:])
+				j += m
+			}
+			i += end
 			continue
 		}
 		i += n
@@ -160,7 +184,8 @@ func strip(out, b []byte, final bool) ([]byte, int) {
 
 // Writer strips what is written to it (see Strip) and writes the text to
 // an underlying writer: a sequence or line end split between two writes is
-// recognised all the same. Close writes what it held back (carriage
+// recognised all the same. An unfinished string is not held whole: the
+// memory a Writer uses does not grow with it. Close writes what it held back (carriage
 // returns at the very end); it does not close the underlying writer.
 type Writer struct {
 	w       io.Writer
@@ -180,7 +205,18 @@ func (w *Writer) Write(p []byte) (int, error) {
 	}
 	var used int
 	w.out, used = strip(w.out[:0], b, false)
-	w.pending = append(w.pending[:0:0], b[used:]...)
+	rest := b[used:]
+	if len(rest) > 3 && rest[0] == escByte && isString(rest[1]) {
+		// An unfinished string (a title, a hyperlink's target) goes
+		// whatever it holds: only its start, and an ESC at its end that
+		// may be the start of its terminator, matter. So a string that
+		// goes on for megabytes is neither kept nor looked at again.
+		rest = append(rest[:2:2], rest[len(rest)-1])
+		if rest[2] != escByte {
+			rest = rest[:2]
+		}
+	}
+	w.pending = append(w.pending[:0:0], rest...)
 	if len(w.out) > 0 {
 		if _, err := w.w.Write(w.out); err != nil {
 			return 0, err

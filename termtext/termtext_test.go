@@ -2,7 +2,9 @@ package termtext
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestStrip(t *testing.T) {
@@ -34,6 +36,7 @@ func TestStrip(t *testing.T) {
 		{"bel outside a string kept", "a\x07b", "a\x07b"},
 		{"cr then a cut sequence at the end", "a\r\x1b[3", "a\r"},
 		{"crs and sequences before a newline", "a\r\x1b[K\r\n", "a\n"},
+		{"crs and sequences before text", "a\r\r\x1b[K\rb\r\x1b[K", "a\r\r\rb\r"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := string(Strip([]byte(tc.in))); got != tc.want {
@@ -57,6 +60,50 @@ func TestStrip(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A long run of carriage returns and sequences that text follows is
+// looked at once, not once a byte: 4 MiB of it took hours when each
+// carriage return looked ahead to the text again.
+func TestStripLongCarriageReturnRuns(t *testing.T) {
+	for _, unit := range []string{"\r", "\r\x1b[K"} {
+		in := append(bytes.Repeat([]byte(unit), (4<<20)/len(unit)), 'x')
+		done := make(chan []byte, 1)
+		go func() { done <- Strip(in) }()
+		select {
+		case out := <-done:
+			want := strings.Repeat("\r", (4<<20)/len(unit)) + "x"
+			if string(out) != want {
+				t.Errorf("Strip of %q runs: %d bytes, want %d", unit, len(out), len(want))
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("Strip of 4 MiB of %q and a byte of text took more than 30s", unit)
+		}
+	}
+}
+
+// A string that is not ended (an OSC with no BEL yet) is not kept whole
+// while a Writer waits for its end: it could be the rest of a log.
+func TestWriterLongString(t *testing.T) {
+	for _, end := range []string{"\x07", "\x1b\\"} {
+		var b bytes.Buffer
+		w := NewWriter(&b)
+		w.Write([]byte("start\x1b]0;"))
+		chunk := bytes.Repeat([]byte("title "), 1<<10)
+		for range 1 << 10 {
+			w.Write(chunk)
+			if len(w.pending) > 3 {
+				t.Fatalf("the Writer holds %d bytes of an unfinished string", len(w.pending))
+			}
+		}
+		// The terminator split between two writes.
+		w.Write([]byte(end[:1]))
+		w.Write([]byte(end[1:] + "end\n"))
+		w.Close()
+		if b.String() != "startend\n" {
+			t.Errorf("ended with %q: %q, want %q", end, b.String(), "startend\n")
+		}
 	}
 }
 

@@ -34,7 +34,8 @@ result carries next_offset, so a caller can poll "what is new" without state.
 successive calls, from any process or machine, each print only unread output;
 --new --tail N prints the last N lines of it and moves the cursor to the end.
 --offset and --new never end in the middle of a UTF-8 character while the job
-runs. --follow keeps printing until the job ends, then exits with its status;
+runs, nor, on a --pty job, inside an escape sequence or after a CR that a
+newline may follow (so --plain never prints the tail of a sequence). --follow keeps printing until the job ends, then exits with its status;
 it ends as soon as its reader goes away (logs -f | grep -m1 ready).
 
 --plain prints text instead of the exact bytes: terminal escape sequences

@@ -25,7 +25,15 @@ job's stdin, so it reads end of file.
 
 A job started with 'bgjob run --pty' gets the bytes typed into its terminal,
 so control characters act as keys do: $'\x03' is Ctrl-C (SIGINT to the
-command), $'\x1b[A' the up arrow; --eof is Ctrl-D.
+command), $'\x1b[A' the up arrow; --eof is Ctrl-D. So data is not sent
+as is: the terminal's line discipline edits it first (\r becomes \n, ^C,
+^\, ^D, ^U, ^W, ^V and DEL act), and while the command reads lines (the
+canonical mode, unless it set the terminal raw) a line keeps at most 4095
+bytes: the kernel drops the rest of a longer one, up to its newline, and
+send still succeeds. For binary or long-line data use --stdin, not --pty.
+--eof is one Ctrl-D: after a line not ended it only ends that line, as on a
+terminal (send $'\x04' first for a real end of file), and the terminal
+then takes no more input: a later send is refused.
 
 send returns once the job has taken all the data. It fails, leaving
 nothing behind, when the job ends before it has read it all, or after

@@ -44,8 +44,12 @@ that failed), and each host whose job did not exit 0 gets a line on stderr;
 line and exits 0; when the job ends first it exits with the job's status if
 that is non-zero, else 1, and says so on stderr; at --timeout, 124. While
 the job runs only whole lines are matched; on a --pty job the line being
-written too (a prompt), and CRs are not matched (so $ ends a line). No polling loop is needed: locally
-file events drive it, over SSH one session. --for works on one host.
+written too (a prompt), and CRs are not matched (so $ ends a line), but
+escape sequences are: ^ready does not match a line that starts with a
+colour code; leave out the anchor or allow for one, as in
+$'^(\e\\[[0-9;]*m)*ready'. The line is printed raw. No polling loop is
+needed: locally file events drive it, over SSH one session. --for works on
+one host.
 
 When stdout is a terminal, a line on stderr says how each job ended.`,
 		Example: `  bgjob wait build

@@ -24,12 +24,18 @@ func cleanMax(b []byte, raw bool, max int) (string, int) {
 	var sb strings.Builder
 	sb.Grow(min(len(b), max+1))
 	i := 0
+	// Carriage returns before textCR are text: found so once for a run of
+	// them, not once a byte (a long run took minutes).
+	textCR := 0
 	for i < len(b) {
 		c := b[i]
-		if !raw {
+		if !raw && (c != '\r' || i >= textCR) {
 			if n := escapeLen(b[i:]); n > 0 {
 				i += n
 				continue
+			}
+			if c == '\r' {
+				textCR = crTextEnd(b, i)
 			}
 		}
 		var piece string
@@ -62,6 +68,27 @@ func escapeLen(b []byte) int {
 		return 0
 	}
 	return n
+}
+
+// crTextEnd returns the end of the carriage returns and whole escape
+// sequences from b[i], a carriage return that is text: termtext looks past
+// them all to decide, so every one of those carriage returns is text too.
+func crTextEnd(b []byte, i int) int {
+	for i < len(b) {
+		if b[i] == '\r' {
+			i++
+			continue
+		}
+		if b[i] != 0x1b {
+			break
+		}
+		n, complete := termtext.SequenceLen(b[i:])
+		if !complete {
+			break
+		}
+		i += n
+	}
+	return i
 }
 
 // capText cuts s to at most max bytes, at a character boundary, and says

@@ -1,6 +1,11 @@
 package mcp
 
-import "testing"
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
 
 func TestCleanMax(t *testing.T) {
 	for _, tc := range []struct {
@@ -21,6 +26,8 @@ func TestCleanMax(t *testing.T) {
 		{"budget at a character", "aé", false, 2, "a", 1},
 		{"escapes cost nothing", "\x1b[31m\x1b[0mab", false, 2, "ab", 11},
 		{"lone ESC at the end", "a\x1b", false, -1, "a", 2},
+		{"crs and sequences before text", "a\r\r\x1b[K\rb\r\x1b[K\r\n", false, -1, "a\r\r\rb\n", 14},
+		{"budget in a run of crs", "\r\r\rx", false, 2, "\r\r", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, used := cleanMax([]byte(tc.in), tc.raw, tc.max)
@@ -28,6 +35,24 @@ func TestCleanMax(t *testing.T) {
 				t.Errorf("cleanMax(%q, %v, %d) = %q, %d; want %q, %d", tc.in, tc.raw, tc.max, got, used, tc.want, tc.used)
 			}
 		})
+	}
+}
+
+// A long run of carriage returns and sequences before text is looked at
+// once, not once a byte.
+func TestCleanLongCarriageReturnRuns(t *testing.T) {
+	for _, unit := range []string{"\r", "\r\x1b[K"} {
+		in := append(bytes.Repeat([]byte(unit), (4<<20)/len(unit)), 'x')
+		done := make(chan string, 1)
+		go func() { done <- clean(in, false) }()
+		select {
+		case out := <-done:
+			if want := strings.Repeat("\r", (4<<20)/len(unit)) + "x"; out != want {
+				t.Errorf("clean of %q runs: %d bytes, want %d", unit, len(out), len(want))
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("clean of 4 MiB of %q and a byte of text took more than 30s", unit)
+		}
 	}
 }
 

@@ -28,7 +28,7 @@ fi
 # wrapper overwrites them in place, so a job that fills the disk still
 # records how it ended.
 if printf '%s' "$bg_wrapper" >"$bg_d/job.sh" && printf '   \n' >"$bg_d/exit_code.tmp" &&
-	printf '                    \n' >"$bg_d/ended_at.tmp" && { [ "$bg_pty" != 1 ] || printf '   \n' >"$bg_d/exit_code.pty"; }; then
+	printf '                    \n' >"$bg_d/ended_at.tmp" && { [ "$bg_pty" != 1 ] || printf '                                       \n' >"$bg_d/exit_code.pty"; }; then
 	:
 else
 	rm -f "$bg_d/job.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/exit_code.pty"

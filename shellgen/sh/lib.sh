@@ -401,11 +401,13 @@ bg_scan() {
 # its process group, when the group can be tied to the job, and, on Linux,
 # bg_lesc those outside it whose environment carries the job's id (a
 # setsid or double-forked daemon), of the same user, started after the job
-# on the same boot. A process that cleared its environment is not found.
+# on the same boot; and, on a PTY job, the other members of the process
+# group of the terminal's shell. A process that cleared its environment
+# and left those groups is not found.
 bg_live() {
 	bg_lp= bg_lc=0 bg_lgm= bg_lesc=
 	# The id first: listing the group's members below sets the arguments.
-	bg_lid=${1##*/}
+	bg_lid=${1##*/} bg_ldir=$1
 	[ -n "${bg_pgs-}" ] || bg_scan
 	bg_ltied=
 	if bg_tied "$1"; then
@@ -442,6 +444,34 @@ bg_live() {
 		case "$bg_lesc " in *" $bg_lq "*) continue ;; esac
 		bg_lesc="$bg_lesc $bg_lq"
 	done
+	# A PTY job's command runs in the process group of the terminal's
+	# shell, "job.sh pty", whose pid and start time exit_code.pty holds
+	# while the command runs: its other members are the job's too, each
+	# signalled alone (the shell must live to record the status).
+	if [ -n "$bg_ltied" ] && bg_line "$bg_ldir/exit_code.pty"; then
+		case $bg_l in 'run '[0-9]*' '[0-9]*)
+			bg_lx=${bg_l#run }
+			bg_lq=${bg_lx%% *}
+			bg_ls=${bg_lx#* }
+			case $bg_pgs in *" $bg_lq:"*)
+				bg_lx=${bg_pgs#*" $bg_lq:"}
+				bg_lx=${bg_lx%% *}
+				if [ "$(sed 's/.*) //' "/proc/$bg_lq/stat" 2>/dev/null | cut -d' ' -f20)" = "$bg_ls" ]; then
+					bg_oifs=$IFS
+					IFS=,
+					set -- $bg_lx
+					IFS=$bg_oifs
+					for bg_lx in "$@"; do
+						if [ "$bg_lx" = "$bg_lq" ] || [ "$bg_lx" = $$ ]; then continue; fi
+						case "$bg_lesc " in *" $bg_lx "*) continue ;; esac
+						bg_lesc="$bg_lesc $bg_lx"
+					done
+				fi
+				;;
+			esac
+			;;
+		esac
+	fi
 	bg_lp=$bg_lgm$bg_lesc
 	# shellcheck disable=SC2086 # the pids are words on purpose
 	set -- $bg_lp
@@ -660,6 +690,43 @@ bg_utf8end() {
 		done
 		set -- $bg_a
 	done
+}
+
+# bg_escend FILE FROM: on a PTY job's log, take off the end of the bytes
+# FROM to bg_to an escape sequence cut off there, or carriage returns a
+# newline may follow, as termtext sees them, so that a read that goes on
+# from bg_to does not start inside a sequence (logs --plain would print
+# its tail as text). It looks at the last 4 KiB only, and never makes the
+# range empty: a longer sequence, or a range that is all sequence, stays.
+bg_escend() {
+	bg_k=$((bg_to - $2))
+	[ "$bg_k" -le 4096 ] || bg_k=4096
+	[ "$bg_k" -gt 0 ] || return 0
+	bg_k=$(tail -c +$((bg_to - bg_k + 1)) "$1" | head -c "$bg_k" | od -An -v -tu1 | awk '
+	{ for (i = 1; i <= NF; i++) b[n++] = $i + 0 }
+	END {
+		e = -1
+		for (i = n - 1; i >= 0; i--) if (b[i] == 27) { e = i; break }
+		cut = n
+		if (e >= 0) {
+			done = 0
+			c = (e + 1 < n) ? b[e + 1] : -1
+			if (c == 91 || (c >= 32 && c <= 47)) {
+				lo = 32; hi = 63
+				if (c != 91) hi = 47
+				for (j = e + 2; j < n; j++) if (b[j] < lo || b[j] > hi) { done = 1; break }
+			} else if (c == 93 || c == 80 || c == 88 || c == 94 || c == 95) {
+				for (j = e + 2; j < n; j++) if (b[j] == 7 || b[j] == 24 || b[j] == 26) { done = 1; break }
+			} else if (c >= 0) {
+				done = 1
+			}
+			if (!done) cut = e
+		}
+		while (cut > 0 && b[cut - 1] == 13) cut--
+		if (cut == 0) cut = n
+		print n - cut
+	}')
+	bg_to=$((bg_to - ${bg_k:-0}))
 }
 
 # bg_rm DIR: remove the job in DIR, printing an R record, or an E record

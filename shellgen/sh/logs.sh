@@ -5,7 +5,8 @@
 # (what the reader bg_reader has not read, moving its cursor; bg_zero=1 asks
 # for an empty range at the end; with bg_n > 0
 # only the last bg_n lines of it, the cursor moving to the end). Offset and
-# new stop before an incomplete UTF-8 character while the job runs. With
+# new stop before an incomplete UTF-8 character while the job runs, and on
+# a PTY job before an escape sequence cut off (bg_escend). With
 # bg_max > 0 the ranges of all streams together hold at most bg_max bytes:
 # a range that would be longer is cut (tail and bytes keep its end, from a
 # character's first byte; the others its start, before an incomplete UTF-8
@@ -19,6 +20,8 @@ bg_obs "$bg_d" || bg_err notfound "$bg_ref"
 bg_left=$bg_max
 bg_live=0
 bg_running "$bg_d" && bg_live=1
+bg_tty=0
+grep -q '"pty":true' "$bg_d/meta.json" 2>/dev/null && bg_tty=1
 if [ "$bg_mode" = new ]; then
 	bg_cursorlock "$bg_d/cursor-$bg_reader.lock"
 fi
@@ -45,6 +48,7 @@ for bg_st in $bg_streams; do
 	offset)
 		eval "bg_from=\$bg_from_$bg_st"
 		[ "$bg_live" = 0 ] || bg_utf8end "$bg_f" "$bg_sz"
+		[ "$bg_live$bg_tty" != 11 ] || bg_escend "$bg_f" "$bg_from"
 		;;
 	new)
 		bg_cur=$bg_d/cursor-$bg_reader.$bg_st
@@ -52,6 +56,7 @@ for bg_st in $bg_streams; do
 		if bg_line "$bg_cur"; then bg_from=${bg_l%%[!0-9]*}; fi
 		[ -n "$bg_from" ] || bg_from=0
 		[ "$bg_live" = 0 ] || bg_utf8end "$bg_f" "$bg_sz"
+		[ "$bg_live$bg_tty" != 11 ] || bg_escend "$bg_f" "$bg_from"
 		if [ "$bg_n" -gt 0 ] || [ "$bg_zero" = 1 ]; then
 			bg_tl=$((bg_to - $(head -c "$bg_to" "$bg_f" | tail -n "$bg_n" | wc -c)))
 			[ "$bg_tl" -le "$bg_from" ] || bg_from=$bg_tl
@@ -76,6 +81,7 @@ for bg_st in $bg_streams; do
 			done
 		else
 			bg_utf8end "$bg_f" $((bg_from + bg_left))
+			[ "$bg_tty" = 0 ] || bg_escend "$bg_f" "$bg_from"
 			[ "$bg_to" -ge "$bg_from" ] || bg_to=$bg_from
 		fi
 	fi

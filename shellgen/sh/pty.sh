@@ -3,7 +3,8 @@
 # starts script). It gives the terminal its size (bg_cols by bg_rows),
 # runs the command as its foreground child (bg_command), so that a Ctrl-C
 # sent to the terminal reaches the command, and records the command's
-# status in exit_code.pty for the wrapper ("run" until then): script's own
+# status in exit_code.pty for the wrapper ("run PID START" until then,
+# its own pid and start time): script's own
 # status is not the command's when script is signalled. Like the wrapper
 # it survives the signals a stop sends (they are trapped, so the command
 # gets the default action) and ignores HUP; it carries no job id, so a
@@ -13,7 +14,14 @@
 # it stopped.
 if [ "${1-}" = pty ]; then
 	trap : TERM INT QUIT USR1 USR2 ALRM
-	printf 'run\n' >"$bg_d/exit_code.pty"
+	# Its pid and start time: the command's process group is its, so a
+	# stop finds the command's processes there too, also one that dropped
+	# the job's id from its environment (bg_live).
+	IFS= read -r bg_ps </proc/$$/stat
+	bg_ps=${bg_ps##*) }
+	# shellcheck disable=SC2086 # the words on purpose
+	set -- $bg_ps
+	printf 'run %s %s\n' "$$" "${20}" >"$bg_d/exit_code.pty"
 	if [ -n "${BGJOB_SHELL-}" ]; then SHELL=$BGJOB_SHELL; else unset SHELL; fi
 	unset BGJOB_SHELL
 	[ -n "${TERM-}" ] || TERM=xterm-256color

@@ -3,7 +3,9 @@
 # the FIFO open, so the command reads end of file. Then print the job's
 # observation. A copy the job does not take fails: E ended when the job
 # ends first, E timeout after bg_limit tenths of a second (0: no limit);
-# either way the copy is ended, so nothing is left behind.
+# either way the copy is ended, so nothing is left behind. A PTY job
+# whose input send --eof closed refuses more (E ended, as one that closed
+# its stdin).
 bg_readroot
 bg_find "$bg_ws" "$bg_ref" || bg_err notfound "$bg_ref"
 [ -p "$bg_d/stdin" ] || bg_err nostdin "job $bg_ref was not started with --stdin"
@@ -15,6 +17,13 @@ if [ "$bg_eof" = 1 ]; then
 		if [ "$bg_pg" = "$bg_w" ]; then kill "$bg_k" 2>/dev/null; fi
 	fi
 else
+	# On a PTY job script has stopped reading its input once the keeper is
+	# gone (send --eof): the bytes would sit in the FIFO, never typed.
+	if grep -q '"pty":true' "$bg_d/meta.json" 2>/dev/null; then
+		bg_pg=
+		if bg_line "$bg_d/stdin.keeper" && [ -n "$bg_l" ]; then bg_proc "$bg_l"; fi
+		[ "$bg_pg" = "$bg_w" ] || bg_err ended "job $bg_ref's terminal takes no more input: send --eof closed it"
+	fi
 	# Opened for writing only, the FIFO has the job (and its keeper) as
 	# readers while it runs; once the job is gone a blocked write is ended
 	# here. The copy runs in the background so that this shell can watch.

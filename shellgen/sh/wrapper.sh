@@ -123,7 +123,7 @@ elif [ "$bg_pty" = 1 ]; then
 	bg_rc=$?
 	if bg_line "$bg_d/exit_code.pty"; then
 		case $bg_l in
-		run) bg_rc= ;;
+		run | 'run '*) bg_rc= ;;
 		'' | *[!0-9]*) ;;
 		*) bg_rc=$bg_l ;;
 		esac

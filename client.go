@@ -38,9 +38,10 @@ var (
 	// job was created.
 	ErrNoPTY = errors.New("no pseudo-terminal job on this host")
 	// ErrNoStdin: the job was not started with a stdin FIFO.
-	ErrNoStdin = errors.New("job has no stdin")
-	// ErrEnded: the job has ended (it cannot be sent input).
-	ErrEnded = errors.New("job has ended")
+	ErrNoStdin = errors.New("no input can be sent")
+	// ErrEnded: the job has ended, or closed its input, before it took the
+	// bytes sent.
+	ErrEnded = errors.New("input not delivered")
 	// ErrCursorBusy: another reader holds the read cursor (logs --new
 	// with the same reader).
 	ErrCursorBusy = errors.New("cursor busy")

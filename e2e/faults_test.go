@@ -367,3 +367,43 @@ func TestCapHoldsAgainstAFastWriter(t *testing.T) {
 		t.Errorf("yes is %s with %d bytes dropped, want killed by stop, bytes dropped", j.Status, j.StdoutDropped)
 	}
 }
+
+// TestInterruptedRunWaitNamesTheJob: a run --wait interrupted (Ctrl-C)
+// once its job runs exits 130 and says on stderr which job goes on,
+// locally and over SSH; the job still runs.
+func TestInterruptedRunWaitNamesTheJob(t *testing.T) {
+	t.Parallel()
+	for _, tc := range localAndSSH(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			type res struct {
+				code      int
+				out, errs string
+			}
+			done := make(chan res, 1)
+			go func() {
+				code, out, errs := bgjob(ctx, append(tc.flags, "run", "-n", "interrupted", "--wait", "60s", "--", "sleep 300")...)
+				done <- res{code, out, errs}
+			}()
+			var id string
+			if !eventually(30*time.Second, func() bool {
+				_, out, _ := bgjob(context.Background(), append(tc.flags, "status", "--json", "interrupted")...)
+				var js []jobdir.Job
+				if json.Unmarshal([]byte(out), &js) != nil || len(js) != 1 || js[0].Status != jobdir.StatusRunning {
+					return false
+				}
+				id = js[0].ID
+				return true
+			}) {
+				t.Fatal("the job never ran")
+			}
+			cancel()
+			r := <-done
+			if r.code != 130 || !strings.Contains(r.errs, "job "+id+" goes on in the background") {
+				t.Errorf("interrupted run --wait: exit %d, stderr %q; want 130 and the job's id", r.code, r.errs)
+			}
+			wantStatus(t, tc.flags, map[string]jobdir.Status{id: jobdir.StatusRunning}, "after the interrupt")
+		})
+	}
+}

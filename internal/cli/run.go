@@ -249,6 +249,10 @@ func (a *app) promote(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runO
 	jobs, err := c.Wait(ctx, []string{j.ID}, bgjob.WaitOptions{Timeout: o.wait})
 	running := errors.Is(err, bgjob.ErrTimeout)
 	if err != nil && !running {
+		if ctx.Err() != nil {
+			// Interrupted: the job goes on, and the caller must learn its id.
+			fmt.Fprintf(a.stderr, "bgjob: job %s goes on in the background (bgjob stop %s stops it)\n", j.ID, j.ID)
+		}
 		return err
 	}
 	lo := bgjob.LogOptions{All: true, MaxBytes: o.maxBytes}

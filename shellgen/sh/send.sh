@@ -14,7 +14,11 @@ if [ "$bg_eof" = 1 ]; then
 	if bg_line "$bg_d/stdin.keeper" && [ -n "$bg_l" ]; then
 		bg_k=$bg_l
 		bg_proc "$bg_k"
-		if [ "$bg_pg" = "$bg_w" ]; then kill "$bg_k" 2>/dev/null; fi
+		# KILL, not TERM: a keeper forked but not yet sleep still has the
+		# wrapper's TERM trap, which swallows a TERM (in dash, `trap : TERM;
+		# sleep 9 & kill $!` leaves the sleep running), and the end of file
+		# would never come.
+		if [ "$bg_pg" = "$bg_w" ]; then kill -KILL "$bg_k" 2>/dev/null; fi
 	fi
 else
 	# On a PTY job script has stopped reading its input once the keeper is

@@ -133,7 +133,8 @@ else
 	(bg_command) <"$bg_in" >&5 2>&"$bg_efd" 5>&- 6>&-
 	bg_rc=$?
 fi
-[ "$bg_stdin" != 1 ] || kill "$bg_keeper" 2>/dev/null
+# KILL: a TERM can be swallowed by a keeper not yet sleep (send.sh).
+[ "$bg_stdin" != 1 ] || kill -KILL "$bg_keeper" 2>/dev/null
 # The timer ends at once while it sleeps; while it stops the job, it ends
 # once the group is gone.
 exec 5>&- 6>&-

@@ -35,49 +35,19 @@ func (c *Client) Wait(ctx context.Context, refs []string, o WaitOptions) ([]jobd
 	if !errors.Is(err, errPending) {
 		return jobs, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	dirs := make([]string, len(jobs))
 	for i, j := range jobs {
 		dirs[i] = j.Dir
 	}
-	events, err := w.Watch(ctx, dirs)
-	if err != nil {
-		return nil, err
+	exited := func(name string) bool { return name == jobdir.ExitCodeFile }
+	timedOut, err := watched(ctx, w, dirs, o.Timeout, exited, func(ctx context.Context) (err error) {
+		jobs, err = c.wait(ctx, q)
+		return err
+	})
+	if timedOut && errors.Is(err, errPending) {
+		err = fmt.Errorf("waiting %s: %w", o.Timeout, ErrTimeout)
 	}
-	// A job that ended between the first look and the watch changes no
-	// file the watch could see: look again now that it watches.
-	if jobs, err = c.wait(ctx, q); !errors.Is(err, errPending) {
-		return jobs, err
-	}
-	var deadline <-chan time.Time
-	if o.Timeout > 0 {
-		t := time.NewTimer(o.Timeout)
-		defer t.Stop()
-		deadline = t.C
-	}
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case name := <-events:
-			if name != jobdir.ExitCodeFile {
-				continue
-			}
-		case <-tick.C:
-		case <-deadline:
-			jobs, err := c.wait(ctx, q)
-			if errors.Is(err, errPending) {
-				err = fmt.Errorf("waiting %s: %w", o.Timeout, ErrTimeout)
-			}
-			return jobs, err
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		if jobs, err = c.wait(ctx, q); !errors.Is(err, errPending) {
-			return jobs, err
-		}
-	}
+	return jobs, err
 }
 
 // errPending is what a wait that looks once returns while the jobs run.

@@ -59,43 +59,17 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 		return j, m, err
 	}
 	q.Ref = j.ID
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	events, err := w.Watch(ctx, []string{j.Dir})
+	timedOut, err := watched(ctx, w, []string{j.Dir}, o.Timeout, nil, func(ctx context.Context) (err error) {
+		j, m, err = c.waitFor(ctx, &q)
+		return err
+	})
+	if timedOut && errors.Is(err, errPending) {
+		return j, Match{}, fmt.Errorf("waiting %s for %q: %w", o.Timeout, pattern, ErrTimeout)
+	}
 	if err != nil {
-		return j, Match{}, err
+		m = Match{}
 	}
-	// What was written between the first look and the watch changes no
-	// file the watch could see: look again now that it watches.
-	if j, m, err = c.waitFor(ctx, &q); !errors.Is(err, errPending) {
-		return j, m, err
-	}
-	var deadline <-chan time.Time
-	if o.Timeout > 0 {
-		t := time.NewTimer(o.Timeout)
-		defer t.Stop()
-		deadline = t.C
-	}
-	// A wrapper killed with SIGKILL changes no file: look once a second.
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		timedOut := false
-		select {
-		case <-events:
-		case <-tick.C:
-		case <-deadline:
-			timedOut = true
-		case <-ctx.Done():
-			return j, Match{}, ctx.Err()
-		}
-		if j, m, err = c.waitFor(ctx, &q); !errors.Is(err, errPending) {
-			return j, m, err
-		}
-		if timedOut {
-			return j, Match{}, fmt.Errorf("waiting %s for %q: %w", o.Timeout, pattern, ErrTimeout)
-		}
-	}
+	return j, m, err
 }
 
 // waitFor runs one WaitForScript. Looking once without a match, it moves

@@ -336,6 +336,12 @@ bg_tmpcode() {
 	case ${bg_l%% *} in '' | *[!0-9]*) return 1 ;; esac
 }
 
+# bg_ispty DIR: succeed when the job in DIR was started with --pty (its
+# meta.json says "pty":true).
+bg_ispty() {
+	grep -q '"pty":true' "$1/meta.json" 2>/dev/null
+}
+
 # bg_running DIR: succeed while the wrapper of the job in DIR is alive.
 bg_running() {
 	bg_meta "$1" || return 1

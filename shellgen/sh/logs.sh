@@ -21,7 +21,7 @@ bg_left=$bg_max
 bg_live=0
 bg_running "$bg_d" && bg_live=1
 bg_tty=0
-grep -q '"pty":true' "$bg_d/meta.json" 2>/dev/null && bg_tty=1
+bg_ispty "$bg_d" && bg_tty=1
 if [ "$bg_mode" = new ]; then
 	bg_cursorlock "$bg_d/cursor-$bg_reader.lock"
 fi

@@ -23,7 +23,7 @@ if [ "$bg_eof" = 1 ]; then
 else
 	# On a PTY job script has stopped reading its input once the keeper is
 	# gone (send --eof): the bytes would sit in the FIFO, never typed.
-	if grep -q '"pty":true' "$bg_d/meta.json" 2>/dev/null; then
+	if bg_ispty "$bg_d"; then
 		bg_pg=
 		if bg_line "$bg_d/stdin.keeper" && [ -n "$bg_l" ]; then bg_proc "$bg_l"; fi
 		[ "$bg_pg" = "$bg_w" ] || bg_err ended "job $bg_ref's terminal takes no more input: send --eof closed it"

@@ -21,7 +21,7 @@ printf 'x\n' | LC_ALL=C grep -E -e "$bg_re" >/dev/null 2>&1 || bg_rc=$?
 bg_ga=-E
 if printf 'x\n' | grep -a x >/dev/null 2>&1; then bg_ga=-aE; fi
 bg_tty=0
-grep -q '"pty":true' "$bg_d/meta.json" 2>/dev/null && bg_tty=1
+bg_ispty "$bg_d" && bg_tty=1
 if [ "$bg_once" != 1 ]; then
 	exec 3<&0
 	cat <&3 >/dev/null 2>&1 &

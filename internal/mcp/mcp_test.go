@@ -32,18 +32,8 @@ func serve(t *testing.T, o mcp.Options) *sdk.ClientSession {
 	}
 	root := o.Root
 	t.Cleanup(func() { killAll(root) })
-	srv, err := mcp.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, ct := sdk.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, st) }()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, done := runServer(t, ctx, o, nil)
 	t.Cleanup(func() {
 		cs.Close()
 		if err := <-done; err != nil {
@@ -52,6 +42,24 @@ func serve(t *testing.T, o mcp.Options) *sdk.ClientSession {
 		cancel()
 	})
 	return cs
+}
+
+// runServer runs a server with o over in-memory transports until ctx ends
+// or the client (options copts) closes; done receives Run's error.
+func runServer(t *testing.T, ctx context.Context, o mcp.Options, copts *sdk.ClientOptions) (*sdk.ClientSession, <-chan error) {
+	t.Helper()
+	srv, err := mcp.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := sdk.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, st) }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, copts).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, done
 }
 
 // killAll kills the process group of every job under root.
@@ -429,17 +437,7 @@ func TestToolErrors(t *testing.T) {
 func TestShutdownStopsOwnJobs(t *testing.T) {
 	root := t.TempDir()
 	t.Cleanup(func() { killAll(root) })
-	srv, err := mcp.New(mcp.Options{Root: root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, ct := sdk.NewInMemoryTransports()
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(context.Background(), st) }()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, done := runServer(t, context.Background(), mcp.Options{Root: root}, nil)
 	var owned, kept job
 	call(t, cs, "job_start", map[string]any{"command": "sleep 600", "wait_sec": 0}, &owned)
 	call(t, cs, "job_start", map[string]any{"command": "sleep 600", "wait_sec": 0, "keep": true}, &kept)
@@ -475,17 +473,7 @@ func TestShutdownStopsOwnJobs(t *testing.T) {
 func TestShutdownAfterRemove(t *testing.T) {
 	root := t.TempDir()
 	t.Cleanup(func() { killAll(root) })
-	srv, err := mcp.New(mcp.Options{Root: root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, ct := sdk.NewInMemoryTransports()
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(context.Background(), st) }()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, done := runServer(t, context.Background(), mcp.Options{Root: root}, nil)
 	var gone, owned job
 	call(t, cs, "job_start", map[string]any{"command": "true"}, &gone)
 	call(t, cs, "job_start", map[string]any{"command": "sleep 600", "wait_sec": 0}, &owned)

@@ -125,6 +125,20 @@ func (c *Client) target() shellgen.Target {
 // exit by itself, so that what it started in the background (run's
 // pruning pass) lives on; one that is cut short is ended.
 func (c *Client) exec(ctx context.Context, script string, stdin io.Reader, watch bool, rp reply) error {
+	return c.execCommits(ctx, script, stdin, watch, rp, nil)
+}
+
+// execCommits is exec for a read with a cursor when cm is not nil: cm is
+// the script's stdin, and a read that ends early (an error, ctx done)
+// first reports what was delivered, then lets the script end by itself
+// (its output is closed, so it ends at its next write), and cuts it only
+// after commitGrace: cutting it at once could kill the host's committer
+// before it has read the report.
+func (c *Client) execCommits(ctx context.Context, script string, stdin io.Reader, watch bool, rp reply, cm *commits) error {
+	parent := ctx
+	if cm != nil {
+		ctx, stdin = context.WithoutCancel(ctx), cm
+	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if watch && stdin == nil {
@@ -136,14 +150,31 @@ func (c *Client) exec(ctx context.Context, script string, stdin io.Reader, watch
 		pw.CloseWithError(c.rt.Exec(sctx, script, stdin, pw))
 		close(done)
 	}()
+	// end ends the script early: with cm, gently.
+	end := cancel
+	if cm != nil {
+		end = func() {
+			if !cm.finish(done) {
+				cancel()
+				return
+			}
+			pr.CloseWithError(context.Canceled)
+			t := time.AfterFunc(commitGrace, cancel)
+			<-done
+			t.Stop()
+		}
+		defer cm.finish(done)
+		defer context.AfterFunc(parent, func() { go end() })()
+		rp.sent = func() error { return cm.sent(done) }
+	}
 	stopped, err := rp.handler(c.rt.Host()).Decode(pr)
 	if err != nil || stopped {
-		cancel()
+		end()
 	}
 	pr.Close()
 	<-done
-	if ctx.Err() != nil {
-		return ctx.Err()
+	if parent.Err() != nil {
+		return parent.Err()
 	}
 	return err
 }

@@ -26,7 +26,12 @@ type LogOptions struct {
 	// from Offset (when FromOffset), or, with New, the bytes that Reader
 	// ("" for "default") has not read yet. A reader's cursor is kept in
 	// the job directory, so successive calls from any process or machine
-	// each get only unread output. New with Tail returns the last Tail
+	// each get only unread output. The cursor moves only over bytes that
+	// reached their reader, a write to stdout or stderr that succeeded,
+	// as the read goes: a reader killed at any moment loses nothing, and
+	// gets again at most the bytes written since the last report to the
+	// host (every 256 KiB or second of a long read, and at its end, also
+	// when it ends early). New with Tail returns the last Tail
 	// lines of the unread output and moves the cursor to the end. Offset
 	// and New stop before an incomplete UTF-8 character while the job
 	// runs, and on a PTY job before an escape sequence cut off or
@@ -50,6 +55,21 @@ type LogOptions struct {
 	// cursor only over what was returned. With Follow only the first read
 	// is capped.
 	MaxBytes int64
+	// Hold, with New, moves the cursor over nothing: for a caller that
+	// hands the bytes on after Logs returns (an MCP server, whose result
+	// is written out later). Once they have reached their reader it
+	// passes the result as Commit to its next read of the job.
+	Hold bool
+	// Commit, with New, first moves the cursor forward to where the Hold
+	// read it holds ended (the Next of each range), if ref still names its
+	// job; then the read starts there.
+	Commit *LogResult
+	// Deliver, with New, is called once every range has been read, with
+	// the result so far, before the cursor moves over its bytes: it moves
+	// only if Deliver returns nil. A caller that buffers stdout and
+	// stderr (bgjob logs --new --json) writes them out there. Its error
+	// ends Logs.
+	Deliver func(LogResult) error
 }
 
 // Zero, as LogOptions.Tail, Head or Bytes, asks for no line or byte at
@@ -92,6 +112,12 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 		HasOffset: o.FromOffset, New: o.New, Reader: o.Reader, Follow: o.Follow,
 		MaxBytes: o.MaxBytes,
 	}
+	if o.New && o.Commit != nil {
+		q.CommitJob, q.Commit = o.Commit.Job.ID, map[string]int64{}
+		for _, r := range o.Commit.Ranges {
+			q.Commit[r.Stream] = r.Next
+		}
+	}
 	if o.FromOffset {
 		q.Offsets = map[string]int64{"stdout": o.Offset, "stderr": o.Offset}
 	}
@@ -101,7 +127,7 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 		q.Follow = false
 	}
 	var res LogResult
-	if err := c.readLogs(ctx, q, &res, stdout, stderr); err != nil || !watch {
+	if err := c.readLogs(ctx, q, o.Hold, o.Deliver, &res, stdout, stderr); err != nil || !watch {
 		return res, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -125,7 +151,7 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 		for _, r := range res.Ranges {
 			q.Offsets[r.Stream] = r.Next
 		}
-		if err := c.readLogs(ctx, q, &res, stdout, stderr); err != nil {
+		if err := c.readLogs(ctx, q, false, nil, &res, stdout, stderr); err != nil {
 			return res, err
 		}
 	}
@@ -133,14 +159,29 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 }
 
 // readLogs runs one LogsScript and adds what it read to res: the job as
-// the script last saw it and the ranges of the logs it copied.
-func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, res *LogResult, stdout, stderr io.Writer) error {
+// the script last saw it and the ranges of the logs it copied. With New it
+// reports what was delivered as it goes (commits), unless hold, or with
+// deliver once deliver has taken the whole read.
+func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliver func(LogResult) error, res *LogResult, stdout, stderr io.Writer) error {
 	script, err := shellgen.LogsScript(c.target(), q)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}
+	var cm *commits
+	if q.New {
+		cm = newCommits(hold || deliver != nil)
+		if deliver != nil {
+			cm.deliver = func() error {
+				if err := deliver(*res); err != nil {
+					return err
+				}
+				cm.release()
+				return nil
+			}
+		}
+	}
 	var errs []error
-	err = c.exec(ctx, script, nil, q.Follow, reply{
+	err = c.execCommits(ctx, script, nil, q.Follow, reply{
 		job:     func(j jobdir.Job, _ string) error { res.Job = j; return nil },
 		refused: func(err error) error { errs = append(errs, err); return nil },
 		cut: func(stream string) {
@@ -155,19 +196,21 @@ func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, res *LogResult, 
 			if stream == "stderr" {
 				w = stderr
 			}
-			n, err := io.Copy(w, r)
-			if err != nil {
-				return err
+			if cm != nil {
+				w = &deliveryWriter{w: w, c: cm, stream: stream, end: offset}
+				// Also an empty range moves the cursor (to where it is).
+				cm.delivered(stream, offset, 0)
 			}
+			n, err := io.Copy(w, r)
 			i := slices.IndexFunc(res.Ranges, func(r LogRange) bool { return r.Stream == stream })
 			if i < 0 {
 				i = len(res.Ranges)
 				res.Ranges = append(res.Ranges, LogRange{Stream: stream, Offset: offset})
 			}
 			res.Ranges[i].Next = offset + n
-			return nil
+			return err
 		},
-	})
+	}, cm)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,10 @@ type Handler struct {
 	Cut func(stream string)
 	// Scanned receives how far a wait for a line read each stream.
 	Scanned func(stream string, offset int64)
+	// Sent is called when a read with a cursor has sent every range: the
+	// script now waits for the reader's last commit and the end of its
+	// stdin (see KindSent).
+	Sent func() error
 }
 
 // OutcomeKept is the outcome Handler.Job receives for a job prune kept
@@ -155,6 +159,10 @@ func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outc
 		case KindCut:
 			if h.Cut != nil {
 				h.Cut(rec.Field(0))
+			}
+		case KindSent:
+			if h.Sent != nil {
+				return h.Sent()
 			}
 		case KindScanned:
 			off, err := strconv.ParseInt(rec.Field(1), 10, 64)

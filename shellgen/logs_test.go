@@ -2,6 +2,7 @@ package shellgen_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -41,6 +42,37 @@ func runLogs(t *testing.T, sh shell, root string, l shellgen.Logs) ([]chunk, int
 	cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	if l.New {
+		// A reader that takes every byte: it reports the end of each
+		// chunk, and ends stdin at the A record.
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var chunks []chunk
+		jobs := 0
+		_, err = shellgen.Handler{
+			Job:  func(jobdir.Observation, string) error { jobs++; return nil },
+			Data: func(st string, off int64, r io.Reader) error {
+				b, err := io.ReadAll(r)
+				chunks = append(chunks, chunk{st, off, string(b)})
+				fmt.Fprintf(stdin, "%s %d\n", st, off+int64(len(b)))
+				return err
+			},
+			Sent: func() error { return stdin.Close() },
+		}.Decode(stdout)
+		if werr := cmd.Wait(); err != nil || werr != nil {
+			t.Fatalf("decoding: %v, %v\nstderr:\n%s", err, werr, stderr.Bytes())
+		}
+		return chunks, jobs
+	}
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.Bytes())
@@ -174,6 +206,73 @@ func TestLogsScriptNew(t *testing.T) {
 				got, _ := runLogs(t, sh, root, shellgen.Logs{Ref: m.ID, New: true, Reader: st.reader})
 				if diff := cmp.Diff([]chunk{st.want}, got); diff != "" {
 					t.Fatalf("%s: chunks (-want +got):\n%s", st.name, diff)
+				}
+			}
+		})
+	}
+}
+
+// TestLogsScriptCommit: a read with a cursor moves it over what its
+// reader reports on stdin and nothing else, never back; Commit moves it
+// first, for its job only.
+func TestLogsScriptCommit(t *testing.T) {
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			t.Parallel()
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{Stdout: "0123456789"})
+			id := job.Meta.ID
+			read := func(l shellgen.Logs, stdin string) string {
+				t.Helper()
+				l.Ref, l.New, l.Reader = id, true, "r"
+				script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, l)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cmd := sh.command(t, "-c", script)
+				cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+				cmd.Stdin = strings.NewReader(stdin)
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got string
+				_, err = shellgen.Handler{Data: func(_ string, _ int64, r io.Reader) error {
+					b, err := io.ReadAll(r)
+					got += string(b)
+					return err
+				}}.Decode(bytes.NewReader(out))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return got
+			}
+			// The reports here are on stdin before the script reads the
+			// cursor, so a read may start after them ("" as want: not
+			// checked); the cursor after it is checked.
+			steps := []struct {
+				name   string
+				l      shellgen.Logs
+				stdin  string
+				want   string
+				cursor string
+			}{
+				{"a reader that reports nothing", shellgen.Logs{}, "", "0123456789", ""},
+				{"is given the same bytes again", shellgen.Logs{}, "", "0123456789", ""},
+				{"a report of 3", shellgen.Logs{}, "stdout 3\n", "", "3\n"},
+				{"never back, nor to nonsense", shellgen.Logs{}, "stdout 2\nbogus\nstdout x\nstderr\n", "3456789", "3\n"},
+				{"commit of another job", shellgen.Logs{CommitJob: "20260101T000000-aaaaaa", Commit: map[string]int64{"stdout": 8}}, "", "3456789", "3\n"},
+				{"commit of the job", shellgen.Logs{CommitJob: id, Commit: map[string]int64{"stdout": 6}}, "", "6789", "6\n"},
+				{"commit never moves back", shellgen.Logs{CommitJob: id, Commit: map[string]int64{"stdout": 1}}, "", "6789", "6\n"},
+			}
+			for _, st := range steps {
+				if got := read(st.l, st.stdin); st.want != "" && got != st.want {
+					t.Fatalf("%s: read %q, want %q", st.name, got, st.want)
+				}
+				b, _ := os.ReadFile(filepath.Join(job.Path, "cursor-r.stdout"))
+				if string(b) != st.cursor {
+					t.Fatalf("%s: cursor %q, want %q", st.name, b, st.cursor)
 				}
 			}
 		})

@@ -76,6 +76,10 @@ const (
 	// KindCut: Z STREAM. The range of STREAM just sent was cut to the byte
 	// cap: the log holds more of what was asked for.
 	KindCut Kind = "Z"
+	// KindSent: A sent. A read with a cursor (logs --new) has sent every
+	// range: the script moves the cursor over what its reader reports on
+	// stdin ("STREAM OFFSET" lines) until stdin ends, then ends.
+	KindSent Kind = "A"
 	// KindScanned: F STREAM OFFSET. A wait for a line, looking once, read
 	// STREAM up to OFFSET without a match: the next look starts there.
 	KindScanned Kind = "F"
@@ -116,7 +120,7 @@ var fields = map[Kind]struct{ n, escaped int }{
 	KindLive: {2, 0}, KindKept: {2, 2}, KindHeld: {2, 2},
 	KindOutcome: {1, 0}, KindError: {2, 2}, KindRemoved: {1, 1}, KindWait: {1, 0},
 	KindMore: {1, 0}, KindData: {4, 0}, KindCheck: {2, 0}, KindCut: {1, 0},
-	KindScanned: {2, 0},
+	KindScanned: {2, 0}, KindSent: {1, 0},
 }
 
 // Record is one record of a script's output.

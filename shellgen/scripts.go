@@ -439,6 +439,14 @@ type Logs struct {
 	// it sends the last Tail lines of what is new and moves the cursor to
 	// the end. Follow's later reads are not bounded.
 	MaxBytes int64
+	// With New the script moves the cursor over nothing it sends: it
+	// prints an A record after the last range and moves the cursor over
+	// what the reader reports on stdin (see KindSent). Commit, when the
+	// job found is CommitJob, first moves the cursor forward to these
+	// offsets (stream name to offset): where an earlier read was
+	// delivered.
+	CommitJob string
+	Commit    map[string]int64
 }
 
 // LogsScript returns the script that prints a job's logs: the job's
@@ -492,6 +500,15 @@ func LogsScript(t Target, l Logs) (string, error) {
 		c.set("bg_reader", l.Reader)
 		c.setBool("bg_follow", l.Follow)
 		c.setInt("bg_max", max(l.MaxBytes, 0))
+		commit := func(st string) int64 {
+			if off, ok := l.Commit[st]; ok && off >= 0 && l.CommitJob != "" {
+				return off
+			}
+			return -1
+		}
+		c.set("bg_commit_id", l.CommitJob)
+		c.setInt("bg_commit_stdout", commit("stdout"))
+		c.setInt("bg_commit_stderr", commit("stderr"))
 	})
 }
 

@@ -182,11 +182,24 @@ func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions, plain bo
 		return nil
 	}
 	var out, errb bytes.Buffer
+	emit := func(res bgjob.LogResult) error {
+		return printJSON(a.stdout, logsJSON(res, text(out.Bytes(), plain), text(errb.Bytes(), plain)))
+	}
+	if o.New {
+		// The cursor moves over what was printed, once it is.
+		printed := false
+		o.Deliver = func(res bgjob.LogResult) error { printed = true; return emit(res) }
+		res, err := c.Logs(ctx, ref, o, &out, &errb)
+		if err != nil || printed {
+			return err
+		}
+		return emit(res)
+	}
 	res, err := c.Logs(ctx, ref, o, &out, &errb)
 	if err != nil {
 		return err
 	}
-	return printJSON(a.stdout, logsJSON(res, text(out.Bytes(), plain), text(errb.Bytes(), plain)))
+	return emit(res)
 }
 
 // text returns log bytes, or with plain their text (termtext.Strip).

@@ -11,9 +11,19 @@
 # a range that would be longer is cut (tail and bytes keep its end, from a
 # character's first byte; the others its start, before an incomplete UTF-8
 # character) and a Z record
-# after its bytes says so; new moves the cursor only over what was sent. With
+# after its bytes says so. With
 # bg_follow=1 it goes on printing what is appended until the job has ended
 # and the last bytes are out, then prints the observation again.
+#
+# New never moves the cursor over what it sends: the reader reports on
+# stdin, in lines "STREAM OFFSET", how far the bytes reached their own
+# reader, and a committer moves the cursor over that, never back, until
+# stdin ends. After the last range an A record says so: the reader sends
+# its last line and closes stdin, and the script ends. A reader that dies
+# ends stdin, so the cursor stays where its last line put it. Before the
+# read, bg_commit_stdout and bg_commit_stderr (-1: none) move the cursor
+# of the job bg_commit_id the same way: where an earlier read, whose
+# reader reported nothing, was delivered.
 bg_readroot
 bg_find "$bg_ws" "$bg_ref" || bg_err notfound "$bg_ref"
 bg_obs "$bg_d" || bg_err notfound "$bg_ref"
@@ -22,8 +32,37 @@ bg_live=0
 bg_running "$bg_d" && bg_live=1
 bg_tty=0
 bg_ispty "$bg_d" && bg_tty=1
+# bg_commit STREAM OFFSET: move the reader's cursor of STREAM forward to
+# OFFSET, atomically; never back.
+bg_commit() {
+	bg_kf=$bg_d/cursor-$bg_reader.$1
+	bg_kc=0
+	if bg_line "$bg_kf"; then bg_kc=${bg_l%%[!0-9]*}; fi
+	[ "${bg_kc:-0}" -lt "$2" ] || return 0
+	printf '%s\n' "$2" >"$bg_kf.tmp" && mv -f "$bg_kf.tmp" "$bg_kf"
+}
 if [ "$bg_mode" = new ]; then
 	bg_cursorlock "$bg_d/cursor-$bg_reader.lock"
+	if [ "${bg_d##*/}" = "$bg_commit_id" ]; then
+		for bg_st in $bg_streams; do
+			eval "bg_c=\$bg_commit_$bg_st"
+			[ "$bg_c" -lt 0 ] || bg_commit "$bg_st" "$bg_c"
+		done
+	fi
+	# The committer holds the lock (fd 8, or the lock directory, which
+	# names it) until stdin ends, even if this shell dies first.
+	exec 3<&0
+	while IFS=' ' read -r bg_st bg_c; do
+		case $bg_st in stdout | stderr) ;; *) continue ;; esac
+		case $bg_c in '' | *[!0-9]*) continue ;; esac
+		bg_commit "$bg_st" "$bg_c"
+	done <&3 &
+	bg_kp=$!
+	exec 3<&-
+	if [ -n "$bg_lf" ]; then
+		bg_proc "$bg_kp"
+		printf '%s %s\n' "$bg_kp" "$bg_s" >"$bg_lf.d/owner"
+	fi
 fi
 for bg_st in $bg_streams; do
 	bg_f=$bg_d/$bg_st.log
@@ -88,12 +127,13 @@ for bg_st in $bg_streams; do
 	bg_left=$((bg_left - (bg_to - bg_from)))
 	bg_chunk "$bg_st" "$bg_f" "$bg_from" "$bg_to"
 	[ "$bg_cut" = 0 ] || printf 'Z\t%s\n' "$bg_st"
-	if [ "$bg_mode" = new ]; then
-		printf '%s\n' "$bg_to" >"$bg_cur.tmp" && mv -f "$bg_cur.tmp" "$bg_cur"
-	fi
 	eval "bg_off_$bg_st=\$bg_to"
 done
-[ "$bg_mode" != new ] || bg_cursorunlock
+if [ "$bg_mode" = new ]; then
+	printf 'A\tsent\n'
+	wait "$bg_kp"
+	bg_cursorunlock
+fi
 if [ "$bg_follow" = 1 ]; then
 	# Print whatever arrives until the job has ended; the sizes are taken
 	# after the job is seen to have ended, so its last bytes are drained.

@@ -1,0 +1,165 @@
+package bgjob
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// A read with a cursor (LogOptions.New) moves the cursor only over bytes
+// that reached their reader: the logs script sends its ranges without
+// moving the cursor, and the client reports on the script's stdin how far
+// each stream's bytes were written ("STREAM OFFSET" lines, see
+// shellgen.KindSent). It reports when a read is delivered, every
+// commitEvery bytes or commitPeriod of a long one, and when a read ends
+// early (an error, a cancelled ctx), so that a reader killed at any moment
+// loses nothing, and one that is killed without a chance to report gets
+// again at most what it was given since its last report.
+const (
+	commitEvery  = 256 << 10
+	commitPeriod = time.Second
+	// commitGrace bounds how long a read that ends early waits for its
+	// last report to reach the host and the script to end, before the
+	// script is cut.
+	commitGrace = 5 * time.Second
+)
+
+// commits is the reporting side of one read with a cursor: it is the
+// script's stdin.
+type commits struct {
+	hold    bool // report nothing (LogOptions.Hold)
+	mu      sync.Mutex
+	more    *sync.Cond // signalled when buf grows or closed is set
+	buf     []byte     // reports the script has not read yet
+	closed  bool
+	eof     chan struct{}    // closed once the script's stdin has been read to its end
+	ends    map[string]int64 // how far each stream was delivered
+	told    map[string]int64 // what the script was told
+	order   []string         // streams in the order they were delivered
+	unsent  int64            // bytes delivered since the last report
+	last    time.Time        // the last report
+	started bool             // a report was written
+	// deliver, unless nil, is called when the whole read has arrived,
+	// before the last report (LogOptions.Deliver).
+	deliver func() error
+}
+
+func newCommits(hold bool) *commits {
+	c := &commits{hold: hold, eof: make(chan struct{}), ends: map[string]int64{}, told: map[string]int64{}, last: time.Now()}
+	c.more = sync.NewCond(&c.mu)
+	return c
+}
+
+// Read is the script's stdin: the reports, and io.EOF once finish has
+// ended it. Reports never wait for the script to read them.
+func (c *commits) Read(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for len(c.buf) == 0 && !c.closed {
+		c.more.Wait()
+	}
+	if len(c.buf) == 0 {
+		select {
+		case <-c.eof:
+		default:
+			close(c.eof)
+		}
+		return 0, io.EOF
+	}
+	n := copy(p, c.buf)
+	c.buf = c.buf[n:]
+	return n, nil
+}
+
+// delivered records that the bytes of stream up to end reached the reader
+// (n more than before), and reports them when enough has gathered.
+func (c *commits) delivered(stream string, end int64, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.ends[stream]; !ok {
+		c.order = append(c.order, stream)
+		c.ends[stream] = end
+	}
+	c.ends[stream] = max(c.ends[stream], end)
+	c.unsent += int64(n)
+	if c.unsent >= commitEvery || time.Since(c.last) >= commitPeriod {
+		c.report()
+	}
+}
+
+// release ends hold: the bytes delivered so far may be reported.
+func (c *commits) release() {
+	c.mu.Lock()
+	c.hold = false
+	c.mu.Unlock()
+}
+
+// sent is called when the script has sent every range: the read is
+// delivered (deliver), reported, and the script's stdin ended.
+func (c *commits) sent(done <-chan struct{}) error {
+	if c.deliver != nil {
+		if err := c.deliver(); err != nil {
+			return err
+		}
+	}
+	c.finish(done)
+	return nil
+}
+
+// report tells the script what was delivered since it was last told; the
+// caller holds mu.
+func (c *commits) report() {
+	if c.hold || c.closed {
+		return
+	}
+	for _, st := range c.order {
+		if end, ok := c.told[st]; !ok || end != c.ends[st] {
+			c.buf = fmt.Appendf(c.buf, "%s %d\n", st, c.ends[st])
+			c.told[st] = c.ends[st]
+			c.started = true
+		}
+	}
+	c.unsent, c.last = 0, time.Now()
+	c.more.Broadcast()
+}
+
+// finish reports what was delivered and ends the script's stdin, then
+// waits, up to commitGrace, until the runtime has read that end (so the
+// report is on its way to the host) or exec is done (done closed). It
+// says whether the script was ever told anything: whether cutting the
+// script short might lose a report.
+func (c *commits) finish(done <-chan struct{}) bool {
+	c.mu.Lock()
+	c.report()
+	c.closed = true
+	told := c.started
+	c.more.Broadcast()
+	c.mu.Unlock()
+	t := time.NewTimer(commitGrace)
+	defer t.Stop()
+	select {
+	case <-c.eof:
+	case <-done:
+	case <-t.C:
+	}
+	return told
+}
+
+// deliveryWriter writes a stream's bytes, from end on, to w and tells
+// commits how far each write reached.
+type deliveryWriter struct {
+	w      io.Writer
+	c      *commits
+	stream string
+	end    int64
+}
+
+func (d *deliveryWriter) Write(p []byte) (int, error) {
+	n, err := d.w.Write(p)
+	if n > 0 {
+		d.end += int64(n)
+		d.c.delivered(d.stream, d.end, n)
+	}
+	return n, err
+}

@@ -59,7 +59,7 @@ func runLogs(t *testing.T, sh shell, root string, l shellgen.Logs) ([]chunk, int
 		var chunks []chunk
 		jobs := 0
 		_, err = shellgen.Handler{
-			Job:  func(jobdir.Observation, string) error { jobs++; return nil },
+			Job: func(jobdir.Observation, string) error { jobs++; return nil },
 			Data: func(st string, off int64, r io.Reader) error {
 				b, err := io.ReadAll(r)
 				chunks = append(chunks, chunk{st, off, string(b)})

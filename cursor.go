@@ -1,6 +1,7 @@
 package bgjob
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -24,6 +25,9 @@ const (
 	// script is cut.
 	commitGrace = 5 * time.Second
 )
+
+// errReported ends a read with a cursor whose last report is made.
+var errReported = errors.New("read ended")
 
 // commits is the reporting side of one read with a cursor: it is the
 // script's stdin.
@@ -156,6 +160,13 @@ type deliveryWriter struct {
 }
 
 func (d *deliveryWriter) Write(p []byte) (int, error) {
+	d.c.mu.Lock()
+	closed := d.c.closed
+	d.c.mu.Unlock()
+	if closed {
+		// The last report is made: a byte more would be read again.
+		return 0, errReported
+	}
 	n, err := d.w.Write(p)
 	if n > 0 {
 		d.end += int64(n)

@@ -1,0 +1,191 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/bgjob/bgjob/internal/sshtest"
+)
+
+// endedJob runs command to its end and returns its id and the path of its
+// stdout.log (the SSH host is this machine, so the file is here too).
+func endedJob(t *testing.T, flags []string, command string) (string, string) {
+	t.Helper()
+	ctx := context.Background()
+	code, out, errs := bgjob(ctx, append(flags, "run", "-q", "--", command)...)
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	id := strings.TrimSpace(out)
+	if code, _, errs := bgjob(ctx, append(flags, "wait", id)...); code != 0 {
+		t.Fatalf("wait: exit %d: %s", code, errs)
+	}
+	root := flags[slices.Index(flags, "--root")+1]
+	return id, filepath.Join(root, "default", id, "stdout.log")
+}
+
+// readNew reads what is new for the default reader, without a cap, and
+// checks that it is the end of the log: it returns where it started.
+func readNew(t *testing.T, flags []string, id string, log []byte) int {
+	t.Helper()
+	code, out, errs := bgjob(context.Background(), append(flags, "logs", "--new", "--max-bytes", "0", id)...)
+	if code != 0 {
+		t.Fatalf("logs --new: exit %d: %s", code, errs)
+	}
+	if !bytes.HasSuffix(log, []byte(out)) {
+		t.Fatalf("logs --new printed %d bytes that are not the end of the log", len(out))
+	}
+	return len(log) - len(out)
+}
+
+// TestCursorReaderGone: logs --new whose stdout is gone before it writes a
+// byte (the reader of `| head -c 100` that has left) delivered nothing,
+// so its cursor stays: the next read prints everything. It printed nothing
+// when the script moved the cursor over what it sent.
+func TestCursorReaderGone(t *testing.T) {
+	t.Parallel()
+	bin := bgjobBinary(t)
+	for _, tc := range localAndSSH(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			id, path := endedJob(t, tc.flags, "seq 1 9000")
+			pr, pw, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			pr.Close()
+			cmd := exec.Command(bin, append(tc.flags, "logs", "--new", id)...)
+			cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+			cmd.Stdout = pw
+			err = cmd.Run()
+			pw.Close()
+			if err == nil {
+				t.Fatal("logs --new to a closed pipe succeeded: the test proves nothing")
+			}
+			log, _ := os.ReadFile(path)
+			if from := readNew(t, tc.flags, id, log); from != 0 {
+				t.Errorf("after a reader that got nothing, the next read starts at %d of %d: the bytes before are lost", from, len(log))
+			}
+		})
+	}
+}
+
+// cutRead runs logs --new --max-bytes 0 of job id in a process of its own,
+// takes 8 MB of its output, then calls cut while the reader is still
+// writing, and reads what else it writes until it ends. It returns how
+// many bytes the reader wrote.
+func cutRead(t *testing.T, flags []string, id string, cut func(*exec.Cmd)) int {
+	t.Helper()
+	cmd := exec.Command(bgjobBinary(t), append(flags, "logs", "--new", "--max-bytes", "0", id)...)
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.CopyN(io.Discard, out, 8_000_000)
+	if err != nil {
+		t.Fatalf("the reader ended after %d bytes: %v: %s", n, err, errb.String())
+	}
+	cut(cmd)
+	rest, _ := io.Copy(io.Discard, out)
+	err = cmd.Wait()
+	if err == nil {
+		t.Fatalf("the reader ended well after %d bytes: the cut came too late to prove anything", n+rest)
+	}
+	return int(n + rest)
+}
+
+// checkCut checks the read after a reader cut short that wrote got
+// bytes: it starts at or before got (nothing lost) and repeats at most
+// dup bytes.
+func checkCut(t *testing.T, flags []string, id, path string, got, dup int) {
+	t.Helper()
+	log, _ := os.ReadFile(path)
+	if got >= len(log) {
+		t.Fatalf("the reader wrote all %d bytes before it was cut", got)
+	}
+	from := readNew(t, flags, id, log)
+	if from > got {
+		t.Errorf("the reader wrote %d bytes and the next read starts at %d: %d bytes lost", got, from, from-got)
+	}
+	if got-from > dup {
+		t.Errorf("the reader wrote %d bytes and the next read starts at %d: %d bytes again, want at most %d", got, from, got-from, dup)
+	}
+}
+
+// A large log: 22,888,896 bytes, the size of the issue's repro.
+const bigLog = "seq 1 3000000"
+
+// TestCursorKilledMidRead: logs --new killed (SIGKILL) in the middle of a
+// 23 MB read, locally and over SSH, moved the cursor over at most what it
+// wrote, and over all of it but what it wrote since its last report. The
+// script used to move the cursor to the end of the range once its reader
+// was gone.
+func TestCursorKilledMidRead(t *testing.T) {
+	t.Parallel()
+	for _, tc := range localAndSSH(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			id, path := endedJob(t, tc.flags, bigLog)
+			got := cutRead(t, tc.flags, id, func(cmd *exec.Cmd) { cmd.Process.Kill() })
+			// Reports go every 256 KiB; over SSH those still in flight
+			// when the connection dies are lost too.
+			dup := 1 << 20
+			if tc.name == "ssh" {
+				dup = 4 << 20
+			}
+			checkCut(t, tc.flags, id, path, got, dup)
+		})
+	}
+}
+
+// TestCursorInterrupted: Ctrl-C (SIGINT) in the middle of a 23 MB read
+// reports what was written before the script is ended, so the next read
+// repeats at most the write under way (32 KiB). It used to repeat
+// everything: the cursor did not move at all.
+func TestCursorInterrupted(t *testing.T) {
+	t.Parallel()
+	for _, tc := range localAndSSH(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			id, path := endedJob(t, tc.flags, bigLog)
+			got := cutRead(t, tc.flags, id, func(cmd *exec.Cmd) { cmd.Process.Signal(syscall.SIGINT) })
+			checkCut(t, tc.flags, id, path, got, 64<<10)
+		})
+	}
+}
+
+// TestCursorConnectionDropped: an SSH connection dropped in the middle of a
+// 23 MB read (the issue's repro: 2.5 MB received, the cursor at the end)
+// leaves the cursor at most where the received bytes end.
+func TestCursorConnectionDropped(t *testing.T) {
+	t.Parallel()
+	srv, _, flags := sshJobs(t)
+	id, path := endedJob(t, flags, bigLog)
+	got := cutRead(t, flags, id, func(*exec.Cmd) { dropSSH(t, srv) })
+	checkCut(t, flags, id, path, got, 4<<20)
+}
+
+// dropSSH kills every sshd process serving a connection, and restarts
+// sshd.
+func dropSSH(t *testing.T, srv *sshtest.Server) {
+	t.Helper()
+	if n := srv.DropConnections(); n == 0 {
+		t.Fatal("no sshd process served a connection: nothing was dropped")
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+}

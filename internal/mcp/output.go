@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,6 +58,7 @@ type readSpec struct {
 	filterSrc  string
 	max        int
 	raw        bool
+	host       string // the host the client c of read is for
 }
 
 type readResult struct {
@@ -113,6 +115,7 @@ func (s *Server) output(ctx context.Context, req *sdk.CallToolRequest, in output
 	)
 	err := s.do(ctx, in.Host, true, func(c *bgjob.Client, h string) (err error) {
 		host = h
+		rs.host = h
 		r, err = s.read(ctx, c, req, rs)
 		return err
 	})
@@ -148,15 +151,34 @@ func (s *Server) read(ctx context.Context, c *bgjob.Client, req *sdk.CallToolReq
 		o.FromOffset, o.Offset = true, *rs.offset
 	}
 	var stdout, stderr bytes.Buffer
+	if o.New {
+		// The result is written out after this returns: hold the read;
+		// the next one commits it (cursors).
+		var done func(*bgjob.LogResult)
+		o.Hold = true
+		o.Commit, done = s.cursors.begin(rs.host, o.Reader, rs.id)
+		res, err := c.Logs(ctx, rs.id, o, &stdout, &stderr)
+		if err != nil {
+			done(nil)
+			return readResult{}, err
+		}
+		done(&res)
+		return s.text(ctx, c, rs, limit, res, stdout.Bytes(), stderr.Bytes()), nil
+	}
 	res, err := c.Logs(ctx, rs.id, o, &stdout, &stderr)
 	if err != nil {
 		return readResult{}, err
 	}
-	r := readResult{job: res.Job, ranges: res.Ranges}
+	return s.text(ctx, c, rs, limit, res, stdout.Bytes(), stderr.Bytes()), nil
+}
+
+// text makes the bytes of a read into the text of a result.
+func (s *Server) text(ctx context.Context, c *bgjob.Client, rs readSpec, limit int, res bgjob.LogResult, stdout, stderr []byte) readResult {
+	r := readResult{job: res.Job, ranges: slices.Clone(res.Ranges)}
 	if r.ranges == nil {
 		r.ranges = []bgjob.LogRange{}
 	}
-	data := map[string][]byte{"stdout": stdout.Bytes(), "stderr": stderr.Bytes()}
+	data := map[string][]byte{"stdout": stdout, "stderr": stderr}
 	var (
 		parts   []string
 		notices []string
@@ -221,7 +243,7 @@ func (s *Server) read(ctx context.Context, c *bgjob.Client, req *sdk.CallToolReq
 	for _, n := range notices {
 		r.text += n
 	}
-	return r, nil
+	return r
 }
 
 // filterLines keeps the lines of b that re matches and adds the length of

@@ -78,6 +78,9 @@ type Server struct {
 	owned  *owned
 	reader string
 	sdk    *sdk.Server
+	// cursors holds the reads of job_output whose results may not have
+	// been written out yet.
+	cursors cursors
 
 	// calls ends the tool calls in flight when Run's ctx ends (INT or
 	// TERM): the SDK's shutdown waits for them, and a job_wait may block

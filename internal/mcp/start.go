@@ -137,12 +137,12 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 		return result("job %s started, pid %d; job_wait waits for it, job_output reads its output%s", j.ID, j.PID, heldText(in.Name, held)), out, nil
 	}
 	var r readResult
-	err = s.do(ctx, host, true, func(c *bgjob.Client, _ string) error {
+	err = s.do(ctx, host, true, func(c *bgjob.Client, h string) error {
 		if _, err := c.Wait(ctx, []string{j.ID}, bgjob.WaitOptions{Timeout: wait}); err != nil && !errors.Is(err, bgjob.ErrTimeout) {
 			return err
 		}
 		var err error
-		r, err = s.read(ctx, c, req, readSpec{id: j.ID, cursor: true})
+		r, err = s.read(ctx, c, req, readSpec{id: j.ID, cursor: true, host: h})
 		return err
 	})
 	if err != nil {

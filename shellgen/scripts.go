@@ -420,8 +420,8 @@ type Logs struct {
 	// At most one of these picks the range (none: the whole log): the last
 	// Tail lines, the first Head lines, the last Bytes bytes, the bytes
 	// from Offsets (when HasOffset; stream name to offset, 0 for a stream
-	// not named), or, with New, the bytes Reader has not read yet, moving
-	// its cursor. Offset and New end the range before an incomplete UTF-8
+	// not named), or, with New, the bytes Reader has not read yet (its
+	// cursor moves as the reader reports, see CommitJob). Offset and New end the range before an incomplete UTF-8
 	// sequence while the job runs, so text is never cut in the middle of a
 	// character. A negative Tail, Head or Bytes asks for an empty range.
 	Tail, Head int
@@ -435,9 +435,9 @@ type Logs struct {
 	// MaxBytes, when positive, bounds the bytes of the ranges of all
 	// streams together: a range that would be longer is cut (Tail and
 	// Bytes keep its end, the others its start) and a Z record follows its
-	// bytes. New moves the cursor only over the bytes sent; with Tail too
-	// it sends the last Tail lines of what is new and moves the cursor to
-	// the end. Follow's later reads are not bounded.
+	// bytes. With New and Tail it sends the last Tail lines of what is new,
+	// and the cursor moves to the end once they are delivered. Follow's
+	// later reads are not bounded.
 	MaxBytes int64
 	// With New the script moves the cursor over nothing it sends: it
 	// prints an A record after the last range and moves the cursor over

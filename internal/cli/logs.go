@@ -33,6 +33,9 @@ result carries next_offset, so a caller can poll "what is new" without state.
 --new keeps a read cursor in the job directory (one per --reader), so
 successive calls, from any process or machine, each print only unread output;
 --new --tail N prints the last N lines of it and moves the cursor to the end.
+The cursor moves only over what was written to stdout: a reader killed or
+cut off mid-read (Ctrl-C, | head, a dropped connection) loses nothing, and
+the next --new repeats at most the last 256 KiB or second it printed.
 --offset and --new never end in the middle of a UTF-8 character while the job
 runs, nor, on a --pty job, inside an escape sequence or after a CR that a
 newline may follow (so --plain never prints the tail of a sequence). --follow keeps printing until the job ends, then exits with its status;

@@ -41,6 +41,13 @@ bg_commit() {
 	[ "${bg_kc:-0}" -lt "$2" ] || return 0
 	printf '%s\n' "$2" >"$bg_kf.tmp" && mv -f "$bg_kf.tmp" "$bg_kf"
 }
+# bg_commits: move the cursors to the last reports (bg_k_STREAM).
+bg_commits() {
+	for bg_ks in $bg_streams; do
+		eval "bg_kv=\${bg_k_$bg_ks-}"
+		[ -z "$bg_kv" ] || bg_commit "$bg_ks" "$bg_kv"
+	done
+}
 if [ "$bg_mode" = new ]; then
 	bg_cursorlock "$bg_d/cursor-$bg_reader.lock"
 	if [ "${bg_d##*/}" = "$bg_commit_id" ]; then
@@ -50,13 +57,22 @@ if [ "$bg_mode" = new ]; then
 		done
 	fi
 	# The committer holds the lock (fd 8, or the lock directory, which
-	# names it) until stdin ends, even if this shell dies first.
+	# names it) until stdin ends, even if this shell dies first. It keeps
+	# the reports in variables and writes the cursor at every eighth and
+	# when stdin ends (the reader is done or gone), so that it never lags
+	# behind a fast reader.
 	exec 3<&0
-	while IFS=' ' read -r bg_st bg_c; do
-		case $bg_st in stdout | stderr) ;; *) continue ;; esac
-		case $bg_c in '' | *[!0-9]*) continue ;; esac
-		bg_commit "$bg_st" "$bg_c"
-	done <&3 &
+	{
+		bg_kn=0
+		while IFS=' ' read -r bg_st bg_c; do
+			case $bg_st in stdout | stderr) ;; *) continue ;; esac
+			case $bg_c in '' | *[!0-9]*) continue ;; esac
+			eval "bg_k_$bg_st=\$bg_c"
+			bg_kn=$((bg_kn + 1))
+			[ $((bg_kn % 8)) != 0 ] || bg_commits
+		done
+		bg_commits
+	} <&3 &
 	bg_kp=$!
 	exec 3<&-
 	if [ -n "$bg_lf" ]; then

@@ -14,7 +14,11 @@
 # "job.sh pty" (pty.sh) are its helpers; wrapper_init.sh comes first.
 bg_umask=${2-}
 trap '' HUP
-trap : TERM INT QUIT USR1 USR2 ALRM
+# PIPE too: the launcher that reads the wrapper's report may have been
+# killed (an interrupted run) after meta.json was written; the report's
+# write then fails, and the job runs on. Trapped, not ignored, so the
+# command gets the default action.
+trap : TERM INT QUIT USR1 USR2 ALRM PIPE
 if [ "$bg_stdin" = 1 ]; then
 	# A keeper holds the FIFO open for writing, so the command sees end of
 	# file only when "bgjob send --eof" ends the keeper. The wrapper opens

@@ -878,7 +878,8 @@ bg_prunable() {
 # jobs can qualify (a job ends after it starts), so the pass stops at the
 # first that has fewer than bg_keep ended jobs after it and started less
 # than bg_age seconds ago; a cursor, .prune-cursor, makes the next pass go
-# on where a full one stopped. One pass at a time: .prune.lock holds the
+# on where a full one stopped. Directories without meta.json go first,
+# whatever the limits. One pass at a time: .prune.lock holds the
 # pid and start time of the pass.
 bg_autoprune() {
 	bg_me=
@@ -902,6 +903,12 @@ bg_autoprune() {
 	bg_cur=
 	if bg_line "$bg_ws/.prune-cursor"; then bg_cur=$bg_l; fi
 	set -- "$bg_ws"/[0-9]*
+	# A directory without meta.json a minute after its start is a launch
+	# cut short (bg_prunable): it goes whatever the limits, as its job.sh
+	# holds the --env values. One test of a file per directory.
+	for bg_ax in "$@"; do
+		[ ! -e "$bg_ax/meta.json" ] && bg_isid "${bg_ax##*/}" && bg_prunable "$bg_ax" 0 && ! bg_busy "$bg_ax" && bg_rm "$bg_ax" >/dev/null
+	done
 	# Below the keep limit, with the oldest job younger than the age limit,
 	# there is nothing to do: no job can qualify.
 	if [ $# -le "$bg_keep" ]; then

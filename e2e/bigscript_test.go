@@ -1,11 +1,18 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
+	bg "github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/runtime/local"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // TestMCPBigScript: scripts and --env values too long for one argument of
@@ -73,5 +80,46 @@ func TestMCPBigScript(t *testing.T) {
 				t.Errorf("the refused job_start made a job: %d jobs before, %d after", len(before.Jobs), len(after.Jobs))
 			}
 		})
+	}
+}
+
+// TestRunAtTheArgLimit: an argv word and an --env entry of exactly
+// shellgen.MaxArg bytes reach the command; one byte more is refused at
+// run, wrapping ErrUsage and shellgen.ErrTooLong, and makes no job.
+func TestRunAtTheArgLimit(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	c, err := bg.NewClient(local.New(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	word := strings.Repeat("w", shellgen.MaxArg)
+	env := "A=" + strings.Repeat("e", shellgen.MaxArg-2)
+	j, err := c.Run(ctx, bg.Spec{Argv: []string{"sh", "-c", `printf '%s %s\n' "${#1}" "${#A}"`, "sh", word}, Env: []string{env}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Wait(ctx, []string{j.ID}, bg.WaitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := c.Logs(ctx, j.ID, bg.LogOptions{All: true}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("%d %d\n", shellgen.MaxArg, shellgen.MaxArg-2); out.String() != want {
+		t.Errorf("a job with an argument and an env entry of %d bytes wrote %.200q, want %q", shellgen.MaxArg, out.String(), want)
+	}
+	for name, s := range map[string]bg.Spec{
+		"argv word": {Argv: []string{"echo", word + "w"}},
+		"env entry": {Argv: []string{"true"}, Env: []string{env + "e"}},
+	} {
+		if _, err := c.Run(ctx, s); !errors.Is(err, bg.ErrUsage) || !errors.Is(err, shellgen.ErrTooLong) {
+			t.Errorf("run with an %s of %d bytes: %v, want a usage error wrapping ErrTooLong", name, shellgen.MaxArg+1, err)
+		}
+	}
+	if page, err := c.List(ctx, bg.ListOptions{}); err != nil || len(page.Jobs) != 1 {
+		t.Errorf("%d jobs after the refused runs (%v), want the one that ran", len(page.Jobs), err)
 	}
 }

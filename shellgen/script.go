@@ -172,8 +172,9 @@ func isIdent(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// MaxArgScript is the longest script a runtime passes as one argument
-// ("sh -c SCRIPT"); a longer one goes through Bootstrap.
+// MaxArgScript is the longest argument a runtime passes a script in
+// ("sh -c SCRIPT", or over SSH the quoted command the server runs); a
+// longer one goes through Bootstrap.
 const MaxArgScript = 100 << 10
 
 // Bootstrap returns the script a runtime runs as "sh -c BOOTSTRAP sh N"

@@ -180,6 +180,11 @@ func LaunchScript(l Launch) (string, error) {
 	c.setBool("bg_stdin", l.Stdin)
 	c.setBool("bg_pty", l.PTY)
 	c.set("bg_wrapper", wrapper)
+	script := ""
+	if commandFile(m) {
+		script = m.Command
+	}
+	c.set("bg_script", script)
 	return assemble(c, append(files, "end.sh")...)
 }
 
@@ -198,22 +203,38 @@ func WrapperScript(l Launch) (string, error) {
 	c.set("bg_meta", string(prefix))
 	c.set("bg_metafmt", "%s"+jobdir.MetaHostFormat)
 	if len(m.Argv) > 0 {
-		c.setInt("bg_argc", int64(len(m.Argv)))
+		// The words quoted as one list, which bg_command lays out with
+		// one eval: a time linear in their number.
 		for i, a := range m.Argv {
-			c.set("bg_arg"+strconv.Itoa(i+1), a)
+			if len(a) > MaxArg {
+				return "", fmt.Errorf("word %d of the command is %d bytes, %w; pass it in a file", i+1, len(a), ErrTooLong)
+			}
 		}
-		c.set("bg_cmd", "")
-		c.set("bg_sh", "")
+		q, err := QuoteArgv(m.Argv)
+		if err != nil {
+			return "", fmt.Errorf("command: %w", err)
+		}
+		c.setInt("bg_argc", int64(len(m.Argv)))
+		c.set("bg_cmd", q)
 	} else {
 		c.setInt("bg_argc", 0)
-		c.set("bg_cmd", m.Command)
-		c.set("bg_sh", m.Shell)
+		if commandFile(m) {
+			// In command.sh, which the launcher writes.
+			c.set("bg_cmd", "")
+		} else {
+			c.set("bg_cmd", m.Command)
+		}
 	}
+	c.set("bg_sh", m.Shell)
+	c.setBool("bg_cmdfile", commandFile(m))
 	c.setInt("bg_envc", int64(len(l.Env)))
 	for i, kv := range l.Env {
 		name, _, ok := strings.Cut(kv, "=")
 		if !ok || !ValidEnvName(name) {
 			return "", fmt.Errorf("invalid environment variable %q: want NAME=VALUE with NAME a shell name", kv)
+		}
+		if len(kv) > MaxArg {
+			return "", fmt.Errorf("environment variable %s is %d bytes as NAME=VALUE, %w; pass the value in a file", name, len(kv), ErrTooLong)
 		}
 		c.set("bg_env"+strconv.Itoa(i+1), kv)
 	}
@@ -253,6 +274,25 @@ func WrapperScript(l Launch) (string, error) {
 		files = append(files, "pty.sh")
 	}
 	return assemble(c, append(files, "wrapper.sh")...)
+}
+
+// MaxArg is the longest string a program can receive as one argument or
+// one NAME=VALUE of its environment: Linux's limit on one string of an
+// exec (MAX_ARG_STRLEN, 128 KiB with its NUL). A longer word of an argv
+// or --env entry cannot reach the command and is refused; a longer script
+// command runs from a file (commandFile).
+const MaxArg = 128<<10 - 1
+
+// ErrTooLong is returned for a word of an argv or an --env entry longer
+// than MaxArg.
+var ErrTooLong = fmt.Errorf("over the %d bytes a program can receive in one argument or environment entry (the kernel's limit on one string, 128 KiB)", MaxArg)
+
+// commandFile reports whether the job's command is a script too long to
+// pass as the argument of "sh -c": the launcher writes it to command.sh
+// in the job directory, and the command runs as "sh command.sh" ($0
+// names that file).
+func commandFile(m jobdir.Meta) bool {
+	return len(m.Argv) == 0 && len(m.Command) > MaxArg
 }
 
 // tenths returns d in tenths of a second, rounded up; 0 for d <= 0.

@@ -290,6 +290,12 @@ func TestGeneratorsReject(t *testing.T) {
 		{"launch argv NUL", launch(func(l *shellgen.Launch) { l.Meta.Argv = []string{"echo", "\x00"} }), shellgen.ErrNUL},
 		{"launch shell NUL", launch(func(l *shellgen.Launch) { l.Meta.Shell = "/bin/\x00sh" }), shellgen.ErrNUL},
 		{"launch cwd NUL", launch(func(l *shellgen.Launch) { l.Meta.Cwd = "/tmp/\x00" }), shellgen.ErrNUL},
+		{"launch argv word over the kernel's limit", launch(func(l *shellgen.Launch) {
+			l.Meta.Argv = []string{"echo", "a", strings.Repeat("x", shellgen.MaxArg+1)}
+		}), shellgen.ErrTooLong},
+		{"launch env entry over the kernel's limit", launch(func(l *shellgen.Launch) {
+			l.Env = []string{"A=" + strings.Repeat("x", shellgen.MaxArg-1)}
+		}), shellgen.ErrTooLong},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

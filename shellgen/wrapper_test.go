@@ -1,7 +1,11 @@
 package shellgen_test
 
 import (
+	"errors"
+	"os/exec"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,5 +64,24 @@ func TestWrapperParses(t *testing.T) {
 				t.Error("the launch script does not write this wrapper to job.sh")
 			}
 		})
+	}
+}
+
+// TestMaxArgIsTheKernelLimit: an argument or environment entry of MaxArg
+// bytes reaches a program; one byte more fails the exec with E2BIG.
+func TestMaxArgIsTheKernelLimit(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("MaxArg is Linux's limit")
+	}
+	for _, n := range []int{shellgen.MaxArg, shellgen.MaxArg + 1} {
+		arg := exec.Command("true", strings.Repeat("a", n))
+		env := exec.Command("true")
+		env.Env = []string{"A=" + strings.Repeat("a", n-2)}
+		for what, cmd := range map[string]*exec.Cmd{"argument": arg, "environment entry": env} {
+			err := cmd.Run()
+			if tooBig := errors.Is(err, syscall.E2BIG); (n > shellgen.MaxArg) != tooBig || !tooBig && err != nil {
+				t.Errorf("exec with an %s of %d bytes: %v", what, n, err)
+			}
+		}
 	}
 }

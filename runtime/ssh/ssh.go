@@ -174,9 +174,10 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		return fmt.Errorf("ssh %s: script: %w", r.host, err)
 	}
 	command = "sh -c " + command
-	if len(script) > shellgen.MaxArgScript {
-		// Too long for one argument on the host: the script goes first on
-		// stdin, read by a bootstrap (shellgen.Bootstrap).
+	if len(command) > shellgen.MaxArgScript {
+		// Too long for one argument on the host (the server runs the
+		// login shell with the quoted command as one): the script goes
+		// first on stdin, read by a bootstrap (shellgen.Bootstrap).
 		boot, _ := shellgen.Quote(shellgen.Bootstrap())
 		command = "sh -c " + boot + " sh " + strconv.Itoa(len(script))
 		if stdin == nil {

@@ -2,7 +2,9 @@
 # job.sh and start it in a session of its own, passing it the caller's
 # umask; the wrapper writes meta.json before its command can start, so a
 # job is visible before it runs, and the launcher reports it. Also set:
-# bg_id, bg_name, bg_cwd, bg_stdin, bg_pty. launch_pty.sh (a PTY job),
+# bg_id, bg_name, bg_cwd, bg_stdin, bg_pty, and bg_script (a script
+# command too long for one argument, "": none; the wrapper runs it from
+# command.sh). launch_pty.sh (a PTY job),
 # then launch_name.sh or launch_replace.sh (bg_rgrace; a named job) come
 # before it; launch_prune.sh may follow. A launch cut short leaves at most
 # a directory without meta.json and nothing running: ls reports it, prune
@@ -27,11 +29,12 @@ fi
 # The status records are made now, while there is room: at the end the
 # wrapper overwrites them in place, so a job that fills the disk still
 # records how it ended.
-if printf '%s' "$bg_wrapper" >"$bg_d/job.sh" && printf '   \n' >"$bg_d/exit_code.tmp" &&
+if printf '%s' "$bg_wrapper" >"$bg_d/job.sh" && { [ -z "$bg_script" ] || printf '%s\n' "$bg_script" >"$bg_d/command.sh"; } &&
+	printf '   \n' >"$bg_d/exit_code.tmp" &&
 	printf '                    \n' >"$bg_d/ended_at.tmp" && { [ "$bg_pty" != 1 ] || printf '                                       \n' >"$bg_d/exit_code.pty"; }; then
 	:
 else
-	rm -f "$bg_d/job.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/exit_code.pty"
+	rm -f "$bg_d/job.sh" "$bg_d/command.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/exit_code.pty"
 	rmdir "$bg_d" 2>/dev/null
 	bg_err io "cannot write the job's files in $bg_ws (is the disk full?)"
 fi
@@ -51,14 +54,14 @@ elif command -v setsid >/dev/null 2>&1; then
 elif command -v bash >/dev/null 2>&1; then
 	bg_w=$(bash -c 'set -m; /bin/sh "$1" run "$2" </dev/null 2>/dev/null &' bash "$bg_d/job.sh" "$bg_umask")
 else
-	rm -f "$bg_d/job.sh"
-	rmdir "$bg_d"
+	rm -f "$bg_d/job.sh" "$bg_d/command.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/exit_code.pty" "$bg_d/stdin"
+	rmdir "$bg_d" 2>/dev/null
 	bg_err setsid "the host has neither setsid nor bash to start the job in its own process group"
 fi
 case $bg_w in
 '') bg_err start "the wrapper of job $bg_d did not start" ;;
 nometa)
-	rm -f "$bg_d/job.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/meta.json.tmp" "$bg_d/stdout.log" "$bg_d/stderr.log" "$bg_d/stdin" "$bg_d/stdin.keeper" "$bg_d/exit_code.pty"
+	rm -f "$bg_d/job.sh" "$bg_d/command.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/meta.json.tmp" "$bg_d/stdout.log" "$bg_d/stderr.log" "$bg_d/stdin" "$bg_d/stdin.keeper" "$bg_d/exit_code.pty"
 	rmdir "$bg_d" 2>/dev/null
 	bg_err io "cannot write the job's meta.json in $bg_ws (is the disk full?)"
 	;;

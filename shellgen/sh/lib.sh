@@ -767,7 +767,7 @@ bg_rm() {
 		for bg_rx in "$1"/* "$1"/.[!.]* "$1"/..?*; do
 			[ -e "$bg_rx" ] || [ -L "$bg_rx" ] || continue
 			case ${bg_rx##*/} in
-			meta.json | meta.json.tmp | job.sh | stdout.log | stderr.log | exit_code | exit_code.tmp | exit_code.pty | \
+			meta.json | meta.json.tmp | job.sh | command.sh | stdout.log | stderr.log | exit_code | exit_code.tmp | exit_code.pty | \
 				ended_at | ended_at.tmp | stop | stop.tmp | stdin | stdin.keeper | cursor-* | std???.dropped | std???.dropped.tmp* | std???.pipe) ;;
 			*)
 				printf 'E\tnotempty\t%s\n' "$bg_e"
@@ -775,7 +775,7 @@ bg_rm() {
 				;;
 			esac
 		done
-		rm -f "$1/meta.json" "$1/meta.json.tmp" "$1/job.sh" "$1/stdout.log" "$1/stderr.log" \
+		rm -f "$1/meta.json" "$1/meta.json.tmp" "$1/job.sh" "$1/command.sh" "$1/stdout.log" "$1/stderr.log" \
 			"$1/exit_code" "$1/exit_code.tmp" "$1/exit_code.pty" "$1/ended_at" "$1/ended_at.tmp" "$1/stop" "$1/stop.tmp" \
 			"$1/stdin" "$1/stdin.keeper" "$1"/cursor-* "$1"/std???.dropped "$1"/std???.dropped.tmp* "$1"/std???.pipe 2>/dev/null
 		# Lock directories: cursor-READER.lock.d, and cursor-READER.lock of
@@ -878,7 +878,8 @@ bg_prunable() {
 # jobs can qualify (a job ends after it starts), so the pass stops at the
 # first that has fewer than bg_keep ended jobs after it and started less
 # than bg_age seconds ago; a cursor, .prune-cursor, makes the next pass go
-# on where a full one stopped. One pass at a time: .prune.lock holds the
+# on where a full one stopped. Directories without meta.json go first,
+# whatever the limits. One pass at a time: .prune.lock holds the
 # pid and start time of the pass.
 bg_autoprune() {
 	bg_me=
@@ -902,6 +903,12 @@ bg_autoprune() {
 	bg_cur=
 	if bg_line "$bg_ws/.prune-cursor"; then bg_cur=$bg_l; fi
 	set -- "$bg_ws"/[0-9]*
+	# A directory without meta.json a minute after its start is a launch
+	# cut short (bg_prunable): it goes whatever the limits, as its job.sh
+	# holds the --env values. One test of a file per directory.
+	for bg_ax in "$@"; do
+		[ ! -e "$bg_ax/meta.json" ] && bg_isid "${bg_ax##*/}" && bg_prunable "$bg_ax" 0 && ! bg_busy "$bg_ax" && bg_rm "$bg_ax" >/dev/null
+	done
 	# Below the keep limit, with the oldest job younger than the age limit,
 	# there is nothing to do: no job can qualify.
 	if [ $# -le "$bg_keep" ]; then
@@ -954,6 +961,8 @@ bg_autoprune() {
 # configuration of job.sh. It first lays out, in its arguments, the
 # variables to export, "--" and the command's words, so that no variable
 # of the wrapper's is read once a variable from --env may have replaced it.
+# An argv's words come quoted in bg_cmd, laid out by one eval: a loop that
+# added them one at a time would copy the list each time.
 bg_command() {
 	set --
 	[ "$bg_lb" != 1 ] || set -- PYTHONUNBUFFERED=1
@@ -966,18 +975,18 @@ bg_command() {
 	[ -z "$bg_umask" ] || umask "$bg_umask"
 	if [ "$bg_lb" = 1 ] && command -v stdbuf >/dev/null 2>&1; then set -- "$@" stdbuf -oL -eL; fi
 	if [ "$bg_argc" -gt 0 ]; then
-		bg_i=1
-		while [ "$bg_i" -le "$bg_argc" ]; do
-			eval "set -- \"\$@\" \"\$bg_arg$bg_i\""
-			bg_i=$((bg_i + 1))
-		done
+		eval "set -- \"\$@\" $bg_cmd"
 	else
 		if [ -z "$bg_sh" ]; then
 			# shellcheck disable=SC2209 # sh is the name of the shell
 			bg_sh=sh
 			command -v bash >/dev/null 2>&1 && bg_sh=bash
 		fi
-		set -- "$@" "$bg_sh" -c "$bg_cmd"
+		if [ "$bg_cmdfile" = 1 ]; then
+			set -- "$@" "$bg_sh" "$bg_d/command.sh"
+		else
+			set -- "$@" "$bg_sh" -c "$bg_cmd"
+		fi
 	fi
 	while [ "$1" != -- ]; do
 		# shellcheck disable=SC2163 # $1 is NAME=VALUE

@@ -4,8 +4,9 @@
 # encoded, then the host's fields with the printf format bg_metafmt) before
 # the command can start, and only then tells the launcher its pid. The
 # configuration block before it sets bg_id; the command: bg_cmd run by bg_sh ("": bash
-# where the host has it, else sh), or, when bg_argc > 0, the words bg_arg1
-# ...; bg_envc variables bg_env1 ... as NAME=VALUE; bg_cwd ("": stay);
+# where the host has it, else sh), with bg_cmdfile=1 the script in
+# command.sh instead, or, when bg_argc > 0, the bg_argc words quoted in
+# bg_cmd; bg_envc variables bg_env1 ... as NAME=VALUE; bg_cwd ("": stay);
 # bg_stdin (1: read the FIFO stdin); bg_lb (1: line-buffered output);
 # bg_timeout (seconds, "": none) and bg_grace (tenths of a second); bg_cap
 # (the --max-log-size bytes, 0: none); bg_pty (1: run the command on a
@@ -14,7 +15,11 @@
 # "job.sh pty" (pty.sh) are its helpers; wrapper_init.sh comes first.
 bg_umask=${2-}
 trap '' HUP
-trap : TERM INT QUIT USR1 USR2 ALRM
+# PIPE too: the launcher that reads the wrapper's report may have been
+# killed (an interrupted run) after meta.json was written; the report's
+# write then fails, and the job runs on. Trapped, not ignored, so the
+# command gets the default action.
+trap : TERM INT QUIT USR1 USR2 ALRM PIPE
 if [ "$bg_stdin" = 1 ]; then
 	# A keeper holds the FIFO open for writing, so the command sees end of
 	# file only when "bgjob send --eof" ends the keeper. The wrapper opens

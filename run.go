@@ -92,7 +92,8 @@ type Spec struct {
 	// writes to a pipe the wrapper drains); the older bytes are
 	// dropped (the file's size and offsets stay as they were) and counted
 	// in the job's StdoutDropped and StderrDropped. It needs fallocate
-	// --punch-hole on the host (Linux).
+	// --punch-hole on the host (util-linux): Run fails, wrapping
+	// ErrNoLogCap and creating no job, on a host without it.
 	MaxLogSize int64
 	// Merge writes the command's stderr into stdout.log as well, so the
 	// two come in one ordered stream; meta.json records it.

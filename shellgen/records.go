@@ -95,6 +95,7 @@ const (
 	ErrKindOutside  = "outside"  // a directory is not a job directory under the root
 	ErrKindNoStdin  = "nostdin"  // the job was not started with --stdin
 	ErrKindNoPTY    = "nopty"    // the host cannot run a PTY job (no capable script(1))
+	ErrKindNoCap    = "nocap"    // the host cannot enforce --max-log-size (no fallocate -p)
 	ErrKindEnded    = "ended"    // the job has ended
 	ErrKindReadOnly = "readonly" // the job directory cannot be changed
 	// ErrKindTimeout: the host gave up waiting (send --timeout).

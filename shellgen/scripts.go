@@ -160,6 +160,10 @@ func LaunchScript(l Launch) (string, error) {
 		// a host that cannot refuses before a replace stops a job.
 		files = append(files, "launch_pty.sh")
 	}
+	if l.MaxLogSize > 0 {
+		// Likewise for the log cap (launch_cap.sh).
+		files = append(files, "launch_cap.sh")
+	}
 	switch {
 	case l.Replace:
 		files = append(files, "launch_replace.sh")

@@ -19,11 +19,12 @@ type reply struct {
 	more    func()
 	cut     func(stream string)
 	scanned func(stream string, offset int64)
+	sent    func(n int64)
 }
 
 // handler returns the shellgen.Handler that feeds rp, for jobs on host.
 func (rp reply) handler(host string) shellgen.Handler {
-	h := shellgen.Handler{Removed: rp.removed, Data: rp.data, Wait: rp.wait, More: rp.more, Cut: rp.cut, Scanned: rp.scanned}
+	h := shellgen.Handler{Removed: rp.removed, Data: rp.data, Wait: rp.wait, More: rp.more, Cut: rp.cut, Scanned: rp.scanned, Delivered: rp.sent}
 	if rp.job != nil {
 		h.Job = func(o jobdir.Observation, outcome string) error { return rp.job(jobdir.Derive(o, host), outcome) }
 	}

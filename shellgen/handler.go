@@ -39,6 +39,9 @@ type Handler struct {
 	Cut func(stream string)
 	// Scanned receives how far a wait for a line read each stream.
 	Scanned func(stream string, offset int64)
+	// Delivered receives how many bytes of its input a send that was
+	// ended had written to the job's stdin.
+	Delivered func(n int64)
 }
 
 // OutcomeKept is the outcome Handler.Job receives for a job prune kept
@@ -163,6 +166,14 @@ func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outc
 			}
 			if h.Scanned != nil {
 				h.Scanned(rec.Field(0), off)
+			}
+		case KindDelivered:
+			n, err := strconv.ParseInt(rec.Field(0), 10, 64)
+			if err != nil {
+				return fmt.Errorf("malformed delivered record %q", rec.Field(0))
+			}
+			if h.Delivered != nil {
+				h.Delivered(n)
 			}
 		case KindData:
 			off, _ := strconv.ParseInt(rec.Field(1), 10, 64)

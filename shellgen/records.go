@@ -79,6 +79,10 @@ const (
 	// KindScanned: F STREAM OFFSET. A wait for a line, looking once, read
 	// STREAM up to OFFSET without a match: the next look starts there.
 	KindScanned Kind = "F"
+	// KindDelivered: G BYTES. A send whose copy was ended (timeout) had
+	// written BYTES of its input to the job's stdin FIFO: the job reads
+	// them unless it ends first.
+	KindDelivered Kind = "G"
 )
 
 // The kinds of refusal an Error record names.
@@ -117,7 +121,7 @@ var fields = map[Kind]struct{ n, escaped int }{
 	KindLive: {2, 0}, KindKept: {2, 2}, KindHeld: {2, 2},
 	KindOutcome: {1, 0}, KindError: {2, 2}, KindRemoved: {1, 1}, KindWait: {1, 0},
 	KindMore: {1, 0}, KindData: {4, 0}, KindCheck: {2, 0}, KindCut: {1, 0},
-	KindScanned: {2, 0},
+	KindScanned: {2, 0}, KindDelivered: {1, 0},
 }
 
 // Record is one record of a script's output.

@@ -171,7 +171,7 @@ func refusal(kind, subject string) error {
 	case shellgen.ErrKindCwd:
 		return fmt.Errorf("%w: %s", ErrUsage, subject)
 	case shellgen.ErrKindNotEmpty:
-		return fmt.Errorf("job directory %s holds files bgjob did not write: removed bgjob's files, kept the rest: %w", subject, ErrForeignFiles)
+		return fmt.Errorf("job directory %s holds files bgjob did not write: removed nothing: %w", subject, ErrForeignFiles)
 	case shellgen.ErrKindOutside:
 		return fmt.Errorf("%s is not a job directory under the root: %w", subject, ErrUsage)
 	case shellgen.ErrKindExists:

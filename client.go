@@ -166,6 +166,8 @@ func refusal(kind, subject string) error {
 	switch kind {
 	case shellgen.ErrKindNotFound:
 		return fmt.Errorf("job %s: %w", subject, ErrNotFound)
+	case shellgen.ErrKindSymlink:
+		return fmt.Errorf("job %s: %w: its directory is a symbolic link, which bgjob never follows", subject, ErrNotFound)
 	case shellgen.ErrKindBusy:
 		return fmt.Errorf("job %s: %w (stop it first, or use --force)", subject, ErrBusy)
 	case shellgen.ErrKindCwd:

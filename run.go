@@ -54,6 +54,12 @@ func (c *Client) autoPrune() *shellgen.Prune {
 	return p
 }
 
+// MaxCommand bounds the command Run accepts: the script, or the words of
+// an argv together, 1 MiB. meta.json records the command (and an argv's
+// words besides) and readers read at most jobdir.MaxMetaSize of it, four
+// times as much.
+const MaxCommand = 1 << 20
+
 // MaxTimeout bounds Spec.Timeout: a longer one is a mistake, and would
 // overflow the arithmetic of some hosts' shells.
 const MaxTimeout = 10 * 365 * 24 * time.Hour
@@ -151,10 +157,23 @@ func ParsePTYSize(s string) (cols, rows int, err error) {
 	return cols, rows, nil
 }
 
+// commandSize is the size of a command as MaxCommand counts it: its words'
+// bytes together.
+func commandSize(argv []string) int {
+	n := 0
+	for _, w := range argv {
+		n += len(w)
+	}
+	return n
+}
+
 // Run starts a job and returns as soon as it is running.
 func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 	if len(s.Argv) == 0 {
 		return jobdir.Job{}, fmt.Errorf("%w: no command given", ErrUsage)
+	}
+	if n := commandSize(s.Argv); n > MaxCommand {
+		return jobdir.Job{}, fmt.Errorf("%w: the command is %d bytes: run accepts at most %d (1 MiB)", ErrUsage, n, MaxCommand)
 	}
 	if s.ID != "" && !jobdir.IsID(s.ID) {
 		return jobdir.Job{}, fmt.Errorf("%w: %q is not a job id (want e.g. 20261130T001502-0k3f9q)", ErrUsage, s.ID)

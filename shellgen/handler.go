@@ -97,7 +97,7 @@ func (h Handler) Decode(r io.Reader) (stopped bool, err error) {
 func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outcome, kept *string, held *[2]string, live **liveChunk, flush func() error) error {
 	{
 		switch rec.Kind {
-		case KindMeta, KindProc, KindExit, KindEnded,
+		case KindMeta, KindMetaSize, KindProc, KindExit, KindEnded,
 			KindStop, KindDropped, KindLive:
 			if *cur == nil {
 				return fmt.Errorf("record %s outside a job", rec.Kind)
@@ -200,6 +200,8 @@ func observe(o *jobdir.Observation, rec Record) {
 	switch rec.Kind {
 	case KindMeta:
 		o.Meta, o.HasMeta = rec.Field(0), true
+	case KindMetaSize:
+		o.HasMeta, o.MetaTooLarge = true, true
 	case KindProc:
 		o.ProcStart = rec.Field(0)
 	case KindExit:

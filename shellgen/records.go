@@ -25,6 +25,10 @@ const (
 	KindJob Kind = "J"
 	// KindMeta: M LINE. The first line of meta.json.
 	KindMeta Kind = "M"
+	// KindMetaSize: A LIMIT. meta.json is larger than LIMIT bytes
+	// (jobdir.MaxMetaSize) and was not read: it takes the Meta record's
+	// place.
+	KindMetaSize Kind = "A"
 	// KindProc: P START. The current start time of the process whose pid
 	// meta.json records ("" when there is none), read before exit_code.
 	KindProc Kind = "P"
@@ -88,6 +92,7 @@ const (
 // The kinds of refusal an Error record names.
 const (
 	ErrKindNotFound = "notfound" // no job has that id or name
+	ErrKindSymlink  = "symlink"  // the job's directory is a symbolic link, never followed
 	ErrKindBusy     = "busy"     // the job still has live processes
 	ErrKindCwd      = "cwd"      // the working directory does not exist
 	ErrKindRoot     = "root"     // the root or workspace is unsafe or cannot be made
@@ -116,7 +121,7 @@ const (
 // fields is how many fields each kind has after its letter, and which of
 // them (1-based, 0: none) the script escaped with bg_esc.
 var fields = map[Kind]struct{ n, escaped int }{
-	KindBoot: {1, 0}, KindJob: {1, 1}, KindMeta: {1, 0}, KindProc: {1, 0},
+	KindBoot: {1, 0}, KindJob: {1, 1}, KindMeta: {1, 0}, KindMetaSize: {1, 0}, KindProc: {1, 0},
 	KindExit: {1, 0}, KindEnded: {1, 0}, KindStop: {1, 0}, KindDropped: {2, 0},
 	KindLive: {2, 0}, KindKept: {2, 2}, KindHeld: {2, 2},
 	KindOutcome: {1, 0}, KindError: {2, 2}, KindRemoved: {1, 1}, KindWait: {1, 0},

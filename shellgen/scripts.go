@@ -28,8 +28,9 @@ func (t Target) check() error {
 	return jobdir.ValidateName("workspace", t.Workspace)
 }
 
-// config returns the configuration every script starts with: the root and
-// the workspace (see begin.sh).
+// config returns the configuration every script starts with: the root,
+// the workspace (see begin.sh) and the most bytes of meta.json a reader
+// reads (bg_metaline).
 func (t Target) config() (*config, error) {
 	if err := t.check(); err != nil {
 		return nil, err
@@ -37,6 +38,7 @@ func (t Target) config() (*config, error) {
 	c := new(config)
 	c.set("bg_root", t.Root)
 	c.set("bg_workspace", t.Workspace)
+	c.setInt("bg_metamax", jobdir.MaxMetaSize)
 	return c, nil
 }
 

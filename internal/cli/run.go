@@ -46,6 +46,7 @@ One argument is a shell script, run with --shell ("sh -c" semantics):
   bgjob run -- 'make test 2>&1 | tee build.txt'
 Several arguments are an argv, each word passed exactly:
   bgjob run -- python3 -m http.server 8000
+The command (the script, or the words together) may be up to 1 MiB.
 
 The job runs in its own session and process group with HUP ignored and stdin
 from /dev/null; its output is appended to stdout.log and stderr.log in the job

@@ -15,7 +15,7 @@
 # bg_follow=1 it goes on printing what is appended until the job has ended
 # and the last bytes are out, then prints the observation again.
 bg_readroot
-bg_find "$bg_ws" "$bg_ref" || bg_err notfound "$bg_ref"
+bg_find "$bg_ws" "$bg_ref" || bg_err "$bg_fk" "$bg_ref"
 bg_obs "$bg_d" || bg_err notfound "$bg_ref"
 bg_left=$bg_max
 bg_live=0

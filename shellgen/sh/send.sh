@@ -8,7 +8,7 @@
 # whose input send --eof closed refuses more (E ended, as one that closed
 # its stdin).
 bg_readroot
-bg_find "$bg_ws" "$bg_ref" || bg_err notfound "$bg_ref"
+bg_find "$bg_ws" "$bg_ref" || bg_err "$bg_fk" "$bg_ref"
 [ -p "$bg_d/stdin" ] || bg_err nostdin "job $bg_ref was not started with --stdin"
 bg_running "$bg_d" || bg_err ended "job $bg_ref has ended"
 if [ "$bg_eof" = 1 ]; then

@@ -12,7 +12,7 @@
 # log was read to and W pending (the caller's trigger runs it again from
 # there). It ends early, printing nothing more, when its stdin closes.
 bg_readroot
-bg_find "$bg_ws" "$bg_ref" || bg_err notfound "$bg_ref"
+bg_find "$bg_ws" "$bg_ref" || bg_err "$bg_fk" "$bg_ref"
 # grep exits 2 on an expression it cannot compile.
 bg_rc=0
 printf 'x\n' | LC_ALL=C grep -E -e "$bg_re" >/dev/null 2>&1 || bg_rc=$?

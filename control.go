@@ -157,12 +157,16 @@ func (c *Client) remove(ctx context.Context, r shellgen.Remove) ([]string, []err
 }
 
 // PruneOptions selects the jobs Prune removes: ended jobs with no live
-// process beyond the newest Keep jobs of the workspace (whatever their
-// status), and those that ended more than OlderThan ago (0: no age limit)
-// by the host's clock. Run's pruning pass applies the same rule.
+// process beyond the newest Keep ended jobs of the workspace (0: no count
+// limit), and those that ended more than OlderThan ago (0: no age limit)
+// by the host's clock; with All, every ended job with no live process.
+// Keep and OlderThan both 0 select no job and are refused (ErrUsage), as
+// All with either. Run's pruning pass applies the same rule, removing only
+// jobs beyond both limits.
 type PruneOptions struct {
 	Keep      int
 	OlderThan time.Duration
+	All       bool
 	// DryRun reports what would be removed without removing it.
 	DryRun bool
 	// Kept, unless nil, receives each job the rule selects that stays
@@ -176,10 +180,18 @@ type PruneOptions struct {
 	Stopped     func(jobdir.Job)
 }
 
+// rule is the prune rule o selects.
+func (o PruneOptions) rule() shellgen.Prune {
+	return shellgen.Prune{Keep: o.Keep, OlderThan: o.OlderThan, All: o.All, DryRun: o.DryRun}
+}
+
 // Prune removes the jobs of the workspace that PruneOptions selects and
 // returns them; with DryRun it returns them without removing them. A job
 // that still has live processes is never removed: it goes to o.Kept.
 func (c *Client) Prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error) {
+	if err := o.rule().Check(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
 	var orphanErr error
 	if o.StopOrphans {
 		var stopped []jobdir.Job
@@ -198,7 +210,7 @@ func (c *Client) Prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error
 }
 
 func (c *Client) prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error) {
-	script, err := shellgen.PruneScript(c.target(), shellgen.Prune{Keep: o.Keep, OlderThan: o.OlderThan, DryRun: o.DryRun})
+	script, err := shellgen.PruneScript(c.target(), o.rule())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -14,10 +13,10 @@ import (
 	"github.com/bgjob/bgjob/shellgen"
 )
 
-// Run's pruning pass: after each launch the host removes, in the
-// background, a bounded number of the jobs that Prune would remove with
-// these limits (see PruneOptions): ended jobs beyond the newest
-// DefaultKeep, or that ended more than DefaultMaxAge ago.
+// Run's pruning pass: after a launch the host removes, in the background,
+// a bounded number of the ended jobs beyond the newest DefaultKeep that
+// ended more than DefaultMaxAge ago: the rule of Prune, both limits held
+// (see PruneOptions).
 const (
 	DefaultKeep   = 1000
 	DefaultMaxAge = 7 * 24 * time.Hour
@@ -36,8 +35,9 @@ func (c *Client) SetAutoPruneEvery(n int) {
 }
 
 // SetAutoPrune changes what Run's opportunistic pruning keeps: the newest
-// keep ended jobs and those younger than maxAge (0 for either: no such
-// limit; both 0: no pruning on Run).
+// keep ended jobs and those that ended less than maxAge ago; it removes
+// only jobs beyond both (0 for either: no such limit; both 0: no pruning
+// on Run).
 func (c *Client) SetAutoPrune(keep int, maxAge time.Duration) {
 	c.pruneKeep, c.pruneAge = keep, maxAge
 }
@@ -47,11 +47,7 @@ func (c *Client) autoPrune() *shellgen.Prune {
 	if c.pruneKeep <= 0 && c.pruneAge <= 0 || c.pruneEvery > 1 && rand.IntN(c.pruneEvery) != 0 {
 		return nil
 	}
-	p := &shellgen.Prune{Keep: c.pruneKeep, OlderThan: c.pruneAge}
-	if p.Keep <= 0 {
-		p.Keep = math.MaxInt32
-	}
-	return p
+	return &shellgen.Prune{Keep: max(c.pruneKeep, 0), OlderThan: max(c.pruneAge, 0), Both: true}
 }
 
 // MaxCommand bounds the command Run accepts: the script, or the words of

@@ -918,10 +918,11 @@ bg_ended() {
 # bg_prunable DIR NEWER: succeed when the job in DIR, with NEWER ended jobs
 # newer than it, is one that prune removes: it has ended (bg_ended), its
 # files are bgjob's (meta.json names the directory, exit_code is a
-# number), and at least bg_keep ended jobs are newer, or it ended
-# (ended_at, else its start for a lost job) more than bg_age seconds (0: no
-# age limit) before bg_nw. Whether it still has processes is left to the
-# caller. A directory without meta.json (a launch cut short) is prunable a
+# number), and by bg_prule: either (bgjob prune) at least bg_keep ended
+# jobs are newer (0: no count limit) or it ended (ended_at, else its start
+# for a lost job) more than bg_age seconds (0: no age limit) before bg_nw;
+# both (run's pass) each limit that is set holds; all, whatever the
+# limits. Whether it still has processes is left to the caller. A directory without meta.json (a launch cut short) is prunable a
 # minute after its start. This is the one prune rule: bgjob prune and
 # run's pass use it.
 bg_prunable() {
@@ -938,19 +939,27 @@ bg_prunable() {
 	if bg_line "$1/exit_code"; then
 		case $bg_l in '' | *[!0-9]*) return 1 ;; esac
 	fi
-	[ "$2" -lt "$bg_keep" ] || return 0
-	[ "$bg_age" -gt 0 ] || return 1
-	if bg_line "$1/ended_at" && bg_epoch "$bg_l"; then :; else bg_epoch "${1##*/}" || return 1; fi
-	[ $((bg_nw - bg_ep)) -gt "$bg_age" ]
+	[ "$bg_prule" != all ] || return 0
+	bg_pc= bg_pa=
+	if [ "$bg_keep" -gt 0 ] && [ "$2" -ge "$bg_keep" ]; then bg_pc=1; fi
+	if [ "$bg_age" -gt 0 ]; then
+		if bg_line "$1/ended_at" && bg_epoch "$bg_l"; then :; else bg_epoch "${1##*/}" || return 1; fi
+		[ $((bg_nw - bg_ep)) -le "$bg_age" ] || bg_pa=1
+	fi
+	if [ "$bg_prule" = both ]; then
+		{ [ "$bg_keep" = 0 ] || [ -n "$bg_pc" ]; } && { [ "$bg_age" = 0 ] || [ -n "$bg_pa" ]; }
+	else
+		[ -n "$bg_pc$bg_pa" ]
+	fi
 }
 
 # bg_autoprune: run's pruning pass over the workspace: remove up to 20 jobs
-# that bg_prunable selects and bg_busy clears, looking at no more than 64,
-# oldest first. It counts the ended jobs first (a test of exit_code per
-# job, and a look at the wrapper of those without one). Only the oldest
-# jobs can qualify (a job ends after it starts), so the pass stops at the
-# first that has fewer than bg_keep ended jobs after it and started less
-# than bg_age seconds ago; a cursor, .prune-cursor, makes the next pass go
+# that bg_prunable selects (bg_prule both) and bg_busy clears, looking at
+# no more than 64, oldest first. It counts the ended jobs first (a test of
+# exit_code per job, and a look at the wrapper of those without one). Only
+# the oldest jobs can qualify (a job ends after it starts), so the pass
+# stops at the first that has fewer than bg_keep ended jobs after it or
+# started less than bg_age seconds ago; a cursor, .prune-cursor, makes the next pass go
 # on where a full one stopped. One pass at a time: .prune.lock holds the
 # pid and start time of the pass.
 bg_autoprune() {
@@ -976,17 +985,15 @@ bg_autoprune() {
 	if bg_line "$bg_ws/.prune-cursor"; then bg_cur=$bg_l; fi
 	bg_mzscan "$bg_ws" './[0-9]*/meta.json'
 	set -- "$bg_ws"/[0-9]*
-	# Below the keep limit, with the oldest job younger than the age limit,
-	# there is nothing to do: no job can qualify.
-	if [ $# -le "$bg_keep" ]; then
-		bg_ep=$bg_nw
-		for bg_ax in "$@"; do
-			if bg_isid "${bg_ax##*/}" && bg_epoch "${bg_ax##*/}"; then break; fi
-		done
-		if [ "$bg_age" -le 0 ] || [ $((bg_nw - bg_ep)) -le "$bg_age" ]; then
-			rm -rf "$bg_lk"
-			return 0
-		fi
+	# Below the keep limit, or with the oldest job younger than the age
+	# limit, there is nothing to do: no job can qualify.
+	bg_ep=$bg_nw
+	for bg_ax in "$@"; do
+		if bg_isid "${bg_ax##*/}" && bg_epoch "${bg_ax##*/}"; then break; fi
+	done
+	if [ $# -le "$bg_keep" ] || [ $((bg_nw - bg_ep)) -le "$bg_age" ]; then
+		rm -rf "$bg_lk"
+		return 0
 	fi
 	bg_newer=0
 	for bg_ax in "$@"; do
@@ -1001,9 +1008,10 @@ bg_autoprune() {
 			bg_newer=$((bg_newer - 1))
 			bg_aend=1
 		fi
-		if [ "$bg_newer" -lt "$bg_keep" ]; then
+		[ "$bg_newer" -ge "$bg_keep" ] || break
+		if [ "$bg_age" -gt 0 ]; then
 			# shellcheck disable=SC2015 # the break is the else of the whole test
-			[ "$bg_age" -gt 0 ] && bg_epoch "$bg_aid" && [ $((bg_nw - bg_ep)) -gt "$bg_age" ] || break
+			bg_epoch "$bg_aid" && [ $((bg_nw - bg_ep)) -gt "$bg_age" ] || break
 		fi
 		if [ -n "$bg_cur" ]; then
 			[ "$bg_aid" \> "$bg_cur" ] || continue

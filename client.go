@@ -37,6 +37,10 @@ var (
 	// it lacks util-linux script(1) with -e and -E, setsid or /proc. No
 	// job was created.
 	ErrNoPTY = errors.New("no pseudo-terminal job on this host")
+	// ErrNoLogCap: the host cannot enforce a log cap (Spec.MaxLogSize):
+	// its fallocate cannot punch holes (busybox's has no -p), or it has
+	// none. No job was created.
+	ErrNoLogCap = errors.New("no log size cap on this host")
 	// ErrNoStdin: the job was not started with a stdin FIFO.
 	ErrNoStdin = errors.New("no input can be sent")
 	// ErrEnded: the job has ended, or closed its input, before it took the
@@ -193,12 +197,14 @@ func refusal(kind, subject string) error {
 	switch kind {
 	case shellgen.ErrKindNotFound:
 		return fmt.Errorf("job %s: %w", subject, ErrNotFound)
+	case shellgen.ErrKindSymlink:
+		return fmt.Errorf("job %s: %w: its directory is a symbolic link, which bgjob never follows", subject, ErrNotFound)
 	case shellgen.ErrKindBusy:
 		return fmt.Errorf("job %s: %w (stop it first, or use --force)", subject, ErrBusy)
 	case shellgen.ErrKindCwd:
 		return fmt.Errorf("%w: %s", ErrUsage, subject)
 	case shellgen.ErrKindNotEmpty:
-		return fmt.Errorf("job directory %s holds files bgjob did not write: removed bgjob's files, kept the rest: %w", subject, ErrForeignFiles)
+		return fmt.Errorf("job directory %s holds files bgjob did not write: removed nothing: %w", subject, ErrForeignFiles)
 	case shellgen.ErrKindOutside:
 		return fmt.Errorf("%s is not a job directory under the root: %w", subject, ErrUsage)
 	case shellgen.ErrKindExists:
@@ -209,6 +215,8 @@ func refusal(kind, subject string) error {
 		return fmt.Errorf("%s: %w", subject, ErrHost)
 	case shellgen.ErrKindNoPTY:
 		return fmt.Errorf("%s: %w", subject, ErrNoPTY)
+	case shellgen.ErrKindNoCap:
+		return fmt.Errorf("%s: %w", subject, ErrNoLogCap)
 	case shellgen.ErrKindNoStdin:
 		return fmt.Errorf("%s: %w", subject, ErrNoStdin)
 	case shellgen.ErrKindEnded:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -26,7 +27,9 @@ type SendOptions struct {
 // Send writes data to the standard input of a job started with Stdin (or
 // closes it, see SendOptions) and returns the job once it has taken the
 // data. It fails with ErrEnded when the job ends before it has read it
-// all; on the host nothing is left behind.
+// all; on the host nothing is left behind. At the timeout the error is a
+// *DeliveryError where the host tells how much of the data reached the
+// job's stdin (which the job still reads).
 func (c *Client) Send(ctx context.Context, ref string, data io.Reader, o SendOptions) (jobdir.Job, error) {
 	eof := o.EOF
 	script, err := shellgen.SendScript(c.target(), shellgen.Send{Ref: ref, EOF: eof, Timeout: o.Timeout})
@@ -40,14 +43,57 @@ func (c *Client) Send(ctx context.Context, ref string, data io.Reader, o SendOpt
 		job  jobdir.Job
 		errs []error
 	)
+	total := dataSize(data)
+	sent := int64(-1)
 	err = c.exec(ctx, script, data, false, reply{
-		job:     func(j jobdir.Job, _ string) error { job = j; return nil },
-		refused: func(err error) error { errs = append(errs, err); return nil },
+		job:       func(j jobdir.Job, _ string) error { job = j; return nil },
+		refused:   func(err error) error { errs = append(errs, err); return nil },
+		delivered: func(n int64) { sent = n },
 	})
 	if err != nil {
 		return job, err
 	}
+	if err := errors.Join(errs...); err != nil && sent >= 0 {
+		return job, &DeliveryError{Delivered: sent, Total: total, Err: err}
+	}
 	return job, errors.Join(errs...)
+}
+
+// DeliveryError is the error of a Send that failed after Delivered bytes
+// of its data had reached the job's stdin, of Total (-1: unknown). It
+// wraps the failure (ErrTimeout).
+type DeliveryError struct {
+	Delivered, Total int64
+	Err              error
+}
+
+func (e *DeliveryError) Error() string {
+	if e.Total >= 0 {
+		return fmt.Sprintf("%v (%d of %d bytes delivered)", e.Err, e.Delivered, e.Total)
+	}
+	return fmt.Sprintf("%v (%d bytes delivered)", e.Err, e.Delivered)
+}
+
+func (e *DeliveryError) Unwrap() error { return e.Err }
+
+// dataSize returns how many bytes data holds, -1 when it cannot tell: an
+// in-memory reader, or the rest of a regular file.
+func dataSize(data io.Reader) int64 {
+	switch d := data.(type) {
+	case interface{ Len() int }:
+		return int64(d.Len())
+	case *os.File:
+		fi, err := d.Stat()
+		if err != nil || !fi.Mode().IsRegular() {
+			return -1
+		}
+		off, err := d.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return -1
+		}
+		return fi.Size() - off
+	}
+	return -1
 }
 
 // StopOptions tunes Stop.
@@ -111,12 +157,16 @@ func (c *Client) remove(ctx context.Context, r shellgen.Remove) ([]string, []err
 }
 
 // PruneOptions selects the jobs Prune removes: ended jobs with no live
-// process beyond the newest Keep jobs of the workspace (whatever their
-// status), and those that ended more than OlderThan ago (0: no age limit)
-// by the host's clock. Run's pruning pass applies the same rule.
+// process beyond the newest Keep ended jobs of the workspace (0: no count
+// limit), and those that ended more than OlderThan ago (0: no age limit)
+// by the host's clock; with All, every ended job with no live process.
+// Keep and OlderThan both 0 select no job and are refused (ErrUsage), as
+// All with either. Run's pruning pass applies the same rule, removing only
+// jobs beyond both limits.
 type PruneOptions struct {
 	Keep      int
 	OlderThan time.Duration
+	All       bool
 	// DryRun reports what would be removed without removing it.
 	DryRun bool
 	// Kept, unless nil, receives each job the rule selects that stays
@@ -130,10 +180,18 @@ type PruneOptions struct {
 	Stopped     func(jobdir.Job)
 }
 
+// rule is the prune rule o selects.
+func (o PruneOptions) rule() shellgen.Prune {
+	return shellgen.Prune{Keep: o.Keep, OlderThan: o.OlderThan, All: o.All, DryRun: o.DryRun}
+}
+
 // Prune removes the jobs of the workspace that PruneOptions selects and
 // returns them; with DryRun it returns them without removing them. A job
 // that still has live processes is never removed: it goes to o.Kept.
 func (c *Client) Prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error) {
+	if err := o.rule().Check(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
 	var orphanErr error
 	if o.StopOrphans {
 		var stopped []jobdir.Job
@@ -152,7 +210,7 @@ func (c *Client) Prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error
 }
 
 func (c *Client) prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error) {
-	script, err := shellgen.PruneScript(c.target(), shellgen.Prune{Keep: o.Keep, OlderThan: o.OlderThan, DryRun: o.DryRun})
+	script, err := shellgen.PruneScript(c.target(), o.rule())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -14,10 +13,10 @@ import (
 	"github.com/bgjob/bgjob/shellgen"
 )
 
-// Run's pruning pass: after each launch the host removes, in the
-// background, a bounded number of the jobs that Prune would remove with
-// these limits (see PruneOptions): ended jobs beyond the newest
-// DefaultKeep, or that ended more than DefaultMaxAge ago.
+// Run's pruning pass: after a launch the host removes, in the background,
+// a bounded number of the ended jobs beyond the newest DefaultKeep that
+// ended more than DefaultMaxAge ago: the rule of Prune, both limits held
+// (see PruneOptions).
 const (
 	DefaultKeep   = 1000
 	DefaultMaxAge = 7 * 24 * time.Hour
@@ -36,8 +35,9 @@ func (c *Client) SetAutoPruneEvery(n int) {
 }
 
 // SetAutoPrune changes what Run's opportunistic pruning keeps: the newest
-// keep ended jobs and those younger than maxAge (0 for either: no such
-// limit; both 0: no pruning on Run).
+// keep ended jobs and those that ended less than maxAge ago; it removes
+// only jobs beyond both (0 for either: no such limit; both 0: no pruning
+// on Run).
 func (c *Client) SetAutoPrune(keep int, maxAge time.Duration) {
 	c.pruneKeep, c.pruneAge = keep, maxAge
 }
@@ -47,12 +47,14 @@ func (c *Client) autoPrune() *shellgen.Prune {
 	if c.pruneKeep <= 0 && c.pruneAge <= 0 || c.pruneEvery > 1 && rand.IntN(c.pruneEvery) != 0 {
 		return nil
 	}
-	p := &shellgen.Prune{Keep: c.pruneKeep, OlderThan: c.pruneAge}
-	if p.Keep <= 0 {
-		p.Keep = math.MaxInt32
-	}
-	return p
+	return &shellgen.Prune{Keep: max(c.pruneKeep, 0), OlderThan: max(c.pruneAge, 0), Both: true}
 }
+
+// MaxCommand bounds the command Run accepts: the script, or the words of
+// an argv together, 1 MiB. meta.json records the command (and an argv's
+// words besides) and readers read at most jobdir.MaxMetaSize of it, four
+// times as much.
+const MaxCommand = 1 << 20
 
 // MaxTimeout bounds Spec.Timeout: a longer one is a mistake, and would
 // overflow the arithmetic of some hosts' shells.
@@ -92,7 +94,8 @@ type Spec struct {
 	// writes to a pipe the wrapper drains); the older bytes are
 	// dropped (the file's size and offsets stay as they were) and counted
 	// in the job's StdoutDropped and StderrDropped. It needs fallocate
-	// --punch-hole on the host (Linux).
+	// --punch-hole on the host (util-linux): Run fails, wrapping
+	// ErrNoLogCap and creating no job, on a host without it.
 	MaxLogSize int64
 	// Merge writes the command's stderr into stdout.log as well, so the
 	// two come in one ordered stream; meta.json records it.
@@ -150,10 +153,23 @@ func ParsePTYSize(s string) (cols, rows int, err error) {
 	return cols, rows, nil
 }
 
+// commandSize is the size of a command as MaxCommand counts it: its words'
+// bytes together.
+func commandSize(argv []string) int {
+	n := 0
+	for _, w := range argv {
+		n += len(w)
+	}
+	return n
+}
+
 // Run starts a job and returns as soon as it is running.
 func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 	if len(s.Argv) == 0 {
 		return jobdir.Job{}, fmt.Errorf("%w: no command given", ErrUsage)
+	}
+	if n := commandSize(s.Argv); n > MaxCommand {
+		return jobdir.Job{}, fmt.Errorf("%w: the command is %d bytes: run accepts at most %d (1 MiB)", ErrUsage, n, MaxCommand)
 	}
 	if s.ID != "" && !jobdir.IsID(s.ID) {
 		return jobdir.Job{}, fmt.Errorf("%w: %q is not a job id (want e.g. 20261130T001502-0k3f9q)", ErrUsage, s.ID)

@@ -3,6 +3,7 @@ package bgjob_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -10,6 +11,26 @@ import (
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/runtime/local"
 )
+
+// A command over MaxCommand bytes (a script, or an argv's words together)
+// is refused before anything starts, saying the limit.
+func TestRunRefusesLargeCommand(t *testing.T) {
+	c, err := bgjob.NewClient(local.New(), t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", bgjob.MaxCommand/2+1)
+	for _, argv := range [][]string{{"#" + big + big}, {"true", big, big}} {
+		j, err := c.Run(context.Background(), bgjob.Spec{Argv: argv})
+		if !errors.Is(err, bgjob.ErrUsage) || !strings.Contains(err.Error(), "at most 1048576") {
+			t.Errorf("Run of %d words: job %+v, error %v; want ErrUsage naming the limit", len(argv), j, err)
+		}
+	}
+	page, err := c.List(context.Background(), bgjob.ListOptions{})
+	if err != nil || len(page.Jobs) != 0 {
+		t.Errorf("after the refused runs: %d jobs (%v), want none", len(page.Jobs), err)
+	}
+}
 
 // A timeout beyond MaxTimeout, or negative, is refused before anything
 // starts: the host's timer would overflow, or never fire.

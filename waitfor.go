@@ -23,7 +23,10 @@ type WaitForOptions struct {
 }
 
 // Match is the line WaitFor found: its place in the log, and its bytes
-// (the newline included; at most the first 64 KiB of a longer line).
+// (the newline included). Of a line longer than 64 KiB, 64 KiB, marked
+// Truncated: those that end 1 KiB after the match where the host's grep
+// tells where the match is (GNU grep's -b; not on a PTY job), else the
+// line's first.
 type Match struct {
 	LogRange
 	Line []byte
@@ -92,6 +95,7 @@ func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor) (jobdir.Job, 
 		refused: func(err error) error { errs = append(errs, err); return nil },
 		wait:    func(s string) { state = s },
 		scanned: func(stream string, off int64) { scanned[stream] = off },
+		cut:     func(string) { m.Truncated = true },
 		data: func(stream string, off int64, r io.Reader) error {
 			var b bytes.Buffer
 			if _, err := io.Copy(&b, r); err != nil {

@@ -2,11 +2,14 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	bg "github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/jobdir/jobdirtest"
 	"github.com/bgjob/bgjob/runtime/local"
 )
 
@@ -73,6 +76,58 @@ func TestRunPrunes(t *testing.T) {
 		}
 		if (j.ID == oldest.ID || j.ID == trigger.ID) && j.Status != jobdir.StatusRunning {
 			t.Errorf("the running job %s is %s", j.ID, j.Status)
+		}
+	}
+}
+
+// TestRunPruneKeepsRecent: run's pass removes only ended jobs beyond the
+// newest Keep that ended more than the age limit ago, as run --keep's help
+// says: of five ended jobs beyond keep 1, the two that ended 10 days ago
+// go and the two that ended an hour ago stay (the pass pruned every job
+// beyond keep, or older than the limit).
+func TestRunPruneKeepsRecent(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	now := time.Now()
+	var old, recent []string
+	for i, ago := range []time.Duration{10 * 24 * time.Hour, 10*24*time.Hour - time.Minute, time.Hour, time.Hour - time.Minute, 0} {
+		at := now.Add(-ago)
+		m := jobdirtest.Make(t, root, jobdir.DefaultWorkspace, jobdirtest.Job{Meta: jobdir.Meta{StartedAt: at.Add(-time.Second)}, EndedAt: at}).Meta
+		switch {
+		case i < 2:
+			old = append(old, m.ID)
+		case i < 4:
+			recent = append(recent, m.ID)
+		}
+	}
+	c, err := bg.NewClient(local.New(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetAutoPrune(1, bg.DefaultMaxAge)
+	c.SetAutoPruneEvery(1)
+	ctx := context.Background()
+	if _, err := c.Run(ctx, bg.Spec{Argv: []string{"sleep 60"}}); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(root, jobdir.DefaultWorkspace)
+	gone := func(id string) bool {
+		_, err := os.Lstat(filepath.Join(ws, id))
+		return os.IsNotExist(err)
+	}
+	eventually(10*time.Second, func() bool {
+		_, err := os.Lstat(filepath.Join(ws, ".prune.lock"))
+		return gone(old[0]) && gone(old[1]) && os.IsNotExist(err)
+	})
+	for _, id := range old {
+		if !gone(id) {
+			t.Errorf("job %s, ended 10 days ago beyond keep 1, was not pruned", id)
+		}
+	}
+	for _, id := range recent {
+		if gone(id) {
+			t.Errorf("job %s, ended an hour ago, was pruned", id)
 		}
 	}
 }

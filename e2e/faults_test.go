@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bgjob/bgjob/internal/cli"
+	"github.com/bgjob/bgjob/internal/sshtest"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
@@ -296,6 +297,58 @@ func TestFullDisk(t *testing.T) {
 	after, _ := os.ReadDir(filepath.Join(root, "default"))
 	if len(after) != len(before) {
 		t.Errorf("run on a full disk left %d new entries in the workspace", len(after)-len(before))
+	}
+}
+
+// TestStopOnFullDisk: a stop on a full disk still records that it
+// stopped the job (the launcher makes stop.tmp while there is room), so
+// the job is killed (stop), not exited 143, locally and over SSH.
+func TestStopOnFullDisk(t *testing.T) {
+	t.Parallel()
+	cfg := sshConfig(t, sshtest.Start(t))
+	for _, ssh := range []bool{false, true} {
+		name := "local"
+		if ssh {
+			name = "ssh"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			mnt, root := tmpfsRoot(t, "2M")
+			flags := []string{"--root", root}
+			if ssh {
+				flags = append(flags, "--ssh-config", cfg, "-H", "bgjob-test")
+			}
+			ctx := context.Background()
+			if code, _, errs := bgjob(ctx, append(flags, "run", "-q", "-n", "srv", "--", "sleep 60")...); code != 0 {
+				t.Fatalf("run: %s", errs)
+			}
+			fill, err := os.Create(filepath.Join(mnt, "fill"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			block := make([]byte, 64<<10)
+			for {
+				if _, err := fill.Write(block); err != nil {
+					break
+				}
+			}
+			fill.Close()
+			var st syscall.Statfs_t
+			if err := syscall.Statfs(mnt, &st); err != nil || st.Bavail != 0 {
+				t.Fatalf("the disk is not full (%d blocks free, %v): the test proves nothing", st.Bavail, err)
+			}
+			if code, out, errs := bgjob(ctx, append(flags, "stop", "srv")...); code != 0 || !strings.Contains(out, "killed (stop)") {
+				t.Errorf("stop on a full disk: exit %d, stdout %q, stderr %q; want 0 and killed (stop)", code, out, errs)
+			}
+			code, out, errs := bgjob(ctx, append(flags, "status", "--json", "srv")...)
+			var jobs []jobdir.Job
+			if code != 0 || json.Unmarshal([]byte(out), &jobs) != nil || len(jobs) != 1 {
+				t.Fatalf("status: exit %d: %s %s", code, out, errs)
+			}
+			if j := jobs[0]; j.Status != jobdir.StatusKilled || j.Reason != "stop" {
+				t.Errorf("the job stopped on a full disk is %s (reason %q), want killed (stop)", j.Status, j.Reason)
+			}
+		})
 	}
 }
 

@@ -307,7 +307,7 @@ func (fl *fleet) sameName(t *testing.T) {
 			t.Errorf("%s: run --replace replaced %v, want the two jobs named web", r.Host, r.Replaced)
 		}
 	}
-	code, out, errs = fl.bgjob(t, ws, "prune", "--json", "--keep", "0", "--older-than", "0")
+	code, out, errs = fl.bgjob(t, ws, "prune", "--json", "--all")
 	var prunes []struct {
 		fleetHost
 		Kept []struct {

@@ -151,7 +151,7 @@ func testNoProc(t *testing.T, bg func(args ...string) (int, string, string)) {
 	if out := must("status", "left"); !strings.Contains(out, "exited (1 process still running, its process group only (no /proc))") {
 		t.Errorf("status text of left:\n%s", out)
 	}
-	code, out, errs := bg("prune", "--keep", "0", "--older-than", "0", "--dry-run", "--json")
+	code, out, errs := bg("prune", "--all", "--dry-run", "--json")
 	if code != 0 || !strings.Contains(out, `"name":"left","status":"exited","reason":"live_processes","live_processes":1,"process_scan":"ps"`) {
 		t.Errorf("prune --dry-run --json: exit %d: %s %s", code, out, errs)
 	}

@@ -22,6 +22,9 @@ type Observation struct {
 	// existed.
 	Meta    string
 	HasMeta bool
+	// MetaTooLarge reports that meta.json was larger than MaxMetaSize, so
+	// it was not read (Meta is "").
+	MetaTooLarge bool
 	// ProcStart is the start time of the process whose pid meta.json
 	// records, read before exit_code; "" when no such process exists.
 	ProcStart string
@@ -64,6 +67,11 @@ func Derive(o Observation, host string) Job {
 	if !o.HasMeta {
 		j.Status = StatusUnreadable
 		j.Error = "meta.json is missing"
+		return j
+	}
+	if o.MetaTooLarge {
+		j.Status = StatusUnreadable
+		j.Error = fmt.Sprintf("meta.json: larger than %d bytes (%d MiB), not read", MaxMetaSize, MaxMetaSize>>20)
 		return j
 	}
 	m, err := DecodeMeta([]byte(o.Meta))

@@ -143,6 +143,8 @@ func TestDerive(t *testing.T) {
 			result{Status: jobdir.StatusUnreadable, ErrorHas: "meta.json"}},
 		{"meta.json of the wrong type", jobdir.Observation{Dir: testDir, Meta: `{"id":42}`, HasMeta: true},
 			result{Status: jobdir.StatusUnreadable, ErrorHas: "meta.json"}},
+		{"meta.json too large to read", jobdir.Observation{Dir: testDir, HasMeta: true, MetaTooLarge: true, ExitCode: "0", HasExit: true},
+			result{Status: jobdir.StatusUnreadable, ErrorHas: "larger than 4194304 bytes"}},
 		{"id does not match the directory",
 			jobdir.Observation{Dir: testDir, Meta: metaLine(t, otherID), HasMeta: true, ExitCode: "0", HasExit: true},
 			result{Status: jobdir.StatusUnreadable, ErrorHas: "does not match"}},

@@ -12,6 +12,21 @@ import (
 // a format version this package does not read.
 var ErrVersion = errors.New("unsupported meta.json version")
 
+// MaxMetaSize is the most bytes of meta.json a reader reads: a larger one
+// makes its job unreadable, unread (the shell's read takes a system call
+// per byte, and one 8 MB meta.json made ls take seconds). bgjob never
+// writes one that large: EncodeMetaPrefix refuses a Meta that would be,
+// and run refuses a command over bgjob.MaxCommand, a quarter of it.
+const MaxMetaSize = 4 << 20
+
+// metaHostRoom is room kept under MaxMetaSize for what the host appends
+// to EncodeMetaPrefix: the buffering, umask and process fields.
+const metaHostRoom = 1 << 10
+
+// ErrMetaSize is wrapped by the errors of EncodeMetaPrefix and DecodeMeta
+// for a meta.json larger than MaxMetaSize.
+var ErrMetaSize = errors.New("meta.json too large")
+
 // MetaProcessFormat is the end of meta.json, after EncodeMetaPrefix: the
 // four process fields, in the order docs/format.md fixes, the closing brace
 // and the newline. It is a format for Go's fmt and for printf(1) alike:
@@ -79,6 +94,10 @@ func EncodeMetaPrefix(m Meta) ([]byte, error) {
 	if len(out) == b.Len() {
 		return nil, errors.New("encoding meta.json: not a JSON object")
 	}
+	if len(out) > MaxMetaSize-metaHostRoom {
+		return nil, fmt.Errorf("%w: it would be %d bytes, more than the %d (%d MiB) readers read (a control character or an invalid UTF-8 byte of the command takes up to 6)",
+			ErrMetaSize, len(out), MaxMetaSize, MaxMetaSize>>20)
+	}
 	return out, nil
 }
 
@@ -122,8 +141,13 @@ func appendString(b []byte, s string) []byte {
 // DecodeMeta parses meta.json (its whole content, or its first line). It
 // ignores fields it does not know, as docs/format.md asks of readers, and
 // refuses, with an error wrapping ErrVersion, a version other than
-// Version: a new incompatible format gets a new version.
+// Version: a new incompatible format gets a new version. More than
+// MaxMetaSize bytes are refused unread, with an error wrapping
+// ErrMetaSize.
 func DecodeMeta(b []byte) (Meta, error) {
+	if len(b) > MaxMetaSize {
+		return Meta{}, fmt.Errorf("%w: %d bytes, more than the %d a reader reads", ErrMetaSize, len(b), MaxMetaSize)
+	}
 	var m Meta
 	if err := json.Unmarshal(b, &m); err != nil {
 		return Meta{}, err

@@ -253,10 +253,38 @@ func TestDecodeMetaRefuses(t *testing.T) {
 			}
 		})
 	}
+	// More than MaxMetaSize bytes are refused unread, even valid JSON.
+	huge := bytes.Replace(good, []byte(`{`), []byte(`{"x_pad":"`+strings.Repeat("x", jobdir.MaxMetaSize)+`",`), 1)
+	if _, err := jobdir.DecodeMeta(huge); !errors.Is(err, jobdir.ErrMetaSize) {
+		t.Errorf("DecodeMeta of %d bytes: %v, want ErrMetaSize", len(huge), err)
+	}
 	// Derive reports such a job unreadable, and says why.
 	j := jobdir.Derive(jobdir.Observation{Dir: testDir, Meta: string(withVersion("2")), HasMeta: true, ExitCode: "0", HasExit: true}, "")
 	if j.Status != jobdir.StatusUnreadable || !strings.Contains(j.Error, "version 2") {
 		t.Errorf("Derive of a version 2 meta.json: %s, %q; want unreadable naming the version", j.Status, j.Error)
+	}
+}
+
+// TestMetaSizeRefused: no Meta whose meta.json would exceed MaxMetaSize is
+// encoded, so bgjob never writes one its readers refuse; bgjob.MaxCommand
+// of text fits, twice over (an argv job records its words twice).
+func TestMetaSizeRefused(t *testing.T) {
+	m := testMeta()
+	m.Command = strings.Repeat("\x01", jobdir.MaxMetaSize/6+1) // each \\u0001 in JSON
+	if _, err := jobdir.EncodeMetaPrefix(m); !errors.Is(err, jobdir.ErrMetaSize) {
+		t.Errorf("EncodeMetaPrefix of a %d-byte command of control characters: %v, want ErrMetaSize", len(m.Command), err)
+	}
+	if _, err := jobdir.EncodeMeta(m); !errors.Is(err, jobdir.ErrMetaSize) {
+		t.Errorf("EncodeMeta: %v, want ErrMetaSize", err)
+	}
+	m.Command = strings.Repeat("echo 'it''s' \"$x\"\n", (1<<20)/20)
+	m.Argv = []string{"sh", "-c", m.Command}
+	b, err := jobdir.EncodeMeta(m)
+	if err != nil {
+		t.Fatalf("EncodeMeta of a 1 MiB argv job: %v", err)
+	}
+	if _, err := jobdir.DecodeMeta(b); err != nil {
+		t.Errorf("DecodeMeta of a 1 MiB argv job's %d bytes: %v", len(b), err)
 	}
 }
 

@@ -43,6 +43,9 @@ type Handler struct {
 	// script now waits for the reader's last commit and the end of its
 	// stdin (see KindSent).
 	Sent func() error
+	// Delivered receives how many bytes of its input a send that was
+	// ended had written to the job's stdin.
+	Delivered func(n int64)
 }
 
 // OutcomeKept is the outcome Handler.Job receives for a job prune kept
@@ -98,7 +101,7 @@ func (h Handler) Decode(r io.Reader) (stopped bool, err error) {
 func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outcome, kept *string, held *[2]string, live **liveChunk, flush func() error) error {
 	{
 		switch rec.Kind {
-		case KindMeta, KindProc, KindExit, KindEnded,
+		case KindMeta, KindMetaSize, KindProc, KindExit, KindEnded,
 			KindStop, KindDropped, KindLive:
 			if *cur == nil {
 				return fmt.Errorf("record %s outside a job", rec.Kind)
@@ -172,6 +175,14 @@ func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outc
 			if h.Scanned != nil {
 				h.Scanned(rec.Field(0), off)
 			}
+		case KindDelivered:
+			n, err := strconv.ParseInt(rec.Field(0), 10, 64)
+			if err != nil {
+				return fmt.Errorf("malformed delivered record %q", rec.Field(0))
+			}
+			if h.Delivered != nil {
+				h.Delivered(n)
+			}
 		case KindData:
 			off, _ := strconv.ParseInt(rec.Field(1), 10, 64)
 			if rec.Field(3) == "1" {
@@ -197,6 +208,8 @@ func observe(o *jobdir.Observation, rec Record) {
 	switch rec.Kind {
 	case KindMeta:
 		o.Meta, o.HasMeta = rec.Field(0), true
+	case KindMetaSize:
+		o.HasMeta, o.MetaTooLarge = true, true
 	case KindProc:
 		o.ProcStart = rec.Field(0)
 	case KindExit:

@@ -25,6 +25,10 @@ const (
 	KindJob Kind = "J"
 	// KindMeta: M LINE. The first line of meta.json.
 	KindMeta Kind = "M"
+	// KindMetaSize: Q LIMIT. meta.json is larger than LIMIT bytes
+	// (jobdir.MaxMetaSize) and was not read: it takes the Meta record's
+	// place.
+	KindMetaSize Kind = "Q"
 	// KindProc: P START. The current start time of the process whose pid
 	// meta.json records ("" when there is none), read before exit_code.
 	KindProc Kind = "P"
@@ -83,11 +87,16 @@ const (
 	// KindScanned: F STREAM OFFSET. A wait for a line, looking once, read
 	// STREAM up to OFFSET without a match: the next look starts there.
 	KindScanned Kind = "F"
+	// KindDelivered: G BYTES. A send whose copy was ended (timeout) had
+	// written BYTES of its input to the job's stdin FIFO: the job reads
+	// them unless it ends first.
+	KindDelivered Kind = "G"
 )
 
 // The kinds of refusal an Error record names.
 const (
 	ErrKindNotFound = "notfound" // no job has that id or name
+	ErrKindSymlink  = "symlink"  // the job's directory is a symbolic link, never followed
 	ErrKindBusy     = "busy"     // the job still has live processes
 	ErrKindCwd      = "cwd"      // the working directory does not exist
 	ErrKindRoot     = "root"     // the root or workspace is unsafe or cannot be made
@@ -99,6 +108,7 @@ const (
 	ErrKindOutside  = "outside"  // a directory is not a job directory under the root
 	ErrKindNoStdin  = "nostdin"  // the job was not started with --stdin
 	ErrKindNoPTY    = "nopty"    // the host cannot run a PTY job (no capable script(1))
+	ErrKindNoCap    = "nocap"    // the host cannot enforce --max-log-size (no fallocate -p)
 	ErrKindEnded    = "ended"    // the job has ended
 	ErrKindReadOnly = "readonly" // the job directory cannot be changed
 	// ErrKindTimeout: the host gave up waiting (send --timeout).
@@ -115,12 +125,12 @@ const (
 // fields is how many fields each kind has after its letter, and which of
 // them (1-based, 0: none) the script escaped with bg_esc.
 var fields = map[Kind]struct{ n, escaped int }{
-	KindBoot: {1, 0}, KindJob: {1, 1}, KindMeta: {1, 0}, KindProc: {1, 0},
+	KindBoot: {1, 0}, KindJob: {1, 1}, KindMeta: {1, 0}, KindMetaSize: {1, 0}, KindProc: {1, 0},
 	KindExit: {1, 0}, KindEnded: {1, 0}, KindStop: {1, 0}, KindDropped: {2, 0},
 	KindLive: {2, 0}, KindKept: {2, 2}, KindHeld: {2, 2},
 	KindOutcome: {1, 0}, KindError: {2, 2}, KindRemoved: {1, 1}, KindWait: {1, 0},
 	KindMore: {1, 0}, KindData: {4, 0}, KindCheck: {2, 0}, KindCut: {1, 0},
-	KindScanned: {2, 0}, KindSent: {1, 0},
+	KindScanned: {2, 0}, KindSent: {1, 0}, KindDelivered: {1, 0},
 }
 
 // Record is one record of a script's output.

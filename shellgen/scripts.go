@@ -1,6 +1,7 @@
 package shellgen
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -28,8 +29,9 @@ func (t Target) check() error {
 	return jobdir.ValidateName("workspace", t.Workspace)
 }
 
-// config returns the configuration every script starts with: the root and
-// the workspace (see begin.sh).
+// config returns the configuration every script starts with: the root,
+// the workspace (see begin.sh) and the most bytes of meta.json a reader
+// reads (bg_metaline).
 func (t Target) config() (*config, error) {
 	if err := t.check(); err != nil {
 		return nil, err
@@ -37,6 +39,7 @@ func (t Target) config() (*config, error) {
 	c := new(config)
 	c.set("bg_root", t.Root)
 	c.set("bg_workspace", t.Workspace)
+	c.setInt("bg_metamax", jobdir.MaxMetaSize)
 	return c, nil
 }
 
@@ -160,6 +163,10 @@ func LaunchScript(l Launch) (string, error) {
 		// a host that cannot refuses before a replace stops a job.
 		files = append(files, "launch_pty.sh")
 	}
+	if l.MaxLogSize > 0 {
+		// Likewise for the log cap (launch_cap.sh).
+		files = append(files, "launch_cap.sh")
+	}
 	switch {
 	case l.Replace:
 		files = append(files, "launch_replace.sh")
@@ -169,8 +176,10 @@ func LaunchScript(l Launch) (string, error) {
 	}
 	files = append(files, "launch.sh")
 	if p := l.Prune; p != nil {
-		c.setInt("bg_keep", int64(p.Keep))
-		c.setInt("bg_age", int64(p.OlderThan/time.Second))
+		if err := p.Check(); err != nil {
+			return "", err
+		}
+		p.set(c)
 		files = append(files, "launch_prune.sh")
 	}
 	c.setInt("bg_keepumask", 1)
@@ -580,26 +589,55 @@ func RemoveScript(t Target, r Remove) (string, error) {
 }
 
 // Prune is the one prune rule: a job is removed when it has ended, has no
-// live process, and either at least Keep jobs of the workspace are newer
-// than it or it ended more than OlderThan ago (0: no age limit) by the
-// host's clock.
+// live process, and either at least Keep ended jobs of the workspace are
+// newer than it (0: no count limit) or it ended more than OlderThan ago (0:
+// no age limit) by the host's clock; with Both, only when it is beyond
+// each limit that is set (run's pass: beyond the newest Keep and ended more
+// than OlderThan ago); with All, every ended job.
 type Prune struct {
 	Keep      int
 	OlderThan time.Duration
+	Both, All bool
 	// DryRun reports the jobs without removing them.
 	DryRun bool
+}
+
+// Check refuses limits that select no job, or All with a limit.
+func (p Prune) Check() error {
+	switch {
+	case p.Keep < 0 || p.OlderThan < 0:
+		return fmt.Errorf("invalid prune limits: keep %d, older than %s", p.Keep, p.OlderThan)
+	case p.All && (p.Keep > 0 || p.OlderThan > 0 || p.Both):
+		return errors.New("prune all takes no limits")
+	case !p.All && p.Keep == 0 && p.OlderThan == 0:
+		return errors.New("prune limits keep 0 and older than 0 set no limit, so select no job")
+	}
+	return nil
+}
+
+// set writes the rule's configuration (bg_keep, bg_age, bg_prule).
+func (p Prune) set(c *config) {
+	c.setInt("bg_keep", int64(p.Keep))
+	c.setInt("bg_age", int64(p.OlderThan/time.Second))
+	rule := "either"
+	switch {
+	case p.All:
+		rule = "all"
+	case p.Both:
+		rule = "both"
+	}
+	c.set("bg_prule", rule)
 }
 
 // PruneScript returns the script that prunes the workspace by p's rule:
 // for each job it selects, the observation and then an R record (or an E
 // record saying why it stayed); with DryRun the observations only.
 func PruneScript(t Target, p Prune) (string, error) {
-	if p.Keep < 0 || p.OlderThan < 0 {
-		return "", fmt.Errorf("invalid prune limits: keep %d, older than %s", p.Keep, p.OlderThan)
+	if err := p.Check(); err != nil {
+		return "", err
 	}
 	return t.script("prune.sh", func(c *config) {
-		c.setInt("bg_keep", int64(p.Keep))
-		c.setInt("bg_age", int64(p.OlderThan/time.Second))
+		p.set(c)
 		c.setBool("bg_dry", p.DryRun)
 	})
 }

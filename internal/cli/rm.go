@@ -48,11 +48,13 @@ func (a *app) pruneCommand() *cobra.Command {
 		Short: "Remove old ended jobs",
 		Long: `Remove ended jobs (exited, killed or lost) of the workspace beyond the newest
 --keep ended ones, or that ended more than --older-than ago by the host's
-clock. Running jobs, jobs with processes still alive (live_processes: prune
+clock (0 for either: no such limit; not both), or with --all every ended
+job. Running jobs, jobs with processes still alive (live_processes: prune
 says on stderr which it kept, and --json lists them in "kept") and jobs
 whose files are not bgjob's are never removed; a directory a cut-short run left
 without meta.json is removed a minute after its start. run applies the
-same rule, in a bounded pass, after one run in eight.
+same rule, in a bounded pass, after one run in eight, removing only jobs
+beyond both limits.
 
 First, prune stops the running jobs whose owner, a bgjob mcp server of this
 machine, is provably gone (killed with SIGKILL, or the machine rebooted),
@@ -66,11 +68,20 @@ outside MCP or with keep are never stopped.`,
 			if o.Keep < 0 || o.OlderThan < 0 {
 				return usageError("--keep and --older-than must not be negative")
 			}
+			if o.All {
+				if cmd.Flags().Changed("keep") || cmd.Flags().Changed("older-than") {
+					return usageError("--all removes every ended job: it takes no --keep or --older-than")
+				}
+				o.Keep, o.OlderThan = 0, 0
+			} else if o.Keep == 0 && o.OlderThan == 0 {
+				return usageError("--keep 0 and --older-than 0 set no limit, so select no job (--all removes every ended job)")
+			}
 			return a.prune(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&o.Keep, "keep", o.Keep, "keep the newest N ended jobs")
+	f.IntVar(&o.Keep, "keep", o.Keep, "keep the newest N ended jobs (0: no count limit)")
+	f.BoolVar(&o.All, "all", false, "remove every ended job (no --keep or --older-than)")
 	f.DurationVar(&o.OlderThan, "older-than", o.OlderThan, "remove ended jobs that ended longer ago than this (0: no age limit)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be removed")
 	f.BoolVar(&a.json, "json", false, `print {"jobs": [removed jobs], "stopped": [jobs of gone owners], "kept": [{id, name, status, reason, live_processes}]}`)

@@ -46,6 +46,7 @@ One argument is a shell script, run with --shell ("sh -c" semantics):
   bgjob run -- 'make test 2>&1 | tee build.txt'
 Several arguments are an argv, each word passed exactly:
   bgjob run -- python3 -m http.server 8000
+The command (the script, or the words together) may be up to 1 MiB.
 
 The job runs in its own session and process group with HUP ignored and stdin
 from /dev/null; its output is appended to stdout.log and stderr.log in the job
@@ -140,7 +141,7 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 	f.BoolVar(&o.spec.Merge, "merge", false, "write stderr into stdout.log as well: one ordered stream")
 	f.BoolVar(&o.spec.PTY, "pty", false, "run the command on a pseudo-terminal (implies --stdin; needs util-linux script on the host)")
 	f.StringVar(&o.ptySize, "pty-size", "", "with --pty, the terminal's size as COLSxROWS (default 80x24)")
-	f.IntVar(&o.keep, "keep", bgjob.DefaultKeep, "run's pruning pass keeps the newest N ended jobs, and those ended in the last 7 days (0: no pruning on run; env BGJOB_KEEP)")
+	f.IntVar(&o.keep, "keep", bgjob.DefaultKeep, "run's pruning pass removes only ended jobs beyond the newest N, never one ended in the last 7 days (0: no count limit, so no pruning on run; env BGJOB_KEEP)")
 	f.StringVar(&o.maxLogSize, "max-log-size", "", "keep only about this much of each log on disk, the newest (e.g. 100M; needs fallocate)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the job id")
 	f.BoolVar(&a.json, "json", false, "print the job as JSON")

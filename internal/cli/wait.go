@@ -47,7 +47,10 @@ the job runs only whole lines are matched; on a --pty job the line being
 written too (a prompt), and CRs are not matched (so $ ends a line), but
 escape sequences are: ^ready does not match a line that starts with a
 colour code; leave out the anchor or allow for one, as in
-$'^(\e\\[[0-9;]*m)*ready'. The line is printed raw. No polling loop is
+$'^(\e\\[[0-9;]*m)*ready'. The line is printed raw; of a line longer
+than 64 KiB, 64 KiB, with a hint on stderr ("truncated" in --json): those
+that end 1 KiB after the match where the host's grep has -b (GNU's; not
+on a --pty job), else its start. No polling loop is
 needed: locally file events drive it, over SSH one session. --for works on
 one host.
 
@@ -140,6 +143,9 @@ func (a *app) waitFor(ctx context.Context, ref string, o waitOptions) error {
 			return printJSON(a.stdout, logsJSON(res, nil, m.Line))
 		}
 		return printJSON(a.stdout, logsJSON(res, m.Line, nil))
+	}
+	if m.Truncated {
+		fmt.Fprintf(a.stderr, "bgjob: hint: the matching line is longer than 64 KiB: printed %s bytes %d to %d; 'bgjob logs --offset N' reads any range\n", m.Stream, m.Offset, m.Next)
 	}
 	_, err = a.stdout.Write(m.Line)
 	return err

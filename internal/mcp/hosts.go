@@ -187,7 +187,7 @@ func inTransit(err error) bool {
 	}
 	for _, e := range []error{bgjob.ErrNotFound, bgjob.ErrBusy, bgjob.ErrTimeout, bgjob.ErrUsage, bgjob.ErrForeignFiles,
 		bgjob.ErrExists, bgjob.ErrRoot, bgjob.ErrHost, bgjob.ErrNoStdin, bgjob.ErrEnded, bgjob.ErrCursorBusy,
-		bgjob.ErrReadOnly, bgjob.ErrNoMatch} {
+		bgjob.ErrReadOnly, bgjob.ErrNoMatch, bgjob.ErrNoPTY, bgjob.ErrNoLogCap} {
 		if errors.Is(err, e) {
 			return false
 		}

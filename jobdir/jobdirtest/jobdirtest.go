@@ -74,6 +74,10 @@ type Job struct {
 	StdoutDropped, StderrDropped int64
 	// Script is job.sh (default: a comment saying the job is fabricated).
 	Script string
+	// MetaSize, when larger than meta.json would be, pads meta.json to
+	// that many bytes with a field readers ignore (x_pad, first), as no
+	// bgjob writes it: meta.json of that size, for tests of the size bound.
+	MetaSize int
 }
 
 // Maker fabricates job directories under one root. It is cheap per job:
@@ -296,6 +300,9 @@ func (mk *Maker) files(m jobdir.Meta, j Job) ([]file, error) {
 	meta, err := jobdir.EncodeMeta(m)
 	if err != nil {
 		return nil, err
+	}
+	if pad := j.MetaSize - len(meta) - len(`"x_pad":"",`); pad > 0 {
+		meta = append([]byte(`{"x_pad":"`+strings.Repeat("x", pad)+`",`), meta[1:]...)
 	}
 	return append(fs, file{jobdir.MetaFile, meta}), nil
 }

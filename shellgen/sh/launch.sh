@@ -28,13 +28,14 @@ if [ -n "$bg_name" ]; then
 fi
 # The status records are made now, while there is room: at the end the
 # wrapper overwrites them in place, so a job that fills the disk still
-# records how it ended.
+# records how it ended, and so does a stop (stop.tmp) on a full disk.
 if printf '%s' "$bg_wrapper" >"$bg_d/job.sh" && { [ -z "$bg_script" ] || printf '%s\n' "$bg_script" >"$bg_d/command.sh"; } &&
 	printf '   \n' >"$bg_d/exit_code.tmp" &&
-	printf '                    \n' >"$bg_d/ended_at.tmp" && { [ "$bg_pty" != 1 ] || printf '                                       \n' >"$bg_d/exit_code.pty"; }; then
+	printf '                    \n' >"$bg_d/ended_at.tmp" && printf '%31s\n' '' >"$bg_d/stop.tmp" &&
+	{ [ "$bg_pty" != 1 ] || printf '                                       \n' >"$bg_d/exit_code.pty"; }; then
 	:
 else
-	rm -f "$bg_d/job.sh" "$bg_d/command.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/exit_code.pty"
+	rm -f "$bg_d/job.sh" "$bg_d/command.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/stop.tmp" "$bg_d/exit_code.pty"
 	rmdir "$bg_d" 2>/dev/null
 	bg_err io "cannot write the job's files in $bg_ws (is the disk full?)"
 fi
@@ -61,7 +62,7 @@ fi
 case $bg_w in
 '') bg_err start "the wrapper of job $bg_d did not start" ;;
 nometa)
-	rm -f "$bg_d/job.sh" "$bg_d/command.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/meta.json.tmp" "$bg_d/stdout.log" "$bg_d/stderr.log" "$bg_d/stdin" "$bg_d/stdin.keeper" "$bg_d/exit_code.pty"
+	rm -f "$bg_d/job.sh" "$bg_d/command.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/stop.tmp" "$bg_d/meta.json.tmp" "$bg_d/stdout.log" "$bg_d/stderr.log" "$bg_d/stdin" "$bg_d/stdin.keeper" "$bg_d/exit_code.pty"
 	rmdir "$bg_d" 2>/dev/null
 	bg_err io "cannot write the job's meta.json in $bg_ws (is the disk full?)"
 	;;

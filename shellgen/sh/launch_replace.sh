@@ -24,7 +24,7 @@ bg_samename() {
 	bg_nsel=
 	for bg_nx in "$@"; do
 		bg_nx=${bg_nx%/meta.json}
-		if bg_isid "${bg_nx##*/}" && bg_busy "$bg_nx"; then bg_nsel="$bg_nsel$bg_nl$bg_nx"; fi
+		if bg_isid "${bg_nx##*/}" && [ ! -L "$bg_nx" ] && bg_busy "$bg_nx"; then bg_nsel="$bg_nsel$bg_nl$bg_nx"; fi
 	done
 	[ -n "$bg_nsel" ] || return 0
 	set -f

@@ -19,6 +19,53 @@ bg_line() {
 	return 0
 }
 
+# bg_metaline DIR: set bg_l to the first line of DIR/meta.json; fail when
+# it is missing or DIR is a symbolic link (never followed). One larger than bg_metamax bytes is not read: bg_l is ""
+# and bg_mbig is 1 (no meta.json bgjob writes is that large). One larger
+# than 8 KiB is read by head(1), as the shells' read takes a system call
+# per byte. Sizes come from find(1): for a job under the directory
+# bg_mzscan looked at, from its scan, else one find per job, kept for the
+# script's next look (bg_mzc, "<newline>DIR<tab>COUNT" for each).
+bg_metaline() {
+	bg_l= bg_mbig=
+	[ ! -L "$1" ] && [ -e "$1/meta.json" ] || return 1
+	bg_mzx=./${1#"${bg_mzs-}"/}/meta.json
+	if [ -n "${bg_mzs-}" ] && [ "$bg_mzx" != "./$1/meta.json" ]; then
+		case $bg_mzf in
+		*"$bg_nl$bg_mzx$bg_nl$bg_mzx$bg_nl"*) bg_mzk=2 ;;
+		*"$bg_nl$bg_mzx$bg_nl"*) bg_mzk=1 ;;
+		*) bg_mzk=0 ;;
+		esac
+	else
+		case ${bg_mzc-} in
+		*"$bg_nl$1$bg_tab"*)
+			bg_mzk=${bg_mzc#*"$bg_nl$1$bg_tab"}
+			bg_mzk=${bg_mzk%%"$bg_nl"*}
+			;;
+		*)
+			bg_mzk=$(cd "$1" 2>/dev/null && find meta.json -size +8192c -print -size +"$bg_metamax"c -print 2>/dev/null | wc -l)
+			bg_mzc="${bg_mzc-}$bg_nl$1$bg_tab$bg_mzk"
+			;;
+		esac
+	fi
+	case $bg_mzk in
+	*2) bg_mbig=1 ;;
+	*1) bg_l=$(head -n 1 "$1/meta.json" 2>/dev/null) ;;
+	*) IFS= read -r bg_l 2>/dev/null <"$1/meta.json" || : ;;
+	esac
+	return 0
+}
+
+# bg_mzscan BASE GLOB: learn, with one find(1), which of the meta.json
+# files GLOB names in BASE are larger than 8 KiB, and which larger than
+# bg_metamax bytes (those are printed twice), for bg_metaline to read
+# the jobs under BASE.
+bg_mzscan() {
+	bg_mzs=$1
+	# shellcheck disable=SC2086 # GLOB is expanded on purpose
+	bg_mzf=$bg_nl$(cd "$1" 2>/dev/null && find $2 -size +8192c -print -size +"$bg_metamax"c -print 2>/dev/null)$bg_nl
+}
+
 # bg_proc PID: set bg_s to the start time of process PID and bg_pg to its
 # process group ("" when there is no such live process).
 bg_proc() {
@@ -55,7 +102,7 @@ bg_proc() {
 # bg_meta DIR: read DIR/meta.json and set bg_w (the wrapper's pid, also the
 # job's process group), bg_st (its start time) and bg_b (the boot id).
 bg_meta() {
-	bg_line "$1/meta.json" && bg_pick
+	bg_metaline "$1" && bg_pick
 }
 
 # bg_tied DIR: succeed when the process group recorded in DIR/meta.json can
@@ -288,7 +335,8 @@ bg_pick() {
 }
 
 # bg_obs DIR [strict]: print the observation records of the job in DIR;
-# fail, printing nothing, when DIR is gone (the job was just removed).
+# fail, printing nothing, when DIR is gone (the job was just removed) or
+# is a symbolic link (not a job: never followed).
 # Without a meta.json only the J record is printed (the job is
 # unreadable), or with strict nothing, and it fails.
 # The wrapper is looked at before exit_code is read, so a job that ends in
@@ -297,7 +345,8 @@ bg_pick() {
 # Last comes the L record of its live processes (bg_live), unless
 # bg_obslive is 0 (the launcher's report of a job it has just started).
 bg_obs() {
-	if ! bg_line "$1/meta.json"; then
+	[ ! -L "$1" ] || return 1
+	if ! bg_metaline "$1"; then
 		# A launch cut short, or a removal under way: reported as is,
 		# unless the caller saw a meta.json (strict): then the job is being
 		# removed.
@@ -307,7 +356,11 @@ bg_obs() {
 		return 0
 	fi
 	bg_esc "$1"
-	printf 'J\t%s\nM\t%s\n' "$bg_e" "$bg_l"
+	if [ -n "$bg_mbig" ]; then
+		printf 'J\t%s\nQ\t%s\n' "$bg_e" "$bg_metamax"
+	else
+		printf 'J\t%s\nM\t%s\n' "$bg_e" "$bg_l"
+	fi
 	if bg_pick; then
 		bg_proc "$bg_w"
 		printf 'P\t%s\n' "$bg_s"
@@ -487,10 +540,16 @@ bg_live() {
 # bg_find WSDIR REF: set bg_d to the job directory REF names in WSDIR: the
 # job with that id, else the newest job with that name: the one the name
 # index WSDIR/.names/REF names, else the newest 20 jobs are read by the
-# shell and older ones searched with grep.
+# shell and older ones searched with grep. An entry that is a symbolic
+# link is no job, never followed; when it fails, bg_fk is the kind of the
+# refusal: symlink when REF is an id whose entry is a link, else notfound.
 bg_find() {
-	bg_d=
-	if [ -e "$1/$2/meta.json" ]; then
+	bg_d= bg_fk=notfound
+	if [ -L "$1/$2" ] && bg_isid "$2"; then
+		bg_fk=symlink
+		return 1
+	fi
+	if [ ! -L "$1/$2" ] && [ -e "$1/$2/meta.json" ]; then
 		bg_d=$1/$2
 		return 0
 	fi
@@ -502,7 +561,7 @@ bg_find() {
 		'' | *[!0-9a-zT-]*) ;;
 		*)
 			bg_fx=$1/$bg_l
-			if bg_line "$bg_fx/meta.json"; then
+			if bg_metaline "$bg_fx"; then
 				case $bg_l in *"\"name\":\"$bg_fn\""*)
 					bg_d=$bg_fx
 					return 0
@@ -512,11 +571,12 @@ bg_find() {
 			;;
 		esac
 	fi
+	bg_mzscan "$1" './[0-9]*/meta.json'
 	set -- "$1"/[0-9]*
-	bg_fi=$# bg_fk=0
-	while [ "$bg_fi" -gt 0 ] && [ "$bg_fk" -lt 20 ]; do
+	bg_fi=$# bg_fj=0
+	while [ "$bg_fi" -gt 0 ] && [ "$bg_fj" -lt 20 ]; do
 		eval "bg_fx=\${$bg_fi}"
-		if bg_line "$bg_fx/meta.json"; then
+		if bg_metaline "$bg_fx"; then
 			case $bg_l in *"\"name\":\"$bg_fn\""*)
 				bg_d=$bg_fx
 				return 0
@@ -524,13 +584,21 @@ bg_find() {
 			esac
 		fi
 		bg_fi=$((bg_fi - 1))
-		bg_fk=$((bg_fk + 1))
+		bg_fj=$((bg_fj + 1))
 	done
 	[ "$bg_fi" -gt 0 ] || return 1
 	# Older jobs: let grep read their meta.json, the newest match last.
-	bg_fx=$(printf '%s\0' "$bg_fw"/[0-9]*/meta.json | xargs -0 grep -l -F -e "\"name\":\"$bg_fn\"" 2>/dev/null | tail -n 1)
-	[ -n "$bg_fx" ] || return 1
-	bg_d=${bg_fx%/meta.json}
+	bg_fx=$(printf '%s\0' "$bg_fw"/[0-9]*/meta.json | xargs -0 grep -l -F -e "\"name\":\"$bg_fn\"" 2>/dev/null)
+	while [ -n "$bg_fx" ]; do
+		bg_fy=${bg_fx##*"$bg_nl"}
+		bg_fy=${bg_fy%/meta.json}
+		if [ ! -L "$bg_fy" ]; then
+			bg_d=$bg_fy
+			return 0
+		fi
+		case $bg_fx in *"$bg_nl"*) bg_fx=${bg_fx%"$bg_nl"*} ;; *) bg_fx= ;; esac
+	done
+	return 1
 }
 
 # bg_err KIND MESSAGE: report an error record and end the script.
@@ -741,7 +809,11 @@ bg_escend() {
 # directory; links are never followed.
 bg_rm() {
 	bg_esc "$1"
-	if [ -L "$1" ] || [ ! -d "$1" ]; then
+	if [ -L "$1" ]; then
+		printf 'E\tsymlink\t%s\n' "${bg_e##*/}"
+		return 0
+	fi
+	if [ ! -d "$1" ]; then
 		printf 'E\tnotfound\t%s\n' "${bg_e##*/}"
 		return 0
 	fi
@@ -846,13 +918,15 @@ bg_ended() {
 # bg_prunable DIR NEWER: succeed when the job in DIR, with NEWER ended jobs
 # newer than it, is one that prune removes: it has ended (bg_ended), its
 # files are bgjob's (meta.json names the directory, exit_code is a
-# number), and at least bg_keep ended jobs are newer, or it ended
-# (ended_at, else its start for a lost job) more than bg_age seconds (0: no
-# age limit) before bg_nw. Whether it still has processes is left to the
-# caller. A directory without meta.json (a launch cut short) is prunable a
+# number), and by bg_prule: either (bgjob prune) at least bg_keep ended
+# jobs are newer (0: no count limit) or it ended (ended_at, else its start
+# for a lost job) more than bg_age seconds (0: no age limit) before bg_nw;
+# both (run's pass) each limit that is set holds; all, whatever the
+# limits. Whether it still has processes is left to the caller. A directory without meta.json (a launch cut short) is prunable a
 # minute after its start. This is the one prune rule: bgjob prune and
 # run's pass use it.
 bg_prunable() {
+	[ ! -L "$1" ] || return 1
 	if [ ! -e "$1/meta.json" ]; then
 		# A launch cut short: the wrapper writes meta.json before the
 		# command starts, so after a minute nothing runs there.
@@ -865,19 +939,27 @@ bg_prunable() {
 	if bg_line "$1/exit_code"; then
 		case $bg_l in '' | *[!0-9]*) return 1 ;; esac
 	fi
-	[ "$2" -lt "$bg_keep" ] || return 0
-	[ "$bg_age" -gt 0 ] || return 1
-	if bg_line "$1/ended_at" && bg_epoch "$bg_l"; then :; else bg_epoch "${1##*/}" || return 1; fi
-	[ $((bg_nw - bg_ep)) -gt "$bg_age" ]
+	[ "$bg_prule" != all ] || return 0
+	bg_pc= bg_pa=
+	if [ "$bg_keep" -gt 0 ] && [ "$2" -ge "$bg_keep" ]; then bg_pc=1; fi
+	if [ "$bg_age" -gt 0 ]; then
+		if bg_line "$1/ended_at" && bg_epoch "$bg_l"; then :; else bg_epoch "${1##*/}" || return 1; fi
+		[ $((bg_nw - bg_ep)) -le "$bg_age" ] || bg_pa=1
+	fi
+	if [ "$bg_prule" = both ]; then
+		{ [ "$bg_keep" = 0 ] || [ -n "$bg_pc" ]; } && { [ "$bg_age" = 0 ] || [ -n "$bg_pa" ]; }
+	else
+		[ -n "$bg_pc$bg_pa" ]
+	fi
 }
 
 # bg_autoprune: run's pruning pass over the workspace: remove up to 20 jobs
-# that bg_prunable selects and bg_busy clears, looking at no more than 64,
-# oldest first. It counts the ended jobs first (a test of exit_code per
-# job, and a look at the wrapper of those without one). Only the oldest
-# jobs can qualify (a job ends after it starts), so the pass stops at the
-# first that has fewer than bg_keep ended jobs after it and started less
-# than bg_age seconds ago; a cursor, .prune-cursor, makes the next pass go
+# that bg_prunable selects (bg_prule both) and bg_busy clears, looking at
+# no more than 64, oldest first. It counts the ended jobs first (a test of
+# exit_code per job, and a look at the wrapper of those without one). Only
+# the oldest jobs can qualify (a job ends after it starts), so the pass
+# stops at the first that has fewer than bg_keep ended jobs after it or
+# started less than bg_age seconds ago; a cursor, .prune-cursor, makes the next pass go
 # on where a full one stopped. Directories without meta.json go first,
 # whatever the limits. One pass at a time: .prune.lock holds the
 # pid and start time of the pass.
@@ -902,6 +984,7 @@ bg_autoprune() {
 	bg_now
 	bg_cur=
 	if bg_line "$bg_ws/.prune-cursor"; then bg_cur=$bg_l; fi
+	bg_mzscan "$bg_ws" './[0-9]*/meta.json'
 	set -- "$bg_ws"/[0-9]*
 	# A directory without meta.json a minute after its start is a launch
 	# cut short (bg_prunable): it goes whatever the limits, as its job.sh
@@ -909,34 +992,33 @@ bg_autoprune() {
 	for bg_ax in "$@"; do
 		[ ! -e "$bg_ax/meta.json" ] && bg_isid "${bg_ax##*/}" && bg_prunable "$bg_ax" 0 && ! bg_busy "$bg_ax" && bg_rm "$bg_ax" >/dev/null
 	done
-	# Below the keep limit, with the oldest job younger than the age limit,
-	# there is nothing to do: no job can qualify.
-	if [ $# -le "$bg_keep" ]; then
-		bg_ep=$bg_nw
-		for bg_ax in "$@"; do
-			if bg_isid "${bg_ax##*/}" && bg_epoch "${bg_ax##*/}"; then break; fi
-		done
-		if [ "$bg_age" -le 0 ] || [ $((bg_nw - bg_ep)) -le "$bg_age" ]; then
-			rm -rf "$bg_lk"
-			return 0
-		fi
+	# Below the keep limit, or with the oldest job younger than the age
+	# limit, there is nothing to do: no job can qualify.
+	bg_ep=$bg_nw
+	for bg_ax in "$@"; do
+		if bg_isid "${bg_ax##*/}" && bg_epoch "${bg_ax##*/}"; then break; fi
+	done
+	if [ $# -le "$bg_keep" ] || [ $((bg_nw - bg_ep)) -le "$bg_age" ]; then
+		rm -rf "$bg_lk"
+		return 0
 	fi
 	bg_newer=0
 	for bg_ax in "$@"; do
-		if bg_isid "${bg_ax##*/}" && bg_ended "$bg_ax"; then bg_newer=$((bg_newer + 1)); fi
+		if [ ! -L "$bg_ax" ] && bg_isid "${bg_ax##*/}" && bg_ended "$bg_ax"; then bg_newer=$((bg_newer + 1)); fi
 	done
 	bg_look=0 bg_gone=0
 	for bg_ax in "$@"; do
 		bg_aid=${bg_ax##*/}
-		bg_isid "$bg_aid" || continue
+		if ! bg_isid "$bg_aid" || [ -L "$bg_ax" ]; then continue; fi
 		bg_aend=
 		if bg_ended "$bg_ax"; then
 			bg_newer=$((bg_newer - 1))
 			bg_aend=1
 		fi
-		if [ "$bg_newer" -lt "$bg_keep" ]; then
+		[ "$bg_newer" -ge "$bg_keep" ] || break
+		if [ "$bg_age" -gt 0 ]; then
 			# shellcheck disable=SC2015 # the break is the else of the whole test
-			[ "$bg_age" -gt 0 ] && bg_epoch "$bg_aid" && [ $((bg_nw - bg_ep)) -gt "$bg_age" ] || break
+			bg_epoch "$bg_aid" && [ $((bg_nw - bg_ep)) -gt "$bg_age" ] || break
 		fi
 		if [ -n "$bg_cur" ]; then
 			[ "$bg_aid" \> "$bg_cur" ] || continue

@@ -25,7 +25,7 @@
 # of the job bg_commit_id the same way: where an earlier read, whose
 # reader reported nothing, was delivered.
 bg_readroot
-bg_find "$bg_ws" "$bg_ref" || bg_err notfound "$bg_ref"
+bg_find "$bg_ws" "$bg_ref" || bg_err "$bg_fk" "$bg_ref"
 bg_obs "$bg_d" || bg_err notfound "$bg_ref"
 bg_left=$bg_max
 bg_live=0

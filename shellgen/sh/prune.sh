@@ -5,13 +5,14 @@
 # live processes stays: a K record, then its observation.
 bg_readroot
 bg_now
+bg_mzscan "$bg_ws" './[0-9]*/meta.json'
 set -- "$bg_ws"/[0-9]*
 bg_pi=$#
 bg_pos=0
 while [ "$bg_pi" -gt 0 ]; do
 	eval "bg_x=\${$bg_pi}"
 	bg_pi=$((bg_pi - 1))
-	if [ ! -d "$bg_x" ] || ! bg_isid "${bg_x##*/}"; then continue; fi
+	if [ ! -d "$bg_x" ] || [ -L "$bg_x" ] || ! bg_isid "${bg_x##*/}"; then continue; fi
 	bg_strict=
 	[ ! -e "$bg_x/meta.json" ] || bg_strict=strict
 	if bg_prunable "$bg_x" "$bg_pos"; then

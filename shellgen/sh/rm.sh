@@ -11,7 +11,7 @@ bg_rmone() {
 	bg_rm "$1"
 }
 for bg_ref in $bg_refs; do
-	if bg_find "$bg_ws" "$bg_ref"; then bg_rmone "$bg_d"; else printf 'E\tnotfound\t%s\n' "$bg_ref"; fi
+	if bg_find "$bg_ws" "$bg_ref"; then bg_rmone "$bg_d"; else printf 'E\t%s\t%s\n' "$bg_fk" "$bg_ref"; fi
 done
 set -f
 IFS=$bg_nl

@@ -2,12 +2,13 @@
 # names (started with --stdin), or with bg_eof=1 end the keeper that holds
 # the FIFO open, so the command reads end of file. Then print the job's
 # observation. A copy the job does not take fails: E ended when the job
-# ends first, E timeout after bg_limit tenths of a second (0: no limit);
+# ends first, E timeout after bg_limit tenths of a second (0: no limit),
+# after a G record with the bytes the copy delivered where the host tells;
 # either way the copy is ended, so nothing is left behind. A PTY job
 # whose input send --eof closed refuses more (E ended, as one that closed
 # its stdin).
 bg_readroot
-bg_find "$bg_ws" "$bg_ref" || bg_err notfound "$bg_ref"
+bg_find "$bg_ws" "$bg_ref" || bg_err "$bg_fk" "$bg_ref"
 [ -p "$bg_d/stdin" ] || bg_err nostdin "job $bg_ref was not started with --stdin"
 bg_running "$bg_d" || bg_err ended "job $bg_ref has ended"
 if [ "$bg_eof" = 1 ]; then
@@ -42,7 +43,23 @@ else
 			bg_err ended "job $bg_ref ended before it read all the input"
 		fi
 		if [ "$bg_limit" -gt 0 ] && [ "$bg_i" -ge "$bg_limit" ]; then
-			kill "$bg_c" 2>/dev/null
+			# What the copy wrote is in the FIFO, the job's: its count of
+			# written bytes (/proc/PID/io, where the host has it), read once
+			# a STOP has ended the write it is blocked in (a G record).
+			kill -STOP "$bg_c" 2>/dev/null
+			bg_j=0
+			while [ "$bg_j" -lt 20 ] && IFS= read -r bg_x 2>/dev/null <"/proc/$bg_c/stat"; do
+				case ${bg_x##*) } in [Tt]*)
+					while IFS=': ' read -r bg_x bg_n; do
+						[ "$bg_x" != wchar ] || printf 'G\t%s\n' "$bg_n"
+					done <"/proc/$bg_c/io" 2>/dev/null
+					break
+					;;
+				esac
+				bg_nap 0.02
+				bg_j=$((bg_j + 1))
+			done
+			kill -KILL "$bg_c" 2>/dev/null
 			bg_err timeout "job $bg_ref did not take the input within the timeout"
 		fi
 		bg_nap

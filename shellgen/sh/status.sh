@@ -2,5 +2,5 @@
 # names), or an E notfound record.
 bg_readroot
 for bg_ref in $bg_refs; do
-	if bg_find "$bg_ws" "$bg_ref" && bg_obs "$bg_d"; then :; else printf 'E\tnotfound\t%s\n' "$bg_ref"; fi
+	if bg_find "$bg_ws" "$bg_ref" && bg_obs "$bg_d"; then :; else printf 'E\t%s\t%s\n' "$bg_fk" "$bg_ref"; fi
 done

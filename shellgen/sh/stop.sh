@@ -5,13 +5,14 @@
 bg_readroot
 bg_sel=
 if [ "$bg_all" = 1 ]; then
+	bg_mzscan "$bg_ws" './[0-9]*/meta.json'
 	for bg_x in "$bg_ws"/[0-9]*; do
-		if ! bg_isid "${bg_x##*/}" || [ ! -e "$bg_x/meta.json" ]; then continue; fi
+		if ! bg_isid "${bg_x##*/}" || [ -L "$bg_x" ] || [ ! -e "$bg_x/meta.json" ]; then continue; fi
 		if bg_busy "$bg_x"; then bg_sel="$bg_sel$bg_nl$bg_x"; fi
 	done
 else
 	for bg_ref in $bg_refs; do
-		if bg_find "$bg_ws" "$bg_ref"; then bg_sel="$bg_sel$bg_nl$bg_d"; else printf 'E\tnotfound\t%s\n' "$bg_ref"; fi
+		if bg_find "$bg_ws" "$bg_ref"; then bg_sel="$bg_sel$bg_nl$bg_d"; else printf 'E\t%s\t%s\n' "$bg_fk" "$bg_ref"; fi
 	done
 fi
 set -f

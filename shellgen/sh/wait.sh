@@ -8,7 +8,7 @@
 bg_readroot
 bg_dirs=
 for bg_ref in $bg_refs; do
-	if bg_find "$bg_ws" "$bg_ref"; then bg_dirs=$bg_dirs$bg_d$bg_nl; else bg_err notfound "$bg_ref"; fi
+	if bg_find "$bg_ws" "$bg_ref"; then bg_dirs=$bg_dirs$bg_d$bg_nl; else bg_err "$bg_fk" "$bg_ref"; fi
 done
 # The directories, whatever characters the root holds, as "$@".
 set -f

@@ -6,13 +6,13 @@
 # "pty":true) the line being written is matched too, as it stands (a
 # prompt ends without a newline), and CRs are not part of what is matched
 # (a terminal ends its lines with CR LF). The first matching line goes
-# out in D records (at most 64 KiB of it), then the observation. When the
+# out in D records (64 KiB at most, then a Z), then the observation. When the
 # job ends first: W ended; after bg_limit tenths of a second (0: never):
 # W timeout; with bg_once=1, looking once: F records with the offset each
 # log was read to and W pending (the caller's trigger runs it again from
 # there). It ends early, printing nothing more, when its stdin closes.
 bg_readroot
-bg_find "$bg_ws" "$bg_ref" || bg_err notfound "$bg_ref"
+bg_find "$bg_ws" "$bg_ref" || bg_err "$bg_fk" "$bg_ref"
 # grep exits 2 on an expression it cannot compile.
 bg_rc=0
 printf 'x\n' | LC_ALL=C grep -E -e "$bg_re" >/dev/null 2>&1 || bg_rc=$?
@@ -60,8 +60,27 @@ while :; do
 			bg_s=$((bg_from + $(tail -c +$((bg_from + 1)) "$bg_f" | head -n $((bg_m - 1)) | wc -c)))
 			bg_e=$((bg_from + $(tail -c +$((bg_from + 1)) "$bg_f" | head -n "$bg_m" | wc -c)))
 			[ "$bg_e" -le "$bg_mt" ] || bg_e=$bg_mt
-			[ $((bg_e - bg_s)) -le 65536 ] || bg_e=$((bg_s + 65536))
+			bg_cut=0
+			if [ $((bg_e - bg_s)) -gt 65536 ]; then
+				# A longer line goes out cut to 64 KiB, marked (Z): the part
+				# that ends 1 KiB after the match where grep says where the
+				# match ends (-b; busybox's has no -b, and on a PTY job the
+				# offsets would miss the CRs), else the line's start.
+				bg_cut=1 bg_me=
+				if [ "$bg_tty" = 0 ]; then
+					bg_me=$(tail -c +$((bg_s + 1)) "$bg_f" | head -c $((bg_e - bg_s)) | LC_ALL=C grep -b -o "$bg_ga" -e "$bg_re" 2>/dev/null | head -n 1 |
+						LC_ALL=C awk '{ i = index($0, ":"); print substr($0, 1, i - 1) + length($0) - i; exit }')
+				fi
+				case $bg_me in '' | *[!0-9]*) bg_me=0 ;; esac
+				if [ $((bg_me + 1024)) -gt 65536 ]; then
+					[ $((bg_s + bg_me + 1024)) -ge "$bg_e" ] || bg_e=$((bg_s + bg_me + 1024))
+					bg_s=$((bg_e - 65536))
+				else
+					bg_e=$((bg_s + 65536))
+				fi
+			fi
 			bg_chunk "$bg_st" "$bg_f" "$bg_s" "$bg_e"
+			[ "$bg_cut" = 0 ] || printf 'Z\t%s\n' "$bg_st"
 			bg_state=match
 			break
 		fi

@@ -1,0 +1,112 @@
+package shellgen_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/jobdir/jobdirtest"
+	"github.com/bgjob/bgjob/shellgen"
+)
+
+// runJobs runs script with sh and returns the jobs it observed, by id,
+// and its refusals.
+func runJobs(t *testing.T, sh shell, script string) (map[string]jobdir.Job, []refErr) {
+	t.Helper()
+	cmd := sh.command(t, "-c", script)
+	cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.Bytes())
+	}
+	jobs := map[string]jobdir.Job{}
+	var refused []refErr
+	err = decodeEvents(bytes.NewReader(out), func(ev streamEvent) error {
+		switch {
+		case ev.Job != nil:
+			j := jobdir.Derive(*ev.Job, "")
+			jobs[j.ID] = j
+		case ev.Err != nil:
+			refused = append(refused, *ev.Err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("decoding: %v\nstderr:\n%s", err, stderr.Bytes())
+	}
+	return jobs, refused
+}
+
+// TestMetaSizeBound: a meta.json larger than jobdir.MaxMetaSize is not
+// read and its job is unreadable, in a listing (one scan of the
+// workspace), in a listing of every workspace and by itself (status);
+// one larger than the shells' cheap read (8 KiB) but within the bound is
+// read whole. Before the bound, the oversized job listed as exited, read
+// a byte per system call (an 8 MB one made ls take seconds).
+func TestMetaSizeBound(t *testing.T) {
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			small := jobdirtest.Make(t, root, "w", jobdirtest.Job{Meta: jobdir.Meta{Name: "small"}}).Meta
+			big := jobdirtest.Make(t, root, "w", jobdirtest.Job{Meta: jobdir.Meta{Name: "big"}, MetaSize: 100 << 10}).Meta
+			over := jobdirtest.Make(t, root, "w", jobdirtest.Job{Meta: jobdir.Meta{Name: "over"}, MetaSize: jobdir.MaxMetaSize + 1}).Meta
+			if fi, err := os.Stat(filepath.Join(root, "w", over.ID, jobdir.MetaFile)); err != nil || fi.Size() != jobdir.MaxMetaSize+1 {
+				t.Fatalf("the oversized meta.json: %v, %v", fi, err)
+			}
+			tg := shellgen.Target{Root: root, Workspace: "w"}
+			check := func(t *testing.T, jobs map[string]jobdir.Job, ids ...string) {
+				t.Helper()
+				if len(jobs) != len(ids) {
+					t.Errorf("%d jobs, want %d: %v", len(jobs), len(ids), jobs)
+				}
+				for _, id := range ids {
+					j := jobs[id]
+					switch id {
+					case over.ID:
+						if j.Status != jobdir.StatusUnreadable || !strings.Contains(j.Error, "larger than 4194304 bytes") {
+							t.Errorf("oversized job: status %s, error %q; want unreadable, larger than 4194304 bytes", j.Status, j.Error)
+						}
+					default:
+						if j.Status != jobdir.StatusExited || j.Command != "true" || j.Name == "" {
+							t.Errorf("job %s: status %s, command %q, name %q, error %q; want exited, true", id, j.Status, j.Command, j.Name, j.Error)
+						}
+					}
+				}
+			}
+			t.Run("list", func(t *testing.T) {
+				s, err := shellgen.ListScript(tg, shellgen.List{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				jobs, _ := runJobs(t, sh, s)
+				check(t, jobs, small.ID, big.ID, over.ID)
+			})
+			t.Run("list all workspaces", func(t *testing.T) {
+				s, err := shellgen.ListScript(shellgen.Target{Root: root}, shellgen.List{AllWorkspaces: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				jobs, _ := runJobs(t, sh, s)
+				check(t, jobs, small.ID, big.ID, over.ID)
+			})
+			t.Run("status", func(t *testing.T) {
+				// By id; the big one by name too (its name is read from meta.json).
+				s, err := shellgen.StatusScript(tg, []string{over.ID, "big", "small"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				jobs, refused := runJobs(t, sh, s)
+				check(t, jobs, over.ID, big.ID, small.ID)
+				if len(refused) != 0 {
+					t.Errorf("refused: %v", refused)
+				}
+			})
+		})
+	}
+}

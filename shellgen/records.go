@@ -25,10 +25,10 @@ const (
 	KindJob Kind = "J"
 	// KindMeta: M LINE. The first line of meta.json.
 	KindMeta Kind = "M"
-	// KindMetaSize: Q LIMIT. meta.json is larger than LIMIT bytes
+	// KindMetaSize: V LIMIT. meta.json is larger than LIMIT bytes
 	// (jobdir.MaxMetaSize) and was not read: it takes the Meta record's
 	// place.
-	KindMetaSize Kind = "Q"
+	KindMetaSize Kind = "V"
 	// KindProc: P START. The current start time of the process whose pid
 	// meta.json records ("" when there is none), read before exit_code.
 	KindProc Kind = "P"

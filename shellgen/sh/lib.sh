@@ -357,7 +357,7 @@ bg_obs() {
 	fi
 	bg_esc "$1"
 	if [ -n "$bg_mbig" ]; then
-		printf 'J\t%s\nQ\t%s\n' "$bg_e" "$bg_metamax"
+		printf 'J\t%s\nV\t%s\n' "$bg_e" "$bg_metamax"
 	else
 		printf 'J\t%s\nM\t%s\n' "$bg_e" "$bg_l"
 	fi

@@ -191,3 +191,46 @@ func TestSequenceLen(t *testing.T) {
 		}
 	}
 }
+
+// Strip of any input: no longer than it, no ESC left, every newline kept
+// (no sequence hides a line end), nothing more to strip, and a Writer fed
+// it in pieces gives the same text.
+func FuzzStrip(f *testing.F) {
+	for _, s := range []string{
+		"hello\r\nworld", "a\x1b[31mred\x1b[0m\r\n", "\x1b]0;title\x07text", "\x1b]8;;http://x\x1b\\link",
+		"before\n\x1b]0;stray 1\n2\n", "\x1bPq#0;2\x1b\\x", "50%\r\x1b[K100%\r\n", "\x1b(B\x1b=x\x1b\x1b[m",
+		"a\r\r\x1b[K\rb\r\x1b[K", "\x1b[3\nx", "\x1b]" + strings.Repeat("t", MaxString+3) + "\x07z",
+	} {
+		f.Add([]byte(s), uint16(1))
+		f.Add([]byte(s), uint16(7))
+	}
+	f.Fuzz(func(t *testing.T, in []byte, split uint16) {
+		out := Strip(in)
+		if len(out) > len(in) {
+			t.Fatalf("Strip made %d bytes of %d", len(out), len(in))
+		}
+		if bytes.IndexByte(out, escByte) >= 0 {
+			t.Fatalf("Strip(%q) = %q keeps an ESC", in, out)
+		}
+		if a, b := bytes.Count(in, []byte("\n")), bytes.Count(out, []byte("\n")); a != b {
+			t.Fatalf("Strip(%q) = %q: %d newlines of %d", in, out, b, a)
+		}
+		if again := Strip(out); !bytes.Equal(again, out) {
+			t.Fatalf("Strip(%q) = %q, and again %q", in, out, again)
+		}
+		// Pieces of sizes 1 to split, from split itself.
+		var b bytes.Buffer
+		w := NewWriter(&b)
+		n := int(split)%64 + 1
+		for i := 0; i < len(in); {
+			j := min(i+n, len(in))
+			w.Write(in[i:j])
+			i = j
+			n = n*7%64 + 1
+		}
+		w.Close()
+		if !bytes.Equal(b.Bytes(), out) {
+			t.Fatalf("%q in pieces from %d: %q, Strip gives %q", in, split, b.Bytes(), out)
+		}
+	})
+}

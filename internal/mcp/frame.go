@@ -3,11 +3,13 @@ package mcp
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"runtime/debug"
 	"strconv"
 	"sync"
 
@@ -214,4 +216,24 @@ func requestID(msg []byte) json.RawMessage {
 		return nil
 	}
 	return raw
+}
+
+// guardInput is the SDK's first receiving middleware: tool arguments of
+// null are taken as none (the SDK v1.8.0 panics on them, which ended the
+// process), and a handler that panics on what a client sent answers an
+// internal error and is reported through Warn, where it would have ended
+// the server and left its jobs running.
+func (s *Server) guardInput(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (res sdk.Result, err error) {
+		if r, ok := req.(*sdk.CallToolRequest); ok && r.Params != nil && string(bytes.TrimSpace(r.Params.Arguments)) == "null" {
+			r.Params.Arguments = nil
+		}
+		defer func() {
+			if v := recover(); v != nil {
+				s.warn("%s: a panic answered as an internal error: %v\n%s", method, v, debug.Stack())
+				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("internal error: %v", v)}
+			}
+		}()
+		return next(ctx, method, req)
+	}
 }

@@ -374,3 +374,21 @@ func FuzzStdio(f *testing.F) {
 		c.end()
 	})
 }
+
+// Tool arguments of null are none: the SDK panicked on them, which ended
+// the whole server (every tool but job_send, whose schema has no
+// defaults). Found by FuzzToolArguments.
+func TestToolArgumentsNull(t *testing.T) {
+	c := serveLines(t, fuzzOptions(t))
+	for i, name := range toolNames {
+		m := c.call(i+1, "tools/call", `{"name":"`+name+`","arguments":null}`)
+		var res struct {
+			IsError bool `json:"isError"`
+			Content []struct{ Text string }
+		}
+		if err := json.Unmarshal(m["result"], &res); err != nil || len(res.Content) == 0 || !res.IsError {
+			t.Errorf("%s with arguments null: %s, want a tool error", name, m)
+		}
+	}
+	c.end()
+}

@@ -88,7 +88,16 @@ func (c *lineClient) recv() map[string]json.RawMessage {
 		}
 		return m
 	case err := <-c.done:
+		// Its last lines may still be on their way: the output ended
+		// before Run returned.
 		c.done <- err
+		if b, ok := <-c.lines; ok {
+			m, err := wireMessage(b)
+			if err != nil {
+				c.t.Fatal(err)
+			}
+			return m
+		}
 		c.t.Fatalf("the server ended (%v) while a message was due", err)
 	case <-time.After(time.Minute):
 		c.t.Fatal("no message from the server within a minute")

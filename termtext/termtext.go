@@ -6,7 +6,9 @@
 // Removed are the escape sequences of ECMA-48 and the VT100: CSI (ESC [
 // parameters, intermediates, a final byte: colours, cursor motion,
 // erasing), the strings OSC, DCS, SOS, PM and APC (ESC ] ... up to BEL or
-// ESC \: window titles, hyperlinks), and the other escapes (ESC, optional
+// ESC \: window titles, hyperlinks; one that is not terminated ends before
+// a newline or after MaxString bytes, so that a stray opener hides at most
+// the rest of its line), and the other escapes (ESC, optional
 // intermediates, a final byte: charset selects such as ESC ( B, keypad
 // modes such as ESC =). CAN or SUB abandons a sequence, as a terminal
 // does; another control byte ends it and stays. Carriage returns before a
@@ -32,22 +34,32 @@ const (
 // returns that a newline may follow: a stream holds those bytes back until
 // more arrive.
 func SequenceLen(b []byte) (n int, complete bool) {
-	n, complete, _ = sequenceLen(b)
+	n, complete, _ = sequenceLen(b, 0)
 	return n, complete
 }
+
+// MaxString bounds a string (OSC, DCS, SOS, PM, APC) that is not
+// terminated: it ends after MaxString bytes, as it ends at a newline, and
+// what follows is text. A stray opener (a program killed while it set a
+// title) then hides the rest of its line at most, not the rest of the log.
+// 8 KiB lets through the 4 KiB chunks of kitty's graphics protocol.
+const MaxString = 8 << 10
 
 // sequenceLen is SequenceLen, and where its look-ahead over carriage
 // returns stopped when they are text (n is 0, or they are cut off by the
 // end of b): up to there b holds carriage returns and escape sequences
 // only, the last one perhaps cut off. A caller handles those bytes at
 // once, so that a long run of them is looked at once, not once a byte.
-func sequenceLen(b []byte) (n int, complete bool, end int) {
+//
+// A string at the start of b has had seen bytes before b (a Writer
+// drops what it has looked at of an unfinished string).
+func sequenceLen(b []byte, seen int) (n int, complete bool, end int) {
 	if len(b) == 0 {
 		return 0, true, 0
 	}
 	switch b[0] {
 	case escByte:
-		n, complete = escLen(b)
+		n, complete = escLen(b, seen)
 		return n, complete, 0
 	case '\r':
 		i := 0
@@ -64,7 +76,7 @@ func sequenceLen(b []byte) (n int, complete bool, end int) {
 			if b[i] != escByte {
 				return 0, true, i
 			}
-			n, ok := escLen(b[i:])
+			n, ok := escLen(b[i:], 0)
 			if !ok {
 				return i + n, false, i + n
 			}
@@ -74,8 +86,9 @@ func sequenceLen(b []byte) (n int, complete bool, end int) {
 	return 0, true, 0
 }
 
-// escLen is SequenceLen of b, which starts with ESC.
-func escLen(b []byte) (int, bool) {
+// escLen is SequenceLen of b, which starts with ESC; a string there has
+// had seen bytes before b.
+func escLen(b []byte, seen int) (int, bool) {
 	if len(b) == 1 {
 		return 1, false
 	}
@@ -86,6 +99,9 @@ func escLen(b []byte) (int, bool) {
 	case isString(c):
 		for j := 2; j < len(b); j++ {
 			switch b[j] {
+			case '\n':
+				// The newline is text: a string never hides a line end.
+				return j, true
 			case bel, can, sub:
 				return j + 1, true
 			case escByte:
@@ -96,6 +112,9 @@ func escLen(b []byte) (int, bool) {
 					return j + 2, true
 				}
 				// ESC ends the string and starts a sequence of its own.
+				return j, true
+			}
+			if seen+j >= MaxString {
 				return j, true
 			}
 		}
@@ -142,14 +161,15 @@ func Strip(b []byte) []byte {
 	if i == len(b) {
 		return b
 	}
-	out, _ := strip(make([]byte, 0, len(b)), b, true)
+	out, _ := strip(make([]byte, 0, len(b)), b, true, 0)
 	return out
 }
 
 // strip appends the text of b to out and returns it with how many bytes
 // of b it used: all of them at the end of the input (final), else all but
-// an unfinished sequence or carriage returns at the end.
-func strip(out, b []byte, final bool) ([]byte, int) {
+// an unfinished sequence or carriage returns at the end. A string at the
+// start of b has had seen bytes before b.
+func strip(out, b []byte, final bool, seen int) ([]byte, int) {
 	i := 0
 	for i < len(b) {
 		c := b[i]
@@ -158,7 +178,11 @@ func strip(out, b []byte, final bool) ([]byte, int) {
 			i++
 			continue
 		}
-		n, complete, end := sequenceLen(b[i:])
+		s := 0
+		if i == 0 {
+			s = seen
+		}
+		n, complete, end := sequenceLen(b[i:], s)
 		if !complete && !final {
 			return out, i
 		}
@@ -171,7 +195,7 @@ func strip(out, b []byte, final bool) ([]byte, int) {
 					j++
 					continue
 				}
-				m, _ := escLen(b[j:])
+				m, _ := escLen(b[j:], 0)
 				j += m
 			}
 			i += end
@@ -190,6 +214,7 @@ func strip(out, b []byte, final bool) ([]byte, int) {
 type Writer struct {
 	w       io.Writer
 	pending []byte
+	seen    int // bytes dropped of the unfinished string pending starts
 	out     []byte
 }
 
@@ -204,19 +229,25 @@ func (w *Writer) Write(p []byte) (int, error) {
 		b = append(w.pending, p...)
 	}
 	var used int
-	w.out, used = strip(w.out[:0], b, false)
+	w.out, used = strip(w.out[:0], b, false, w.seen)
 	rest := b[used:]
+	seen := 0
+	if used == 0 {
+		seen = w.seen // the same string goes on
+	}
 	if len(rest) > 3 && rest[0] == escByte && isString(rest[1]) {
 		// An unfinished string (a title, a hyperlink's target) goes
-		// whatever it holds: only its start, and an ESC at its end that
-		// may be the start of its terminator, matter. So a string that
-		// goes on for megabytes is neither kept nor looked at again.
-		rest = append(rest[:2:2], rest[len(rest)-1])
-		if rest[2] != escByte {
-			rest = rest[:2]
+		// whatever it holds: only its start, its length (for MaxString),
+		// and an ESC at its end that may be the start of its terminator,
+		// matter. So a string is looked at once.
+		keep := append(rest[:2:2], rest[len(rest)-1])
+		if keep[2] != escByte {
+			keep = keep[:2]
 		}
+		seen += len(rest) - len(keep)
+		rest = keep
 	}
-	w.pending = append(w.pending[:0:0], rest...)
+	w.pending, w.seen = append(w.pending[:0:0], rest...), seen
 	if len(w.out) > 0 {
 		if _, err := w.w.Write(w.out); err != nil {
 			return 0, err
@@ -228,8 +259,8 @@ func (w *Writer) Write(p []byte) (int, error) {
 // Close writes the text of what it held back: carriage returns at the end
 // of the input (an unfinished sequence is dropped).
 func (w *Writer) Close() error {
-	w.out, _ = strip(w.out[:0], w.pending, true)
-	w.pending = nil
+	w.out, _ = strip(w.out[:0], w.pending, true, w.seen)
+	w.pending, w.seen = nil, 0
 	if len(w.out) == 0 {
 		return nil
 	}

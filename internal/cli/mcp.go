@@ -3,11 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"os/signal"
 	"syscall"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/bgjob/bgjob"
@@ -40,9 +38,11 @@ default, else this machine; --allow-host restricts the others. One SSH
 connection per host is kept for the server's lifetime, and dialled again
 after a drop.
 
-stdout carries only the protocol; diagnostics go to stderr. When the client
-goes away (stdin closes) or on INT, TERM or HUP, the server stops the jobs it
-started, unless --keep-jobs or the job was started with keep.
+stdout carries only the protocol; diagnostics go to stderr. A line that is
+not a JSON-RPC message (or is over 8 MiB) gets a JSON-RPC error, and the
+server reads on. When the client goes away (stdin closes) or on INT, TERM or
+HUP, the server stops the jobs it started, unless --keep-jobs or the job was
+started with keep.
 
 Each job it starts records the server as its owner in meta.json (ls shows
 it: mcp:PID). A server killed with SIGKILL cannot stop its jobs: at
@@ -87,7 +87,7 @@ func (a *app) mcp(ctx context.Context, o mcpOptions) error {
 		return err
 	}
 	// stdin and stdout belong to the protocol: never a passphrase prompt.
-	return srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}})
+	return srv.Run(ctx, mcp.NewStdioTransport(a.stdin, a.stdout))
 }
 
 // mcpDial connects to an SSH host for the server, without prompts.
@@ -98,9 +98,3 @@ func (a *app) mcpDial(ctx context.Context, host string) (bgjob.Runtime, func(), 
 	}
 	return r, func() { r.Close() }, nil
 }
-
-// nopWriteCloser is a writer whose Close does nothing: the server does not
-// close the process's stdout.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -124,7 +124,7 @@ func New(o Options) (*Server, error) {
 		instr = instr[:strings.LastIndexByte(instr, '\n')+1] + keepJobsInstructions
 	}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "bgjob", Version: o.Version}, &sdk.ServerOptions{Instructions: instr})
-	s.sdk.AddReceivingMiddleware(s.endWithServer)
+	s.sdk.AddReceivingMiddleware(s.guardInput, s.endWithServer)
 	s.addTools()
 	return s, nil
 }

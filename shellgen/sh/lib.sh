@@ -790,7 +790,7 @@ bg_escend() {
 				if (c != 91) hi = 47
 				for (j = e + 2; j < n; j++) if (b[j] < lo || b[j] > hi) { done = 1; break }
 			} else if (c == 93 || c == 80 || c == 88 || c == 94 || c == 95) {
-				for (j = e + 2; j < n; j++) if (b[j] == 7 || b[j] == 24 || b[j] == 26) { done = 1; break }
+				for (j = e + 2; j < n; j++) if (b[j] == 7 || b[j] == 24 || b[j] == 26 || b[j] == 10) { done = 1; break }
 			} else if (c >= 0) {
 				done = 1
 			}

@@ -94,11 +94,15 @@ func (a *app) wait(ctx context.Context, refs []string, o bgjob.WaitOptions) erro
 	if a.many() {
 		return a.fleetWait(ctx, refs, o)
 	}
-	c, release, err := a.client(ctx)
+	c, release, timeout, err := a.waitClient(ctx, o.Timeout)
+	if errors.Is(err, bgjob.ErrTimeout) {
+		return &exitError{code: exitTimeout, err: err}
+	}
 	if err != nil {
 		return err
 	}
 	defer release()
+	o.Timeout = timeout
 	jobs, err := c.Wait(ctx, refs, o)
 	if a.json && jobs != nil {
 		if perr := printJSON(a.stdout, jobs); perr != nil {
@@ -116,12 +120,15 @@ func (a *app) wait(ctx context.Context, refs []string, o bgjob.WaitOptions) erro
 }
 
 func (a *app) waitFor(ctx context.Context, ref string, o waitOptions) error {
-	c, release, err := a.client(ctx)
+	c, release, timeout, err := a.waitClient(ctx, o.Timeout)
+	if errors.Is(err, bgjob.ErrTimeout) {
+		return &exitError{code: exitTimeout, err: err}
+	}
 	if err != nil {
 		return err
 	}
 	defer release()
-	j, m, err := c.WaitFor(ctx, ref, o.pattern, bgjob.WaitForOptions{Stdout: o.stdout, Stderr: o.stderr, Timeout: o.Timeout})
+	j, m, err := c.WaitFor(ctx, ref, o.pattern, bgjob.WaitForOptions{Stdout: o.stdout, Stderr: o.stderr, Timeout: timeout})
 	switch {
 	case errors.Is(err, bgjob.ErrTimeout):
 		return &exitError{code: exitTimeout, err: err}

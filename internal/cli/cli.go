@@ -137,7 +137,13 @@ tables gain a HOST column, --json prints one object per host, logs prefixes
 each line with "HOST: " and wait exits with the largest exit status. A host
 that fails does not stop the others: it gets one line on stderr,
 "bgjob: error: HOST: reason" ({"host", "error"} in --json), and bgjob exits
-non-zero.`,
+non-zero.
+
+Every verb that does not wait (run without --wait, status, ls, logs without
+-f, rm, prune, send) gives each host --host-timeout to answer, connecting
+included, with stop's grace on top; a host that has not answered by then
+fails with "HOST: no answer within 30s (--host-timeout)". wait and run
+--wait are bounded by their own --timeout, connecting included.`,
 		Example: `  bgjob run -n server -- python3 -m http.server 8000
   bgjob logs --tail 20 server
   bgjob stop server

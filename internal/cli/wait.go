@@ -35,7 +35,8 @@ non-zero one of several jobs), 124 when --timeout expires, and 1 for a job
 that was lost (its exit status is unknown). With several hosts it is the
 largest of the hosts' (124 for a host whose wait timed out, 1 for a host
 that failed), and each host whose job did not exit 0 gets a line on stderr;
---timeout bounds the whole wait.
+--timeout bounds the whole wait, connecting included: a host that has not
+answered a second after it is given up on (124, without the jobs).
 
 --for REGEX waits instead until a line of the job's output (both logs, or
 --stdout or --stderr) matches REGEX, a POSIX extended regular expression

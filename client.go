@@ -53,6 +53,9 @@ var (
 	ErrReadOnly = errors.New("read-only job directory")
 	// ErrNoMatch: WaitFor saw the job end without a matching line.
 	ErrNoMatch = errors.New("ended without a matching line")
+	// ErrNoAnswer: the host did not answer within the call's deadline
+	// (Within, Fleet.SetHostTimeout); what it did meanwhile is unknown.
+	ErrNoAnswer = errors.New("no answer")
 )
 
 // IgnoreNotFound returns err, as Stop or Status return it (one error per

@@ -27,6 +27,7 @@ type Fleet struct {
 	hosts    []string
 	dial     DialFunc
 	parallel int
+	limit    time.Duration
 }
 
 // NewFleet returns a fleet of hosts reached with dial, working on at most
@@ -46,6 +47,13 @@ func NewFleet(hosts []string, dial DialFunc, parallel int) *Fleet {
 	}
 	return &Fleet{hosts: uniq, dial: dial, parallel: parallel}
 }
+
+// SetHostTimeout bounds each host's part of every later call, connecting
+// included, to d from the moment the host's turn comes (0: no bound, the
+// default). A host that has not answered by then gets an error wrapping
+// ErrNoAnswer; the others go on. A caller that waits (Wait, Logs with
+// Follow) leaves it at 0: the wait's own timeout bounds those.
+func (f *Fleet) SetHostTimeout(d time.Duration) { f.limit = d }
 
 // Hosts returns the fleet's hosts, in order.
 func (f *Fleet) Hosts() []string { return append([]string(nil), f.hosts...) }
@@ -88,21 +96,27 @@ func Each[T any](ctx context.Context, f *Fleet, fn func(ctx context.Context, hos
 				return
 			}
 			defer func() { <-sem }()
-			c, release, err := f.dial(ctx, h)
-			if err != nil {
-				res[i].Err = &HostError{Host: h, Err: err}
-				return
-			}
-			defer release()
-			v, err := fn(ctx, h, c)
+			ctx, end := Within(ctx, f.limit)
+			v, err := each(ctx, f.dial, h, fn)
 			res[i].Value = v
-			if err != nil {
+			if err = end(err); err != nil {
 				res[i].Err = &HostError{Host: h, Err: err}
 			}
 		}()
 	}
 	wg.Wait()
 	return res
+}
+
+// each is one host's part of Each: connect, call fn, close.
+func each[T any](ctx context.Context, dial DialFunc, host string, fn func(ctx context.Context, host string, c *Client) (T, error)) (T, error) {
+	c, release, err := dial(ctx, host)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer release()
+	return fn(ctx, host, c)
 }
 
 // Run starts the job on every host with one id, s.ID, or a new one made
@@ -132,12 +146,24 @@ func (f *Fleet) List(ctx context.Context, o ListOptions) []Result[Page] {
 }
 
 // Wait waits for the jobs on every host. o.Timeout bounds the whole call,
-// not each host: a host reached late, when fewer hosts than the fleet's
-// parallelism are waited on at once, gets what is left of it.
+// connecting included, not each host: a host reached late, when fewer
+// hosts than the fleet's parallelism are waited on at once, gets what is
+// left of it, and one not reached by then an error wrapping ErrTimeout.
 func (f *Fleet) Wait(ctx context.Context, refs []string, o WaitOptions) []Result[[]jobdir.Job] {
 	var deadline time.Time
 	if o.Timeout > 0 {
 		deadline = time.Now().Add(o.Timeout)
+		g, dial := *f, f.dial
+		g.dial = func(ctx context.Context, host string) (*Client, func(), error) {
+			dctx, cancel := context.WithDeadline(ctx, deadline)
+			defer cancel()
+			c, release, err := dial(dctx, host)
+			if err != nil && !time.Now().Before(deadline) && ctx.Err() == nil {
+				err = fmt.Errorf("no answer within %s: %w", o.Timeout, ErrTimeout)
+			}
+			return c, release, err
+		}
+		f = &g
 	}
 	return Each(ctx, f, func(ctx context.Context, _ string, c *Client) ([]jobdir.Job, error) {
 		ho := o

@@ -23,15 +23,20 @@ type WaitOptions struct {
 // runtime that is a Watcher the same script looks once each time a job
 // file changes (and once a second, for a wrapper killed without a trace).
 // On timeout it returns the jobs as they are and an error wrapping
-// ErrTimeout.
-func (c *Client) Wait(ctx context.Context, refs []string, o WaitOptions) ([]jobdir.Job, error) {
+// ErrTimeout. The timeout holds on the client's clock too, whatever the
+// host does: a host that has not answered a second after it is given up
+// on, its script there ended, and the jobs are those of the last look
+// (none over SSH).
+func (c *Client) Wait(ctx context.Context, refs []string, o WaitOptions) (jobs []jobdir.Job, err error) {
+	ctx, end := waitBound(ctx, o.Timeout)
+	defer func() { err = end(err) }()
 	q := shellgen.Wait{Refs: refs, Any: o.Any, Timeout: o.Timeout}
 	w, watch := c.rt.(Watcher)
 	if !watch {
 		return c.wait(ctx, q)
 	}
 	q.Once, q.Timeout = true, 0
-	jobs, err := c.wait(ctx, q)
+	jobs, err = c.wait(ctx, q)
 	if !errors.Is(err, errPending) {
 		return jobs, err
 	}
@@ -40,8 +45,11 @@ func (c *Client) Wait(ctx context.Context, refs []string, o WaitOptions) ([]jobd
 		dirs[i] = j.Dir
 	}
 	exited := func(name string) bool { return name == jobdir.ExitCodeFile }
-	timedOut, err := watched(ctx, w, dirs, o.Timeout, exited, func(ctx context.Context) (err error) {
-		jobs, err = c.wait(ctx, q)
+	timedOut, err := watched(ctx, w, dirs, o.Timeout, exited, func(ctx context.Context) error {
+		looked, err := c.wait(ctx, q)
+		if looked != nil {
+			jobs = looked
+		}
 		return err
 	})
 	if timedOut && errors.Is(err, errPending) {

@@ -40,8 +40,16 @@ type Match struct {
 // the timeout it wraps ErrTimeout; a pattern the host's grep cannot
 // compile wraps ErrUsage. Over SSH the host polls inside one script; on a
 // runtime that is a Watcher the same script looks once each time a job
-// file changes (and once a second), going on from where it stopped.
-func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOptions) (jobdir.Job, Match, error) {
+// file changes (and once a second), going on from where it stopped. The
+// timeout holds on the client's clock too, as for Wait: a grep that takes
+// its time on a long line is ended with the script that runs it.
+func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOptions) (job jobdir.Job, m Match, err error) {
+	ctx, end := waitBound(ctx, o.Timeout)
+	defer func() {
+		if err = end(err); err != nil {
+			m = Match{}
+		}
+	}()
 	if strings.IndexByte(pattern, 0) >= 0 {
 		return jobdir.Job{}, Match{}, fmt.Errorf("%w: pattern %q holds a NUL byte, which no shell can pass", ErrUsage, pattern)
 	}
@@ -62,15 +70,15 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 		return j, m, err
 	}
 	q.Ref = j.ID
-	timedOut, err := watched(ctx, w, []string{j.Dir}, o.Timeout, nil, func(ctx context.Context) (err error) {
-		j, m, err = c.waitFor(ctx, &q)
+	timedOut, err := watched(ctx, w, []string{j.Dir}, o.Timeout, nil, func(ctx context.Context) error {
+		looked, lm, err := c.waitFor(ctx, &q)
+		if looked.ID != "" {
+			j, m = looked, lm
+		}
 		return err
 	})
 	if timedOut && errors.Is(err, errPending) {
 		return j, Match{}, fmt.Errorf("waiting %s for %q: %w", o.Timeout, pattern, ErrTimeout)
-	}
-	if err != nil {
-		m = Match{}
 	}
 	return j, m, err
 }

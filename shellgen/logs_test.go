@@ -40,6 +40,7 @@ func runLogs(t *testing.T, sh shell, root string, l shellgen.Logs) ([]chunk, int
 	}
 	cmd := sh.command(t, "-c", script)
 	cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	present(t, cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if l.New {
@@ -403,6 +404,7 @@ func TestWaitForScriptRuns(t *testing.T) {
 					}
 					cmd := sh.command(t, "-c", script)
 					cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+					present(t, cmd)
 					out, err := cmd.Output()
 					if err != nil {
 						t.Fatal(err)

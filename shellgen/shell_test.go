@@ -37,6 +37,22 @@ func (s shell) command(t testing.TB, args ...string) *exec.Cmd {
 	return exec.Command(s.path(t), append(s.argv[1:], args...)...)
 }
 
+// present gives cmd a stdin that stays open until the test ends: the
+// caller is there, as the runtimes' callers are while they wait for a
+// script (a watch script ends itself and its group when stdin closes).
+func present(t testing.TB, cmd *exec.Cmd) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		r.Close()
+		w.Close()
+	})
+	cmd.Stdin = r
+}
+
 // asSh returns a directory holding an "sh" that is this shell, to put
 // first in PATH so that the scripts' own "sh" (the wrapper, sh -c) is it
 // too. busybox picks its applet from the name it is called by.

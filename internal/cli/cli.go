@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -38,6 +39,9 @@ type app struct {
 	json      bool
 	// terminal reports whether w is a terminal (isTerminal; tests replace it).
 	terminal func(io.Writer) bool
+	// hostTimeout bounds each host's part of a verb that does not wait
+	// (0: no bound).
+	hostTimeout time.Duration
 }
 
 // exitError carries an exit code out of a command.
@@ -133,7 +137,13 @@ tables gain a HOST column, --json prints one object per host, logs prefixes
 each line with "HOST: " and wait exits with the largest exit status. A host
 that fails does not stop the others: it gets one line on stderr,
 "bgjob: error: HOST: reason" ({"host", "error"} in --json), and bgjob exits
-non-zero.`,
+non-zero.
+
+Every verb that does not wait (run without --wait, status, ls, logs without
+-f, rm, prune, send) gives each host --host-timeout to answer, connecting
+included, with stop's grace on top; a host that has not answered by then
+fails with "HOST: no answer within 30s (--host-timeout)". wait and run
+--wait are bounded by their own --timeout, connecting included.`,
 		Example: `  bgjob run -n server -- python3 -m http.server 8000
   bgjob logs --tail 20 server
   bgjob stop server
@@ -151,13 +161,19 @@ non-zero.`,
 	f.StringArrayVarP(&a.hostArgs, "host", "H", nil, "run on this SSH host, [user@]host[:port] or an ssh_config alias; repeat it, give a comma list or @FILE for several (env BGJOB_HOST)")
 	f.IntVar(&a.parallel, "parallel", bgjob.DefaultParallel, "with several hosts, work on at most this many at once")
 	f.StringVar(&a.sshConfig, "ssh-config", "", "ssh_config file (env BGJOB_SSH_CONFIG; default ~/.ssh/config)")
+	f.DurationVar(&a.hostTimeout, "host-timeout", bgjob.DefaultHostTimeout, "give each host this long to answer a verb that does not wait, connecting included (0: no limit; env BGJOB_HOST_TIMEOUT)")
 	// The environment fills in flags not given, at run time, so that help
 	// and the generated docs do not depend on it.
 	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
-		for name, env := range map[string]string{"workspace": "BGJOB_WORKSPACE", "root": "BGJOB_ROOT", "host": "BGJOB_HOST", "ssh-config": "BGJOB_SSH_CONFIG"} {
+		for name, env := range map[string]string{"workspace": "BGJOB_WORKSPACE", "root": "BGJOB_ROOT", "host": "BGJOB_HOST", "ssh-config": "BGJOB_SSH_CONFIG", "host-timeout": "BGJOB_HOST_TIMEOUT"} {
 			if v := os.Getenv(env); v != "" && !cmd.Flags().Changed(name) {
-				cmd.Flags().Set(name, v)
+				if err := cmd.Flags().Set(name, v); err != nil {
+					return usageError("%s=%s: %v", env, v, err)
+				}
 			}
+		}
+		if a.hostTimeout < 0 {
+			return usageError("--host-timeout must not be negative")
 		}
 		return a.setHosts()
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
@@ -73,7 +74,9 @@ func (a *app) setHosts() error {
 // many reports whether bgjob works on several hosts.
 func (a *app) many() bool { return len(a.hosts) > 1 }
 
-func (a *app) fleet() *bgjob.Fleet {
+// fleet returns the fleet of the -H hosts, each host's part of a call
+// bounded by limit (0: none; see a.limit).
+func (a *app) fleet(limit time.Duration) *bgjob.Fleet {
 	dial := func(ctx context.Context, host string) (*bgjob.Client, func(), error) {
 		r, err := a.dialSSH(ctx, host)
 		if err != nil {
@@ -86,7 +89,9 @@ func (a *app) fleet() *bgjob.Fleet {
 		}
 		return c, func() { r.Close() }, nil
 	}
-	return bgjob.NewFleet(a.hosts, dial, a.parallel)
+	f := bgjob.NewFleet(a.hosts, dial, a.parallel)
+	f.SetHostTimeout(limit)
+	return f
 }
 
 // syncWriter serialises writes from several hosts.
@@ -201,8 +206,11 @@ func hostReason(host string, err error) string {
 	if errors.As(err, &he) {
 		err = he.Err
 	}
-	msg := err.Error()
-	return strings.TrimPrefix(msg, "ssh "+host+": ")
+	msg := strings.TrimPrefix(err.Error(), "ssh "+host+": ")
+	if errors.Is(err, bgjob.ErrNoAnswer) {
+		msg += " (--host-timeout)"
+	}
+	return msg
 }
 
 // hostFailures prints one line per failed host and returns the exit
@@ -273,7 +281,7 @@ func (a *app) fleetRun(ctx context.Context, o runOptions) error {
 		}
 		held[old.Host].add(a, old.Host, o.spec.Name, old, replaced)
 	}
-	res := a.fleet().Run(ctx, o.spec)
+	res := a.fleet(a.limit(startExtra(o.spec))).Run(ctx, o.spec)
 	switch {
 	case a.json:
 		out := make([]hostJSON, len(res))
@@ -312,7 +320,7 @@ func (a *app) fleetRun(ctx context.Context, o runOptions) error {
 }
 
 func (a *app) fleetStatus(ctx context.Context, refs []string) error {
-	res := a.fleet().Status(ctx, refs...)
+	res := a.fleet(a.limit(0)).Status(ctx, refs...)
 	if a.json {
 		if err := jobsJSON(a, res); err != nil {
 			return err
@@ -333,7 +341,7 @@ func (a *app) fleetStatus(ctx context.Context, refs []string) error {
 }
 
 func (a *app) fleetList(ctx context.Context, o listOptions) error {
-	res := a.fleet().List(ctx, o.ListOptions)
+	res := a.fleet(a.limit(0)).List(ctx, o.ListOptions)
 	if a.json {
 		out := make([]hostJSON, len(res))
 		for i, r := range res {
@@ -366,7 +374,7 @@ func (a *app) fleetList(ctx context.Context, o listOptions) error {
 }
 
 func (a *app) fleetStop(ctx context.Context, refs []string, o bgjob.StopOptions) error {
-	res := a.fleet().Stop(ctx, refs, o)
+	res := a.fleet(a.limit(stopGrace(o.Grace))).Stop(ctx, refs, o)
 	if a.json {
 		if err := jobsJSON(a, res); err != nil {
 			return err
@@ -382,7 +390,7 @@ func (a *app) fleetStop(ctx context.Context, refs []string, o bgjob.StopOptions)
 }
 
 func (a *app) fleetWait(ctx context.Context, refs []string, o bgjob.WaitOptions) error {
-	res := a.fleet().Wait(ctx, refs, o)
+	res := a.fleet(0).Wait(ctx, refs, o)
 	if a.json {
 		if err := jobsJSON(a, res); err != nil {
 			return err
@@ -421,7 +429,10 @@ func fleetExit(a *app, res []bgjob.Result[[]jobdir.Job]) int {
 }
 
 func (a *app) fleetLogs(ctx context.Context, ref string, o bgjob.LogOptions, plain bool) error {
-	f := a.fleet()
+	f := a.fleet(0)
+	if !o.Follow {
+		f = a.fleet(a.limit(0))
+	}
 	if a.json {
 		var mu sync.Mutex
 		bufs := map[string][2]*bytes.Buffer{}
@@ -493,7 +504,7 @@ func (a *app) fleetLogs(ctx context.Context, ref string, o bgjob.LogOptions, pla
 }
 
 func (a *app) fleetRemove(ctx context.Context, refs []string, force bool) error {
-	res := a.fleet().Remove(ctx, refs, force)
+	res := a.fleet(a.limit(rmGrace(force))).Remove(ctx, refs, force)
 	for _, r := range res {
 		for _, d := range r.Value {
 			fmt.Fprintf(a.stdout, "%s\t%s\n", r.Host, path.Base(d))
@@ -521,7 +532,7 @@ func (a *app) fleetPrune(ctx context.Context, o bgjob.PruneOptions) error {
 			fmt.Fprintf(a.stdout, "%s\tstopped %s\n", j.Host, j.ID)
 		}
 	}
-	res := a.fleet().Prune(ctx, o)
+	res := a.fleet(a.limit(bgjob.DefaultGrace)).Prune(ctx, o)
 	if a.json {
 		if err := jobsJSONWith(a, res, func(h *hostJSON) {
 			if h.Error == "" || h.Jobs != nil {
@@ -550,5 +561,5 @@ func (a *app) fleetPrune(ctx context.Context, o bgjob.PruneOptions) error {
 }
 
 func (a *app) fleetSend(ctx context.Context, ref string, data io.Reader, o bgjob.SendOptions) error {
-	return exitCode(hostFailures(a, a.fleet().Send(ctx, ref, data, o)))
+	return exitCode(hostFailures(a, a.fleet(a.limit(o.Timeout)).Send(ctx, ref, data, o)))
 }

@@ -141,9 +141,14 @@ type logChunk struct {
 	Data string `json:"data"`
 }
 
-func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions, plain bool) error {
+func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions, plain bool) (err error) {
 	if a.many() {
 		return a.fleetLogs(ctx, ref, o, plain)
+	}
+	if !o.Follow {
+		var end func(error) error
+		ctx, end = a.within(ctx, 0)
+		defer func() { err = end(err) }()
 	}
 	c, release, err := a.client(ctx)
 	if err != nil {

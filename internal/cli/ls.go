@@ -56,10 +56,12 @@ machine, ",keep" when the job outlives the server), "-" for the others.
 	return cmd
 }
 
-func (a *app) list(ctx context.Context, o listOptions) error {
+func (a *app) list(ctx context.Context, o listOptions) (err error) {
 	if a.many() {
 		return a.fleetList(ctx, o)
 	}
+	ctx, end := a.within(ctx, 0)
+	defer func() { err = end(err) }()
 	c, release, err := a.client(ctx)
 	if err != nil {
 		return err

@@ -25,10 +25,12 @@ unless --force, which stops it first. Only the files bgjob writes are deleted.`,
 	return cmd
 }
 
-func (a *app) rm(ctx context.Context, refs []string, force bool) error {
+func (a *app) rm(ctx context.Context, refs []string, force bool) (err error) {
 	if a.many() {
 		return a.fleetRemove(ctx, refs, force)
 	}
+	ctx, end := a.within(ctx, rmGrace(force))
+	defer func() { err = end(err) }()
 	c, release, err := a.client(ctx)
 	if err != nil {
 		return err
@@ -88,10 +90,13 @@ outside MCP or with keep are never stopped.`,
 	return cmd
 }
 
-func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
+func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) (err error) {
 	if a.many() {
 		return a.fleetPrune(ctx, o)
 	}
+	// prune stops the jobs of gone owners first.
+	ctx, end := a.within(ctx, bgjob.DefaultGrace)
+	defer func() { err = end(err) }()
 	c, release, err := a.client(ctx)
 	if err != nil {
 		return err

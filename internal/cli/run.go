@@ -173,9 +173,11 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 	if a.many() {
 		return a.fleetRun(ctx, o)
 	}
-	c, release, err := a.client(ctx)
+	// The launch has a deadline; run --wait's wait, its own.
+	startCtx, end := a.within(ctx, startExtra(o.spec))
+	c, release, err := a.client(startCtx)
 	if err != nil {
-		return err
+		return end(err)
 	}
 	defer release()
 	if o.keep == 0 {
@@ -185,10 +187,8 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 	}
 	var held nameHeld
 	o.spec.NameHeld = func(old jobdir.Job, replaced bool) { held.add(a, "", o.spec.Name, old, replaced) }
-	startCtx, cancel := context.WithTimeout(ctx, startTimeout(o.spec))
-	defer cancel()
 	j, err := c.Run(startCtx, o.spec)
-	if err != nil {
+	if err = end(err); err != nil {
 		return err
 	}
 	if o.wait > 0 {
@@ -205,14 +205,14 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 	return nil
 }
 
-// startTimeout bounds a launch: a minute, and with --replace the stop's
-// grace twice over (TERM, grace, KILL, and a --replace of the name
-// before it).
-func startTimeout(s bgjob.Spec) time.Duration {
+// startExtra is a launch's time on top of --host-timeout: with --replace
+// the stop's grace twice over (TERM, grace, KILL, and a --replace of the
+// name before it).
+func startExtra(s bgjob.Spec) time.Duration {
 	if !s.Replace || s.Grace < 0 {
-		return time.Minute
+		return 0
 	}
-	return time.Minute + 2*s.Grace
+	return 2 * s.Grace
 }
 
 // nameHeld is what run found of other jobs with its name: the ids it
@@ -257,10 +257,11 @@ func (a *app) promote(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runO
 		return err
 	}
 	lo := bgjob.LogOptions{All: true, MaxBytes: o.maxBytes}
+	lctx, end := a.within(ctx, 0)
 	if a.json {
 		var out, errb bytes.Buffer
-		res, err := c.Logs(ctx, j.ID, lo, &out, &errb)
-		if err != nil {
+		res, err := c.Logs(lctx, j.ID, lo, &out, &errb)
+		if err = end(err); err != nil {
 			return err
 		}
 		if err := printJSON(a.stdout, logsJSON(res, text(out.Bytes(), o.plain), text(errb.Bytes(), o.plain))); err != nil {
@@ -274,8 +275,8 @@ func (a *app) promote(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runO
 			defer perr.Close()
 			outw, errw = pout, perr
 		}
-		res, err := c.Logs(ctx, j.ID, lo, outw, errw)
-		if err != nil {
+		res, err := c.Logs(lctx, j.ID, lo, outw, errw)
+		if err = end(err); err != nil {
 			return err
 		}
 		a.cutHints(res)

@@ -37,7 +37,9 @@ then takes no more input: a later send is refused.
 
 send returns once the job has taken all the data. It fails, leaving
 nothing behind, when the job ends before it has read it all, or after
---timeout.`,
+--timeout. The whole send, reading stdin included, is bounded by
+--host-timeout with --timeout on top: for a long stream, set
+--host-timeout 0.`,
 		Example: `  bgjob send repl $'print(6*7)\n'
   printf 'quit\n' | bgjob send repl -
   bgjob send --eof repl
@@ -64,14 +66,16 @@ nothing behind, when the job ends before it has read it all, or after
 		},
 	}
 	cmd.Flags().BoolVar(&eof, "eof", false, "close the job's stdin")
-	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up when the job has not taken the data after this long (0: wait while it runs)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up when the job has not taken the data after this long (0: wait while it runs, within --host-timeout)")
 	return cmd
 }
 
-func (a *app) send(ctx context.Context, ref string, data io.Reader, o bgjob.SendOptions) error {
+func (a *app) send(ctx context.Context, ref string, data io.Reader, o bgjob.SendOptions) (err error) {
 	if a.many() {
 		return a.fleetSend(ctx, ref, data, o)
 	}
+	ctx, end := a.within(ctx, o.Timeout)
+	defer func() { err = end(err) }()
 	c, release, err := a.client(ctx)
 	if err != nil {
 		return err

@@ -30,10 +30,12 @@ With no ID, status is 'bgjob ls': the newest jobs of the workspace.`,
 	return cmd
 }
 
-func (a *app) status(ctx context.Context, refs []string) error {
+func (a *app) status(ctx context.Context, refs []string) (err error) {
 	if a.many() {
 		return a.fleetStatus(ctx, refs)
 	}
+	ctx, end := a.within(ctx, 0)
+	defer func() { err = end(err) }()
 	c, release, err := a.client(ctx)
 	if err != nil {
 		return err

@@ -43,10 +43,12 @@ only processes it left behind that can be tied to it are killed.`,
 	return cmd
 }
 
-func (a *app) stop(ctx context.Context, refs []string, o bgjob.StopOptions) error {
+func (a *app) stop(ctx context.Context, refs []string, o bgjob.StopOptions) (err error) {
 	if a.many() {
 		return a.fleetStop(ctx, refs, o)
 	}
+	ctx, end := a.within(ctx, stopGrace(o.Grace))
+	defer func() { err = end(err) }()
 	c, release, err := a.client(ctx)
 	if err != nil {
 		return err

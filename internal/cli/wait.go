@@ -35,7 +35,8 @@ non-zero one of several jobs), 124 when --timeout expires, and 1 for a job
 that was lost (its exit status is unknown). With several hosts it is the
 largest of the hosts' (124 for a host whose wait timed out, 1 for a host
 that failed), and each host whose job did not exit 0 gets a line on stderr;
---timeout bounds the whole wait.
+--timeout bounds the whole wait, connecting included: a host that has not
+answered a second after it is given up on (124, without the jobs).
 
 --for REGEX waits instead until a line of the job's output (both logs, or
 --stdout or --stderr) matches REGEX, a POSIX extended regular expression
@@ -97,11 +98,15 @@ func (a *app) wait(ctx context.Context, refs []string, o bgjob.WaitOptions) erro
 	if a.many() {
 		return a.fleetWait(ctx, refs, o)
 	}
-	c, release, err := a.client(ctx)
+	c, release, timeout, err := a.waitClient(ctx, o.Timeout)
+	if errors.Is(err, bgjob.ErrTimeout) {
+		return &exitError{code: exitTimeout, err: err}
+	}
 	if err != nil {
 		return err
 	}
 	defer release()
+	o.Timeout = timeout
 	jobs, err := c.Wait(ctx, refs, o)
 	if a.json && jobs != nil {
 		if perr := printJSON(a.stdout, jobs); perr != nil {
@@ -119,12 +124,15 @@ func (a *app) wait(ctx context.Context, refs []string, o bgjob.WaitOptions) erro
 }
 
 func (a *app) waitFor(ctx context.Context, ref string, o waitOptions) error {
-	c, release, err := a.client(ctx)
+	c, release, timeout, err := a.waitClient(ctx, o.Timeout)
+	if errors.Is(err, bgjob.ErrTimeout) {
+		return &exitError{code: exitTimeout, err: err}
+	}
 	if err != nil {
 		return err
 	}
 	defer release()
-	j, m, err := c.WaitFor(ctx, ref, o.pattern, bgjob.WaitForOptions{Stdout: o.stdout, Stderr: o.stderr, Timeout: o.Timeout})
+	j, m, err := c.WaitFor(ctx, ref, o.pattern, bgjob.WaitForOptions{Stdout: o.stdout, Stderr: o.stderr, Timeout: timeout})
 	switch {
 	case errors.Is(err, bgjob.ErrTimeout):
 		return &exitError{code: exitTimeout, err: err}

@@ -168,18 +168,20 @@ func (e *ExitError) ExitCode() int { return e.Status }
 // script's stderr. Cancelling ctx closes the script's stdin and the session
 // and returns ctx.Err(); scripts that must end then read stdin until EOF.
 func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdout io.Writer) error {
-	// The remote user's login shell runs "sh -c 'script'".
+	// The remote user's login shell runs "exec sh -c 'script'": sh then
+	// leads the process group sshd made for the session, which is how a
+	// script knows the group is its own to end (bg_watchin).
 	command, err := shellgen.Quote(script)
 	if err != nil {
 		return fmt.Errorf("ssh %s: script: %w", r.host, err)
 	}
-	command = "sh -c " + command
+	command = "exec sh -c " + command
 	if len(command) > shellgen.MaxArgScript {
 		// Too long for one argument on the host (the server runs the
 		// login shell with the quoted command as one): the script goes
 		// first on stdin, read by a bootstrap (shellgen.Bootstrap).
 		boot, _ := shellgen.Quote(shellgen.Bootstrap())
-		command = "sh -c " + boot + " sh " + strconv.Itoa(len(script))
+		command = "exec sh -c " + boot + " sh " + strconv.Itoa(len(script))
 		if stdin == nil {
 			stdin = strings.NewReader("")
 		}
@@ -202,7 +204,14 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		}
 		return r.transportErr("opening session", err)
 	}
-	defer sess.Close()
+	// Once ctx has ended, the session is closed from the function
+	// context.AfterFunc runs, not here.
+	closeSess := true
+	defer func() {
+		if closeSess {
+			sess.Close()
+		}
+	}()
 	out := &gatedWriter{w: stdout}
 	if stdout == nil {
 		out.w = io.Discard
@@ -230,9 +239,13 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	}()
 	cancelled := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
+		close(cancelled)
+		// On a stalled link these writes block until the connection
+		// closes (the caller's Close, or the keepalive giving up): Exec
+		// does not wait for them. The script sees its stdin end and ends
+		// itself (bg_watchin).
 		closeIn()
 		sess.Close()
-		close(cancelled)
 	})
 	waited := make(chan error, 1)
 	go func() { waited <- sess.Wait() }()
@@ -241,9 +254,10 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		if stop() {
 			break
 		}
-		<-cancelled
+		closeSess = false
 		return ctx.Err()
 	case <-cancelled:
+		closeSess = false
 		// The closed session normally ends Wait at once; on a dead link it
 		// can take until the keepalive gives up, so do not wait for that,
 		// and write nothing more to stdout once Exec returns.

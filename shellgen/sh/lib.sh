@@ -133,6 +133,31 @@ bg_nap() {
 	sleep "${1:-0.1}" 2>/dev/null || [ $? -gt 128 ] || sleep 1
 }
 
+# bg_watchin: end this script with KILL once its stdin ends (the caller
+# went away, or gave up at its deadline), and with it every process it
+# started (its pipelines, a grep that takes its time): the whole process
+# group, when the script leads it, as the runtimes start scripts (locally
+# in a group of their own; over SSH sshd gives each session its own and
+# the login shell execs the script's sh). Under any other runner only the
+# script itself. A watcher in the background holds stdin (an asynchronous
+# list gets /dev/null, so through fd 3); kill "$bg_cat" before the script
+# ends on its own, and it goes quietly.
+bg_watchin() {
+	bg_wk=$$
+	bg_proc $$
+	[ "$bg_pg" != $$ ] || bg_wk=0
+	exec 3<&0
+	(
+		trap 'kill "$bg_wc" 2>/dev/null; exit 0' TERM
+		cat <&3 >/dev/null 2>&1 &
+		bg_wc=$!
+		wait "$bg_wc"
+		kill -s KILL "$bg_wk"
+	) >/dev/null 2>&1 &
+	bg_cat=$!
+	exec 3<&-
+}
+
 # bg_deadline TENTHS: start the clock of a wait, a sleep of TENTHS tenths
 # of a second in the background that wakes this shell (USR1, trapped) when
 # it ends; bg_intime succeeds until then, and bg_dlnap naps a tenth of a

@@ -153,10 +153,7 @@ fi
 if [ "$bg_follow" = 1 ]; then
 	# Print whatever arrives until the job has ended; the sizes are taken
 	# after the job is seen to have ended, so its last bytes are drained.
-	exec 3<&0
-	cat <&3 >/dev/null 2>&1 &
-	bg_cat=$!
-	exec 3<&-
+	bg_watchin
 	while :; do
 		bg_ended=1
 		bg_running "$bg_d" && bg_ended=0

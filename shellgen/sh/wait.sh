@@ -1,10 +1,11 @@
 # wait.sh: wait until the jobs bg_refs names have ended (exit_code written
 # or wrapper gone), or with bg_any=1 one of them, polling on the host, then
-# print their observations. bg_limit (tenths of a second, 0: none) gives up
-# with a W timeout record. With bg_once=1 it looks once and, when the jobs
-# have not ended, prints W pending instead: the caller's trigger (fsnotify)
-# runs it again. It ends early, printing nothing more, when its stdin
-# closes (the caller went away).
+# print their observations. bg_limit (tenths of a second, 0: none; by the
+# clock, however long each look takes) gives up with a W timeout record.
+# With bg_once=1 it looks once and, when the jobs have not ended, prints W
+# pending instead: the caller's trigger (fsnotify) runs it again. When its
+# stdin closes (the caller went away) it ends at once, printing nothing
+# more, and so does every process it started (bg_watchin).
 bg_readroot
 bg_dirs=
 for bg_ref in $bg_refs; do
@@ -17,13 +18,11 @@ set -- $bg_dirs
 IFS=' 	
 '
 set +f
+bg_dl=
 if [ "$bg_once" != 1 ]; then
-	exec 3<&0
-	cat <&3 >/dev/null 2>&1 &
-	bg_cat=$!
-	exec 3<&-
+	bg_watchin
+	[ "$bg_limit" -eq 0 ] || bg_deadline "$bg_limit"
 fi
-bg_i=0
 while :; do
 	bg_left=0 bg_done=0
 	for bg_x in "$@"; do
@@ -35,13 +34,12 @@ while :; do
 		printf 'W\tpending\n'
 		break
 	fi
-	if [ "$bg_limit" -gt 0 ] && [ "$bg_i" -ge "$bg_limit" ]; then
+	if [ "$bg_limit" -gt 0 ] && ! bg_intime; then
 		printf 'W\ttimeout\n'
 		break
 	fi
 	kill -0 "$bg_cat" 2>/dev/null || exit 0
-	bg_nap
-	bg_i=$((bg_i + 1))
+	bg_dlnap
 done
-[ "$bg_once" = 1 ] || kill "$bg_cat" 2>/dev/null
+[ "$bg_once" = 1 ] || kill "$bg_cat" ${bg_dl:+"$bg_dl"} 2>/dev/null
 for bg_x in "$@"; do bg_obs "$bg_x"; done

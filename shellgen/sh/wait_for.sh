@@ -7,10 +7,12 @@
 # prompt ends without a newline), and CRs are not part of what is matched
 # (a terminal ends its lines with CR LF). The first matching line goes
 # out in D records (64 KiB at most, then a Z), then the observation. When the
-# job ends first: W ended; after bg_limit tenths of a second (0: never):
-# W timeout; with bg_once=1, looking once: F records with the offset each
-# log was read to and W pending (the caller's trigger runs it again from
-# there). It ends early, printing nothing more, when its stdin closes.
+# job ends first: W ended; after bg_limit tenths of a second (0: never; by
+# the clock, however long each look takes): W timeout; with bg_once=1,
+# looking once: F records with the offset each log was read to and W
+# pending (the caller's trigger runs it again from there). When its stdin
+# closes it ends at once, printing nothing more, and so does every process
+# it started, a slow grep too (bg_watchin).
 bg_readroot
 bg_find "$bg_ws" "$bg_ref" || bg_err "$bg_fk" "$bg_ref"
 # grep exits 2 on an expression it cannot compile.
@@ -22,17 +24,15 @@ bg_ga=-E
 if printf 'x\n' | grep -a x >/dev/null 2>&1; then bg_ga=-aE; fi
 bg_tty=0
 bg_ispty "$bg_d" && bg_tty=1
+bg_dl=
 if [ "$bg_once" != 1 ]; then
-	exec 3<&0
-	cat <&3 >/dev/null 2>&1 &
-	bg_cat=$!
-	exec 3<&-
+	bg_watchin
+	[ "$bg_limit" -eq 0 ] || bg_deadline "$bg_limit"
 fi
 # bg_untty: the bytes as matched, without the CRs of a PTY job.
 bg_untty() {
 	if [ "$bg_tty" = 1 ]; then tr -d '\r'; else cat; fi
 }
-bg_i=0
 bg_state=
 while :; do
 	# The sizes are taken after the job is seen to have ended, so its last
@@ -99,14 +99,13 @@ while :; do
 		bg_state=pending
 		break
 	fi
-	if [ "$bg_limit" -gt 0 ] && [ "$bg_i" -ge "$bg_limit" ]; then
+	if [ "$bg_limit" -gt 0 ] && ! bg_intime; then
 		bg_state=timeout
 		break
 	fi
 	kill -0 "$bg_cat" 2>/dev/null || exit 0
-	bg_nap
-	bg_i=$((bg_i + 1))
+	bg_dlnap
 done
-[ "$bg_once" = 1 ] || kill "$bg_cat" 2>/dev/null
+[ "$bg_once" = 1 ] || kill "$bg_cat" ${bg_dl:+"$bg_dl"} 2>/dev/null
 [ "$bg_state" = match ] || printf 'W\t%s\n' "$bg_state"
 bg_obs "$bg_d"

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/bgjob/bgjob"
+)
+
+// limit is how long a host has for its part of a verb that does not wait:
+// --host-timeout, extra on top (stop's grace); 0 when --host-timeout is 0.
+func (a *app) limit(extra time.Duration) time.Duration {
+	if a.hostTimeout <= 0 {
+		return 0
+	}
+	return a.hostTimeout + max(extra, 0)
+}
+
+// stopGrace is stop's time on top of --host-timeout: its grace (a
+// negative one waits for nothing).
+func stopGrace(grace time.Duration) time.Duration {
+	if grace == 0 {
+		return bgjob.DefaultGrace
+	}
+	return max(grace, 0)
+}
+
+// rmGrace is rm's time on top of --host-timeout: with --force, the grace
+// of the stop that comes first.
+func rmGrace(force bool) time.Duration {
+	if force {
+		return bgjob.DefaultGrace
+	}
+	return 0
+}
+
+// within bounds a verb that does not wait, on one host, connecting
+// included, by a.limit(extra): end turns the error of a call the bound cut
+// short into "HOST: no answer within 30s (--host-timeout)".
+func (a *app) within(ctx context.Context, extra time.Duration) (context.Context, func(error) error) {
+	ctx, end := bgjob.Within(ctx, a.limit(extra))
+	return ctx, func(err error) error {
+		if err = end(err); errors.Is(err, bgjob.ErrNoAnswer) {
+			err = fmt.Errorf("%s%w (--host-timeout)", hostLabel(a.host), err)
+		}
+		return err
+	}
+}
+
+// hostLabel is "HOST: " for a remote host, "" for this machine.
+func hostLabel(host string) string {
+	if host == "" {
+		return ""
+	}
+	return host + ": "
+}
+
+// waitClient connects for a wait of timeout (0: none), which bounds the
+// whole call, connecting included: it returns the client and what is left
+// of timeout once connected. A host not reached by then ends the wait as
+// its timeout does (ErrTimeout, exit status 124).
+func (a *app) waitClient(ctx context.Context, timeout time.Duration) (*bgjob.Client, func(), time.Duration, error) {
+	if timeout <= 0 {
+		c, release, err := a.client(ctx)
+		return c, release, 0, err
+	}
+	deadline := time.Now().Add(timeout)
+	dctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	c, release, err := a.client(dctx)
+	if err != nil {
+		if !time.Now().Before(deadline) && ctx.Err() == nil {
+			err = fmt.Errorf("%sno answer within %s: %w", hostLabel(a.host), timeout, bgjob.ErrTimeout)
+		}
+		return nil, nil, 0, err
+	}
+	// At least a moment, so that a host reached at the deadline still
+	// reports the jobs as they are.
+	return c, release, max(time.Until(deadline), time.Millisecond), nil
+}

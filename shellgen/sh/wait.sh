@@ -1,7 +1,7 @@
 # wait.sh: wait until the jobs bg_refs names have ended (exit_code written
 # or wrapper gone), or with bg_any=1 one of them, polling on the host, then
-# print their observations. bg_limit (tenths of a second, 0: none) gives up
-# with a W timeout record. With bg_once=1 it looks once and, when the jobs
+# print their observations. bg_limit (tenths of a second by the clock, 0:
+# none) gives up with a W timeout record. With bg_once=1 it looks once and, when the jobs
 # have not ended, prints W pending instead: the caller's trigger (fsnotify)
 # runs it again. It ends early, printing nothing more, when its stdin
 # closes (the caller went away).
@@ -23,7 +23,7 @@ if [ "$bg_once" != 1 ]; then
 	bg_cat=$!
 	exec 3<&-
 fi
-bg_i=0
+[ "$bg_once" = 1 ] || [ "$bg_limit" -eq 0 ] || bg_deadline "$bg_limit"
 while :; do
 	bg_left=0 bg_done=0
 	for bg_x in "$@"; do
@@ -35,13 +35,16 @@ while :; do
 		printf 'W\tpending\n'
 		break
 	fi
-	if [ "$bg_limit" -gt 0 ] && [ "$bg_i" -ge "$bg_limit" ]; then
+	if [ "$bg_limit" -gt 0 ] && ! bg_intime; then
 		printf 'W\ttimeout\n'
 		break
 	fi
-	kill -0 "$bg_cat" 2>/dev/null || exit 0
-	bg_nap
-	bg_i=$((bg_i + 1))
+	kill -0 "$bg_cat" 2>/dev/null || {
+		kill "$bg_dl" 2>/dev/null
+		exit 0
+	}
+	bg_dlnap
 done
 [ "$bg_once" = 1 ] || kill "$bg_cat" 2>/dev/null
+kill "$bg_dl" 2>/dev/null
 for bg_x in "$@"; do bg_obs "$bg_x"; done

@@ -32,8 +32,8 @@ fi
 bg_untty() {
 	if [ "$bg_tty" = 1 ]; then tr -d '\r'; else cat; fi
 }
-bg_i=0
 bg_state=
+[ "$bg_once" = 1 ] || [ "$bg_limit" -eq 0 ] || bg_deadline "$bg_limit"
 while :; do
 	# The sizes are taken after the job is seen to have ended, so its last
 	# bytes are matched.
@@ -80,14 +80,17 @@ while :; do
 		bg_state=pending
 		break
 	fi
-	if [ "$bg_limit" -gt 0 ] && [ "$bg_i" -ge "$bg_limit" ]; then
+	if [ "$bg_limit" -gt 0 ] && ! bg_intime; then
 		bg_state=timeout
 		break
 	fi
-	kill -0 "$bg_cat" 2>/dev/null || exit 0
-	bg_nap
-	bg_i=$((bg_i + 1))
+	kill -0 "$bg_cat" 2>/dev/null || {
+		kill "$bg_dl" 2>/dev/null
+		exit 0
+	}
+	bg_dlnap
 done
 [ "$bg_once" = 1 ] || kill "$bg_cat" 2>/dev/null
+kill "$bg_dl" 2>/dev/null
 [ "$bg_state" = match ] || printf 'W\t%s\n' "$bg_state"
 bg_obs "$bg_d"

@@ -350,13 +350,21 @@ func (fl *fleet) hostDown(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		defer cancel()
 		code, out, errs := bgjob(ctx, "--ssh-config", fl.cfg, "-H", "@"+fl.hosts, "-w", ws, "--parallel", "128", "wait", "--json", id)
 		done <- result{code, out, errs}
 	}()
-	// The wait script on the host names the job in its text.
+	// The wait script on the host names the job in its text. Connecting
+	// to a hundred hosts at once takes long on a loaded machine.
+	var early *result
 	waiting := func() bool {
+		select {
+		case r := <-done:
+			early = &r
+			return true
+		default:
+		}
 		for _, cmd := range down.Procs() {
 			if strings.HasPrefix(cmd, "sh -c ") && strings.Contains(cmd, id) {
 				return true
@@ -364,8 +372,11 @@ func (fl *fleet) hostDown(t *testing.T) {
 		}
 		return false
 	}
-	if !eventually(30*time.Second, waiting) {
-		t.Fatalf("no wait script ran on %s", down.Name)
+	if !eventually(90*time.Second, waiting) {
+		t.Fatalf("no wait script ran on %s within 90 s", down.Name)
+	}
+	if early != nil {
+		t.Fatalf("wait ended before its script ran on %s: exit %d: %s", down.Name, early.code, early.errs)
 	}
 	if err := down.Kill(); err != nil {
 		t.Fatal(err)

@@ -43,7 +43,9 @@ import (
 // BGJOB_INTERRUPT_SEED to replay one; every failure names it. The timing
 // of the machine is not replayed, so a replay reproduces the schedule, not
 // always the failure: run it a few times. BGJOB_INTERRUPT_BUDGET (a Go
-// duration, default 30s) bounds the time each target spends cutting.
+// duration, default 30s) bounds the time each target spends cutting, in
+// whole rounds of the verbs; BGJOB_INTERRUPT_VERBS (a comma list) picks
+// some of them.
 
 // interruptVerbs are the verbs the harness cuts short.
 var interruptVerbs = []string{"run", "run --wait", "status", "ls", "logs", "logs --new", "logs -f", "wait", "stop", "rm", "prune", "send"}
@@ -171,6 +173,9 @@ func (h *harness) run() {
 	h.mustRun("run", "-q", "-n", "slow", "--", "while :; do echo tick; sleep 0.2; done")
 
 	verbs := append([]string{}, interruptVerbs...)
+	if v := os.Getenv("BGJOB_INTERRUPT_VERBS"); v != "" {
+		verbs = strings.Split(v, ",")
+	}
 	start := time.Now()
 	// Whole rounds of every verb, each round in another order, until the
 	// budget is spent.
@@ -194,7 +199,11 @@ func (h *harness) cut(verb string) {
 		faults = append(faults, "drop", "drop")
 	}
 	fault := faults[h.rng.IntN(len(faults))]
-	delay := time.Duration(h.rng.IntN(600)) * time.Millisecond
+	// Half the cuts come early, where launching and connecting happen.
+	delay := time.Duration(h.rng.IntN(800)) * time.Millisecond
+	if h.rng.IntN(2) == 0 {
+		delay = time.Duration(h.rng.IntN(150)) * time.Millisecond
+	}
 	reader := fmt.Sprintf("r%d", h.trial)
 	h.what = fmt.Sprintf("%s trial %d: %s cut by %s after %s", h.name, h.trial, verb, fault, delay)
 

@@ -40,7 +40,10 @@ type fleetHost struct {
 func TestFleet(t *testing.T) {
 	f := sshtest.StartFleet(t, fleetHosts)
 	dir := t.TempDir()
-	cfg, err := f.WriteClientConfig(dir)
+	// A hundred handshakes at once on a loaded 2-core machine take longer
+	// than the default ConnectTimeout (10 s): every host answers here, so
+	// the timeout only has to be generous.
+	cfg, err := f.WriteClientConfig(dir, "ConnectTimeout 60")
 	if err != nil {
 		t.Fatal(err)
 	}

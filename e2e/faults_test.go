@@ -277,6 +277,13 @@ func TestFullDisk(t *testing.T) {
 		t.Fatalf("run: %s", errs)
 	}
 	bgjob(ctx, "--root", root, "wait", "fill")
+	// What the job's end freed (a block of a file it removed, seen once
+	// in a loaded run) is filled again: run below must meet a full disk.
+	if f, err := os.Create(filepath.Join(mnt, "filler")); err == nil {
+		for buf := make([]byte, 512); err == nil; _, err = f.Write(buf) {
+		}
+		f.Close()
+	}
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(mnt, &st); err != nil || st.Bavail != 0 {
 		t.Fatalf("the job did not fill the disk (%d blocks free, %v): the test proves nothing", st.Bavail, err)
@@ -377,7 +384,9 @@ func TestBigArgv(t *testing.T) {
 
 // TestCapHoldsAgainstAFastWriter: on a 64 MB tmpfs, yes with a 1 MiB
 // --max-log-size never fills the disk: the drain enforces the cap as it
-// writes, so the log never holds more than the cap and one read.
+// writes, so the log never holds more than the cap and one read. The test
+// watches until yes has written more than the disk holds; a machine too
+// loaded to write that much within a minute cannot show it.
 func TestCapHoldsAgainstAFastWriter(t *testing.T) {
 	t.Parallel()
 	_, root := tmpfsRoot(t, "64M")
@@ -388,8 +397,8 @@ func TestCapHoldsAgainstAFastWriter(t *testing.T) {
 	log := ""
 	maxBlocks := int64(0)
 	var written int64
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) {
+	start := time.Now()
+	for deadline := start.Add(time.Minute); written < 64<<20 && time.Now().Before(deadline); {
 		if log == "" {
 			if m, _ := filepath.Glob(filepath.Join(root, "default", "*", "stdout.log")); len(m) == 1 {
 				log = m[0]
@@ -405,11 +414,11 @@ func TestCapHoldsAgainstAFastWriter(t *testing.T) {
 	if code, _, errs := bgjob(ctx, "--root", root, "stop", "yes"); code != 0 {
 		t.Fatalf("stop: %s", errs)
 	}
-	if written < 64<<20 {
-		t.Fatalf("yes wrote only %d bytes in 3 s: the disk could not have filled, the test proves nothing", written)
-	}
 	if held := maxBlocks * 512; held > 1<<20+64<<10+64<<10 {
 		t.Errorf("the log held %d bytes on disk with a 1 MiB cap", held)
+	}
+	if written < 64<<20 {
+		t.Skipf("yes wrote only %d bytes in %s: the disk could not have filled, the test would prove nothing", written, time.Since(start).Round(time.Millisecond))
 	}
 	code, out, errs := bgjob(ctx, "--root", root, "status", "--json", "yes")
 	var jobs []jobdir.Job

@@ -40,7 +40,10 @@ type fleetHost struct {
 func TestFleet(t *testing.T) {
 	f := sshtest.StartFleet(t, fleetHosts)
 	dir := t.TempDir()
-	cfg, err := f.WriteClientConfig(dir)
+	// A hundred handshakes at once on a loaded 2-core machine take longer
+	// than the default ConnectTimeout (10 s): every host answers here, so
+	// the timeout only has to be generous.
+	cfg, err := f.WriteClientConfig(dir, "ConnectTimeout 60")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,13 +353,21 @@ func (fl *fleet) hostDown(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		defer cancel()
 		code, out, errs := bgjob(ctx, "--ssh-config", fl.cfg, "-H", "@"+fl.hosts, "-w", ws, "--parallel", "128", "wait", "--json", id)
 		done <- result{code, out, errs}
 	}()
-	// The wait script on the host names the job in its text.
+	// The wait script on the host names the job in its text. Connecting
+	// to a hundred hosts at once takes long on a loaded machine.
+	var early *result
 	waiting := func() bool {
+		select {
+		case r := <-done:
+			early = &r
+			return true
+		default:
+		}
 		for _, cmd := range down.Procs() {
 			if strings.HasPrefix(cmd, "sh -c ") && strings.Contains(cmd, id) {
 				return true
@@ -364,8 +375,11 @@ func (fl *fleet) hostDown(t *testing.T) {
 		}
 		return false
 	}
-	if !eventually(30*time.Second, waiting) {
-		t.Fatalf("no wait script ran on %s", down.Name)
+	if !eventually(90*time.Second, waiting) {
+		t.Fatalf("no wait script ran on %s within 90 s", down.Name)
+	}
+	if early != nil {
+		t.Fatalf("wait ended before its script ran on %s: exit %d: %s", down.Name, early.code, early.errs)
 	}
 	if err := down.Kill(); err != nil {
 		t.Fatal(err)

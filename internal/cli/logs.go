@@ -59,7 +59,7 @@ one. --follow holds one connection per host: with more hosts than
   bgjob logs --stderr --follow build | grep -m1 'listening on'
   bgjob logs --new --json tests          # only what arrived since the last --new
   bgjob logs --offset 1024 --json tests  # the bytes from 1024, and next_offset`,
-		Args: cobra.ExactArgs(1),
+		Args: needArgs(1, 1, "a job id or name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			picks := 0
 			for _, name := range []string{"tail", "head", "bytes", "offset", "new"} {

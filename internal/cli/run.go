@@ -87,7 +87,7 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
   bgjob run --stdin -n repl -- python3 -i && bgjob send repl $'print(1+1)\n'
   bgjob run --pty -n shell -- bash -i && bgjob send shell $'ls\n' && bgjob logs --plain shell
   bgjob run --pty --wait 60s --plain -- npm test   # a program that colours its output on a terminal`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needArgs(1, -1, "a command: bgjob run [flags] -- COMMAND [ARGS...]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if v := os.Getenv("BGJOB_KEEP"); v != "" && !cmd.Flags().Changed("keep") {
 				n, err := strconv.Atoi(v)

@@ -58,3 +58,4 @@ func TestUsageErrorsAndKinds(t *testing.T) {
 		})
 	}
 }
+

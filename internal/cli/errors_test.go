@@ -58,4 +58,3 @@ func TestUsageErrorsAndKinds(t *testing.T) {
 		})
 	}
 }
-

@@ -38,7 +38,8 @@ type Match struct {
 // the line. While the job runs only whole lines are matched. When the job
 // ends first the error wraps ErrNoMatch (the job tells how it ended); at
 // the timeout it wraps ErrTimeout; a pattern the host's grep cannot
-// compile wraps ErrUsage. Over SSH the host polls inside one script; on a
+// compile, or that grep -E reads otherwise than RE2 would (\d, (?i),
+// [\s]: checkERE), wraps ErrUsage. Over SSH the host polls inside one script; on a
 // runtime that is a Watcher the same script looks once each time a job
 // file changes (and once a second), going on from where it stopped. The
 // timeout holds on the client's clock too, as for Wait: a grep that takes
@@ -52,6 +53,9 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	}()
 	if strings.IndexByte(pattern, 0) >= 0 {
 		return jobdir.Job{}, Match{}, fmt.Errorf("%w: pattern %q holds a NUL byte, which no shell can pass", ErrUsage, pattern)
+	}
+	if err := checkERE(pattern); err != nil {
+		return jobdir.Job{}, Match{}, err
 	}
 	q := shellgen.WaitFor{Ref: ref, Pattern: pattern, Timeout: o.Timeout}
 	switch {

@@ -82,7 +82,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cmd.SetIn(stdin)
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
-	err := cmd.ExecuteContext(ctx)
+	failed, err := cmd.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
 	}
@@ -103,9 +103,12 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case isCobraUsage(err):
 		code = 2
 	}
+	if a.json {
+		printErrorJSON(stdout, err)
+	}
 	fmt.Fprintf(stderr, "bgjob: error: %v\n", err)
 	if code == 2 {
-		fmt.Fprintln(stderr, "bgjob: hint: see 'bgjob --help'")
+		fmt.Fprintf(stderr, "bgjob: hint: %s\n", helpHint(failed))
 	}
 	return code
 }
@@ -154,7 +157,7 @@ fails with "HOST: no answer within 30s (--host-timeout)". wait and run
 		Version:       versionText(),
 	}
 	cmd.SetVersionTemplate("{{.Version}}\n")
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
+	cmd.SetFlagErrorFunc(flagError)
 	f := cmd.PersistentFlags()
 	f.StringVarP(&a.workspace, "workspace", "w", "default", "workspace (env BGJOB_WORKSPACE)")
 	f.StringVar(&a.root, "root", "", "root directory of all jobs on the host (env BGJOB_ROOT; default /tmp/bgjob-$UID)")

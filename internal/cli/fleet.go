@@ -197,6 +197,7 @@ type hostJSON struct {
 	Kept    *[]keptJSON   `json:"kept,omitempty"`
 	Stopped *[]jobdir.Job `json:"stopped,omitempty"`
 	Error   string        `json:"error,omitempty"`
+	Kind    string        `json:"kind,omitempty"`
 }
 
 // hostReason is a host's error without the host's name, which the line
@@ -258,7 +259,7 @@ func jobsJSONWith(a *app, res []bgjob.Result[[]jobdir.Job], add func(*hostJSON))
 			out[i].Jobs = &jobs
 		}
 		if r.Err != nil {
-			out[i].Error = hostReason(r.Host, r.Err)
+			out[i].Error, out[i].Kind = hostReason(r.Host, r.Err), errorKind(r.Err)
 		}
 		if add != nil {
 			add(&out[i])
@@ -291,7 +292,7 @@ func (a *app) fleetRun(ctx context.Context, o runOptions) error {
 				out[i].Replaced, out[i].Running = h.Replaced, h.Running
 			}
 			if r.Err != nil {
-				out[i].Error = hostReason(r.Host, r.Err)
+				out[i].Error, out[i].Kind = hostReason(r.Host, r.Err), errorKind(r.Err)
 			} else {
 				out[i].Job = &r.Value
 			}
@@ -347,7 +348,7 @@ func (a *app) fleetList(ctx context.Context, o listOptions) error {
 		for i, r := range res {
 			out[i].Host = r.Host
 			if r.Err != nil {
-				out[i].Error = hostReason(r.Host, r.Err)
+				out[i].Error, out[i].Kind = hostReason(r.Host, r.Err), errorKind(r.Err)
 			}
 			if r.Value.Jobs != nil {
 				out[i].Jobs, out[i].Next = &r.Value.Jobs, r.Value.Next
@@ -447,7 +448,7 @@ func (a *app) fleetLogs(ctx context.Context, ref string, o bgjob.LogOptions, pla
 		for i, r := range res {
 			out[i].Host = r.Host
 			if r.Err != nil {
-				out[i].Error = hostReason(r.Host, r.Err)
+				out[i].Error, out[i].Kind = hostReason(r.Host, r.Err), errorKind(r.Err)
 			}
 			if r.Value.Job.ID != "" {
 				b := bufs[r.Host]

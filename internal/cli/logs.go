@@ -62,7 +62,7 @@ one. --follow holds one connection per host: with more hosts than
   bgjob logs --stderr --follow build | grep -m1 'listening on'
   bgjob logs --new --json tests          # only what arrived since the last --new
   bgjob logs --offset 1024 --json tests  # the bytes from 1024, and next_offset`,
-		Args: cobra.ExactArgs(1),
+		Args: needArgs(1, 1, "a job id or name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			picks := 0
 			for _, name := range []string{"tail", "head", "bytes", "offset", "new"} {
@@ -109,9 +109,9 @@ one. --follow holds one connection per host: with more hosts than
 	f.BoolVar(&o.Stdout, "stdout", false, "print only stdout.log")
 	f.BoolVar(&o.Stderr, "stderr", false, "print only stderr.log, on stdout")
 	f.BoolVar(&o.All, "all", false, "print both logs (the default)")
-	f.IntVarP(&o.Tail, "tail", "n", 0, "print only the last N lines")
-	f.IntVar(&o.Head, "head", 0, "print only the first N lines")
-	f.Int64Var(&o.Bytes, "bytes", 0, "print only the last N bytes")
+	f.IntVarP(&o.Tail, "tail", "n", 0, "print only the last N lines of each log (-n 2: two of stdout and two of stderr)")
+	f.IntVar(&o.Head, "head", 0, "print only the first N lines of each log")
+	f.Int64Var(&o.Bytes, "bytes", 0, "print only the last N bytes of each log")
 	f.Int64Var(&o.offset, "offset", 0, "print the bytes from this byte offset")
 	f.BoolVar(&o.New, "new", false, "print only what this reader has not read yet, and remember")
 	f.StringVar(&o.Reader, "reader", "", "name of the reader whose cursor --new moves (default \"default\")")

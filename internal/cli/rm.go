@@ -18,7 +18,7 @@ func (a *app) rmCommand() *cobra.Command {
 		Short: "Remove jobs and their files",
 		Long: `Remove ended jobs and their directories. A job with live processes is refused
 unless --force, which stops it first. Only the files bgjob writes are deleted.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needArgs(1, -1, "a job id or name"),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.rm(cmd.Context(), args, force) },
 	}
 	cmd.Flags().BoolVarP(&force, "force", "f", false, "stop running jobs first")

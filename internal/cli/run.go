@@ -76,8 +76,9 @@ The exit status is the command's own. A host without util-linux script 2.35
 or later (busybox and BSD have another) refuses, and no job is made.
 
 --wait D runs in the foreground for up to D: a job that ends in time has its
-output printed (stdout to stdout, stderr to stderr) and bgjob exits with its
-status. A job still running is left running in the background, with its
+output printed (stdout to stdout, stderr to stderr), a line on stderr names
+it ("bgjob: job ID exited with status N") and bgjob exits with its status. A
+job still running is left running in the background, with its
 logs kept from the start: bgjob prints its output so far, says so with the
 job id on stderr, and exits 75. Either way at most --max-bytes of output are
 printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
@@ -87,7 +88,7 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
   bgjob run --stdin -n repl -- python3 -i && bgjob send repl $'print(1+1)\n'
   bgjob run --pty -n shell -- bash -i && bgjob send shell $'ls\n' && bgjob logs --plain shell
   bgjob run --pty --wait 60s --plain -- npm test   # a program that colours its output on a terminal`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needArgs(1, -1, "a command: bgjob run [flags] -- COMMAND [ARGS...]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if v := os.Getenv("BGJOB_KEEP"); v != "" && !cmd.Flags().Changed("keep") {
 				n, err := strconv.Atoi(v)
@@ -284,6 +285,16 @@ func (a *app) promote(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runO
 	if running {
 		fmt.Fprintf(a.stderr, "bgjob: job %s is still running after %s; it goes on in the background\n", j.ID, o.wait)
 		return &exitError{code: exitRunning}
+	}
+	// The id in every case: the output may be cut, and the job read on.
+	for _, e := range jobs {
+		if e.Status != jobdir.StatusLost && e.ExitCode != nil {
+			how := fmt.Sprintf("%s with status %d", e.Status, *e.ExitCode)
+			if e.Reason != "" {
+				how += " (" + e.Reason + ")"
+			}
+			fmt.Fprintf(a.stderr, "bgjob: job %s %s\n", e.ID, how)
+		}
 	}
 	return jobExit(a, jobs)
 }

@@ -44,7 +44,7 @@ nothing behind, when the job ends before it has read it all, or after
   printf 'quit\n' | bgjob send repl -
   bgjob send --eof repl
   bgjob send shell $'\x03'                 # Ctrl-C to a job run with --pty`,
-		Args: cobra.RangeArgs(1, 2),
+		Args: needArgs(1, 2, "a job id or name, and the data (or - for stdin, or --eof)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case eof && len(args) == 2:

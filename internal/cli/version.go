@@ -8,6 +8,12 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// version and commit, when set at link time (task release: -ldflags "-X
+// github.com/bgjob/bgjob/internal/cli.version=v1.2.0 -X ...commit=4f2a9c1"),
+// stand for what the build information lacks: with -buildvcs=false, or
+// outside a git work tree, it holds no commit.
+var version, commit string
+
 // versionText says which bgjob this is, from the build information the Go
 // toolchain embeds: the module version ("devel" for a build from a work
 // tree), the commit and the Go version. For example:
@@ -32,6 +38,9 @@ func versionText() string {
 			modified = s.Value == "true"
 		}
 	}
+	if rev == "" {
+		rev = commit
+	}
 	if rev != "" {
 		if len(rev) > 12 {
 			rev = rev[:12]
@@ -51,6 +60,9 @@ func versionText() string {
 // moduleVersion is bgjob's module version, "devel" for a build from a work
 // tree.
 func moduleVersion() string {
+	if version != "" {
+		return version
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok || bi.Main.Version == "" || bi.Main.Version == "(devel)" {
 		return "devel"

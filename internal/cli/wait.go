@@ -59,7 +59,7 @@ When stdout is a terminal, a line on stderr says how each job ended.`,
 		Example: `  bgjob wait build
   bgjob wait --for 'listening on|ready' --timeout 30s server
   bgjob wait --any --timeout 10m a b c`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needArgs(1, -1, "a job id or name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Timeout < 0 {
 				return usageError("--timeout must not be negative")

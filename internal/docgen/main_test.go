@@ -89,7 +89,7 @@ func TestCheckFindsAStaleToolReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## job_start", "| `until_output` | string |", "| `wait_sec` | number or null |  | `3` |", "| `jobs[].tail` | string |"} {
+	for _, want := range []string{"## job_start", "| `until_output` | string |", "| `wait_sec` | number |  | `3` |", "| `jobs[].tail` | string |"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("the reference lacks %q", want)
 		}

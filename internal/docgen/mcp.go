@@ -105,6 +105,10 @@ func toolReference() ([]byte, error) {
 			return nil, fmt.Errorf("%s: output schema: %w", t.Name, err)
 		}
 		fmt.Fprintf(&w, "\n## %s\n\n%s\n\n", t.Name, joinLines(t.Description))
+		if a := t.Annotations; a != nil {
+			fmt.Fprintf(&w, "Title %q; hints: readOnlyHint %v, destructiveHint %v, idempotentHint %v, openWorldHint %v.\n\n",
+				t.Title, a.ReadOnlyHint, a.DestructiveHint != nil && *a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint != nil && *a.OpenWorldHint)
+		}
 		fmt.Fprintf(&w, "### Parameters\n\n| parameter | type | required | default | description |\n|---|---|---|---|---|\n")
 		for _, name := range sortedKeys(in.Properties) {
 			p := in.Properties[name]

@@ -116,18 +116,3 @@ func capTail(s string, max int) (string, bool) {
 	}
 	return s[cut:], true
 }
-
-// lastLines returns the last n lines of s (a last line without a newline
-// counts).
-func lastLines(s string, n int) string {
-	t := strings.TrimSuffix(s, "\n")
-	for i := len(t) - 1; i >= 0; i-- {
-		if t[i] == '\n' {
-			n--
-			if n == 0 {
-				return s[i+1:]
-			}
-		}
-	}
-	return s
-}

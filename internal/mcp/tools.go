@@ -16,21 +16,51 @@ import (
 )
 
 func (s *Server) addTools() {
-	tool := func(name, doc string, in *jsonschema.Schema) *sdk.Tool {
-		return &sdk.Tool{Name: name, Description: doc, InputSchema: in}
-	}
 	// Defaults are in the schemas for the model to see; the SDK fills them
 	// in, so each is what the handler does without it. since has none: "new"
 	// given means more than since left out (with tail_lines).
-	sdk.AddTool(s.sdk, tool("job_start", startDoc, schema[startIn](map[string]any{"wait_sec": 3, "line_buffered": true})), s.start)
-	sdk.AddTool(s.sdk, tool("job_output", outputDoc, schema[outputIn](map[string]any{"stream": "both"})), s.output)
-	sdk.AddTool(s.sdk, tool("job_wait", waitDoc, schema[waitIn](map[string]any{"timeout_sec": 30})), s.wait)
-	sdk.AddTool(s.sdk, tool("job_list", listDoc, schema[listIn](map[string]any{"limit": 20})), s.list)
-	sdk.AddTool(s.sdk, tool("job_stop", stopDoc, schema[stopIn](map[string]any{"signal": "TERM", "grace_sec": bgjob.DefaultGrace.Seconds()})), s.stop)
-	sdk.AddTool(s.sdk, tool("job_send", sendDoc, schema[sendIn](nil)), s.send)
+	sdk.AddTool(s.sdk, tool("job_start", startDoc, schema[startIn](map[string]any{"wait_sec": 3, "line_buffered": true}), hints{
+		title: "Start a background job", destructive: true, openWorld: true}), s.start)
+	sdk.AddTool(s.sdk, tool("job_output", outputDoc, schema[outputIn](map[string]any{"stream": "both"}), hints{
+		title: "Read a job's output", readOnly: true}), s.output)
+	sdk.AddTool(s.sdk, tool("job_wait", waitDoc, schema[waitIn](map[string]any{"timeout_sec": 30}), hints{
+		title: "Wait for jobs to end or print a line", readOnly: true, idempotent: true}), s.wait)
+	sdk.AddTool(s.sdk, tool("job_list", listDoc, schema[listIn](map[string]any{"limit": 20}), hints{
+		title: "List jobs", readOnly: true, idempotent: true}), s.list)
+	sdk.AddTool(s.sdk, tool("job_stop", stopDoc, schema[stopIn](map[string]any{"signal": "TERM", "grace_sec": bgjob.DefaultGrace.Seconds()}), hints{
+		title: "Stop jobs", destructive: true, idempotent: true}), s.stop)
+	sdk.AddTool(s.sdk, tool("job_send", sendDoc, schema[sendIn](nil), hints{
+		title: "Send input to a job", destructive: true, openWorld: true}), s.send)
 }
 
-// schema is the input schema inferred from In, with defaults set.
+// hints are a tool's annotations. job_output is a read, though it moves
+// the client's cursor (the reader's own bookkeeping): not idempotent, as a
+// second call returns what is new since. job_start and job_send run or feed
+// an arbitrary command, which may change anything and reach anything, hence
+// destructive and open-world; job_stop ends processes (destructive), and a
+// second stop of the same jobs changes nothing more. The other tools touch
+// only the jobs of the workspace (a closed world).
+type hints struct {
+	title                                        string
+	readOnly, destructive, idempotent, openWorld bool
+}
+
+// tool is a tool with its annotations and its description as one
+// paragraph: the descriptions are wrapped in the source for reading, and a
+// model reads a hard line break inside a sentence as a break.
+func tool(name, doc string, in *jsonschema.Schema, h hints) *sdk.Tool {
+	return &sdk.Tool{Name: name, Title: h.title, Description: unwrap(doc), InputSchema: in,
+		Annotations: &sdk.ToolAnnotations{Title: h.title, ReadOnlyHint: h.readOnly,
+			DestructiveHint: &h.destructive, IdempotentHint: h.idempotent, OpenWorldHint: &h.openWorld}}
+}
+
+// unwrap joins the lines of a description with spaces.
+func unwrap(doc string) string {
+	return strings.ReplaceAll(doc, "\n", " ")
+}
+
+// schema is the input schema inferred from In, with defaults set, in the
+// subset of JSON Schema that every client accepts (see oneType).
 func schema[In any](defaults map[string]any) *jsonschema.Schema {
 	sc, err := jsonschema.For[In](nil)
 	if err != nil {
@@ -47,7 +77,35 @@ func schema[In any](defaults map[string]any) *jsonschema.Schema {
 		}
 		p.Default = b
 	}
+	for _, p := range sc.Properties {
+		oneType(p)
+	}
 	return sc
+}
+
+// oneType gives a property one type: Gemini's function declarations take
+// one type per schema, and the whole request of a session fails (HTTP 400)
+// on a list such as ["null", "array"], which inference gives pointers and
+// slices. A property left out takes its default, so null is never needed.
+func oneType(p *jsonschema.Schema) {
+	if len(p.Types) > 0 {
+		var ts []string
+		for _, t := range p.Types {
+			if t != "null" {
+				ts = append(ts, t)
+			}
+		}
+		if len(ts) != 1 {
+			panic(fmt.Sprintf("schema property with types %v", p.Types))
+		}
+		p.Type, p.Types = ts[0], nil
+	}
+	if p.Items != nil {
+		oneType(p.Items)
+	}
+	for _, q := range p.Properties {
+		oneType(q)
+	}
 }
 
 // client returns the client for a tool's host argument, and the host.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,8 +15,7 @@ import (
 	"github.com/bgjob/bgjob/jobdir"
 )
 
-const waitDoc = `Block until jobs end (all of them, or the first with any), until a line matching until_output (a POSIX
-extended regular expression, e.g. "Listening on") appears in a job's output, or until timeout_sec (default 30,
+const waitDoc = `Block until jobs end (all of them, or the first with any), until a line matching until_output appears in a job's output, or until timeout_sec (default 30,
 max 600). Returns each job's status and exit code, the last 20 lines of each ended job, matched with the matching line,
 and timed_out when it gave up; the jobs keep running. Use this instead of polling job_output in a loop.`
 
@@ -23,7 +23,7 @@ type waitIn struct {
 	IDs         []string `json:"ids" jsonschema:"job ids or names"`
 	Any         bool     `json:"any,omitempty" jsonschema:"return when the first job ends"`
 	TimeoutSec  *float64 `json:"timeout_sec,omitempty" jsonschema:"give up after this many seconds (default 30, max 600)"`
-	UntilOutput string   `json:"until_output,omitempty" jsonschema:"return as soon as a line of output matches this POSIX extended regular expression"`
+	UntilOutput string   `json:"until_output,omitempty" jsonschema:"return as soon as a line of output matches this POSIX extended regular expression, as the host's grep -E reads it (e.g. Listening on|ready; [0-9], not \\d: a pattern that grep -E reads otherwise than RE2 would is refused)"`
 	Host        string   `json:"host,omitempty" jsonschema:"SSH host of the jobs (default: the server's host)"`
 }
 
@@ -95,20 +95,26 @@ func (s *Server) wait(ctx context.Context, req *sdk.CallToolRequest, in waitIn) 
 	if err != nil {
 		return nil, waitOut{}, err
 	}
+	return result("%s", waitText(out, timeout)), out, nil
+}
+
+// waitText says what out says, for a client that passes the model only the
+// text: every job's status and its whole tail, the match or the timeout.
+func waitText(out waitOut, timeout time.Duration) string {
 	var lines []string
+	switch {
+	case out.Matched != "":
+		lines = append(lines, fmt.Sprintf("matched in job %s: %s", out.MatchedID, out.Matched))
+	case out.TimedOut:
+		lines = append(lines, fmt.Sprintf("timed out after %s; the jobs keep running", timeout))
+	}
 	for _, wj := range out.Jobs {
 		lines = append(lines, fmt.Sprintf("job %s %s", wj.ID, exitText(wj.jobView)))
 		if wj.Tail != "" {
-			lines = append(lines, lastLines(wj.Tail, 5))
+			lines = append(lines, strings.TrimSuffix(wj.Tail, "\n"))
 		}
 	}
-	switch {
-	case out.Matched != "":
-		lines = append([]string{fmt.Sprintf("matched in job %s: %s", out.MatchedID, out.Matched)}, lines...)
-	case out.TimedOut:
-		lines = append([]string{fmt.Sprintf("timed out after %s; the jobs keep running", timeout)}, lines...)
-	}
-	return result("%s", strings.Join(lines, "\n")), out, nil
+	return strings.Join(lines, "\n")
 }
 
 // waitFor waits until a line of one of the jobs matches pattern, each job
@@ -151,7 +157,10 @@ func (s *Server) waitFor(ctx context.Context, c *bgjob.Client, ids []string, pat
 			out.TimedOut = true
 		case errors.Is(a.err, bgjob.ErrNoMatch), errors.Is(a.err, context.Canceled) && ctx.Err() == nil:
 		default:
-			errs = append(errs, a.err)
+			// A pattern refused is refused for each job: say it once.
+			if !slices.ContainsFunc(errs, func(e error) bool { return e.Error() == a.err.Error() }) {
+				errs = append(errs, a.err)
+			}
 		}
 	}
 	wg.Wait()

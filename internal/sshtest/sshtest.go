@@ -1,3 +1,5 @@
+//go:build !windows
+
 // Package sshtest runs a real OpenSSH sshd on 127.0.0.1 for tests.
 //
 // The server listens on a free port, has freshly generated ed25519 and ECDSA

@@ -1,3 +1,5 @@
+//go:build !windows
+
 // Package jobdirtest fabricates job directories in bgjob's on-disk format
 // (docs/format.md) for tests and benchmarks: a job that exited, was killed,
 // is running (with a real process), or was lost, with its logs, stop

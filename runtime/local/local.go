@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -54,8 +53,9 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		}
 		stdin = io.MultiReader(strings.NewReader(script), stdin)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	if err := ownGroup(cmd); err != nil {
+		return err
+	}
 	// A safety net for a descendant that keeps the script's output open;
 	// generous, since on a loaded machine reading what the script wrote
 	// can lag well behind its exit.

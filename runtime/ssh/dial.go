@@ -99,7 +99,7 @@ func (d *dialer) controlClient(ctx context.Context, path string) (*gossh.Client,
 // the SSH handshake and authentication within ConnectTimeout.
 func (d *dialer) handshake(ctx context.Context, via *gossh.Client, cfg *hostConfig) (*gossh.Client, error) {
 	addr := cfg.addr()
-	hk, err := newHostKeyChecker(cfg, d.opts.warn())
+	hk, err := newHostKeyChecker(cfg, d.opts.ConfigFile, d.opts.warn())
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/skeema/knownhosts"
 	gossh "golang.org/x/crypto/ssh"
 	xknownhosts "golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // hostKeyChecker verifies a server's host key against known_hosts following
@@ -24,15 +26,34 @@ type hostKeyChecker struct {
 	warn func(string)
 
 	err error // the refusal, set by check
+
+	configFile string // the ssh_config given, "" for the default
 }
 
-func newHostKeyChecker(cfg *hostConfig, warn func(string)) (*hostKeyChecker, error) {
+// sshCommand is the ssh command line that reaches the host as bgjob does:
+// with -F FILE when bgjob was given an ssh_config, which ssh alone would
+// not read.
+func (h *hostKeyChecker) sshCommand() string {
+	argv := []string{"ssh", h.cfg.name}
+	if h.configFile != "" {
+		argv = []string{"ssh", "-F", h.configFile, h.cfg.name}
+	}
+	if q, err := shellgen.QuoteArgv(argv); err == nil {
+		return q
+	}
+	return strings.Join(argv, " ")
+}
+
+// newHostKeyChecker checks the host keys of cfg's host; configFile is the
+// ssh_config bgjob was given ("" for the default), for the command a
+// refusal suggests.
+func newHostKeyChecker(cfg *hostConfig, configFile string, warn func(string)) (*hostKeyChecker, error) {
 	name := net.JoinHostPort(cfg.hostname, cfg.port)
 	if cfg.hostKeyAlias != "" {
 		// OpenSSH uses the alias as it is, without the port.
 		name = net.JoinHostPort(cfg.hostKeyAlias, "22")
 	}
-	h := &hostKeyChecker{cfg: cfg, name: name, warn: warn}
+	h := &hostKeyChecker{cfg: cfg, name: name, warn: warn, configFile: configFile}
 	var files []string
 	for _, f := range append(append([]string{}, cfg.userKnownHostsFiles...), cfg.globalKnownHostsFiles...) {
 		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
@@ -91,8 +112,8 @@ func (h *hostKeyChecker) verify(remote net.Addr, key gossh.PublicKey) error {
 			h.warn(fmt.Sprintf("permanently added %s (%s) to the list of known hosts", display, presented))
 			return nil
 		}
-		return fmt.Errorf("%w: no host key for %s is known (it presented %s); to trust it, check the fingerprint and run \"ssh %s\" once, or set StrictHostKeyChecking accept-new in the ssh config (known hosts files: %s)",
-			ErrUnknownHost, display, presented, h.cfg.name, strings.Join(h.cfg.userKnownHostsFiles, ", "))
+		return fmt.Errorf("%w: no host key for %s is known (it presented %s); to trust it, check the fingerprint and run \"%s\" once, or set StrictHostKeyChecking accept-new in the ssh config (known hosts files: %s)",
+			ErrUnknownHost, display, presented, h.sshCommand(), strings.Join(h.cfg.userKnownHostsFiles, ", "))
 
 	case knownhosts.IsHostKeyChanged(err):
 		var keyErr *xknownhosts.KeyError

@@ -176,7 +176,8 @@ func TestUnknownHostRefused(t *testing.T) {
 	if !errors.Is(err, ssh.ErrUnknownHost) {
 		t.Fatalf("err = %v, want ErrUnknownHost", err)
 	}
-	for _, s := range []string{"ssh target", "accept-new", e.srv.KnownHostsName()} {
+	// "ssh target" alone would not read the ssh_config bgjob was given.
+	for _, s := range []string{"ssh -F " + e.cfg + " target", "accept-new", e.srv.KnownHostsName()} {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("error %q does not mention %q", err, s)
 		}

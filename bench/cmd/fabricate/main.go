@@ -1,3 +1,5 @@
+//go:build !windows
+
 // Command fabricate creates ended jobs in bgjob's on-disk format for the
 // benchmark harness (bench/run.sh) and prints the id of the newest one.
 //

@@ -1,3 +1,5 @@
+//go:build !windows
+
 // Command fleet starts a simulated fleet of N OpenSSH hosts for benchmarks
 // (docs/benchmarks.md) with package internal/sshtest: each host is an sshd
 // in its own pid, mount and UTS namespace on 127.0.2.I. It needs root. It

@@ -1,3 +1,5 @@
+//go:build !windows
+
 // Command sshd starts a loopback OpenSSH sshd for the benchmark harness
 // (bench/run.sh) with package internal/sshtest, writes a client config for
 // it, prints the config's path and runs until it is sent SIGTERM or SIGINT

@@ -1,0 +1,81 @@
+package bgjob
+
+import (
+	"fmt"
+	"strings"
+)
+
+// checkERE refuses a pattern for grep -E that a reader used to RE2 or
+// Perl (a model, or the filter of job_output) would expect to mean
+// something else: grep -E reads \d as "d", \t as "t", (?i) as an error or a
+// literal, and a backslash inside [...] as a backslash. Everything else is
+// left to the host's grep, which reports what it cannot compile.
+func checkERE(pattern string) error {
+	bad := func(what, instead string) error {
+		return fmt.Errorf("%w: in %s, %s (the pattern is a POSIX extended regular expression, as grep -E reads it): %s", ErrUsage, pattern, what, instead)
+	}
+	for i := 0; i < len(pattern); i++ {
+		switch pattern[i] {
+		case '\\':
+			if i+1 == len(pattern) {
+				return nil // grep reports a trailing backslash
+			}
+			i++
+			c := pattern[i]
+			if instead, ok := perlEscapes[c]; ok {
+				return bad(fmt.Sprintf(`\%c is RE2 or Perl syntax, which grep -E reads as %c`, c, c), instead)
+			}
+		case '(':
+			if i+1 < len(pattern) && pattern[i+1] == '?' {
+				return bad("(? starts an RE2 or Perl group or flag, which grep -E does not have", "write the group as (...), and match case with [Aa]")
+			}
+		case '[':
+			end, backslash := bracketEnd(pattern, i)
+			if backslash {
+				return bad(`a backslash inside [...] matches a backslash in grep -E`, "use a class such as [[:digit:]] or [[:space:]], or [0-9]")
+			}
+			i = end
+		}
+	}
+	return nil
+}
+
+// perlEscapes are the escapes that RE2 reads as a class or a character and
+// grep -E as the letter itself, with what to write instead.
+var perlEscapes = map[byte]string{
+	'd': "use [0-9] or [[:digit:]]", 'D': "use [^0-9]",
+	't': "use a tab character or [[:blank:]]", 'n': "a line never holds a newline: match the line's end with $",
+	'r': "use [[:cntrl:]] or the character itself", 'f': "use the character itself", 'v': "use the character itself",
+	'x': "use the character itself", 'p': "use a class such as [[:alpha:]]", 'P': "use a class such as [^[:alpha:]]",
+	'A': "use ^", 'z': "use $", 'Q': "escape each special character with \\", 'E': "escape each special character with \\",
+}
+
+// bracketEnd returns the index of the ] that closes the bracket expression
+// at pattern[i] (len(pattern) when none does) and whether a backslash is in
+// it, outside [:class:], [=x=] and [.x.].
+func bracketEnd(pattern string, i int) (int, bool) {
+	j := i + 1
+	if j < len(pattern) && pattern[j] == '^' {
+		j++
+	}
+	if j < len(pattern) && pattern[j] == ']' {
+		j++ // a ] first is part of the set
+	}
+	backslash := false
+	for ; j < len(pattern); j++ {
+		switch pattern[j] {
+		case ']':
+			return j, backslash
+		case '\\':
+			backslash = true
+		case '[':
+			if j+1 < len(pattern) && strings.IndexByte(":=.", pattern[j+1]) >= 0 {
+				closing := string(pattern[j+1]) + "]"
+				if k := strings.Index(pattern[j+2:], closing); k >= 0 {
+					j += 2 + k + 1
+				}
+			}
+		}
+	}
+	return len(pattern), backslash
+}

@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/bgjob/bgjob"
+	sshrt "github.com/bgjob/bgjob/runtime/ssh"
+)
+
+// errorKinds name, for --json, the kind of a failure: a program tells "no
+// such job" from a timeout or an unreachable host without reading the
+// message (wait's exit status is the job's own, so 1 serves them all).
+var errorKinds = []struct {
+	err  error
+	kind string
+}{
+	{bgjob.ErrUsage, "usage"},
+	{bgjob.ErrNotFound, "not_found"},
+	{bgjob.ErrTimeout, "timeout"},
+	{context.DeadlineExceeded, "timeout"},
+	{bgjob.ErrNoMatch, "no_match"},
+	{bgjob.ErrBusy, "busy"},
+	{bgjob.ErrExists, "exists"},
+	{bgjob.ErrEnded, "ended"},
+	{bgjob.ErrNoStdin, "no_stdin"},
+	{bgjob.ErrNoPTY, "no_pty"},
+	{bgjob.ErrCursorBusy, "cursor_busy"},
+	{bgjob.ErrReadOnly, "read_only"},
+	{bgjob.ErrForeignFiles, "foreign_files"},
+	{bgjob.ErrRoot, "root"},
+	{sshrt.ErrUnknownHost, "host_key"},
+	{sshrt.ErrHostKeyChanged, "host_key"},
+	{bgjob.ErrHost, "host"},
+}
+
+// errorKind returns the kind of err for --json: one of errorKinds', or
+// "unreachable" (the host did not answer), "usage" (how bgjob was called)
+// or "error".
+func errorKind(err error) string {
+	var ee *exitError
+	if errors.As(err, &ee) && ee.code == 2 || isCobraUsage(err) {
+		return "usage"
+	}
+	for _, k := range errorKinds {
+		if errors.Is(err, k.err) {
+			return k.kind
+		}
+	}
+	var op *net.OpError
+	var dns *net.DNSError
+	if errors.As(err, &op) || errors.As(err, &dns) {
+		return "unreachable"
+	}
+	return "error"
+}
+
+// errorJSON is the --json form of an error: {"error": "...", "kind": "..."}.
+type errorJSON struct {
+	Error string `json:"error"`
+	Kind  string `json:"kind"`
+}
+
+func printErrorJSON(w io.Writer, err error) {
+	printJSON(w, errorJSON{Error: err.Error(), Kind: errorKind(err)})
+}
+
+// flagError is every command's answer to a flag it cannot parse: a usage
+// error that suggests the flag meant (--tiemout: --timeout).
+func flagError(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	name, ok := strings.CutPrefix(msg, "unknown flag: --")
+	if !ok {
+		return usageError("%v", err)
+	}
+	if s := closestFlag(cmd, name); s != "" {
+		return usageError("%v (did you mean --%s?)", err, s)
+	}
+	return usageError("%v", err)
+}
+
+// closestFlag returns the flag of cmd nearest to name: at most two edits
+// away (a swap counts one), or name a prefix of it; "" when none is.
+func closestFlag(cmd *cobra.Command, name string) string {
+	best, bestD := "", 3
+	visit := func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		d := editDistance(name, f.Name)
+		if len(name) >= 3 && strings.HasPrefix(f.Name, name) {
+			d = min(d, 1)
+		}
+		if d < bestD {
+			best, bestD = f.Name, d
+		}
+	}
+	cmd.Flags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	return best
+}
+
+// editDistance is the optimal string alignment distance of a and b:
+// insertions, deletions, substitutions and swaps of neighbours.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
+// needArgs accepts min to max arguments (max < 0: any number) and says
+// what is missing in the command's words: "wait needs a job id or name".
+func needArgs(min, max int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case len(args) < min:
+			return usageError("%s needs %s", cmd.Name(), what)
+		case max >= 0 && len(args) > max:
+			return usageError("%s takes at most %d argument(s), got %d: %s", cmd.Name(), max, len(args), strings.Join(args, " "))
+		}
+		return nil
+	}
+}
+
+// helpHint is the hint after a usage error: the help of the command that
+// failed.
+func helpHint(cmd *cobra.Command) string {
+	if cmd == nil {
+		return "see 'bgjob --help'"
+	}
+	return fmt.Sprintf("see '%s --help'", cmd.CommandPath())
+}

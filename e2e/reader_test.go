@@ -99,8 +99,9 @@ func TestFollowCappedFloodSlowReader(t *testing.T) {
 }
 
 // TestAutoPruneKeepsRecentlyEnded: run's pruning pass ages a job by when it
-// ended, not when it started: a job that started eight days ago and ended
-// a moment ago survives, while one that ended eight days ago goes.
+// ended, not when it started: of two jobs beyond the keep count, one that
+// started eight days ago and ended a moment ago survives, while one that
+// ended eight days ago goes.
 func TestAutoPruneKeepsRecentlyEnded(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -142,7 +143,18 @@ func TestAutoPruneKeepsRecentlyEnded(t *testing.T) {
 		dirs = append(dirs, dir)
 	}
 
-	c.SetAutoPrune(bg.DefaultKeep, bg.DefaultMaxAge)
+	// Run's pass removes only jobs beyond the newest --keep ended ones and
+	// ended more than 7 days ago: with a keep of 1 and a job that ended
+	// after both, "long" and "old" are beyond the count, so their age
+	// alone decides.
+	fresh, err := c.Run(ctx, bg.Spec{Argv: []string{"true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Wait(ctx, []string{fresh.ID}, bg.WaitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.SetAutoPrune(1, bg.DefaultMaxAge)
 	c.SetAutoPruneEvery(1)
 	if _, err := c.Run(ctx, bg.Spec{Argv: []string{"true"}}); err != nil {
 		t.Fatal(err)
@@ -161,9 +173,9 @@ func TestAutoPruneKeepsRecentlyEnded(t *testing.T) {
 	if _, err := c.Logs(ctx, "long", bg.LogOptions{}, &out, &out); err != nil || out.String() != "echo long\n"[5:] {
 		t.Errorf("logs of the job that started eight days ago and ended just now: %q, %v", out.String(), err)
 	}
-	p, err := c.Prune(ctx, bg.PruneOptions{Keep: bg.DefaultKeep, OlderThan: bg.DefaultMaxAge, DryRun: true})
+	p, err := c.Prune(ctx, bg.PruneOptions{Keep: 1000, OlderThan: bg.DefaultMaxAge, DryRun: true})
 	if err != nil || len(p) != 0 {
-		t.Errorf("prune --dry-run after the pass: %d jobs (%v), want none: run's pass and prune follow one rule", len(p), err)
+		t.Errorf("prune --dry-run after the pass: %d jobs (%v), want none: the job left ended a moment ago", len(p), err)
 	}
 }
 

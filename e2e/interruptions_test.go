@@ -304,8 +304,20 @@ func (h *harness) interrupt(args []string, stdin io.Reader, fault string, delay 
 		pid := cmd.Process.Pid
 		switch sig, group := strings.CutPrefix(fault, "group "); {
 		case fault == "drop":
-			if h.proxy.cut() > 0 {
-				h.cuts++
+			// A cut before the CLI has connected cuts nothing: cut again
+			// until one finds its connection, as logs -f and wait would
+			// otherwise never end.
+		cutting:
+			for {
+				if h.proxy.cut() > 0 {
+					h.cuts++
+					break
+				}
+				select {
+				case <-exited:
+					break cutting
+				case <-time.After(20 * time.Millisecond):
+				}
 			}
 		case group:
 			syscall.Kill(-pid, parseSig(sig))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -295,6 +296,10 @@ func TestFullDisk(t *testing.T) {
 	}
 	if j := jobs[0]; j.Status != jobdir.StatusExited || j.ExitCode == nil || *j.ExitCode == 0 || j.EndedAt == nil {
 		t.Errorf("the job that filled the disk is %s (exit %v, ended %v), want exited with head's failure", j.Status, j.ExitCode, j.EndedAt)
+	}
+	// ended_at to the millisecond fits the blank the launcher made.
+	if b, err := os.ReadFile(filepath.Join(jobs[0].Dir, "ended_at")); err != nil || !regexp.MustCompile(`^\S+\.\d{3}Z\n$`).Match(b) {
+		t.Errorf("ended_at on the full disk = %q (%v), want the time to the millisecond", b, err)
 	}
 	before, _ := os.ReadDir(filepath.Join(root, "default"))
 	code, out, errs = bgjob(ctx, "--root", root, "run", "--", "true")

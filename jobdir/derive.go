@@ -5,6 +5,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ScanProc is the process scan of a host with /proc: a job's processes
@@ -133,4 +134,24 @@ func sameStart(a, b string) bool {
 		return true
 	}
 	return strings.Join(strings.Fields(a), " ") == strings.Join(strings.Fields(b), " ")
+}
+
+// Duration returns how long j ran: until it ended, or until now while it
+// runs. An ended job is measured by its host's clock, from the wrapper's
+// start (HostStartedAt) to ended_at, where meta.json has the start;
+// otherwise, and while it runs, from started_at, the clock of the machine
+// that ran bgjob. It reports false when that is unknown (no start, or an
+// ended job without an end time).
+func (j Job) Duration(now time.Time) (time.Duration, bool) {
+	switch {
+	case j.StartedAt.IsZero():
+		return 0, false
+	case j.Status == StatusRunning:
+		return max(now.Sub(j.StartedAt), 0), true
+	case j.EndedAt != nil && j.HostStartedAt != nil:
+		return max(j.EndedAt.Sub(*j.HostStartedAt), 0), true
+	case j.EndedAt != nil:
+		return max(j.EndedAt.Sub(j.StartedAt), 0), true
+	}
+	return 0, false
 }

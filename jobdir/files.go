@@ -17,8 +17,11 @@ const (
 	DroppedSuffix = ".dropped"
 )
 
-// EndedAtLayout is the time layout of ended_at (always UTC).
-const EndedAtLayout = "2006-01-02T15:04:05Z"
+// EndedAtLayout is the time layout of ended_at and of meta.json's
+// host_started_at (always UTC, to the millisecond). Where the host's
+// date(1) has no %N the wrapper writes whole seconds
+// ("2006-01-02T15:04:05Z"); readers take both (RFC 3339).
+const EndedAtLayout = "2006-01-02T15:04:05.000Z"
 
 // The small job files are one line each. Their encoders below return the
 // exact bytes the wrapper, the launcher or stop writes; their decoders take
@@ -38,8 +41,8 @@ func DecodeExitCode(line string) (int, error) {
 	return code, nil
 }
 
-// EncodeEndedAt returns the content of ended_at: t in UTC to the second
-// (EndedAtLayout) and a newline.
+// EncodeEndedAt returns the content of ended_at: t in UTC to the
+// millisecond (EndedAtLayout) and a newline.
 func EncodeEndedAt(t time.Time) []byte { return []byte(t.UTC().Format(EndedAtLayout) + "\n") }
 
 // DecodeEndedAt parses the first line of ended_at.

@@ -28,12 +28,16 @@ func TestSmallFiles(t *testing.T) {
 		}
 	}
 
-	at := time.Date(2026, 11, 30, 1, 20, 0, 999_000_000, time.FixedZone("CET", 3600))
-	if got := string(jobdir.EncodeEndedAt(at)); got != "2026-11-30T00:20:00Z\n" {
-		t.Errorf("EncodeEndedAt() = %q, want UTC to the second", got)
+	at := time.Date(2026, 11, 30, 1, 20, 0, 999_400_000, time.FixedZone("CET", 3600))
+	if got := string(jobdir.EncodeEndedAt(at)); got != "2026-11-30T00:20:00.999Z\n" {
+		t.Errorf("EncodeEndedAt() = %q, want UTC to the millisecond", got)
 	}
-	if got, err := jobdir.DecodeEndedAt(string(jobdir.EncodeEndedAt(at))); err != nil || !got.Equal(at.Truncate(time.Second)) {
+	if got, err := jobdir.DecodeEndedAt(string(jobdir.EncodeEndedAt(at))); err != nil || !got.Equal(at.Truncate(time.Millisecond)) {
 		t.Errorf("DecodeEndedAt() = %v, %v", got, err)
+	}
+	// Whole seconds, from a host whose date(1) has no %N, and earlier versions.
+	if got, err := jobdir.DecodeEndedAt("2026-11-30T00:20:00Z\n"); err != nil || !got.Equal(at.Truncate(time.Second)) {
+		t.Errorf("DecodeEndedAt(whole seconds) = %v, %v", got, err)
 	}
 	if _, err := jobdir.DecodeEndedAt("yesterday"); err == nil {
 		t.Error("DecodeEndedAt(yesterday) succeeded")

@@ -125,6 +125,10 @@ type Meta struct {
 	// caller's (octal, e.g. "0022").
 	Buffering string `json:"buffering,omitempty"`
 	Umask     string `json:"umask,omitempty"`
+	// HostStartedAt is the host's clock when the wrapper started, as
+	// ended_at is the host's (nil where its date(1) printed no time, and
+	// for jobs of earlier versions): Job.Duration measures by one clock.
+	HostStartedAt *time.Time `json:"host_started_at,omitempty"`
 
 	// The identity of the wrapper process, written by the launcher on the
 	// host: its pid (also the job's process group), its start time (clock

@@ -43,10 +43,10 @@ var ErrMetaSize = errors.New("meta.json too large")
 const MetaProcessFormat = `,"pid":%s,"pgid":%s,"proc_start":"%s","boot_id":"%s"}` + "\n"
 
 // MetaHostFormat is the end of meta.json after EncodeMetaPrefix as the
-// wrapper writes it on the host: two %s for the optional fields only the
-// host knows, each "" or encoded with its leading comma (HostField), then
-// MetaProcessFormat.
-const MetaHostFormat = "%s%s" + MetaProcessFormat
+// wrapper writes it on the host: three %s for the optional fields only the
+// host knows (buffering, umask, host_started_at), each "" or encoded with
+// its leading comma (HostField), then MetaProcessFormat.
+const MetaHostFormat = "%s%s%s" + MetaProcessFormat
 
 // HostField returns the optional host field name with value v as it
 // follows EncodeMetaPrefix: `,"NAME":"V"`, or "" when v is "". v must need
@@ -66,6 +66,7 @@ type metaHead struct {
 	Meta
 	Buffering *struct{} `json:"buffering,omitempty"`
 	Umask     *struct{} `json:"umask,omitempty"`
+	HostStart *struct{} `json:"host_started_at,omitempty"`
 	PID       *struct{} `json:"pid,omitempty"`
 	PGID      *struct{} `json:"pgid,omitempty"`
 	ProcStart *struct{} `json:"proc_start,omitempty"`
@@ -117,6 +118,10 @@ func EncodeMeta(m Meta) ([]byte, error) {
 	if m.Umask != "" {
 		b = append(b, `,"umask":`...)
 		b = appendString(b, m.Umask)
+	}
+	if m.HostStartedAt != nil {
+		b = append(b, `,"host_started_at":`...)
+		b = appendString(b, m.HostStartedAt.UTC().Format(EndedAtLayout))
 	}
 	b = append(b, `,"pid":`...)
 	b = strconv.AppendInt(b, int64(m.PID), 10)

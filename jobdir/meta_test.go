@@ -31,6 +31,8 @@ func fullMeta() jobdir.Meta {
 	m.Buffering = "stdbuf -oL -eL, PYTHONUNBUFFERED=1"
 	m.Umask = "0022"
 	m.StartedAt = time.Date(2026, 11, 30, 0, 15, 2, 123_000_000, time.UTC)
+	hs := time.Date(2026, 11, 30, 0, 15, 2, 345_000_000, time.UTC)
+	m.HostStartedAt = &hs
 	m.Owner = &jobdir.Owner{Kind: jobdir.OwnerMCP, PID: 777, ProcStart: "123456", BootID: testBoot,
 		Hostname: "laptop", MachineID: "0123456789abcdef0123456789abcdef", PIDNamespace: "pid:[4026531836]", Keep: true}
 	return m
@@ -108,7 +110,7 @@ func TestMetaPrefix(t *testing.T) {
 		if err := json.Unmarshal(append(slices.Clone(prefix), '}'), &top); err != nil || bytes.Contains(prefix, []byte("\n")) {
 			t.Errorf("prefix %q: want one line of an object without its closing brace (%v)", prefix, err)
 		}
-		for _, k := range []string{"pid", "pgid", "proc_start", "boot_id", "buffering", "umask"} {
+		for _, k := range []string{"pid", "pgid", "proc_start", "boot_id", "buffering", "umask", "host_started_at"} {
 			if _, ok := top[k]; ok {
 				t.Errorf("prefix %q holds %s", prefix, k)
 			}
@@ -134,7 +136,7 @@ func TestMetaPrefix(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := string(prefix) + fmt.Sprintf(jobdir.MetaHostFormat, jobdir.HostField("buffering", m.Buffering), jobdir.HostField("umask", m.Umask),
-				strconv.Itoa(pf.pid), strconv.Itoa(pf.pgid), pf.start, pf.boot)
+				hostStart(m), strconv.Itoa(pf.pid), strconv.Itoa(pf.pgid), pf.start, pf.boot)
 			if got != string(want) {
 				t.Errorf("prefix + host fields = %q\nEncodeMeta         = %q", got, want)
 			}
@@ -323,4 +325,12 @@ func TestMetaNotUTF8(t *testing.T) {
 	if err != nil || got.Command != want.Command {
 		t.Errorf("DecodeMeta(raw bytes) = %q, %v; want %q", got.Command, err, want.Command)
 	}
+}
+
+// hostStart returns m's host_started_at as the wrapper appends it.
+func hostStart(m jobdir.Meta) string {
+	if m.HostStartedAt == nil {
+		return ""
+	}
+	return jobdir.HostField("host_started_at", m.HostStartedAt.UTC().Format(jobdir.EndedAtLayout))
 }

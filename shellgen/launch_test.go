@@ -164,7 +164,7 @@ func checkLaunch(t *testing.T, sh *shell, s1, s2, env, dir string) {
 	wantMeta := l.Meta
 	wantMeta.PID, wantMeta.PGID, wantMeta.ProcStart, wantMeta.BootID = onDisk.PID, onDisk.PGID, onDisk.ProcStart, onDisk.BootID
 	// The host's fields: the caller's umask, and what --line-buffered did.
-	wantMeta.Umask, wantMeta.Buffering = onDisk.Umask, onDisk.Buffering
+	wantMeta.Umask, wantMeta.Buffering, wantMeta.HostStartedAt = onDisk.Umask, onDisk.Buffering, onDisk.HostStartedAt
 	if len(onDisk.Umask) != 4 {
 		t.Errorf("meta.json records umask %q, want the caller's, e.g. 0022", onDisk.Umask)
 	}

@@ -3,6 +3,8 @@ package shellgen_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,6 +103,77 @@ func TestWrapperRecordsStatus(t *testing.T) {
 						t.Errorf("stdout.log = %q, want %q", out, tt.wantOut)
 					}
 				})
+			}
+		})
+	}
+}
+
+// TestWrapperDuration runs a one-second job under every shell, and under
+// busybox sh with busybox's date (which has no %N), and checks that its
+// duration, by the host's clock from the wrapper's start to ended_at, is
+// about a second: ended_at to the second made it "0s".
+func TestWrapperDuration(t *testing.T) {
+	precise := regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
+	whole := regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
+	cases := []struct {
+		sh          shell
+		busyboxDate bool
+	}{{allShells[0], false}, {allShells[1], false}, {allShells[2], false}, {allShells[2], true}}
+	for _, c := range cases {
+		name := c.sh.name
+		if c.busyboxDate {
+			name += " with busybox date"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			sh := c.sh
+			base := t.TempDir()
+			var env []string
+			want := precise
+			if c.busyboxDate {
+				// busybox picks its applet from the name it is called by.
+				bin := t.TempDir()
+				for _, applet := range []string{"sh", "date"} {
+					if err := os.Symlink(sh.path(t), filepath.Join(bin, applet)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				env = []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}
+				want = whole
+			}
+			target := shellgen.Target{Root: filepath.Join(base, "root"), Workspace: "w"}
+			now := time.Now().UTC().Truncate(time.Millisecond)
+			m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(now), Workspace: "w", Argv: []string{"sleep", "1"}, Env: []string{}, StartedAt: now}
+			m.Command, _ = shellgen.QuoteArgv(m.Argv)
+			script, err := shellgen.LaunchScript(shellgen.Launch{Target: target, Meta: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := func(script string) jobdir.Job {
+				if c.busyboxDate {
+					return runOne(t, nil, base, env, script)
+				}
+				return runOne(t, &sh, base, nil, script)
+			}
+			run(script)
+			dir := filepath.Join(target.Root, "w", m.ID)
+			waitExitCode(t, dir)
+			ended, _ := os.ReadFile(filepath.Join(dir, "ended_at"))
+			if !want.MatchString(strings.TrimSuffix(string(ended), "\n")) {
+				t.Errorf("ended_at = %q, want it to match %s", ended, want)
+			}
+			status, err := shellgen.StatusScript(target, []string{m.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			j := run(status)
+			if j.HostStartedAt == nil || !want.MatchString(j.HostStartedAt.UTC().Format(jobdir.EndedAtLayout)) && !c.busyboxDate ||
+				c.busyboxDate && j.HostStartedAt.Nanosecond() != 0 {
+				t.Errorf("host_started_at = %v, want the host's clock as ended_at has it", j.HostStartedAt)
+			}
+			d, ok := j.Duration(time.Now())
+			if j.Status != jobdir.StatusExited || !ok || d < 999*time.Millisecond || d > 30*time.Second {
+				t.Errorf("a one-second job: %s, duration %v (%v), want about a second", j.Status, d, ok)
 			}
 		})
 	}

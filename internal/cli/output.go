@@ -114,7 +114,7 @@ func printJob(w io.Writer, j jobdir.Job) {
 	if j.EndedAt != nil {
 		row("ended_at", j.EndedAt.Local().Format(time.RFC3339))
 	}
-	if d, ok := jobDuration(j, time.Now()); ok {
+	if d, ok := j.Duration(time.Now()); ok {
 		row("duration", durationText(d))
 	}
 	row("timeout", j.Timeout)
@@ -176,7 +176,7 @@ func (t *table) row(j jobdir.Job) {
 		name = "-"
 	}
 	dur := "-"
-	if d, ok := jobDuration(j, time.Now()); ok {
+	if d, ok := j.Duration(time.Now()); ok {
 		dur = durationText(d)
 	}
 	t.line(visible(j.Host), visible(j.ID), visible(j.Workspace), statusText(j), exitText(j), started, dur, ownerText(j.Owner, t.hostname), name, string(cmd))
@@ -252,21 +252,6 @@ func visible(s string) string {
 		i += n
 	}
 	return b.String()
-}
-
-// jobDuration returns how long j ran: until it ended, or until now while
-// it runs. It reports false when that is unknown (no start, or an ended
-// job without an end time).
-func jobDuration(j jobdir.Job, now time.Time) (time.Duration, bool) {
-	switch {
-	case j.StartedAt.IsZero():
-		return 0, false
-	case j.Status == jobdir.StatusRunning:
-		return max(now.Sub(j.StartedAt), 0), true
-	case j.EndedAt != nil:
-		return max(j.EndedAt.Sub(j.StartedAt), 0), true
-	}
-	return 0, false
 }
 
 // durationText prints d to the second: 12s, 3m05s, 2h03m, 3d04h.

@@ -179,7 +179,7 @@ func endText(j jobdir.Job) string {
 	case j.ExitCode != nil:
 		s += " " + strconv.Itoa(*j.ExitCode)
 	}
-	if d, ok := jobDuration(j, time.Now()); ok {
+	if d, ok := j.Duration(time.Now()); ok {
 		s += " after " + durationText(d)
 	}
 	return s

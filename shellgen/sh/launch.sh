@@ -31,7 +31,7 @@ fi
 # records how it ended, and so does a stop (stop.tmp) on a full disk.
 if printf '%s' "$bg_wrapper" >"$bg_d/job.sh" && { [ -z "$bg_script" ] || printf '%s\n' "$bg_script" >"$bg_d/command.sh"; } &&
 	printf '   \n' >"$bg_d/exit_code.tmp" &&
-	printf '                    \n' >"$bg_d/ended_at.tmp" && printf '%31s\n' '' >"$bg_d/stop.tmp" &&
+	printf '%24s\n' '' >"$bg_d/ended_at.tmp" && printf '%31s\n' '' >"$bg_d/stop.tmp" &&
 	{ [ "$bg_pty" != 1 ] || printf '                                       \n' >"$bg_d/exit_code.pty"; }; then
 	:
 else

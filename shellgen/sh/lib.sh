@@ -897,11 +897,18 @@ bg_rm() {
 
 # bg_epoch STAMP: set bg_ep to the seconds since 1970 of STAMP, a UTC time
 # written as in a job id (YYYYmmddTHHMMSS...) or in ended_at
-# (YYYY-mm-ddTHH:MM:SSZ); fail on anything else. Shell arithmetic only, so
+# (YYYY-mm-ddTHH:MM:SSZ, or with a fraction of a second, YYYY-mm-ddTHH:MM:SS.fffZ:
+# its whole seconds); fail on anything else. Shell arithmetic only, so
 # that it works with any date(1).
 bg_epoch() {
 	bg_ep=
 	case $1 in
+	[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].*[0-9]Z)
+		bg_ef=${1#*.}
+		case ${bg_ef%Z} in *[!0-9]*) return 1 ;; esac
+		bg_epoch "${1%%.*}Z"
+		return
+		;;
 	[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z)
 		bg_oifs=$IFS
 		IFS=-T:Z
@@ -924,6 +931,27 @@ bg_epoch() {
 	bg_ey=$((bg_ey - bg_eera * 400))
 	bg_eday=$((bg_eera * 146097 + bg_ey * 365 + bg_ey / 4 - bg_ey / 100 + (153 * bg_em + 2) / 5 + bg_eday - 1 - 719468))
 	bg_ep=$((bg_eday * 86400 + ${4#0} * 3600 + ${5#0} * 60 + ${6#0}))
+}
+
+# bg_stamp: set bg_ts to the host's clock as ended_at holds it: UTC,
+# YYYY-mm-ddTHH:MM:SS.fffZ (milliseconds, as started_at) where date(1)
+# knows %N, else to the second (busybox and BSD dates print it as it
+# is); fail, bg_ts "", when date prints no time at all.
+bg_stamp() {
+	bg_ts=$(date -u '+%Y-%m-%dT%H:%M:%S.%N' 2>/dev/null) || bg_ts=
+	bg_tf=${bg_ts#*.}
+	bg_ts=${bg_ts%%.*}
+	case $bg_ts in
+	[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]) ;;
+	*)
+		bg_ts=
+		return 1
+		;;
+	esac
+	case $bg_tf in
+	[0-9][0-9][0-9]*) case $bg_tf in *[!0-9]*) ;; *) bg_ts=$bg_ts.${bg_tf%"${bg_tf#???}"} ;; esac ;;
+	esac
+	bg_ts=${bg_ts}Z
 }
 
 # bg_now: set bg_nw to the host's clock, in seconds since 1970.

@@ -56,10 +56,14 @@ if [ "$bg_lb" = 1 ]; then
 fi
 bg_um=
 case $bg_umask in [0-7][0-7][0-7] | [0-7][0-7][0-7][0-7]) bg_um=',"umask":"'$bg_umask'"' ;; *) bg_umask= ;; esac
+# The host's clock at the start: with ended_at, the job's duration by one
+# clock (started_at is the caller's).
+bg_hs=
+if bg_stamp; then bg_hs=',"host_started_at":"'$bg_ts'"'; fi
 bg_boot=
 if [ -r /proc/sys/kernel/random/boot_id ]; then IFS= read -r bg_boot </proc/sys/kernel/random/boot_id; fi
 # shellcheck disable=SC2059 # the format is jobdir.MetaHostFormat
-if printf "$bg_metafmt" "$bg_meta" "$bg_buf" "$bg_um" "$$" "$$" "$bg_st" "$bg_boot" >"$bg_d/meta.json.tmp" &&
+if printf "$bg_metafmt" "$bg_meta" "$bg_buf" "$bg_um" "$bg_hs" "$$" "$$" "$bg_st" "$bg_boot" >"$bg_d/meta.json.tmp" &&
 	mv -f "$bg_d/meta.json.tmp" "$bg_d/meta.json"; then
 	printf '%s %s\n' "$$" "$bg_st"
 else
@@ -162,5 +166,5 @@ done
 # already exist. A PTY job whose status is unknown records none: it is
 # lost.
 [ -n "$bg_rc" ] || exit 0
-date -u '+%Y-%m-%dT%H:%M:%SZ' >"$bg_d/ended_at.tmp" 2>/dev/null && mv -f "$bg_d/ended_at.tmp" "$bg_d/ended_at"
+if bg_stamp; then printf '%s\n' "$bg_ts" >"$bg_d/ended_at.tmp" && mv -f "$bg_d/ended_at.tmp" "$bg_d/ended_at"; fi
 printf '%s\n' "$bg_rc" >"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"

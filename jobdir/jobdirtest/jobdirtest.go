@@ -278,6 +278,11 @@ func (mk *Maker) files(m jobdir.Meta, j Job) ([]file, error) {
 	if j.StderrDropped != 0 {
 		fs = append(fs, file{"stderr" + jobdir.DroppedSuffix, jobdir.EncodeDropped(j.StderrDropped)})
 	}
+	if j.State != Killed {
+		// The launcher's blank stop record, which a stop would have
+		// renamed to stop (docs/format.md).
+		fs = append(fs, file{jobdir.StopFile + ".tmp", []byte(strings.Repeat(" ", 31) + "\n")})
+	}
 	switch j.State {
 	case Killed:
 		code := j.ExitCode

@@ -15,7 +15,8 @@ const DefaultHostTimeout = 30 * time.Second
 // answerGrace is how long past a wait's timeout the client still waits for
 // the host's own answer, which reports the jobs as they stand. After it the
 // client gives up on the host, ends the script there (its stdin closes,
-// see bg_watchin) and reports the timeout without them.
+// see bg_watchin) and reports the timeout with the jobs as one look at them
+// within standingGrace finds them (none if the host does not answer).
 const answerGrace = time.Second
 
 // Within bounds one call to one host, connecting included, to d from now:

@@ -28,8 +28,14 @@ type WaitOptions struct {
 // on, its script there ended, and the jobs are those of the last look
 // (none over SSH).
 func (c *Client) Wait(ctx context.Context, refs []string, o WaitOptions) (jobs []jobdir.Job, err error) {
+	parent := ctx
 	ctx, end := waitBound(ctx, o.Timeout)
-	defer func() { err = end(err) }()
+	defer func() {
+		err = end(err)
+		if jobs == nil && errors.Is(err, ErrTimeout) && parent.Err() == nil {
+			jobs = c.standing(parent, refs)
+		}
+	}()
 	q := shellgen.Wait{Refs: refs, Any: o.Any, Timeout: o.Timeout}
 	w, watch := c.rt.(Watcher)
 	if !watch {
@@ -56,6 +62,22 @@ func (c *Client) Wait(ctx context.Context, refs []string, o WaitOptions) (jobs [
 		err = fmt.Errorf("waiting %s: %w", o.Timeout, ErrTimeout)
 	}
 	return jobs, err
+}
+
+// standingGrace bounds the look at the jobs after a wait whose host did not
+// answer within answerGrace of its timeout (a loaded host, a slow look).
+const standingGrace = 3 * time.Second
+
+// standing returns the jobs refs name as they stand, or nil when the host
+// does not answer within standingGrace: a wait that timed out without the
+// host's answer still reports the jobs when it can.
+func (c *Client) standing(ctx context.Context, refs []string) []jobdir.Job {
+	ctx, end := Within(ctx, standingGrace)
+	jobs, err := c.Status(ctx, refs...)
+	if end(err) != nil {
+		return nil
+	}
+	return jobs
 }
 
 // errPending is what a wait that looks once returns while the jobs run.

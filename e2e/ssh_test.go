@@ -31,7 +31,10 @@ func TestSSHConnectionDrop(t *testing.T) {
 	srv, _, g := sshJobs(t)
 	ctx := context.Background()
 
-	code, id, errs := bgjob(ctx, append(g, "run", "-q", "--", "sleep 2; exit 7")...)
+	// The job runs until the test lets it end, so that it is still running
+	// after the drop however long the drop takes on a loaded machine.
+	gate := filepath.Join(t.TempDir(), "go")
+	code, id, errs := bgjob(ctx, append(g, "run", "-q", "--", "while [ ! -e "+gate+" ]; do sleep 0.1; done; exit 7")...)
 	if code != 0 {
 		t.Fatalf("run: %d %s", code, errs)
 	}
@@ -51,6 +54,9 @@ func TestSSHConnectionDrop(t *testing.T) {
 	}
 	if jobs[0].Status != jobdir.StatusRunning || jobs[0].Host != "bgjob-test" {
 		t.Fatalf("after the drop the job is %s on %q, want running on bgjob-test", jobs[0].Status, jobs[0].Host)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	if code, _, errs := bgjob(ctx, append(g, "wait", id)...); code != 7 {
 		t.Fatalf("wait after reconnect: exit %d, want 7 (%s)", code, errs)

@@ -70,14 +70,30 @@ const standingGrace = 3 * time.Second
 
 // standing returns the jobs refs name as they stand, or nil when the host
 // does not answer within standingGrace: a wait that timed out without the
-// host's answer still reports the jobs when it can.
+// host's answer still reports the jobs when it can. The look runs aside and
+// is left to its context at the bound, as a stalled SSH channel need not
+// end when its context does.
 func (c *Client) standing(ctx context.Context, refs []string) []jobdir.Job {
-	ctx, end := Within(ctx, standingGrace)
-	jobs, err := c.Status(ctx, refs...)
-	if end(err) != nil {
+	ctx, cancel := context.WithTimeout(ctx, standingGrace)
+	defer cancel()
+	type looked struct {
+		jobs []jobdir.Job
+		err  error
+	}
+	ch := make(chan looked, 1)
+	go func() {
+		jobs, err := c.Status(ctx, refs...)
+		ch <- looked{jobs, err}
+	}()
+	select {
+	case l := <-ch:
+		if l.err != nil {
+			return nil
+		}
+		return l.jobs
+	case <-ctx.Done():
 		return nil
 	}
-	return jobs
 }
 
 // errPending is what a wait that looks once returns while the jobs run.

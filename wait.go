@@ -25,8 +25,9 @@ type WaitOptions struct {
 // On timeout it returns the jobs as they are and an error wrapping
 // ErrTimeout. The timeout holds on the client's clock too, whatever the
 // host does: a host that has not answered a second after it is given up
-// on, its script there ended, and the jobs are those of the last look
-// (none over SSH).
+// on, its script there ended, and the jobs are those of the last look,
+// or of one look at them bounded by standingGrace (none if that finds no
+// answer either).
 func (c *Client) Wait(ctx context.Context, refs []string, o WaitOptions) (jobs []jobdir.Job, err error) {
 	parent := ctx
 	ctx, end := waitBound(ctx, o.Timeout)

@@ -127,6 +127,7 @@ type job struct {
 	Skipped  int64         `json:"skipped_bytes"`
 	Trunc    bool          `json:"truncated"`
 	Next     *int64        `json:"next_offset"`
+	EndedAt  *time.Time    `json:"ended_at"`
 }
 
 type waited struct {
@@ -777,8 +778,13 @@ func TestSendEnded(t *testing.T) {
 
 // job_stop grace_sec 0 kills at once: a job that ignores TERM is killed
 // well within the default grace (2 s), which an omitted grace_sec waits.
+// Both are measured on the host's clock, from the stop the job directory
+// recorded (the stop file, written just before the TERM) to the end its
+// wrapper recorded, so that a loaded machine, which slows the calls
+// around the stop, does not decide the test.
 func TestStopGraceZero(t *testing.T) {
-	cs := serve(t, mcp.Options{})
+	root := t.TempDir()
+	cs := serve(t, mcp.Options{Root: root})
 	for _, tc := range []struct {
 		args   map[string]any
 		longer bool
@@ -789,14 +795,22 @@ func TestStopGraceZero(t *testing.T) {
 		call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}, "until_output": "ready"}, &w)
 		tc.args["ids"] = []string{st.ID}
 		var stopped struct{ Jobs []job }
-		t0 := time.Now()
 		call(t, cs, "job_stop", tc.args, &stopped)
-		took := time.Since(t0)
 		if len(stopped.Jobs) != 1 || exitCode(stopped.Jobs[0]) != 137 {
-			t.Errorf("%v: %+v, want killed by KILL (137)", tc.args, stopped.Jobs)
+			t.Fatalf("%v: %+v, want killed by KILL (137)", tc.args, stopped.Jobs)
 		}
+		var ended struct{ Jobs []job }
+		call(t, cs, "job_list", map[string]any{"search": st.ID}, &ended)
+		if len(ended.Jobs) != 1 || ended.Jobs[0].EndedAt == nil {
+			t.Fatalf("%v: %+v, want the job with its end", tc.args, ended.Jobs)
+		}
+		fi, err := os.Stat(filepath.Join(root, jobdir.DefaultWorkspace, st.ID, "stop"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		took := ended.Jobs[0].EndedAt.Sub(fi.ModTime())
 		if (took >= bgjob.DefaultGrace) != tc.longer {
-			t.Errorf("%v: the stop took %s; want it longer than the default grace %s: %v", tc.args, took, bgjob.DefaultGrace, tc.longer)
+			t.Errorf("%v: the job lived %s after its stop; want it longer than the default grace %s: %v", tc.args, took, bgjob.DefaultGrace, tc.longer)
 		}
 	}
 }

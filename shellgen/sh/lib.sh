@@ -1051,7 +1051,7 @@ bg_autoprune() {
 	for bg_ax in "$@"; do
 		if bg_isid "${bg_ax##*/}" && bg_epoch "${bg_ax##*/}"; then break; fi
 	done
-	if [ $# -le "$bg_keep" ] || [ $((bg_nw - bg_ep)) -le "$bg_age" ]; then
+	if [ $# -le "$bg_keep" ] || { [ "$bg_age" -gt 0 ] && [ $((bg_nw - bg_ep)) -le "$bg_age" ]; }; then
 		rm -rf "$bg_lk"
 		return 0
 	fi

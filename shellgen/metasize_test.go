@@ -3,6 +3,7 @@ package shellgen_test
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,6 +108,51 @@ func TestMetaSizeBound(t *testing.T) {
 					t.Errorf("refused: %v", refused)
 				}
 			})
+		})
+	}
+}
+
+// TestMetaRemovedWhileRead: a meta.json removed between the look that
+// finds it and the read (a concurrent rm or prune) leaves its job being
+// removed, not torn: a listing reports it as missing its meta.json, as a
+// removal under way, and never as meta.json that is not JSON (ls listed
+// such a job unreadable, "unexpected end of JSON input", while prune
+// removed it). A head(1) that removes the file before it fails makes the
+// race happen every time, on the read of a meta.json over 8 KiB.
+func TestMetaRemovedWhileRead(t *testing.T) {
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			kept := jobdirtest.Make(t, root, "w", jobdirtest.Job{Meta: jobdir.Meta{Name: "kept"}}).Meta
+			gone := jobdirtest.Make(t, root, "w", jobdirtest.Job{Meta: jobdir.Meta{Name: "gone"}, MetaSize: 100 << 10}).Meta
+			realHead, err := exec.LookPath("head")
+			if err != nil {
+				t.Fatal(err)
+			}
+			bin := t.TempDir()
+			fake := "#!/bin/sh\nfor a; do case $a in */meta.json) rm -f \"$a\"; exit 1 ;; esac; done\nexec " + realHead + " \"$@\"\n"
+			if err := os.WriteFile(filepath.Join(bin, "head"), []byte(fake), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			s, err := shellgen.ListScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.List{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			qbin, err := shellgen.Quote(bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs, _ := runJobs(t, sh, "PATH="+qbin+":$PATH\n"+s)
+			if _, err := os.Stat(filepath.Join(root, "w", gone.ID, jobdir.MetaFile)); !os.IsNotExist(err) {
+				t.Fatalf("the fake head did not remove the big meta.json: %v", err)
+			}
+			if j := jobs[kept.ID]; j.Status != jobdir.StatusExited {
+				t.Errorf("the other job: %s %q, want exited", j.Status, j.Error)
+			}
+			if j := jobs[gone.ID]; j.Status != jobdir.StatusUnreadable || j.Error != "meta.json is missing" {
+				t.Errorf("the job whose meta.json went during the read: %s %q, want unreadable, meta.json is missing", j.Status, j.Error)
+			}
 		})
 	}
 }

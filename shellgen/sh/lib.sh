@@ -53,6 +53,9 @@ bg_metaline() {
 	*1) bg_l=$(head -n 1 "$1/meta.json" 2>/dev/null) ;;
 	*) IFS= read -r bg_l 2>/dev/null <"$1/meta.json" || : ;;
 	esac
+	# A removal may take meta.json between the look above and the read: the
+	# job is then being removed, not torn.
+	[ -n "$bg_l$bg_mbig" ] || [ -e "$1/meta.json" ] || return 1
 	return 0
 }
 

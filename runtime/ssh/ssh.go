@@ -285,19 +285,25 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	return r.transportErr("running script", err)
 }
 
-// newSession opens a session, retrying briefly when the server refuses the
+// newSession opens a session, retrying while the server refuses the
 // channel: OpenSSH answers "open failed" once MaxSessions are open, and a
 // slot stays taken until the command it ran exits, even after the session
-// closed.
+// closed. On a loaded host that takes seconds (twelve tries, 7 s in all,
+// failed scripts that a slot would have run a moment later), so the tries
+// go on until ctx ends, or for sessionPatience when it has no deadline.
 func (r *Runtime) newSession(ctx context.Context) (*gossh.Session, error) {
 	delay := 20 * time.Millisecond
-	for attempt := 0; ; attempt++ {
+	giveUp := time.Now().Add(sessionPatience)
+	if d, ok := ctx.Deadline(); ok {
+		giveUp = d
+	}
+	for {
 		s, err := r.client.NewSession()
 		if err == nil {
 			return s, nil
 		}
 		var oce *gossh.OpenChannelError
-		if !errors.As(err, &oce) || oce.Reason == gossh.UnknownChannelType || attempt == 12 {
+		if !errors.As(err, &oce) || oce.Reason == gossh.UnknownChannelType || time.Now().After(giveUp) {
 			return nil, err
 		}
 		select {
@@ -308,6 +314,10 @@ func (r *Runtime) newSession(ctx context.Context) (*gossh.Session, error) {
 		delay = min(2*delay, time.Second)
 	}
 }
+
+// sessionPatience bounds how long newSession retries a refused channel
+// when its ctx has no deadline of its own.
+const sessionPatience = time.Minute
 
 func (r *Runtime) transportErr(op string, err error) error {
 	if lost := r.dialer.lostErr(); lost != nil {

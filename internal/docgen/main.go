@@ -76,7 +76,12 @@ func generate(dir string) error {
 	if os.Getenv("SOURCE_DATE_EPOCH") == "" {
 		hdr.Date = manDate()
 	}
-	if err := doc.GenManTree(root, hdr, filepath.Join(dir, "man")); err != nil {
+	// The man pages go through Markdown: a tree of their own, its help
+	// escaped as Markdown.
+	man := cli.Command()
+	man.DisableAutoGenTag = true
+	plainText(man)
+	if err := doc.GenManTree(man, hdr, filepath.Join(dir, "man")); err != nil {
 		return fmt.Errorf("man pages: %w", err)
 	}
 	return nil

@@ -28,9 +28,10 @@ type app struct {
 	root           string
 	workspace      string
 	// host is the one SSH host ("" for this machine); with several,
-	// hosts holds them all and host is "".
+	// hosts holds them all, each distinct host once, and host is "".
 	host      string
 	hosts     []string
+	fanout    bool // several hosts were named
 	hostArgs  []string
 	parallel  int
 	noPrefix  bool
@@ -140,7 +141,9 @@ tables gain a HOST column, --json prints one object per host, logs prefixes
 each line with "HOST: " and wait exits with the largest exit status. A host
 that fails does not stop the others: it gets one line on stderr,
 "bgjob: error: HOST: reason" ({"host", "error"} in --json), and bgjob exits
-non-zero.
+non-zero. Names that the ssh configuration sends to the same place (user,
+hostname, port, ProxyJump and ProxyCommand all equal) count as one host,
+the first, with a warning: they share a root.
 
 Every verb that does not wait (run without --wait, status, ls, logs without
 -f, rm, prune, send) gives each host --host-timeout to answer, connecting
@@ -178,7 +181,7 @@ fails with "HOST: no answer within 30s (--host-timeout)". wait and run
 		if a.hostTimeout < 0 {
 			return usageError("--host-timeout must not be negative")
 		}
-		return a.setHosts()
+		return a.setHosts(cmd.Context())
 	}
 	cmd.AddCommand(
 		a.runCommand(), a.statusCommand(), a.listCommand(), a.logsCommand(),

@@ -168,20 +168,8 @@ fails with "HOST: no answer within 30s (--host-timeout)". wait and run
 	f.IntVar(&a.parallel, "parallel", bgjob.DefaultParallel, "with several hosts, work on at most this many at once")
 	f.StringVar(&a.sshConfig, "ssh-config", "", "ssh_config file (env BGJOB_SSH_CONFIG; default ~/.ssh/config)")
 	f.DurationVar(&a.hostTimeout, "host-timeout", bgjob.DefaultHostTimeout, "give each host this long to answer a verb that does not wait, connecting included (0: no limit; env BGJOB_HOST_TIMEOUT)")
-	// The environment fills in flags not given, at run time, so that help
-	// and the generated docs do not depend on it.
 	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
-		for name, env := range map[string]string{"workspace": "BGJOB_WORKSPACE", "root": "BGJOB_ROOT", "host": "BGJOB_HOST", "ssh-config": "BGJOB_SSH_CONFIG", "host-timeout": "BGJOB_HOST_TIMEOUT"} {
-			if v := os.Getenv(env); v != "" && !cmd.Flags().Changed(name) {
-				if err := cmd.Flags().Set(name, v); err != nil {
-					return usageError("%s=%s: %v", env, v, err)
-				}
-			}
-		}
-		if a.hostTimeout < 0 {
-			return usageError("--host-timeout must not be negative")
-		}
-		return a.setHosts(cmd.Context())
+		return a.setup(cmd.Context(), cmd)
 	}
 	cmd.AddCommand(
 		a.runCommand(), a.statusCommand(), a.listCommand(), a.logsCommand(),
@@ -190,7 +178,26 @@ fails with "HOST: no answer within 30s (--host-timeout)". wait and run
 	)
 	// Listed in help and the generated docs like any other command.
 	cmd.InitDefaultCompletionCmd()
+	a.completions(cmd)
 	return cmd
+}
+
+// setup completes the global flags of cmd once they are parsed, before the
+// command runs (and before it completes a word: see complete.go). The
+// environment fills in flags not given, at run time, so that help and the
+// generated docs do not depend on it.
+func (a *app) setup(ctx context.Context, cmd *cobra.Command) error {
+	for name, env := range map[string]string{"workspace": "BGJOB_WORKSPACE", "root": "BGJOB_ROOT", "host": "BGJOB_HOST", "ssh-config": "BGJOB_SSH_CONFIG", "host-timeout": "BGJOB_HOST_TIMEOUT"} {
+		if v := os.Getenv(env); v != "" && !cmd.Flags().Changed(name) {
+			if err := cmd.Flags().Set(name, v); err != nil {
+				return usageError("%s=%s: %v", env, v, err)
+			}
+		}
+	}
+	if a.hostTimeout < 0 {
+		return usageError("--host-timeout must not be negative")
+	}
+	return a.setHosts(ctx)
 }
 
 // client connects to the host the flags name and returns a client and a

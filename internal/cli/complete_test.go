@@ -45,17 +45,18 @@ func TestCompletionOfASilentHost(t *testing.T) {
 	for _, env := range []string{"BGJOB_HOST", "BGJOB_HOST_TIMEOUT", "BGJOB_SSH_CONFIG", "BGJOB_WORKSPACE"} {
 		t.Setenv(env, "")
 	}
+	// What a shell runs for "bgjob -H silent logs <Tab>" and the like.
 	for _, line := range [][]string{
-		{"-H", "silent", "__complete", "logs", ""},
-		{"-H", "silent", "__complete", "-w", ""},
-		{"-H", "silent", "__complete", "run", "-n", ""},
+		{"-H", "silent", "logs", ""},
+		{"-H", "silent", "-w", ""},
+		{"-H", "silent", "run", "-n", ""},
 	} {
 		t.Run(strings.Join(line, " "), func(t *testing.T) {
 			before := accepted.Load()
 			var out, errb bytes.Buffer
 			done := make(chan int, 1)
 			go func() {
-				args := append([]string{"--root", filepath.Join(dir, "root"), "--ssh-config", cfg}, line...)
+				args := append([]string{"__complete", "--root", filepath.Join(dir, "root"), "--ssh-config", cfg}, line...)
 				done <- Run(context.Background(), args, strings.NewReader(""), &out, &errb)
 			}()
 			select {

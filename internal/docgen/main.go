@@ -69,6 +69,7 @@ func generate(dir string) error {
 	}
 	root := cli.Command()
 	root.DisableAutoGenTag = true
+	plainText(root, false)
 	if err := doc.GenMarkdownTree(root, dir); err != nil {
 		return fmt.Errorf("markdown: %w", err)
 	}
@@ -80,7 +81,7 @@ func generate(dir string) error {
 	// escaped as Markdown.
 	man := cli.Command()
 	man.DisableAutoGenTag = true
-	plainText(man)
+	plainText(man, true)
 	if err := doc.GenManTree(man, hdr, filepath.Join(dir, "man")); err != nil {
 		return fmt.Errorf("man pages: %w", err)
 	}

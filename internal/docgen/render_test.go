@@ -128,3 +128,48 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// TestMarkdownReferenceSaysWhatHelpSays: the Markdown reference escapes
+// the help's descriptions, so that a renderer shows them as help does: no
+// raw HTML such as "<root>" (GitHub drops the tag, and the text with it),
+// and with CommonMark's backslash escapes taken back, the help word for
+// word.
+func TestMarkdownReferenceSaysWhatHelpSays(t *testing.T) {
+	dir := t.TempDir()
+	if err := generate(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range commands(cli.Command()) {
+		file := strings.ReplaceAll(cmd.CommandPath(), " ", "_") + ".md"
+		t.Run(file, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join(dir, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			md := string(b)
+			if cmd.Long != "" {
+				_, synopsis, _ := strings.Cut(md, "### Synopsis\n")
+				synopsis, _, _ = strings.Cut(synopsis, "```")
+				if rawHTML.MatchString(synopsis) {
+					t.Errorf("the synopsis has raw HTML %q", rawHTML.FindString(synopsis))
+				}
+				md = synopsis
+			}
+			long := cmd.Long
+			if long == "" {
+				long = cmd.Short
+			}
+			shown := words(markdownEscape.ReplaceAllString(md, "$1"))
+			if want := words(long); !strings.Contains(shown, want) {
+				t.Errorf("the reference lacks the description as help gives it: %s", parting(shown, want))
+			}
+		})
+	}
+}
+
+var (
+	// rawHTML is an HTML tag that no backslash escapes.
+	rawHTML = regexp.MustCompile(`(^|[^\\])<[A-Za-z/]`)
+	// markdownEscape is a CommonMark backslash escape.
+	markdownEscape = regexp.MustCompile("\\\\([!-/:-@\\[-`{-~])")
+)

@@ -21,12 +21,12 @@ const (
 var orderedItem = regexp.MustCompile(`^([0-9]+)(\.)`)
 
 // plainText makes the help of cmd and the commands below it Markdown that
-// reads as the help does: cobra writes descriptions and flag usages into
-// the Markdown it turns into roff as they are, so "<root>/<id>/" was HTML
-// and vanished from the page, "\\[" lost a backslash, and indented example
-// lines ran into the sentence before. Examples need nothing: cobra fences
-// them.
-func plainText(cmd *cobra.Command) {
+// reads as the help does: cobra writes descriptions (and, in man pages,
+// flag usages) into Markdown as they are, so "<root>/<id>/" was HTML and
+// vanished from the page, "\\[" lost a backslash, and indented example
+// lines ran into the sentence before. With usages, the flags' usages too:
+// the Markdown reference fences them, as both fence the examples.
+func plainText(cmd *cobra.Command, usages bool) {
 	done := map[*pflag.Flag]bool{}
 	var walk func(*cobra.Command)
 	walk = func(c *cobra.Command) {
@@ -41,8 +41,10 @@ func plainText(cmd *cobra.Command) {
 				f.Usage = escapeMarkdown(f.Usage)
 			}
 		}
-		c.NonInheritedFlags().VisitAll(escape)
-		c.InheritedFlags().VisitAll(escape)
+		if usages {
+			c.NonInheritedFlags().VisitAll(escape)
+			c.InheritedFlags().VisitAll(escape)
+		}
 		for _, sub := range c.Commands() {
 			walk(sub)
 		}

@@ -275,15 +275,27 @@ func TestMCPOwnerPrune(t *testing.T) {
 
 // With several hosts, prune --json gives each host's stopped jobs; the
 // two names here are one sshd, so either may be the one that stops it.
+// bgjob-two goes there by another host name (localhost), so that bgjob
+// does not take the two for one host and use it once.
 func TestMCPOwnerFleetPrune(t *testing.T) {
 	t.Parallel()
 	bin := bgjobBinary(t)
 	srv, root, _ := sshJobs(t)
 	cfg := filepath.Join(t.TempDir(), "config")
-	if err := srv.WriteConfig(cfg, "bgjob-test bgjob-two"); err != nil {
+	kh := filepath.Join(filepath.Dir(cfg), "known_hosts")
+	two := srv.ConfigEntry("bgjob-two", kh, "HostName localhost", "HostKeyAlias bgjob-two")
+	if err := os.WriteFile(cfg, []byte(srv.ConfigEntry("bgjob-test", kh)+two), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.WriteKnownHosts(filepath.Join(filepath.Dir(cfg), "known_hosts"), false); err != nil {
+	if err := srv.WriteKnownHosts(kh, false); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := os.ReadFile(kh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys = append(keys, strings.ReplaceAll(string(keys), srv.KnownHostsName(), "bgjob-two")...)
+	if err := os.WriteFile(kh, keys, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	flags := []string{"--root", root, "--ssh-config", cfg}

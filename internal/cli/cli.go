@@ -28,9 +28,10 @@ type app struct {
 	root           string
 	workspace      string
 	// host is the one SSH host ("" for this machine); with several,
-	// hosts holds them all and host is "".
+	// hosts holds them all, each distinct host once, and host is "".
 	host      string
 	hosts     []string
+	fanout    bool // several hosts were named
 	hostArgs  []string
 	parallel  int
 	noPrefix  bool
@@ -140,7 +141,9 @@ tables gain a HOST column, --json prints one object per host, logs prefixes
 each line with "HOST: " and wait exits with the largest exit status. A host
 that fails does not stop the others: it gets one line on stderr,
 "bgjob: error: HOST: reason" ({"host", "error"} in --json), and bgjob exits
-non-zero.
+non-zero. Names that the ssh configuration sends to the same place (user,
+hostname, port, ProxyJump and ProxyCommand all equal) count as one host,
+the first, with a warning: they share a root.
 
 Every verb that does not wait (run without --wait, status, ls, logs without
 -f, rm, prune, send) gives each host --host-timeout to answer, connecting
@@ -165,20 +168,8 @@ fails with "HOST: no answer within 30s (--host-timeout)". wait and run
 	f.IntVar(&a.parallel, "parallel", bgjob.DefaultParallel, "with several hosts, work on at most this many at once")
 	f.StringVar(&a.sshConfig, "ssh-config", "", "ssh_config file (env BGJOB_SSH_CONFIG; default ~/.ssh/config)")
 	f.DurationVar(&a.hostTimeout, "host-timeout", bgjob.DefaultHostTimeout, "give each host this long to answer a verb that does not wait, connecting included (0: no limit; env BGJOB_HOST_TIMEOUT)")
-	// The environment fills in flags not given, at run time, so that help
-	// and the generated docs do not depend on it.
 	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
-		for name, env := range map[string]string{"workspace": "BGJOB_WORKSPACE", "root": "BGJOB_ROOT", "host": "BGJOB_HOST", "ssh-config": "BGJOB_SSH_CONFIG", "host-timeout": "BGJOB_HOST_TIMEOUT"} {
-			if v := os.Getenv(env); v != "" && !cmd.Flags().Changed(name) {
-				if err := cmd.Flags().Set(name, v); err != nil {
-					return usageError("%s=%s: %v", env, v, err)
-				}
-			}
-		}
-		if a.hostTimeout < 0 {
-			return usageError("--host-timeout must not be negative")
-		}
-		return a.setHosts()
+		return a.setup(cmd.Context(), cmd)
 	}
 	cmd.AddCommand(
 		a.runCommand(), a.statusCommand(), a.listCommand(), a.logsCommand(),
@@ -187,7 +178,26 @@ fails with "HOST: no answer within 30s (--host-timeout)". wait and run
 	)
 	// Listed in help and the generated docs like any other command.
 	cmd.InitDefaultCompletionCmd()
+	a.completions(cmd)
 	return cmd
+}
+
+// setup completes the global flags of cmd once they are parsed, before the
+// command runs (and before it completes a word: see complete.go). The
+// environment fills in flags not given, at run time, so that help and the
+// generated docs do not depend on it.
+func (a *app) setup(ctx context.Context, cmd *cobra.Command) error {
+	for name, env := range map[string]string{"workspace": "BGJOB_WORKSPACE", "root": "BGJOB_ROOT", "host": "BGJOB_HOST", "ssh-config": "BGJOB_SSH_CONFIG", "host-timeout": "BGJOB_HOST_TIMEOUT"} {
+		if v := os.Getenv(env); v != "" && !cmd.Flags().Changed(name) {
+			if err := cmd.Flags().Set(name, v); err != nil {
+				return usageError("%s=%s: %v", env, v, err)
+			}
+		}
+	}
+	if a.hostTimeout < 0 {
+		return usageError("--host-timeout must not be negative")
+	}
+	return a.setHosts(ctx)
 }
 
 // client connects to the host the flags name and returns a client and a

@@ -20,8 +20,9 @@ import (
 
 // setHosts reads the -H values: each is a host, a comma list, or @FILE
 // (one host or comma list a line, # comments). With one host bgjob works
-// as it always has; with several, every verb runs on all of them.
-func (a *app) setHosts() error {
+// as it always has; with several, every verb runs on all of them, once on
+// each distinct host (see distinctHosts).
+func (a *app) setHosts(ctx context.Context) error {
 	if a.parallel < 1 {
 		return usageError("--parallel must be at least 1")
 	}
@@ -59,7 +60,7 @@ func (a *app) setHosts() error {
 			return usageError("-H @%s: no hosts in the file", file)
 		}
 	}
-	a.host, a.hosts = "", hosts
+	a.host, a.hosts, a.fanout = "", hosts, len(hosts) > 1
 	switch {
 	case len(hosts) == 1:
 		a.host = hosts[0]
@@ -67,12 +68,15 @@ func (a *app) setHosts() error {
 		// Hosts report warnings concurrently.
 		a.stderr = &syncWriter{w: a.stderr}
 		a.prompts = &sharedPrompt{answers: map[string][]byte{}}
+		a.hosts = a.distinctHosts(ctx, hosts)
 	}
 	return nil
 }
 
-// many reports whether bgjob works on several hosts.
-func (a *app) many() bool { return len(a.hosts) > 1 }
+// many reports whether bgjob works on several hosts: whether several were
+// named, even if they turned out to be one, so that the output keeps the
+// form asked for.
+func (a *app) many() bool { return a.fanout }
 
 // fleet returns the fleet of the -H hosts, each host's part of a call
 // bounded by limit (0: none; see a.limit).

@@ -69,6 +69,7 @@ func generate(dir string) error {
 	}
 	root := cli.Command()
 	root.DisableAutoGenTag = true
+	plainText(root, false)
 	if err := doc.GenMarkdownTree(root, dir); err != nil {
 		return fmt.Errorf("markdown: %w", err)
 	}
@@ -76,7 +77,12 @@ func generate(dir string) error {
 	if os.Getenv("SOURCE_DATE_EPOCH") == "" {
 		hdr.Date = manDate()
 	}
-	if err := doc.GenManTree(root, hdr, filepath.Join(dir, "man")); err != nil {
+	// The man pages go through Markdown: a tree of their own, its help
+	// escaped as Markdown.
+	man := cli.Command()
+	man.DisableAutoGenTag = true
+	plainText(man, true)
+	if err := doc.GenManTree(man, hdr, filepath.Join(dir, "man")); err != nil {
 		return fmt.Errorf("man pages: %w", err)
 	}
 	return nil

@@ -99,7 +99,7 @@ type Launch struct {
 	Stdin bool
 	// Prune, unless nil, starts run's pruning pass after the launch: a
 	// bounded, detached pass over the workspace that removes jobs by the
-	// rule of PruneScript (see bg_autoprune in lib.sh).
+	// rule of PruneScript (see bg_autoprune in sh/lib/prune.sh).
 	Prune *Prune
 	// LineBuffered runs the command under "stdbuf -oL -eL" where the host
 	// has it, with PYTHONUNBUFFERED=1, so output reaches the logs line by

@@ -38,8 +38,8 @@ while :; do
 		printf 'W\ttimeout\n'
 		break
 	fi
-	kill -0 "$bg_cat" 2>/dev/null || exit 0
+	bg_present
 	bg_dlnap
 done
-[ "$bg_once" = 1 ] || kill "$bg_cat" ${bg_dl:+"$bg_dl"} 2>/dev/null
+[ "$bg_once" = 1 ] || bg_unwatch
 for bg_x in "$@"; do bg_obs "$bg_x"; done

@@ -103,9 +103,9 @@ while :; do
 		bg_state=timeout
 		break
 	fi
-	kill -0 "$bg_cat" 2>/dev/null || exit 0
+	bg_present
 	bg_dlnap
 done
-[ "$bg_once" = 1 ] || kill "$bg_cat" ${bg_dl:+"$bg_dl"} 2>/dev/null
+[ "$bg_once" = 1 ] || bg_unwatch
 [ "$bg_state" = match ] || printf 'W\t%s\n' "$bg_state"
 bg_obs "$bg_d"

@@ -10,8 +10,8 @@
 # in a group of their own; over SSH sshd gives each session its own and
 # the login shell execs the script's sh). Under any other runner only the
 # script itself. A watcher in the background holds stdin (an asynchronous
-# list gets /dev/null, so through fd 3); kill "$bg_cat" before the script
-# ends on its own, and it goes quietly.
+# list gets /dev/null, so through fd 3), its pid in bg_cat: between looks
+# the script calls bg_present, and bg_unwatch before it ends on its own.
 bg_watchin() {
 	bg_wk=$$
 	bg_proc $$
@@ -26,4 +26,17 @@ bg_watchin() {
 	) >/dev/null 2>&1 &
 	bg_cat=$!
 	exec 3<&-
+}
+
+# bg_present: go on while the caller is there; once it went away (the
+# watcher of bg_watchin is gone), end the script at once, printing nothing
+# more. A waiting loop calls it before each nap.
+bg_present() {
+	kill -0 "$bg_cat" 2>/dev/null || exit 0
+}
+
+# bg_unwatch: the script is ending on its own: end, quietly, the watcher
+# of bg_watchin and the clock of its wait (bg_dl of bg_deadline), if any.
+bg_unwatch() {
+	kill "$bg_cat" ${bg_dl:+"$bg_dl"} 2>/dev/null
 }

@@ -59,3 +59,28 @@ func TestClosureAcrossFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestAnatomyRejects checks that the goldens' Anatomy fails on a script
+// that is not exactly its variables, its closure and its files.
+func TestAnatomyRejects(t *testing.T) {
+	script, err := StatusScript(Target{Root: "/srv", Workspace: "w"}, []string{"build"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Anatomy(script); err != nil {
+		t.Fatalf("the script as generated: %v", err)
+	}
+	obs := library.text["bg_obs"]
+	for name, bad := range map[string]string{
+		"a function missing":     strings.Replace(script, obs, "", 1),
+		"a function not called":  strings.Replace(script, obs, obs+library.text["bg_stop"], 1),
+		"a function edited":      strings.Replace(script, obs, strings.Replace(obs, "printf", "echo", 1), 1),
+		"a line of no file":      script + "echo extra\n",
+		"a file edited":          strings.Replace(script, source("status.sh"), "bg_readroot\n", 1),
+		"functions out of order": strings.Replace(strings.Replace(script, obs, "", 1), library.text["bg_readroot"], library.text["bg_readroot"]+obs, 1),
+	} {
+		if _, err := Anatomy(bad); err == nil {
+			t.Errorf("%s: Anatomy accepted it", name)
+		}
+	}
+}

@@ -26,7 +26,7 @@ bg_signal() {
 # bg_stop SIGNAL GRACE REASON NOWAIT DIR...: stop the jobs in the DIRs,
 # all at once. For each: record the stop (unless the job has already
 # ended) and send SIGNAL to its processes (bg_live); then wait up to GRACE
-# tenths of a second, by the clock, for all of them to exit, SIGKILL what
+# milliseconds, by the clock, for all of them to exit, SIGKILL what
 # is left, one by one, and return once they are gone and (unless NOWAIT is
 # nowait: the wrapper's own timer) each wrapper has recorded its status.
 # The wrapper traps the signals sent to the group and is never sent KILL,
@@ -95,7 +95,7 @@ bg_stop() {
 		bg_sk=0
 		while bg_stopleft "$@" && [ "$bg_sk" -lt 100 ]; do
 			bg_kill KILL $bg_sp
-			if [ "$bg_sk" -lt 10 ]; then bg_nap 0.02; else bg_nap; fi
+			if [ "$bg_sk" -lt 10 ]; then bg_nap 20; else bg_nap; fi
 			bg_sk=$((bg_sk + 1))
 		done
 	fi
@@ -114,7 +114,7 @@ bg_stop() {
 		if [ -z "$bg_sw" ]; then
 			:
 		elif [ "$bg_sk" -lt 10 ]; then
-			bg_nap 0.02
+			bg_nap 20
 		else
 			bg_nap
 		fi

@@ -1,17 +1,35 @@
 # time.sh: time on the host. Naps (bg_nap), the clock of a wait
 # (bg_deadline: a wait is measured by the clock, never by counting naps),
 # and dates: a UTC stamp to seconds since 1970, the host's clock.
+#
+# One unit for durations: milliseconds, in every variable Go writes
+# (bg_limit, bg_grace, bg_rgrace, bg_timeout) and every argument (bg_nap,
+# bg_deadline, bg_stop's GRACE); bg_secs writes them as sleep(1) takes
+# them. Dates and ages are whole seconds since 1970 (bg_epoch, bg_now,
+# bg_age), the resolution of date(1) everywhere.
 
-# bg_nap [SECONDS]: sleep a tenth of a second, or SECONDS (a whole one
-# where sleep takes integers only; not when a signal ended the sleep
-# early, as the wrapper's TERM to its timer's group does).
-# shellcheck disable=SC2120 # the callers that pass SECONDS are in other files
-bg_nap() {
-	sleep "${1:-0.1}" 2>/dev/null || [ $? -gt 128 ] || sleep 1
+# bg_secs MS: set bg_sec to MS milliseconds in seconds, as sleep(1) takes
+# them: 1500 is 1.5, 20 is 0.02, 2000 is 2.
+bg_secs() {
+	bg_sec=$((1000 + $1 % 1000))
+	bg_sec=${bg_sec#1}
+	bg_sec=${bg_sec%0}
+	bg_sec=${bg_sec%0}
+	bg_sec=${bg_sec%0}
+	bg_sec=$(($1 / 1000))${bg_sec:+.$bg_sec}
 }
 
-# bg_deadline TENTHS: start the clock of a wait, a sleep of TENTHS tenths
-# of a second in the background that wakes this shell (USR1, trapped) when
+# bg_nap [MS]: sleep a tenth of a second, or MS milliseconds (a whole
+# second where sleep takes integers only; not when a signal ended the
+# sleep early, as the wrapper's TERM to its timer's group does).
+# shellcheck disable=SC2120 # the callers that pass MS are in other files
+bg_nap() {
+	bg_secs "${1:-100}"
+	sleep "$bg_sec" 2>/dev/null || [ $? -gt 128 ] || sleep 1
+}
+
+# bg_deadline MS: start the clock of a wait, a sleep of MS milliseconds
+# in the background that wakes this shell (USR1, trapped) when
 # it ends; bg_intime succeeds until then, and bg_dlnap naps a tenth of a
 # second, less when the clock ends meanwhile. A wait is measured by this
 # clock, never by counting naps, so it takes as long as it says however
@@ -22,7 +40,8 @@ bg_deadline() {
 	bg_dlme=$$
 	(
 		trap 'kill "$bg_dlx" 2>/dev/null; exit 0' TERM
-		sleep "$(($1 / 10)).$(($1 % 10))" &
+		bg_secs "$1"
+		sleep "$bg_sec" &
 		bg_dlx=$!
 		wait "$bg_dlx" && kill -s USR1 "$bg_dlme"
 	) >/dev/null 2>&1 &

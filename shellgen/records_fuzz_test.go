@@ -33,7 +33,7 @@ func decodeAll(b []byte) ([]fuzzRecord, error) {
 	return recs, err
 }
 
-// esc is bg_esc (sh/lib.sh) in Go: backslash, newline and tab escaped.
+// esc is bg_esc (sh/lib/records.sh) in Go: backslash, newline and tab escaped.
 func esc(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\t", `\t`).Replace(s)
 }

@@ -10,14 +10,19 @@ import (
 	"github.com/bgjob/bgjob/shellgen"
 )
 
-// TestScriptRecordsAreKnown: every record the files in sh/ print is a kind
-// records.go defines, with the fields it says, and the markers the scripts
-// print are the ones Decode looks for.
+// TestScriptRecordsAreKnown: every record the files in sh/ and sh/lib/
+// print is a kind records.go defines, with the fields it says, and the
+// markers the scripts print are the ones Decode looks for.
 func TestScriptRecordsAreKnown(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("sh", "*.sh"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scripts in sh/: %v", err)
 	}
+	lib, err := filepath.Glob(filepath.Join("sh", "lib", "*.sh"))
+	if err != nil || len(lib) == 0 {
+		t.Fatalf("no library in sh/lib/: %v", err)
+	}
+	files = append(files, lib...)
 	kinds := shellgen.RecordFields()
 	format := regexp.MustCompile(`printf '([^']*)'`)
 	record := regexp.MustCompile(`^([A-Z])((?:\\t(?:%s|[a-z0-9]+))*)$`)

@@ -9,9 +9,10 @@ import (
 )
 
 // The scripts, each a whole file in sh/: begin.sh starts every script,
-// lib.sh holds the functions they share, and each verb has one file.
+// each verb has one file, and sh/lib/ holds the functions they share, one
+// file per topic.
 //
-//go:embed sh/*.sh
+//go:embed sh/*.sh sh/lib/*.sh
 var shFiles embed.FS
 
 // The lines that frame a script's output (begin.sh and bg_end print them).
@@ -52,7 +53,7 @@ func (c *config) setBool(name string, v bool) {
 }
 
 // assemble returns the script made of the configuration, the functions of
-// lib.sh that the files call (directly or through one another), and the
+// the library that the files call (directly or through one another), and the
 // files, in order, with comments and indentation dropped.
 func assemble(c *config, files ...string) (string, error) {
 	if c.err != nil {
@@ -93,41 +94,57 @@ func minify(s string) string {
 	return b.String()
 }
 
-// lib is lib.sh split into its functions.
+// lib is the library, sh/lib/*.sh, split into its functions.
 type lib struct {
-	names []string          // in file order
+	names []string          // in the order of the files (by name), then in file order
+	file  map[string]string // name -> the file that defines it, e.g. "time.sh"
 	text  map[string]string // name -> minified definition
 }
 
 var funcRE = regexp.MustCompile(`(?m)^(bg_[a-z0-9_]+)\(\) \{\n`)
 
-// library is lib.sh, parsed once.
-var library = parseLib(func() string {
-	b, err := shFiles.ReadFile("sh/lib.sh")
+// library is sh/lib/*.sh, parsed once.
+var library = func() lib {
+	ents, err := shFiles.ReadDir("sh/lib")
 	if err != nil {
-		panic("shellgen: missing embedded lib.sh")
+		panic("shellgen: missing embedded sh/lib: " + err.Error())
 	}
-	return string(b)
-}())
+	l := lib{file: map[string]string{}, text: map[string]string{}}
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".sh") {
+			continue
+		}
+		b, err := shFiles.ReadFile("sh/lib/" + e.Name())
+		if err != nil {
+			panic("shellgen: " + err.Error())
+		}
+		l.parse(e.Name(), string(b))
+	}
+	return l
+}()
 
-func parseLib(src string) lib {
-	l := lib{text: map[string]string{}}
+// parse adds the functions of the library file named file, whose text is
+// src.
+func (l *lib) parse(file, src string) {
 	locs := funcRE.FindAllStringSubmatchIndex(src, -1)
 	for _, loc := range locs {
 		name := src[loc[2]:loc[3]]
 		end := strings.Index(src[loc[0]:], "\n}\n")
 		if end < 0 {
-			panic("shellgen: lib.sh: function " + name + " does not end with a line holding }")
+			panic("shellgen: lib/" + file + ": function " + name + " does not end with a line holding }")
+		}
+		if f, ok := l.file[name]; ok {
+			panic("shellgen: lib/" + file + ": function " + name + " is defined in lib/" + f + " too")
 		}
 		l.names = append(l.names, name)
+		l.file[name] = file
 		l.text[name] = minify(src[loc[0] : loc[0]+end+3])
 	}
-	return l
 }
 
-// closure returns the definitions of the functions that text calls,
-// directly or through one another, in lib.sh's order.
-func (l lib) closure(text string) string {
+// need returns the names of the functions that text calls, directly or
+// through one another, in the library's order.
+func (l lib) need(text string) []string {
 	need := map[string]bool{}
 	queue := []string{text}
 	for len(queue) > 0 {
@@ -140,11 +157,21 @@ func (l lib) closure(text string) string {
 			}
 		}
 	}
-	var b strings.Builder
+	var names []string
 	for _, name := range l.names {
 		if need[name] {
-			b.WriteString(l.text[name])
+			names = append(names, name)
 		}
+	}
+	return names
+}
+
+// closure returns the definitions of the functions that text calls,
+// directly or through one another, in the library's order.
+func (l lib) closure(text string) string {
+	var b strings.Builder
+	for _, name := range l.need(text) {
+		b.WriteString(l.text[name])
 	}
 	return b.String()
 }

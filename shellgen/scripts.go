@@ -99,7 +99,7 @@ type Launch struct {
 	Stdin bool
 	// Prune, unless nil, starts run's pruning pass after the launch: a
 	// bounded, detached pass over the workspace that removes jobs by the
-	// rule of PruneScript (see bg_autoprune in lib.sh).
+	// rule of PruneScript (see bg_autoprune in sh/lib/prune.sh).
 	Prune *Prune
 	// LineBuffered runs the command under "stdbuf -oL -eL" where the host
 	// has it, with PYTHONUNBUFFERED=1, so output reaches the logs line by
@@ -170,7 +170,7 @@ func LaunchScript(l Launch) (string, error) {
 	switch {
 	case l.Replace:
 		files = append(files, "launch_replace.sh")
-		c.setInt("bg_rgrace", tenths(l.Grace))
+		c.setInt("bg_rgrace", millis(l.Grace))
 	case m.Name != "":
 		files = append(files, "launch_name.sh")
 	}
@@ -267,10 +267,10 @@ func WrapperScript(l Launch) (string, error) {
 	c.setInt("bg_efd", efd)
 	timeout := ""
 	if l.Timeout > 0 {
-		timeout = strconv.FormatFloat(l.Timeout.Seconds(), 'f', -1, 64)
+		timeout = strconv.FormatInt(millis(l.Timeout), 10)
 	}
 	c.set("bg_timeout", timeout)
-	c.setInt("bg_grace", tenths(l.Grace))
+	c.setInt("bg_grace", millis(l.Grace))
 	c.setInt("bg_cap", max(l.MaxLogSize, 0))
 	files := []string{"wrapper_init.sh"}
 	if l.Timeout > 0 {
@@ -304,12 +304,13 @@ func commandFile(m jobdir.Meta) bool {
 	return len(m.Argv) == 0 && len(m.Command) > MaxArg
 }
 
-// tenths returns d in tenths of a second, rounded up; 0 for d <= 0.
-func tenths(d time.Duration) int64 {
+// millis returns d in milliseconds, rounded up; 0 for d <= 0. Every
+// duration a script takes is in milliseconds (see sh/lib/time.sh).
+func millis(d time.Duration) int64 {
 	if d <= 0 {
 		return 0
 	}
-	return int64((d + 99*time.Millisecond) / (100 * time.Millisecond))
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
 // StatusScript returns the script that prints the observation of each job
@@ -386,7 +387,7 @@ func StopScript(t Target, s Stop) (string, error) {
 	return t.refScript("stop.sh", s.Refs, func(c *config) {
 		c.setBool("bg_all", s.All)
 		c.set("bg_sig", sig)
-		c.setInt("bg_grace", tenths(s.Grace))
+		c.setInt("bg_grace", millis(s.Grace))
 	})
 }
 
@@ -408,7 +409,7 @@ type Wait struct {
 func WaitScript(t Target, w Wait) (string, error) {
 	return t.refScript("wait.sh", w.Refs, func(c *config) {
 		c.setBool("bg_any", w.Any)
-		c.setInt("bg_limit", tenths(w.Timeout))
+		c.setInt("bg_limit", millis(w.Timeout))
 		c.setBool("bg_once", w.Once)
 	})
 }
@@ -456,7 +457,7 @@ func WaitForScript(t Target, w WaitFor) (string, error) {
 		c.set("bg_streams", strings.Join(w.Streams, " "))
 		c.setInt("bg_from_stdout", max(w.Offsets["stdout"], 0))
 		c.setInt("bg_from_stderr", max(w.Offsets["stderr"], 0))
-		c.setInt("bg_limit", tenths(w.Timeout))
+		c.setInt("bg_limit", millis(w.Timeout))
 		c.setBool("bg_once", w.Once)
 	})
 }
@@ -584,7 +585,7 @@ func RemoveScript(t Target, r Remove) (string, error) {
 	return t.refScript("rm.sh", r.Refs, func(c *config) {
 		c.set("bg_dirs", strings.Join(r.Dirs, "\n"))
 		c.setBool("bg_force", r.Force)
-		c.setInt("bg_grace", tenths(r.Grace))
+		c.setInt("bg_grace", millis(r.Grace))
 	})
 }
 
@@ -663,6 +664,6 @@ func SendScript(t Target, s Send) (string, error) {
 	return t.script("send.sh", func(c *config) {
 		c.set("bg_ref", s.Ref)
 		c.setBool("bg_eof", s.EOF)
-		c.setInt("bg_limit", tenths(s.Timeout))
+		c.setInt("bg_limit", millis(s.Timeout))
 	})
 }

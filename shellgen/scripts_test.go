@@ -17,6 +17,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the generators")
 
+// The goldens hold what Go decides for each script (shellgen.Anatomy): the
+// variables it writes, the files of sh/ and the functions of sh/lib/ the
+// script is made of. What the scripts do is tested by running them under
+// every shell (allShells), not by their text.
+
 const goldenID = "20261130T001502-k3f9q2"
 
 func goldenMeta() jobdir.Meta {
@@ -32,7 +37,7 @@ func goldenMeta() jobdir.Meta {
 var goldenTarget = shellgen.Target{Root: "/srv/bgjob", Workspace: jobdir.DefaultWorkspace}
 
 // generators lists every script generator with representative specs; each
-// has a golden file testdata/NAME.golden.
+// has a golden file testdata/NAME.golden, its anatomy.
 func generators() []struct {
 	name string
 	gen  func() (string, error)
@@ -164,7 +169,10 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := script
+			got, err := shellgen.Anatomy(script)
+			if err != nil {
+				t.Fatal(err)
+			}
 			file := filepath.Join("testdata", g.name+".golden")
 			if *update {
 				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
@@ -177,7 +185,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("%v (run go test -update to create it)", err)
 			}
 			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("script differs from %s (-want +got); run go test -update if the change is intended:\n%s", file, diff)
+				t.Errorf("what Go decides for the script differs from %s (-want +got); run go test -update if the change is intended:\n%s", file, diff)
 			}
 		})
 	}

@@ -3,7 +3,7 @@
 # it makes the job's directory. Every job of the workspace with that name
 # and live processes (bg_busy: a running wrapper, or processes left
 # behind) is stopped as bgjob stop does, all at once (TERM, KILL after
-# bg_rgrace tenths of a second, then wait until their processes are gone,
+# bg_rgrace milliseconds, then wait until their processes are gone,
 # so that what they held, such as a port, is free): for each an H replaced
 # record and its observation. Runs with --replace of one name take turns:
 # the lock .names/.lock.NAME (bg_namelk), a directory holding its holder's
@@ -42,9 +42,9 @@ bg_samename() {
 }
 
 # bg_namelock: take the lock of bg_name's --replace runs (bg_namelk),
-# waiting up to bg_rgrace tenths of a second and 30 s more (a holder stops
-# the jobs of the name, then launches), or end the script with an E
-# namebusy record. A lock whose holder is gone is taken over in place (its
+# waiting for bg_rgrace milliseconds and 30 s more, counted in naps of a
+# tenth of a second (a holder stops the jobs of the name, then launches),
+# or end the script with an E namebusy record. A lock whose holder is gone is taken over in place (its
 # owner file renamed away, then written anew); one that has had no holder
 # for 2 s (one killed between its mkdir and its write) is removed and made
 # again. An owner file still empty (its holder between opening and writing
@@ -86,7 +86,7 @@ bg_namelock() {
 			fi
 		fi
 		bg_ni=$((bg_ni + 1))
-		[ "$bg_ni" -lt $((bg_rgrace + 300)) ] || bg_err namebusy "$bg_name"
+		[ "$bg_ni" -lt $(((bg_rgrace + 99) / 100 + 300)) ] || bg_err namebusy "$bg_name"
 		bg_nap
 	done
 	printf '%s\n' "$bg_nown" >"$bg_nk/owner"

@@ -169,9 +169,9 @@ if [ "$bg_follow" = 1 ]; then
 			fi
 		done
 		[ "$bg_ended" = 1 ] && break
-		kill -0 "$bg_cat" 2>/dev/null || exit 0
+		bg_present
 		bg_nap
 	done
-	kill "$bg_cat" 2>/dev/null
+	bg_unwatch
 	bg_obs "$bg_d"
 fi

@@ -2,7 +2,7 @@
 # (one per line, as earlier observations reported them): an R record for
 # each removed, E records for refusals. A job with live processes is
 # refused unless bg_force=1, which stops it first (KILL after bg_grace
-# tenths of a second).
+# milliseconds).
 bg_readroot
 bg_rmone() {
 	if [ "$bg_force" = 1 ] && [ -d "$1" ] && [ ! -L "$1" ] && bg_busy "$1"; then

@@ -2,7 +2,8 @@
 # names (started with --stdin), or with bg_eof=1 end the keeper that holds
 # the FIFO open, so the command reads end of file. Then print the job's
 # observation. A copy the job does not take fails: E ended when the job
-# ends first, E timeout after bg_limit tenths of a second (0: no limit),
+# ends first, E timeout after bg_limit milliseconds (0: no limit; by the
+# clock, however long each look takes),
 # after a G record with the bytes the copy delivered where the host tells;
 # either way the copy is ended, so nothing is left behind. A PTY job
 # whose input send --eof closed refuses more (E ended, as one that closed
@@ -57,7 +58,7 @@ else
 					break
 					;;
 				esac
-				bg_nap 0.02
+				bg_nap 20
 				bg_j=$((bg_j + 1))
 			done
 			kill -KILL "$bg_c" 2>/dev/null
@@ -69,7 +70,7 @@ else
 	if ! wait "$bg_c"; then
 		# No reader is left: the job is ending, or closed its stdin. It
 		# has two seconds to end.
-		bg_deadline 20
+		bg_deadline 2000
 		while bg_running "$bg_d" && bg_intime; do bg_dlnap; done
 		kill "$bg_dl" 2>/dev/null
 		bg_running "$bg_d" || bg_err ended "job $bg_ref ended before it read all the input"

@@ -1,6 +1,6 @@
 # stop.sh: stop the jobs bg_refs names, or with bg_all=1 every job of the
 # workspace that has live processes, all at once: signal bg_sig, KILL
-# after bg_grace tenths of a second. For each, an O record with the
+# after bg_grace milliseconds. For each, an O record with the
 # outcome (stopped, gone, untied) and then its observation.
 bg_readroot
 bg_sel=

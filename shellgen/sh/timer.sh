@@ -1,6 +1,6 @@
 # timer.sh: "job.sh timer PID", the --timeout timer of the job whose
-# wrapper is PID: after bg_timeout seconds stop the job as bgjob stop would
-# (TERM, KILL after bg_grace tenths of a second), unless the wrapper ends
+# wrapper is PID: after bg_timeout milliseconds stop the job as bgjob stop
+# would (TERM, KILL after bg_grace milliseconds), unless the wrapper ends
 # the timer first (TERM while it sleeps). One sleep of the whole timeout
 # measures the time and wakes the timer with USR1; meanwhile the timer
 # looks once a second whether the wrapper is gone (a job killed without a
@@ -13,7 +13,8 @@ if [ "${1-}" = timer ]; then
 	trap 'bg_term=1' TERM
 	trap 'bg_fire=1' USR1
 	bg_me=$$
-	sleep "$bg_timeout" && kill -s USR1 "$bg_me" &
+	bg_secs "$bg_timeout"
+	sleep "$bg_sec" && kill -s USR1 "$bg_me" &
 	while [ -z "$bg_fire" ]; do
 		sleep 1 &
 		bg_t=$!

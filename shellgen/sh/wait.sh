@@ -1,6 +1,6 @@
 # wait.sh: wait until the jobs bg_refs names have ended (exit_code written
 # or wrapper gone), or with bg_any=1 one of them, polling on the host, then
-# print their observations. bg_limit (tenths of a second, 0: none; by the
+# print their observations. bg_limit (milliseconds, 0: none; by the
 # clock, however long each look takes) gives up with a W timeout record.
 # With bg_once=1 it looks once and, when the jobs have not ended, prints W
 # pending instead: the caller's trigger (fsnotify) runs it again. When its
@@ -38,8 +38,8 @@ while :; do
 		printf 'W\ttimeout\n'
 		break
 	fi
-	kill -0 "$bg_cat" 2>/dev/null || exit 0
+	bg_present
 	bg_dlnap
 done
-[ "$bg_once" = 1 ] || kill "$bg_cat" ${bg_dl:+"$bg_dl"} 2>/dev/null
+[ "$bg_once" = 1 ] || bg_unwatch
 for bg_x in "$@"; do bg_obs "$bg_x"; done

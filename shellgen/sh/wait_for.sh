@@ -7,7 +7,7 @@
 # prompt ends without a newline), and CRs are not part of what is matched
 # (a terminal ends its lines with CR LF). The first matching line goes
 # out in D records (64 KiB at most, then a Z), then the observation. When the
-# job ends first: W ended; after bg_limit tenths of a second (0: never; by
+# job ends first: W ended; after bg_limit milliseconds (0: never; by
 # the clock, however long each look takes): W timeout; with bg_once=1,
 # looking once: F records with the offset each log was read to and W
 # pending (the caller's trigger runs it again from there). When its stdin
@@ -103,9 +103,9 @@ while :; do
 		bg_state=timeout
 		break
 	fi
-	kill -0 "$bg_cat" 2>/dev/null || exit 0
+	bg_present
 	bg_dlnap
 done
-[ "$bg_once" = 1 ] || kill "$bg_cat" ${bg_dl:+"$bg_dl"} 2>/dev/null
+[ "$bg_once" = 1 ] || bg_unwatch
 [ "$bg_state" = match ] || printf 'W\t%s\n' "$bg_state"
 bg_obs "$bg_d"

@@ -8,7 +8,7 @@
 # command.sh instead, or, when bg_argc > 0, the bg_argc words quoted in
 # bg_cmd; bg_envc variables bg_env1 ... as NAME=VALUE; bg_cwd ("": stay);
 # bg_stdin (1: read the FIFO stdin); bg_lb (1: line-buffered output);
-# bg_timeout (seconds, "": none) and bg_grace (tenths of a second); bg_cap
+# bg_timeout (milliseconds, "": none) and bg_grace (milliseconds); bg_cap
 # (the --max-log-size bytes, 0: none); bg_pty (1: run the command on a
 # pseudo-terminal, bg_cols by bg_rows). "job.sh timer" (timer.sh, in a
 # process group of its own), "job.sh drain STREAM" (drain.sh) and

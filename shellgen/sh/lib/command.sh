@@ -1,0 +1,48 @@
+# command.sh: the job's command as the wrapper runs it (wrapper.sh, and
+# pty.sh on a terminal): its --env variables, umask, line buffering and
+# words, laid out from the configuration of job.sh.
+
+# bg_command: run the job's command with its --env variables, umask and
+# buffering, in the calling subshell (wrapper.sh, pty.sh), from the
+# configuration of job.sh. It first lays out, in its arguments, the
+# variables to export, "--" and the command's words, so that no variable
+# of the wrapper's is read once a variable from --env may have replaced it.
+# An argv's words come quoted in bg_cmd, laid out by one eval: a loop that
+# added them one at a time would copy the list each time.
+bg_command() {
+	set --
+	[ "$bg_lb" != 1 ] || set -- PYTHONUNBUFFERED=1
+	bg_i=1
+	while [ "$bg_i" -le "$bg_envc" ]; do
+		eval "set -- \"\$@\" \"\$bg_env$bg_i\""
+		bg_i=$((bg_i + 1))
+	done
+	set -- "$@" --
+	[ -z "$bg_umask" ] || umask "$bg_umask"
+	if [ "$bg_lb" = 1 ] && command -v stdbuf >/dev/null 2>&1; then set -- "$@" stdbuf -oL -eL; fi
+	if [ "$bg_argc" -gt 0 ]; then
+		eval "set -- \"\$@\" $bg_cmd"
+	else
+		if [ -z "$bg_sh" ]; then
+			# shellcheck disable=SC2209 # sh is the name of the shell
+			bg_sh=sh
+			command -v bash >/dev/null 2>&1 && bg_sh=bash
+		fi
+		if [ "$bg_cmdfile" = 1 ]; then
+			set -- "$@" "$bg_sh" "$bg_d/command.sh"
+		else
+			set -- "$@" "$bg_sh" -c "$bg_cmd"
+		fi
+	fi
+	while [ "$1" != -- ]; do
+		# shellcheck disable=SC2163 # $1 is NAME=VALUE
+		export "$1"
+		shift
+	done
+	shift
+	# The subshell becomes the command where it is a program (one process,
+	# as a subshell's last command would be); a builtin such as exit runs
+	# in it.
+	case $(command -v -- "$1" 2>/dev/null) in */*) exec "$@" ;; esac
+	command "$@"
+}

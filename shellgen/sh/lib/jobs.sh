@@ -1,0 +1,182 @@
+# jobs.sh: finding jobs and reading their files: what a job id looks
+# like, the first line of a file, meta.json (bounded by bg_metamax, its
+# process fields picked without a JSON parser), and the job a reference
+# names (an id, else the newest job of a name).
+
+# bg_isid NAME: succeed when NAME has the form of a job id: only such
+# entries of a workspace are jobs.
+bg_isid() {
+	case $1 in [0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]-[0-9a-z][0-9a-z][0-9a-z][0-9a-z][0-9a-z][0-9a-z]) return 0 ;; esac
+	return 1
+}
+
+# bg_line FILE: set bg_l to the first line of FILE; fail when FILE is missing.
+bg_line() {
+	bg_l=
+	[ -e "$1" ] || return 1
+	IFS= read -r bg_l 2>/dev/null <"$1" || :
+	return 0
+}
+
+# bg_metaline DIR: set bg_l to the first line of DIR/meta.json; fail when
+# it is missing or DIR is a symbolic link (never followed). One larger than bg_metamax bytes is not read: bg_l is ""
+# and bg_mbig is 1 (no meta.json bgjob writes is that large). One larger
+# than 8 KiB is read by head(1), as the shells' read takes a system call
+# per byte. Sizes come from find(1): for a job under the directory
+# bg_mzscan looked at, from its scan, else one find per job, kept for the
+# script's next look (bg_mzc, "<newline>DIR<tab>COUNT" for each).
+bg_metaline() {
+	bg_l= bg_mbig=
+	[ ! -L "$1" ] && [ -e "$1/meta.json" ] || return 1
+	bg_mzx=./${1#"${bg_mzs-}"/}/meta.json
+	if [ -n "${bg_mzs-}" ] && [ "$bg_mzx" != "./$1/meta.json" ]; then
+		case $bg_mzf in
+		*"$bg_nl$bg_mzx$bg_nl$bg_mzx$bg_nl"*) bg_mzk=2 ;;
+		*"$bg_nl$bg_mzx$bg_nl"*) bg_mzk=1 ;;
+		*) bg_mzk=0 ;;
+		esac
+	else
+		case ${bg_mzc-} in
+		*"$bg_nl$1$bg_tab"*)
+			bg_mzk=${bg_mzc#*"$bg_nl$1$bg_tab"}
+			bg_mzk=${bg_mzk%%"$bg_nl"*}
+			;;
+		*)
+			bg_mzk=$(cd "$1" 2>/dev/null && find meta.json -size +8192c -print -size +"$bg_metamax"c -print 2>/dev/null | wc -l)
+			bg_mzc="${bg_mzc-}$bg_nl$1$bg_tab$bg_mzk"
+			;;
+		esac
+	fi
+	case $bg_mzk in
+	*2) bg_mbig=1 ;;
+	*1) bg_l=$(head -n 1 "$1/meta.json" 2>/dev/null) ;;
+	*) IFS= read -r bg_l 2>/dev/null <"$1/meta.json" || : ;;
+	esac
+	# A removal may take meta.json between the look above and the read: the
+	# job is then being removed, not torn.
+	[ -n "$bg_l$bg_mbig" ] || [ -e "$1/meta.json" ] || return 1
+	return 0
+}
+
+# bg_mzscan BASE GLOB: learn, with one find(1), which of the meta.json
+# files GLOB names in BASE are larger than 8 KiB, and which larger than
+# bg_metamax bytes (those are printed twice), for bg_metaline to read
+# the jobs under BASE.
+bg_mzscan() {
+	bg_mzs=$1
+	# shellcheck disable=SC2086 # GLOB is expanded on purpose
+	bg_mzf=$bg_nl$(cd "$1" 2>/dev/null && find $2 -size +8192c -print -size +"$bg_metamax"c -print 2>/dev/null)$bg_nl
+}
+
+# bg_meta DIR: read DIR/meta.json and set bg_w (the wrapper's pid, also the
+# job's process group), bg_st (its start time) and bg_b (the boot id).
+bg_meta() {
+	bg_metaline "$1" && bg_pick
+}
+
+# bg_pick: from the meta.json line in bg_l, set bg_w, bg_st and bg_b: the
+# last four comma-separated fields are the process fields (their values
+# hold no comma). Splitting takes time linear in the line's length, which
+# a long command makes large; the shells' longest-prefix patterns would
+# take quadratic time.
+bg_pick() {
+	bg_w= bg_st= bg_b=
+	set -f
+	bg_oifs=$IFS
+	IFS=,
+	set -- $bg_l
+	IFS=$bg_oifs
+	set +f
+	[ $# -ge 4 ] || return 1
+	eval "bg_w=\${$(($# - 3))} bg_st=\${$(($# - 1))} bg_b=\${$#}"
+	case $bg_w in '"pid":'*) ;; *) return 1 ;; esac
+	bg_w=${bg_w#\"pid\":}
+	bg_st=${bg_st#\"proc_start\":\"}
+	bg_st=${bg_st%\"}
+	bg_b=${bg_b#\"boot_id\":\"}
+	bg_b=${bg_b%\"\}}
+	case $bg_w in '' | *[!0-9]*) return 1 ;; esac
+	# A ps start time (no /proc) as bg_proc reads it: one space between
+	# words (a wrapper of an earlier version wrote ps's "Dec  1").
+	case $bg_st in *"  "*)
+		set -f
+		bg_oifs=$IFS
+		IFS=' '
+		# shellcheck disable=SC2086 # the words on purpose
+		set -- $bg_st
+		bg_st="$*"
+		IFS=$bg_oifs
+		set +f
+		;;
+	esac
+}
+
+# bg_ispty DIR: succeed when the job in DIR was started with --pty (its
+# meta.json says "pty":true).
+bg_ispty() {
+	grep -q '"pty":true' "$1/meta.json" 2>/dev/null
+}
+
+# bg_find WSDIR REF: set bg_d to the job directory REF names in WSDIR: the
+# job with that id, else the newest job with that name: the one the name
+# index WSDIR/.names/REF names, else the newest 20 jobs are read by the
+# shell and older ones searched with grep. An entry that is a symbolic
+# link is no job, never followed; when it fails, bg_fk is the kind of the
+# refusal: symlink when REF is an id whose entry is a link, else notfound.
+bg_find() {
+	bg_d= bg_fk=notfound
+	if [ -L "$1/$2" ] && bg_isid "$2"; then
+		bg_fk=symlink
+		return 1
+	fi
+	if [ ! -L "$1/$2" ] && [ -e "$1/$2/meta.json" ]; then
+		bg_d=$1/$2
+		return 0
+	fi
+	bg_fw=$1 bg_fn=$2
+	# The name index holds the id of the newest job launched with the name;
+	# the job's own meta.json must agree, else the directories are searched.
+	if bg_line "$1/.names/$2"; then
+		case $bg_l in
+		'' | *[!0-9a-zT-]*) ;;
+		*)
+			bg_fx=$1/$bg_l
+			if bg_metaline "$bg_fx"; then
+				case $bg_l in *"\"name\":\"$bg_fn\""*)
+					bg_d=$bg_fx
+					return 0
+					;;
+				esac
+			fi
+			;;
+		esac
+	fi
+	bg_mzscan "$1" './[0-9]*/meta.json'
+	set -- "$1"/[0-9]*
+	bg_fi=$# bg_fj=0
+	while [ "$bg_fi" -gt 0 ] && [ "$bg_fj" -lt 20 ]; do
+		eval "bg_fx=\${$bg_fi}"
+		if bg_metaline "$bg_fx"; then
+			case $bg_l in *"\"name\":\"$bg_fn\""*)
+				bg_d=$bg_fx
+				return 0
+				;;
+			esac
+		fi
+		bg_fi=$((bg_fi - 1))
+		bg_fj=$((bg_fj + 1))
+	done
+	[ "$bg_fi" -gt 0 ] || return 1
+	# Older jobs: let grep read their meta.json, the newest match last.
+	bg_fx=$(printf '%s\0' "$bg_fw"/[0-9]*/meta.json | xargs -0 grep -l -F -e "\"name\":\"$bg_fn\"" 2>/dev/null)
+	while [ -n "$bg_fx" ]; do
+		bg_fy=${bg_fx##*"$bg_nl"}
+		bg_fy=${bg_fy%/meta.json}
+		if [ ! -L "$bg_fy" ]; then
+			bg_d=$bg_fy
+			return 0
+		fi
+		case $bg_fx in *"$bg_nl"*) bg_fx=${bg_fx%"$bg_nl"*} ;; *) bg_fx= ;; esac
+	done
+	return 1
+}

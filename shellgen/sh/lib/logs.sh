@@ -1,0 +1,148 @@
+# logs.sh: reading a job's logs: the reader's cursor lock, the D and C
+# records that carry a range of bytes, and the boundaries a range that ends
+# while the job runs must respect (a whole UTF-8 character, on a PTY job a
+# whole escape sequence).
+
+# bg_cursorlock FILE: take the lock FILE of a read cursor, waiting up to
+# 5 s, or end the script with an E busy record. With flock(1) the kernel
+# drops the lock when its holder dies; without it, a directory FILE.d
+# holds the holder's pid and start time, and a holder that is gone loses
+# it. bg_cursorunlock lets it go.
+bg_cursorlock() {
+	bg_lf=$1 bg_li=0
+	if command -v flock >/dev/null 2>&1; then
+		exec 8>>"$bg_lf" || bg_err io "cannot open the cursor lock $bg_lf"
+		# -n, not -w: busybox's flock has only -n.
+		until flock -n 8; do
+			bg_li=$((bg_li + 1))
+			[ "$bg_li" -lt 50 ] || bg_err cursorbusy "the read cursor is busy: another reader holds $bg_lf"
+			bg_nap
+		done
+		bg_lf=
+		return 0
+	fi
+	bg_me=$$
+	if [ -r /proc/self/stat ]; then IFS=' ' read -r bg_me bg_l <"/proc/self/stat"; fi
+	bg_proc "$bg_me"
+	bg_lown="$bg_me $bg_s"
+	until mkdir "$bg_lf.d" 2>/dev/null; do
+		if bg_line "$bg_lf.d/owner"; then
+			bg_proc "${bg_l%% *}"
+			if [ -z "$bg_s" ] || [ "$bg_s" != "${bg_l#* }" ]; then
+				rm -rf "$bg_lf.d"
+				continue
+			fi
+		fi
+		bg_li=$((bg_li + 1))
+		[ "$bg_li" -lt 50 ] || bg_err cursorbusy "the read cursor is busy: another reader holds $bg_lf.d"
+		bg_nap
+	done
+	printf '%s\n' "$bg_lown" >"$bg_lf.d/owner"
+}
+
+# bg_cursorunlock: let go of the lock bg_cursorlock took.
+bg_cursorunlock() {
+	if [ -n "$bg_lf" ]; then rm -rf "$bg_lf.d"; else exec 8>&-; fi
+}
+
+# bg_chunk STREAM FILE FROM TO: print bytes FROM..TO of FILE as D records
+# (see records.go). Once the job has ended (bg_live=0) the bytes cannot
+# change, and one record carries them (one tail from the end when TO is the
+# file's end, bg_sz). While it runs, the --max-log-size capper may drop
+# bytes as they are read, so the range goes out in pieces of at most 1 MiB,
+# each followed by a C record with the dropped count read after the piece:
+# the reader discards what lies below it. (The capper records a drop before
+# it punches the hole, so bytes at or above that count were read intact.)
+bg_chunk() {
+	if [ "${bg_live-1}" = 0 ]; then
+		printf 'D\t%s\t%s\t%s\t0\n' "$1" "$3" $(($4 - $3))
+		[ "$4" -gt "$3" ] || return 0
+		if [ "$4" = "${bg_sz-}" ]; then
+			tail -c $(($4 - $3)) "$2"
+		else
+			tail -c +$(($3 + 1)) "$2" | head -c $(($4 - $3))
+		fi
+		return 0
+	fi
+	bg_cf=$3
+	while :; do
+		bg_ct=$((bg_cf + 1048576))
+		[ "$bg_ct" -le "$4" ] || bg_ct=$4
+		printf 'D\t%s\t%s\t%s\t1\n' "$1" "$bg_cf" $((bg_ct - bg_cf))
+		if [ "$bg_ct" -gt "$bg_cf" ]; then tail -c +$((bg_cf + 1)) "$2" | head -c $((bg_ct - bg_cf)); fi
+		bg_cd=0
+		if bg_line "${2%.log}.dropped"; then bg_cd=${bg_l:-0}; fi
+		printf 'C\t%s\t%s\n' "$1" "$bg_cd"
+		bg_cf=$bg_ct
+		[ "$bg_cf" -lt "$4" ] || return 0
+	done
+}
+
+# bg_utf8end FILE SIZE: set bg_to to SIZE less an incomplete UTF-8 sequence
+# at the end of the first SIZE bytes of FILE.
+bg_utf8end() {
+	bg_to=$2
+	bg_k=3
+	[ "$2" -ge 3 ] || bg_k=$2
+	[ "$bg_k" -gt 0 ] || return 0
+	# shellcheck disable=SC2046 # the bytes are words on purpose
+	set -- $(tail -c +$(($2 - bg_k + 1)) "$1" | head -c "$bg_k" | od -An -tu1)
+	bg_have=0
+	while [ $# -gt 0 ]; do
+		eval "bg_c=\${$#}"
+		bg_have=$((bg_have + 1))
+		if [ "$bg_c" -lt 128 ]; then return 0; fi
+		if [ "$bg_c" -ge 192 ]; then
+			bg_need=2
+			[ "$bg_c" -lt 224 ] || bg_need=3
+			[ "$bg_c" -lt 240 ] || bg_need=4
+			[ "$bg_have" -ge "$bg_need" ] || bg_to=$((bg_to - bg_have))
+			return 0
+		fi
+		# drop the last positional parameter
+		bg_a=
+		bg_uj=1
+		for bg_ux in "$@"; do
+			[ "$bg_uj" -lt $# ] && bg_a="$bg_a $bg_ux"
+			bg_uj=$((bg_uj + 1))
+		done
+		set -- $bg_a
+	done
+}
+
+# bg_escend FILE FROM: on a PTY job's log, take off the end of the bytes
+# FROM to bg_to an escape sequence cut off there, or carriage returns a
+# newline may follow, as termtext sees them, so that a read that goes on
+# from bg_to does not start inside a sequence (logs --plain would print
+# its tail as text). It looks at the last 4 KiB only, and never makes the
+# range empty: a longer sequence, or a range that is all sequence, stays.
+bg_escend() {
+	bg_k=$((bg_to - $2))
+	[ "$bg_k" -le 4096 ] || bg_k=4096
+	[ "$bg_k" -gt 0 ] || return 0
+	bg_k=$(tail -c +$((bg_to - bg_k + 1)) "$1" | head -c "$bg_k" | od -An -v -tu1 | awk '
+	{ for (i = 1; i <= NF; i++) b[n++] = $i + 0 }
+	END {
+		e = -1
+		for (i = n - 1; i >= 0; i--) if (b[i] == 27) { e = i; break }
+		cut = n
+		if (e >= 0) {
+			done = 0
+			c = (e + 1 < n) ? b[e + 1] : -1
+			if (c == 91 || (c >= 32 && c <= 47)) {
+				lo = 32; hi = 63
+				if (c != 91) hi = 47
+				for (j = e + 2; j < n; j++) if (b[j] < lo || b[j] > hi) { done = 1; break }
+			} else if (c == 93 || c == 80 || c == 88 || c == 94 || c == 95) {
+				for (j = e + 2; j < n; j++) if (b[j] == 7 || b[j] == 24 || b[j] == 26 || b[j] == 10) { done = 1; break }
+			} else if (c >= 0) {
+				done = 1
+			}
+			if (!done) cut = e
+		}
+		while (cut > 0 && b[cut - 1] == 13) cut--
+		if (cut == 0) cut = n
+		print n - cut
+	}')
+	bg_to=$((bg_to - ${bg_k:-0}))
+}

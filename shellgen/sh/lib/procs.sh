@@ -1,0 +1,201 @@
+# procs.sh: a job's processes. One process by its pid (start time and
+# group), the wrapper (running, tied to the job, ended), and the scan: one
+# look at all the host's processes (bg_scan) from which bg_live counts a
+# job's live processes, however they left its group.
+
+# bg_proc PID: set bg_s to the start time of process PID and bg_pg to its
+# process group ("" when there is no such live process).
+bg_proc() {
+	bg_s= bg_pg=
+	if [ -r /proc/self/stat ]; then
+		IFS= read -r bg_s 2>/dev/null <"/proc/$1/stat" || {
+			bg_s=
+			return 0
+		}
+		bg_s=${bg_s##*) }
+		set -- $bg_s
+		if [ "$1" = Z ] || [ "$1" = X ]; then
+			bg_s=
+			return 0
+		fi
+		bg_pg=$3 bg_s=${20}
+	else
+		bg_s=$(ps -o stat= -o pgid= -o lstart= -p "$1" 2>/dev/null) || {
+			bg_s=
+			return 0
+		}
+		set -- $bg_s
+		case $1 in Z* | '')
+			bg_s=
+			return 0
+			;;
+		esac
+		bg_pg=$2
+		shift 2
+		bg_s="$*"
+	fi
+}
+
+# bg_tied DIR: succeed when the process group recorded in DIR/meta.json can
+# be tied to the job, so that it is safe to signal: same boot, and the pid
+# has not been handed to an unrelated process that leads a group of its own.
+bg_tied() {
+	bg_meta "$1" || return 1
+	[ "$bg_w" -gt 1 ] || return 1
+	[ -z "$bg_boot" ] || [ "$bg_b" = "$bg_boot" ] || return 1
+	bg_proc "$bg_w"
+	if [ -n "$bg_s" ] && [ "$bg_s" != "$bg_st" ] && [ "$bg_pg" = "$bg_w" ]; then
+		return 1
+	fi
+	return 0
+}
+
+# bg_running DIR: succeed while the wrapper of the job in DIR is alive.
+bg_running() {
+	bg_meta "$1" || return 1
+	[ -e "$1/exit_code" ] && return 1
+	[ -z "$bg_boot" ] || [ "$bg_b" = "$bg_boot" ] || return 1
+	bg_proc "$bg_w"
+	[ -n "$bg_s" ] && [ "$bg_s" = "$bg_st" ]
+}
+
+# bg_busy DIR: succeed while any process of the job in DIR is alive: its
+# wrapper, or one that bg_live finds in the host's scan (made on the first
+# call: a job with no live process at that moment can get none later).
+bg_busy() {
+	bg_running "$1" && return 0
+	bg_live "$1"
+	[ "$bg_lc" -gt 0 ]
+}
+
+# bg_scan: look at the host's processes once. Sets bg_pgs to the live (not
+# zombie) processes by group, " PGID:PID,PID,... ", and bg_envs to those
+# whose environment carries a job id (the wrapper exports BGJOB_JOB_ID),
+# " ID:PID:START:PGID ..." with START in clock ticks since boot; bg_pm to
+# the method: proc (/proc: groups and environments) or ps (groups only).
+# One grep, one cat and one awk, whatever the number of processes.
+bg_scan() {
+	if [ -r /proc/self/stat ]; then
+		bg_pm=proc
+		bg_mx=$({
+			grep -a -o -s -H 'BGJOB_JOB_ID=[0-9]\{8\}T[0-9]\{6\}-[0-9a-z]\{6\}' /proc/[0-9]*/environ
+			echo @
+			cat /proc/[0-9]*/stat
+		} 2>/dev/null | awk '
+			$0 == "@" { s = 1; next }
+			!s {
+				p = $0; sub(/^\/proc\//, "", p); sub(/\/.*/, "", p)
+				i = $0; sub(/.*BGJOB_JOB_ID=/, "", i)
+				e[p] = e[p] " " i
+				next
+			}
+			{
+				r = $0; sub(/.*\) /, "", r); split(r, f, " ")
+				if (f[1] == "Z" || f[1] == "X") next
+				g[f[3]] = g[f[3]] "," $1
+				if ($1 in e) {
+					n = split(e[$1], ids, " ")
+					for (k = 1; k <= n; k++) o = o " " ids[k] ":" $1 ":" f[20] ":" f[3]
+				}
+			}
+			END { for (x in g) l = l " " x ":" substr(g[x], 2); print l "|" o }')
+	else
+		bg_pm='ps'
+		bg_mx=$(ps -A -o pid= -o pgid= -o stat= 2>/dev/null | awk '
+			$3 !~ /^Z/ { g[$2] = g[$2] "," $1 }
+			END { for (x in g) l = l " " x ":" substr(g[x], 2); print l "|" }')
+	fi
+	bg_pgs="${bg_mx%%|*} "
+	bg_envs="${bg_mx#*|} "
+}
+
+# bg_live DIR: set bg_lp to the live processes of the job in DIR but its
+# wrapper and this script, " PID PID ...", and bg_lc to their number, from
+# the host's scan (bg_scan, made on the first call): bg_lgm the members of
+# its process group, when the group can be tied to the job, and, on Linux,
+# bg_lesc those outside it whose environment carries the job's id (a
+# setsid or double-forked daemon), of the same user, started after the job
+# on the same boot; and, on a PTY job, the other members of the process
+# group of the terminal's shell. A process that cleared its environment
+# and left those groups is not found.
+bg_live() {
+	bg_lp= bg_lc=0 bg_lgm= bg_lesc=
+	# The id first: listing the group's members below sets the arguments.
+	bg_lid=${1##*/} bg_ldir=$1
+	[ -n "${bg_pgs-}" ] || bg_scan
+	bg_ltied=
+	if bg_tied "$1"; then
+		bg_ltied=1
+	else
+		bg_meta "$1" || return 0
+		[ -z "$bg_boot" ] || [ "$bg_b" = "$bg_boot" ] || return 0
+	fi
+	if [ -n "$bg_ltied" ]; then
+		case $bg_pgs in *" $bg_w:"*)
+			bg_lx=${bg_pgs#*" $bg_w:"}
+			bg_lx=${bg_lx%% *}
+			bg_oifs=$IFS
+			IFS=,
+			set -- $bg_lx
+			IFS=$bg_oifs
+			for bg_lx in "$@"; do
+				[ "$bg_lx" = "$bg_w" ] || [ "$bg_lx" = $$ ] || bg_lgm="$bg_lgm $bg_lx"
+			done
+			;;
+		esac
+	fi
+	bg_lx=$bg_envs
+	while :; do
+		case $bg_lx in *" $bg_lid:"*) ;; *) break ;; esac
+		bg_lx=${bg_lx#*" $bg_lid:"}
+		bg_le=${bg_lx%% *}
+		bg_lq=${bg_le%%:*}
+		bg_le=${bg_le#*:}
+		bg_ls=${bg_le%%:*}
+		if [ -n "$bg_ltied" ] && [ "${bg_le#*:}" = "$bg_w" ]; then continue; fi
+		if [ "$bg_lq" = "$bg_w" ] || [ "$bg_lq" = $$ ] || [ ! -O "/proc/$bg_lq" ]; then continue; fi
+		case $bg_st in '' | *[!0-9]*) ;; *) [ "$bg_ls" -ge "$bg_st" ] || continue ;; esac
+		case "$bg_lesc " in *" $bg_lq "*) continue ;; esac
+		bg_lesc="$bg_lesc $bg_lq"
+	done
+	# A PTY job's command runs in the process group of the terminal's
+	# shell, "job.sh pty", whose pid and start time exit_code.pty holds
+	# while the command runs: its other members are the job's too, each
+	# signalled alone (the shell must live to record the status).
+	if [ -n "$bg_ltied" ] && bg_line "$bg_ldir/exit_code.pty"; then
+		case $bg_l in 'run '[0-9]*' '[0-9]*)
+			bg_lx=${bg_l#run }
+			bg_lq=${bg_lx%% *}
+			bg_ls=${bg_lx#* }
+			case $bg_pgs in *" $bg_lq:"*)
+				bg_lx=${bg_pgs#*" $bg_lq:"}
+				bg_lx=${bg_lx%% *}
+				if [ "$(sed 's/.*) //' "/proc/$bg_lq/stat" 2>/dev/null | cut -d' ' -f20)" = "$bg_ls" ]; then
+					bg_oifs=$IFS
+					IFS=,
+					set -- $bg_lx
+					IFS=$bg_oifs
+					for bg_lx in "$@"; do
+						if [ "$bg_lx" = "$bg_lq" ] || [ "$bg_lx" = $$ ]; then continue; fi
+						case "$bg_lesc " in *" $bg_lx "*) continue ;; esac
+						bg_lesc="$bg_lesc $bg_lx"
+					done
+				fi
+				;;
+			esac
+			;;
+		esac
+	fi
+	bg_lp=$bg_lgm$bg_lesc
+	# shellcheck disable=SC2086 # the pids are words on purpose
+	set -- $bg_lp
+	bg_lc=$#
+}
+
+# bg_ended DIR: succeed when the job in DIR has ended: exit_code written,
+# or its meta.json read and its wrapper gone (lost).
+bg_ended() {
+	[ -e "$1/exit_code" ] && return 0
+	bg_meta "$1" || return 1
+	! bg_running "$1"
+}

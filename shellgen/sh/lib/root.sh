@@ -1,0 +1,27 @@
+# root.sh: the root directory of the jobs: checked before a script reads
+# from it, created private before a launch writes to it.
+
+# bg_readroot: check the root before reading from it.
+bg_readroot() {
+	if [ -L "$bg_root" ]; then bg_err root "root $bg_root is a symbolic link"; fi
+	if [ -d "$bg_root" ] && [ ! -O "$bg_root" ]; then bg_err root "root $bg_root is owned by another user"; fi
+	if [ -n "${bg_ws-}" ] && [ -L "$bg_ws" ]; then bg_err root "workspace $bg_ws is a symbolic link"; fi
+}
+
+# bg_makeroot: create the root (mode 0700) or check that it is safe.
+bg_makeroot() {
+	bg_readroot
+	if [ ! -d "$bg_root" ]; then
+		# shellcheck disable=SC2174 # only the root itself is made private
+		mkdir -p -m 700 "$bg_root" 2>/dev/null || bg_err root "cannot create root $bg_root"
+	fi
+	[ -O "$bg_root" ] || bg_err root "root $bg_root is owned by another user"
+	# The mode is checked the first time a root is used; .bgjob-root, a
+	# file only its owner can have created there, records that it passed.
+	if [ ! -O "$bg_root/.bgjob-root" ]; then
+		case $(ls -ld "$bg_root" 2>/dev/null) in
+		d????w* | d???????w*) bg_err root "root $bg_root is writable by other users (want mode 0700)" ;;
+		esac
+		: >"$bg_root/.bgjob-root"
+	fi
+}

@@ -1,0 +1,137 @@
+# stop.sh: stopping jobs (bgjob stop, rm --force, run --replace and the
+# --timeout timer): signal the live processes of all the jobs at once,
+# KILL what is left after the grace, wait for the wrappers to record.
+
+# bg_kill SIGNAL PID...: send SIGNAL; a negative PID names a group.
+bg_kill() {
+	bg_k=$1
+	shift
+	kill -s "$bg_k" -- "$@" 2>/dev/null || kill -s "$bg_k" "$@" 2>/dev/null
+}
+
+# bg_signal SIGNAL: send SIGNAL to the processes bg_live found: a signal
+# the wrapper traps goes to the whole group (the wrapper survives it) and
+# to each process that left it; any other to each process, never the
+# wrapper.
+bg_signal() {
+	case $1 in
+	TERM | INT | QUIT | HUP | USR1 | USR2 | ALRM)
+		[ -z "$bg_lgm" ] || bg_kill "$1" "-$bg_w"
+		[ -z "$bg_lesc" ] || bg_kill "$1" $bg_lesc
+		;;
+	*) bg_kill "$1" $bg_lp ;;
+	esac
+}
+
+# bg_stop SIGNAL GRACE REASON NOWAIT DIR...: stop the jobs in the DIRs,
+# all at once. For each: record the stop (unless the job has already
+# ended) and send SIGNAL to its processes (bg_live); then wait up to GRACE
+# milliseconds, by the clock, for all of them to exit, SIGKILL what
+# is left, one by one, and return once they are gone and (unless NOWAIT is
+# nowait: the wrapper's own timer) each wrapper has recorded its status.
+# The wrapper traps the signals sent to the group and is never sent KILL,
+# so it outlives the command and records its real status. Each round looks
+# at the host once (bg_scan) for all the jobs. Sets bg_oc to what happened
+# to each, " N:OUTCOME ..." for the Nth DIR: stopped, gone or untied.
+bg_stop() {
+	bg_sig=$1 bg_sn=$2 bg_r=$3 bg_nowait=$4
+	shift 4
+	bg_oc=' ' bg_sl= bg_sw= bg_todo=
+	bg_scan
+	bg_si=0
+	for bg_sd in "$@"; do
+		bg_si=$((bg_si + 1))
+		bg_stied=1
+		bg_tied "$bg_sd" || bg_stied=
+		bg_live "$bg_sd"
+		if [ -z "$bg_stied" ] && [ "$bg_lc" = 0 ]; then
+			bg_oc="$bg_oc$bg_si:untied "
+			continue
+		fi
+		if [ ! -e "$bg_sd/exit_code" ] && [ ! -e "$bg_sd/stop" ]; then
+			printf '%s %s\n' "$bg_r" "$bg_sig" >"$bg_sd/stop.tmp" && mv -f "$bg_sd/stop.tmp" "$bg_sd/stop"
+		fi
+		! bg_running "$bg_sd" || bg_sw="$bg_sw $bg_si"
+		if [ "$bg_lc" -gt 0 ]; then
+			bg_signal "$bg_sig"
+			bg_sl="$bg_sl $bg_si"
+			bg_oc="$bg_oc$bg_si:stopped "
+		elif bg_running "$bg_sd"; then
+			# A wrapper that has only just started may not have forked its
+			# command.
+			bg_todo="$bg_todo $bg_si"
+		else
+			bg_oc="$bg_oc$bg_si:gone "
+		fi
+	done
+	bg_sk=0
+	while [ -n "$bg_todo" ]; do
+		bg_nap
+		bg_scan
+		bg_sk=$((bg_sk + 1))
+		bg_sx=$bg_todo bg_todo=
+		for bg_si in $bg_sx; do
+			eval "bg_sd=\${$bg_si}"
+			bg_live "$bg_sd"
+			if [ "$bg_lc" -gt 0 ]; then
+				bg_signal "$bg_sig"
+				bg_sl="$bg_sl $bg_si"
+				bg_oc="$bg_oc$bg_si:stopped "
+			elif bg_running "$bg_sd" && [ "$bg_sk" -lt 20 ]; then
+				bg_todo="$bg_todo $bg_si"
+			else
+				bg_oc="$bg_oc$bg_si:gone "
+			fi
+		done
+	done
+	if [ -n "$bg_sl" ]; then
+		if [ "$bg_sn" -gt 0 ]; then
+			bg_deadline "$bg_sn"
+			while bg_stopleft "$@" && bg_intime; do bg_dlnap; done
+			kill "$bg_dl" 2>/dev/null
+		fi
+		# KILL takes effect at once: look again soon (a look itself takes
+		# a while with many processes on the host), then every tenth.
+		bg_sk=0
+		while bg_stopleft "$@" && [ "$bg_sk" -lt 100 ]; do
+			bg_kill KILL $bg_sp
+			if [ "$bg_sk" -lt 10 ]; then bg_nap 20; else bg_nap; fi
+			bg_sk=$((bg_sk + 1))
+		done
+	fi
+	bg_pgs=
+	[ "$bg_nowait" != nowait ] || return 0
+	bg_sk=0
+	while [ -n "$bg_sw" ] && [ "$bg_sk" -lt 60 ]; do
+		bg_sx=$bg_sw bg_sw=
+		for bg_si in $bg_sx; do
+			eval "bg_sd=\${$bg_si}"
+			# Until the wrapper is gone, not only until it has recorded the
+			# status: the mv that records it is still one of its processes.
+			if bg_meta "$bg_sd" && bg_proc "$bg_w" && [ -n "$bg_s" ] && [ "$bg_s" = "$bg_st" ]; then bg_sw="$bg_sw $bg_si"; fi
+		done
+		# A wrapper records the status within milliseconds of its command.
+		if [ -z "$bg_sw" ]; then
+			:
+		elif [ "$bg_sk" -lt 10 ]; then
+			bg_nap 20
+		else
+			bg_nap
+		fi
+		bg_sk=$((bg_sk + 1))
+	done
+}
+
+# bg_stopleft DIR...: look at the host again (bg_scan) and succeed when
+# the jobs bg_stop signalled (bg_sl, indexes into the DIRs) have live
+# processes left, their pids in bg_sp.
+bg_stopleft() {
+	bg_scan
+	bg_sp=
+	for bg_sj in $bg_sl; do
+		eval "bg_sd=\${$bg_sj}"
+		bg_live "$bg_sd"
+		bg_sp="$bg_sp$bg_lp"
+	done
+	[ -n "$bg_sp" ]
+}

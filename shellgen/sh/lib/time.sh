@@ -1,0 +1,132 @@
+# time.sh: time on the host. Naps (bg_nap), the clock of a wait
+# (bg_deadline: a wait is measured by the clock, never by counting naps),
+# and dates: a UTC stamp to seconds since 1970, the host's clock.
+#
+# One unit for durations: milliseconds, in every variable Go writes
+# (bg_limit, bg_grace, bg_rgrace, bg_timeout) and every argument (bg_nap,
+# bg_deadline, bg_stop's GRACE); bg_secs writes them as sleep(1) takes
+# them. Dates and ages are whole seconds since 1970 (bg_epoch, bg_now,
+# bg_age), the resolution of date(1) everywhere.
+
+# bg_secs MS: set bg_sec to MS milliseconds in seconds, as sleep(1) takes
+# them: 1500 is 1.5, 20 is 0.02, 2000 is 2.
+bg_secs() {
+	bg_sec=$((1000 + $1 % 1000))
+	bg_sec=${bg_sec#1}
+	bg_sec=${bg_sec%0}
+	bg_sec=${bg_sec%0}
+	bg_sec=${bg_sec%0}
+	bg_sec=$(($1 / 1000))${bg_sec:+.$bg_sec}
+}
+
+# bg_nap [MS]: sleep a tenth of a second, or MS milliseconds (a whole
+# second where sleep takes integers only; not when a signal ended the
+# sleep early, as the wrapper's TERM to its timer's group does).
+# shellcheck disable=SC2120 # the callers that pass MS are in other files
+bg_nap() {
+	bg_secs "${1:-100}"
+	sleep "$bg_sec" 2>/dev/null || [ $? -gt 128 ] || sleep 1
+}
+
+# bg_deadline MS: start the clock of a wait, a sleep of MS milliseconds
+# in the background that wakes this shell (USR1, trapped) when
+# it ends; bg_intime succeeds until then, and bg_dlnap naps a tenth of a
+# second, less when the clock ends meanwhile. A wait is measured by this
+# clock, never by counting naps, so it takes as long as it says however
+# long each look takes. Ended early (kill "$bg_dl"), it ends its sleep.
+bg_deadline() {
+	bg_dlup=
+	trap 'bg_dlup=1' USR1
+	bg_dlme=$$
+	(
+		trap 'kill "$bg_dlx" 2>/dev/null; exit 0' TERM
+		bg_secs "$1"
+		sleep "$bg_sec" &
+		bg_dlx=$!
+		wait "$bg_dlx" && kill -s USR1 "$bg_dlme"
+	) >/dev/null 2>&1 &
+	bg_dl=$!
+	bg_proc "$bg_dl"
+	bg_dls=$bg_s
+}
+
+# bg_intime: succeed while the clock of bg_deadline runs.
+bg_intime() {
+	[ -z "$bg_dlup" ] || return 1
+	bg_proc "$bg_dl"
+	[ -n "$bg_s" ] && [ "$bg_s" = "$bg_dls" ]
+}
+
+# bg_dlnap: bg_nap, cut short when the clock of bg_deadline ends (a
+# trapped signal ends a wait).
+bg_dlnap() {
+	bg_nap >/dev/null 2>&1 &
+	bg_dln=$!
+	[ -n "$bg_dlup" ] || wait "$bg_dln"
+	kill "$bg_dln" 2>/dev/null
+}
+
+# bg_epoch STAMP: set bg_ep to the seconds since 1970 of STAMP, a UTC time
+# written as in a job id (YYYYmmddTHHMMSS...) or in ended_at
+# (YYYY-mm-ddTHH:MM:SSZ, or with a fraction of a second, YYYY-mm-ddTHH:MM:SS.fffZ:
+# its whole seconds); fail on anything else. Shell arithmetic only, so
+# that it works with any date(1).
+bg_epoch() {
+	bg_ep=
+	case $1 in
+	[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].*[0-9]Z)
+		bg_ef=${1#*.}
+		case ${bg_ef%Z} in *[!0-9]*) return 1 ;; esac
+		bg_epoch "${1%%.*}Z"
+		return
+		;;
+	[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z)
+		bg_oifs=$IFS
+		IFS=-T:Z
+		set -- $1
+		IFS=$bg_oifs
+		;;
+	[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]*)
+		bg_ed=${1%%T*} bg_et=${1#*T}
+		bg_et=${bg_et%"${bg_et#??????}"}
+		set -- "${bg_ed%????}" "${bg_ed#????}" "$bg_et"
+		set -- "$1" "${2%??}" "${2#??}" "${3%????}" "${3#??}" "${3#????}"
+		set -- "$1" "$2" "$3" "$4" "${5%??}" "$6"
+		;;
+	*) return 1 ;;
+	esac
+	bg_ey=$1 bg_em=${2#0} bg_eday=${3#0}
+	[ "$bg_em" -gt 2 ] || bg_ey=$((bg_ey - 1))
+	if [ "$bg_em" -gt 2 ]; then bg_em=$((bg_em - 3)); else bg_em=$((bg_em + 9)); fi
+	bg_eera=$((bg_ey / 400))
+	bg_ey=$((bg_ey - bg_eera * 400))
+	bg_eday=$((bg_eera * 146097 + bg_ey * 365 + bg_ey / 4 - bg_ey / 100 + (153 * bg_em + 2) / 5 + bg_eday - 1 - 719468))
+	bg_ep=$((bg_eday * 86400 + ${4#0} * 3600 + ${5#0} * 60 + ${6#0}))
+}
+
+# bg_stamp: set bg_ts to the host's clock as ended_at holds it: UTC,
+# YYYY-mm-ddTHH:MM:SS.fffZ (milliseconds, as started_at) where date(1)
+# knows %N, else to the second (busybox and BSD dates print it as it
+# is); fail, bg_ts "", when date prints no time at all.
+bg_stamp() {
+	bg_ts=$(date -u '+%Y-%m-%dT%H:%M:%S.%N' 2>/dev/null) || bg_ts=
+	bg_tf=${bg_ts#*.}
+	bg_ts=${bg_ts%%.*}
+	case $bg_ts in
+	[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]) ;;
+	*)
+		bg_ts=
+		return 1
+		;;
+	esac
+	case $bg_tf in
+	[0-9][0-9][0-9]*) case $bg_tf in *[!0-9]*) ;; *) bg_ts=$bg_ts.${bg_tf%"${bg_tf#???}"} ;; esac ;;
+	esac
+	bg_ts=${bg_ts}Z
+}
+
+# bg_now: set bg_nw to the host's clock, in seconds since 1970.
+bg_now() {
+	bg_epoch "$(date -u '+%Y-%m-%dT%H:%M:%SZ')"
+	bg_nw=$bg_ep
+}

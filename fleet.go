@@ -67,15 +67,6 @@ type Result[T any] struct {
 	Err   error
 }
 
-// HostError is the error of one host in a Fleet call.
-type HostError struct {
-	Host string
-	Err  error
-}
-
-func (e *HostError) Error() string { return e.Host + ": " + e.Err.Error() }
-func (e *HostError) Unwrap() error { return e.Err }
-
 // Each connects to every host, at most Parallel at a time, and calls fn
 // with the host (as given to NewFleet) and its client; the connection is closed when fn returns. It
 // returns what fn returned for each host, in host order, the errors wrapped

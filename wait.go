@@ -97,9 +97,6 @@ func (c *Client) standing(ctx context.Context, refs []string) []jobdir.Job {
 	}
 }
 
-// errPending is what a wait that looks once returns while the jobs run.
-var errPending = errors.New("jobs still running")
-
 // wait runs one WaitScript and returns the jobs it reports; when the script
 // did not see them end, the error wraps ErrTimeout or errPending.
 func (c *Client) wait(ctx context.Context, q shellgen.Wait) ([]jobdir.Job, error) {

@@ -115,7 +115,7 @@ func (h *hosts) dial(ctx context.Context, host string, cn *conn) {
 			return
 		}
 		rt, cn.close = r, closeFn
-		if d, ok := r.(interface{ Done() <-chan struct{} }); ok {
+		if d, ok := r.(bgjob.Connection); ok {
 			cn.done = d.Done()
 		}
 	}

@@ -52,14 +52,14 @@ func (c *Client) target() shellgen.Target {
 	return shellgen.Target{Root: c.root, Workspace: c.workspace}
 }
 
-// exec runs script on the host and hands what it reports to rp. The
+// exec runs script on the host and hands what it reports to h. The
 // script's stdin is stdin; with watch (and no stdin) it stays open until
 // exec returns or ctx ends, so that scripts that wait notice when their
 // caller goes away. A script that has printed its end marker is left to
 // exit by itself, so that what it started in the background (run's
 // pruning pass) lives on; one that is cut short is ended.
-func (c *Client) exec(ctx context.Context, script string, stdin io.Reader, watch bool, rp reply) error {
-	return c.execCommits(ctx, script, stdin, watch, rp, nil)
+func (c *Client) exec(ctx context.Context, script string, stdin io.Reader, watch bool, h shellgen.Handler) error {
+	return c.execCommits(ctx, script, stdin, watch, h, nil)
 }
 
 // execCommits is exec for a read with a cursor when cm is not nil: cm is
@@ -68,7 +68,7 @@ func (c *Client) exec(ctx context.Context, script string, stdin io.Reader, watch
 // (its output is closed, so it ends at its next write), and cuts it only
 // after commitGrace: cutting it at once could kill the host's committer
 // before it has read the report.
-func (c *Client) execCommits(ctx context.Context, script string, stdin io.Reader, watch bool, rp reply, cm *commits) error {
+func (c *Client) execCommits(ctx context.Context, script string, stdin io.Reader, watch bool, h shellgen.Handler, cm *commits) error {
 	parent := ctx
 	if cm != nil {
 		ctx, stdin = context.WithoutCancel(ctx), cm
@@ -99,9 +99,9 @@ func (c *Client) execCommits(ctx context.Context, script string, stdin io.Reader
 		}
 		defer cm.finish(done)
 		defer context.AfterFunc(parent, func() { go end() })()
-		rp.sent = func() error { return cm.sent(done) }
+		h.Sent = func() error { return cm.sent(done) }
 	}
-	stopped, err := rp.handler(c.rt.Host()).Decode(pr)
+	stopped, err := h.Decode(pr)
 	if err != nil || stopped {
 		end()
 	}
@@ -111,6 +111,25 @@ func (c *Client) execCommits(ctx context.Context, script string, stdin io.Reader
 		return parent.Err()
 	}
 	return err
+}
+
+// jobs returns a shellgen.Handler's Job that hands fn each job observed,
+// derived on the client's host (jobdir.Derive).
+func (c *Client) jobs(fn func(j jobdir.Job, outcome string) error) func(jobdir.Observation, string) error {
+	host := c.rt.Host()
+	return func(o jobdir.Observation, outcome string) error { return fn(jobdir.Derive(o, host), outcome) }
+}
+
+// refused returns a shellgen.Handler's Refused that hands fn each refusal
+// as an error wrapping its sentinel (see refusal).
+func refused(fn func(error) error) func(kind, subject string) error {
+	return func(kind, subject string) error { return fn(refusal(kind, subject)) }
+}
+
+// gather returns a shellgen.Handler's Refused that appends each refusal,
+// as an error, to errs.
+func gather(errs *[]error) func(kind, subject string) error {
+	return refused(func(err error) error { *errs = append(*errs, err); return nil })
 }
 
 // ctxReader blocks until its context ends, then reports EOF.

@@ -175,9 +175,9 @@ func (f *Fleet) Stop(ctx context.Context, refs []string, o StopOptions) []Result
 }
 
 // Remove deletes the jobs on every host.
-func (f *Fleet) Remove(ctx context.Context, refs []string, force bool) []Result[[]string] {
+func (f *Fleet) Remove(ctx context.Context, refs []string, o RemoveOptions) []Result[[]string] {
 	return Each(ctx, f, func(ctx context.Context, _ string, c *Client) ([]string, error) {
-		return c.Remove(ctx, refs, force)
+		return c.Remove(ctx, refs, o)
 	})
 }
 

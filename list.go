@@ -84,10 +84,10 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 		last = j.ID
 		return fn(j)
 	}
-	err = c.exec(ctx, script, nil, false, reply{
-		refused: func(err error) error { errs = append(errs, err); return nil },
-		more:    func() { next = last },
-		job:     func(j jobdir.Job, _ string) error { return keep(j) },
+	err = c.exec(ctx, script, nil, false, shellgen.Handler{
+		Refused: gather(&errs),
+		More:    func() { next = last },
+		Job:     c.jobs(func(j jobdir.Job, _ string) error { return keep(j) }),
 	})
 	if err != nil {
 		return "", err

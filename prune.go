@@ -74,8 +74,8 @@ func (c *Client) prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error
 		gone = map[string]bool{}
 		errs []error
 	)
-	err = c.exec(ctx, script, nil, false, reply{
-		job: func(j jobdir.Job, outcome string) error {
+	err = c.exec(ctx, script, nil, false, shellgen.Handler{
+		Job: c.jobs(func(j jobdir.Job, outcome string) error {
 			if outcome == shellgen.OutcomeKept {
 				if o.Kept != nil {
 					o.Kept(j)
@@ -84,15 +84,15 @@ func (c *Client) prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error
 			}
 			jobs = append(jobs, j)
 			return nil
-		},
-		removed: func(dir string) error { gone[dir] = true; return nil },
-		refused: func(err error) error {
+		}),
+		Removed: func(dir string) error { gone[dir] = true; return nil },
+		Refused: refused(func(err error) error {
 			// A job a concurrent prune removed first is done.
 			if !errors.Is(err, ErrNotFound) {
 				errs = append(errs, err)
 			}
 			return nil
-		},
+		}),
 	})
 	if err != nil {
 		return nil, err

@@ -8,34 +8,31 @@ import (
 	"github.com/bgjob/bgjob/shellgen"
 )
 
-// Remove deletes jobs and their files. A job with live processes is
-// refused with ErrBusy unless force, which stops it first.
-func (c *Client) Remove(ctx context.Context, refs []string, force bool) ([]string, error) {
-	removed, errs, err := c.remove(ctx, shellgen.Remove{Refs: refs, Force: force, Grace: DefaultGrace})
-	if err != nil {
-		return nil, err
-	}
-	return removed, errors.Join(errs...)
+// RemoveOptions tunes Remove.
+type RemoveOptions struct {
+	// Force stops a job that has live processes first (TERM, KILL after
+	// DefaultGrace), as Stop does; without it such a job is refused with
+	// ErrBusy.
+	Force bool
 }
 
-// remove runs a RemoveScript and returns the directories it removed and
-// its refusals, one error each.
-func (c *Client) remove(ctx context.Context, r shellgen.Remove) ([]string, []error, error) {
-	t := c.target()
-	script, err := shellgen.RemoveScript(t, r)
+// Remove deletes jobs and their files and returns the directories it
+// removed, with an error for each job it refused.
+func (c *Client) Remove(ctx context.Context, refs []string, o RemoveOptions) ([]string, error) {
+	script, err := shellgen.RemoveScript(c.target(), shellgen.Remove{Refs: refs, Force: o.Force, Grace: DefaultGrace})
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrUsage, err)
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	var (
 		removed []string
 		errs    []error
 	)
-	err = c.exec(ctx, script, nil, false, reply{
-		removed: func(dir string) error { removed = append(removed, dir); return nil },
-		refused: func(err error) error { errs = append(errs, err); return nil },
+	err = c.exec(ctx, script, nil, false, shellgen.Handler{
+		Removed: func(dir string) error { removed = append(removed, dir); return nil },
+		Refused: gather(&errs),
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return removed, errs, nil
+	return removed, errors.Join(errs...)
 }

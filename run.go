@@ -80,9 +80,9 @@ type Spec struct {
 	// Env holds NAME=VALUE pairs to set.
 	Env []string
 	// Timeout stops the job after this long (0: never); the host enforces
-	// it, TERM then KILL after Grace (DefaultGrace when 0).
+	// it, TERM then KILL after Grace (nil: DefaultGrace; 0: at once).
 	Timeout time.Duration
-	Grace   time.Duration
+	Grace   *time.Duration
 	// Stdin gives the job a FIFO as its standard input, written with Send;
 	// otherwise it reads /dev/null.
 	Stdin bool
@@ -196,8 +196,9 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		}
 		names = append(names, name)
 	}
-	if s.Grace == 0 {
-		s.Grace = DefaultGrace
+	grace, err := graceOf(s.Grace)
+	if err != nil {
+		return jobdir.Job{}, err
 	}
 	if s.PTY {
 		s.Stdin = true
@@ -253,7 +254,7 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 			m.ID = jobdir.NewID(now)
 		}
 		m.StartedAt = now.UTC().Truncate(time.Millisecond)
-		script, err := shellgen.LaunchScript(shellgen.Launch{Target: c.target(), Meta: m, Env: s.Env, Timeout: s.Timeout, Grace: s.Grace,
+		script, err := shellgen.LaunchScript(shellgen.Launch{Target: c.target(), Meta: m, Env: s.Env, Timeout: s.Timeout, Grace: grace,
 			Stdin: s.Stdin, LineBuffered: s.LineBuffered, MaxLogSize: s.MaxLogSize,
 			Replace: s.Replace, PTY: s.PTY, PTYCols: s.PTYCols, PTYRows: s.PTYRows,
 			Prune: c.autoPrune()})
@@ -264,8 +265,8 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 			job    *jobdir.Job
 			refErr error
 		)
-		err = c.exec(ctx, script, nil, false, reply{
-			job: func(j jobdir.Job, outcome string) error {
+		err = c.exec(ctx, script, nil, false, shellgen.Handler{
+			Job: c.jobs(func(j jobdir.Job, outcome string) error {
 				switch outcome {
 				case shellgen.OutcomeHeld, shellgen.OutcomeReplaced:
 					if s.NameHeld != nil && !held[j.ID] {
@@ -276,8 +277,8 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 					job = &j
 				}
 				return nil
-			},
-			refused: func(err error) error { refErr = err; return nil },
+			}),
+			Refused: refused(func(err error) error { refErr = err; return nil }),
 		})
 		if err != nil {
 			return jobdir.Job{}, fmt.Errorf("starting job: %w", err)

@@ -44,10 +44,10 @@ func (c *Client) Send(ctx context.Context, ref string, data io.Reader, o SendOpt
 	)
 	total := dataSize(data)
 	sent := int64(-1)
-	err = c.exec(ctx, script, data, false, reply{
-		job:       func(j jobdir.Job, _ string) error { job = j; return nil },
-		refused:   func(err error) error { errs = append(errs, err); return nil },
-		delivered: func(n int64) { sent = n },
+	err = c.exec(ctx, script, data, false, shellgen.Handler{
+		Job:       c.jobs(func(j jobdir.Job, _ string) error { job = j; return nil }),
+		Refused:   gather(&errs),
+		Delivered: func(n int64) { sent = n },
 	})
 	if err != nil {
 		return job, err

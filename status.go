@@ -9,25 +9,6 @@ import (
 	"github.com/bgjob/bgjob/shellgen"
 )
 
-// collect runs a script that reports on jobs and gathers the jobs and the
-// errors it reported.
-func (c *Client) collect(ctx context.Context, script string, watch bool) ([]jobdir.Job, bool, error) {
-	var (
-		jobs     []jobdir.Job
-		errs     []error
-		timedOut bool
-	)
-	err := c.exec(ctx, script, nil, watch, reply{
-		job:     func(j jobdir.Job, _ string) error { jobs = append(jobs, j); return nil },
-		refused: func(err error) error { errs = append(errs, err); return nil },
-		wait:    func(state string) { timedOut = timedOut || state == "timeout" },
-	})
-	if err != nil {
-		return nil, false, err
-	}
-	return jobs, timedOut, errors.Join(errs...)
-}
-
 // Status reports on the jobs named by refs (ids or names). It returns the
 // jobs it found and an error for each it did not.
 func (c *Client) Status(ctx context.Context, refs ...string) ([]jobdir.Job, error) {
@@ -35,6 +16,22 @@ func (c *Client) Status(ctx context.Context, refs ...string) ([]jobdir.Job, erro
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	jobs, _, err := c.collect(ctx, script, false)
-	return jobs, err
+	return c.collect(ctx, script)
+}
+
+// collect runs a script that reports on jobs (status, stop) and returns
+// the jobs and the errors it reported.
+func (c *Client) collect(ctx context.Context, script string) ([]jobdir.Job, error) {
+	var (
+		jobs []jobdir.Job
+		errs []error
+	)
+	err := c.exec(ctx, script, nil, false, shellgen.Handler{
+		Job:     c.jobs(func(j jobdir.Job, _ string) error { jobs = append(jobs, j); return nil }),
+		Refused: gather(&errs),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return jobs, errors.Join(errs...)
 }

@@ -9,19 +9,35 @@ import (
 	"github.com/bgjob/bgjob/shellgen"
 )
 
-// DefaultGrace is how long Stop waits after the first signal before SIGKILL.
+// DefaultGrace is how long Stop waits after the first signal before
+// SIGKILL when not told otherwise.
+//
+// A grace (Spec.Grace, StopOptions.Grace) is a *time.Duration with one
+// meaning of zero everywhere, as the CLI's --grace 0 and the MCP server's
+// grace_sec 0: no grace, KILL right after the first signal. nil is
+// DefaultGrace; a negative grace is refused (ErrUsage).
+//
+//	bgjob.StopOptions{Grace: new(500 * time.Millisecond)}
+//	bgjob.StopOptions{Grace: new(time.Duration(0))} // KILL at once
 const DefaultGrace = 2 * time.Second
 
-// NoGrace, as a Grace, sends KILL right after the first signal (a Grace of
-// 0 means DefaultGrace).
-const NoGrace time.Duration = -1
+// graceOf is the grace g gives, checked: DefaultGrace when nil.
+func graceOf(g *time.Duration) (time.Duration, error) {
+	switch {
+	case g == nil:
+		return DefaultGrace, nil
+	case *g < 0:
+		return 0, fmt.Errorf("%w: grace %s must not be negative", ErrUsage, *g)
+	}
+	return *g, nil
+}
 
 // StopOptions tunes Stop.
 type StopOptions struct {
-	// Signal is sent first ("" for TERM); KILL follows after Grace
-	// (DefaultGrace when 0).
+	// Signal is sent first ("" for TERM); KILL follows after Grace (nil:
+	// DefaultGrace; 0: at once).
 	Signal string
-	Grace  time.Duration
+	Grace  *time.Duration
 	// All stops every job of the workspace that has live processes.
 	All bool
 }
@@ -33,13 +49,13 @@ func (c *Client) Stop(ctx context.Context, refs []string, o StopOptions) ([]jobd
 	if o.Signal == "" {
 		o.Signal = "TERM"
 	}
-	if o.Grace == 0 {
-		o.Grace = DefaultGrace
+	grace, err := graceOf(o.Grace)
+	if err != nil {
+		return nil, err
 	}
-	script, err := shellgen.StopScript(c.target(), shellgen.Stop{Refs: refs, All: o.All, Signal: o.Signal, Grace: o.Grace})
+	script, err := shellgen.StopScript(c.target(), shellgen.Stop{Refs: refs, All: o.All, Signal: o.Signal, Grace: grace})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	jobs, _, err := c.collect(ctx, script, false)
-	return jobs, err
+	return c.collect(ctx, script)
 }

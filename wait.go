@@ -109,10 +109,10 @@ func (c *Client) wait(ctx context.Context, q shellgen.Wait) ([]jobdir.Job, error
 		errs  []error
 		state string
 	)
-	err = c.exec(ctx, script, nil, !q.Once, reply{
-		job:     func(j jobdir.Job, _ string) error { jobs = append(jobs, j); return nil },
-		refused: func(err error) error { errs = append(errs, err); return nil },
-		wait:    func(s string) { state = s },
+	err = c.exec(ctx, script, nil, !q.Once, shellgen.Handler{
+		Job:     c.jobs(func(j jobdir.Job, _ string) error { jobs = append(jobs, j); return nil }),
+		Refused: gather(&errs),
+		Wait:    func(s string) { state = s },
 	})
 	switch {
 	case err != nil:

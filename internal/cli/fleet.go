@@ -505,7 +505,7 @@ func (a *app) fleetLogs(ctx context.Context, ref string, o bgjob.LogOptions, pla
 }
 
 func (a *app) fleetRemove(ctx context.Context, refs []string, force bool) error {
-	res := a.fleet(a.limit(rmGrace(force))).Remove(ctx, refs, force)
+	res := a.fleet(a.limit(rmGrace(force))).Remove(ctx, refs, bgjob.RemoveOptions{Force: force})
 	for _, r := range res {
 		for _, d := range r.Value {
 			fmt.Fprintf(a.stdout, "%s\t%s\n", r.Host, path.Base(d))

@@ -27,6 +27,7 @@ type runOptions struct {
 	keep       int
 	ptySize    string
 	plain      bool
+	grace      time.Duration
 }
 
 // exitRunning is run --wait's exit status when the job is still running at
@@ -132,7 +133,7 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 	f.StringArrayVarP(&o.spec.Env, "env", "e", nil, "set an environment variable, NAME=VALUE (repeatable)")
 	f.StringVar(&o.spec.Shell, "shell", "", "shell that runs a script command (default: bash if present, else sh)")
 	f.DurationVar(&o.spec.Timeout, "timeout", 0, "stop the job after this long (TERM, then KILL after --grace)")
-	f.DurationVar(&o.spec.Grace, "grace", bgjob.DefaultGrace, "with --timeout or --replace, time between TERM and KILL")
+	f.DurationVar(&o.grace, "grace", bgjob.DefaultGrace, "with --timeout or --replace, time between TERM and KILL")
 	f.BoolVar(&o.spec.Replace, "replace", false, "with --name, first stop the jobs of that name and wait until their processes are gone")
 	f.BoolVar(&o.spec.Stdin, "stdin", false, "give the job a FIFO as stdin, written with 'bgjob send' (default: /dev/null)")
 	f.BoolVar(&o.spec.LineBuffered, "line-buffered", false, "ask programs to flush output by line (stdbuf -oL -eL, PYTHONUNBUFFERED=1)")
@@ -156,11 +157,11 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 	if o.spec.Timeout > maxDuration {
 		return usageError("--timeout %s is longer than %s", o.spec.Timeout, maxDuration)
 	}
-	g, err := graceFlag(o.spec.Grace)
+	g, err := graceFlag(o.grace)
 	if err != nil {
 		return err
 	}
-	o.spec.Grace = g
+	o.spec.Grace = &g
 	if o.maxLogSize != "" {
 		n, err := parseSize(o.maxLogSize)
 		if err != nil {
@@ -210,10 +211,10 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 // the stop's grace twice over (TERM, grace, KILL, and a --replace of the
 // name before it).
 func startExtra(s bgjob.Spec) time.Duration {
-	if !s.Replace || s.Grace < 0 {
+	if !s.Replace {
 		return 0
 	}
-	return 2 * s.Grace
+	return 2 * stopGrace(s.Grace)
 }
 
 // nameHeld is what run found of other jobs with its name: the ids it

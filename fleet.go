@@ -60,7 +60,7 @@ func (f *Fleet) Hosts() []string { return append([]string(nil), f.hosts...) }
 
 // Result is one host's answer to a Fleet call: Value holds what the host
 // returned (possibly partial, as the Client verb would return it) and Err
-// its error, which names the host (see HostError).
+// its error, an *Error naming the host.
 type Result[T any] struct {
 	Host  string
 	Value T
@@ -70,7 +70,7 @@ type Result[T any] struct {
 // Each connects to every host, at most Parallel at a time, and calls fn
 // with the host (as given to NewFleet) and its client; the connection is closed when fn returns. It
 // returns what fn returned for each host, in host order, the errors wrapped
-// in a HostError; a host that could not be reached has only Err set.
+// in an *Error naming the host; a host that could not be reached has only Err set.
 func Each[T any](ctx context.Context, f *Fleet, fn func(ctx context.Context, host string, c *Client) (T, error)) []Result[T] {
 	res := make([]Result[T], len(f.hosts))
 	sem := make(chan struct{}, f.parallel)
@@ -83,7 +83,7 @@ func Each[T any](ctx context.Context, f *Fleet, fn func(ctx context.Context, hos
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
-				res[i].Err = &HostError{Host: h, Err: ctx.Err()}
+				res[i].Err = hostError(h, ctx.Err())
 				return
 			}
 			defer func() { <-sem }()
@@ -91,7 +91,7 @@ func Each[T any](ctx context.Context, f *Fleet, fn func(ctx context.Context, hos
 			v, err := each(ctx, f.dial, h, fn)
 			res[i].Value = v
 			if err = end(err); err != nil {
-				res[i].Err = &HostError{Host: h, Err: err}
+				res[i].Err = hostError(h, err)
 			}
 		}()
 	}
@@ -197,7 +197,7 @@ func (f *Fleet) Send(ctx context.Context, ref string, data io.Reader, o SendOpti
 		if b, err = io.ReadAll(data); err != nil {
 			res := make([]Result[jobdir.Job], len(f.hosts))
 			for i, h := range f.hosts {
-				res[i] = Result[jobdir.Job]{Host: h, Err: &HostError{Host: h, Err: fmt.Errorf("reading the data to send: %w", err)}}
+				res[i] = Result[jobdir.Job]{Host: h, Err: hostError(h, fmt.Errorf("reading the data to send: %w", err))}
 			}
 			return res
 		}

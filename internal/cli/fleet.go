@@ -203,12 +203,12 @@ type hostJSON struct {
 // hostReason is a host's error without the host's name, which the line
 // gives first.
 func hostReason(host string, err error) string {
-	var he *bgjob.HostError
-	if errors.As(err, &he) {
+	var he *bgjob.Error
+	if errors.As(err, &he) && he.Host == host {
 		err = he.Err
 	}
 	msg := strings.TrimPrefix(err.Error(), "ssh "+host+": ")
-	if errors.Is(err, bgjob.ErrNoAnswer) {
+	if bgjob.KindOf(err) == bgjob.KindNoAnswer {
 		msg += " (--host-timeout)"
 	}
 	return msg

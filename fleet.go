@@ -99,6 +99,16 @@ func Each[T any](ctx context.Context, f *Fleet, fn func(ctx context.Context, hos
 	return res
 }
 
+// failed returns err as every host's result, for a call that reaches no
+// host.
+func failed[T any](f *Fleet, err error) []Result[T] {
+	res := make([]Result[T], len(f.hosts))
+	for i, h := range f.hosts {
+		res[i] = Result[T]{Host: h, Err: hostError(h, err)}
+	}
+	return res
+}
+
 // each is one host's part of Each: connect, call fn, close.
 func each[T any](ctx context.Context, dial DialFunc, host string, fn func(ctx context.Context, host string, c *Client) (T, error)) (T, error) {
 	c, release, err := dial(ctx, host)
@@ -111,8 +121,12 @@ func each[T any](ctx context.Context, dial DialFunc, host string, fn func(ctx co
 }
 
 // Run starts the job on every host with one id, s.ID, or a new one made
-// once for all hosts when s.ID is "".
+// once for all hosts when s.ID is "". A spec that Validate refuses reaches
+// no host: each gets its error.
 func (f *Fleet) Run(ctx context.Context, s Spec) []Result[jobdir.Job] {
+	if err := s.Validate(); err != nil {
+		return failed[jobdir.Job](f, err)
+	}
 	if s.ID == "" {
 		s.ID = jobdir.NewID(time.Now())
 	}
@@ -195,11 +209,7 @@ func (f *Fleet) Send(ctx context.Context, ref string, data io.Reader, o SendOpti
 	if data != nil && !o.EOF {
 		var err error
 		if b, err = io.ReadAll(data); err != nil {
-			res := make([]Result[jobdir.Job], len(f.hosts))
-			for i, h := range f.hosts {
-				res[i] = Result[jobdir.Job]{Host: h, Err: hostError(h, fmt.Errorf("reading the data to send: %w", err))}
-			}
-			return res
+			return failed[jobdir.Job](f, fmt.Errorf("reading the data to send: %w", err))
 		}
 	}
 	return Each(ctx, f, func(ctx context.Context, _ string, c *Client) (jobdir.Job, error) {

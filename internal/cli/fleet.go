@@ -282,7 +282,7 @@ func (a *app) fleetRun(ctx context.Context, o runOptions) error {
 		}
 		held[old.Host].add(a, old.Host, o.spec.Name, old, replaced)
 	}
-	res := a.fleet(a.limit(startExtra(o.spec))).Run(ctx, o.spec)
+	res := a.fleet(a.limit(o.spec.ReplaceTime())).Run(ctx, o.spec)
 	switch {
 	case a.json:
 		out := make([]hostJSON, len(res))

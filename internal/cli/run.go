@@ -105,9 +105,6 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 				return usageError("--plain goes with --wait")
 			}
 			if o.ptySize != "" {
-				if !o.spec.PTY {
-					return usageError("--pty-size goes with --pty")
-				}
 				cols, rows, err := bgjob.ParsePTYSize(o.ptySize)
 				if err != nil {
 					return usageError("--pty-size: %v", err)
@@ -151,11 +148,8 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 }
 
 func (a *app) run(ctx context.Context, o runOptions) error {
-	if o.spec.Timeout < 0 || o.wait < 0 || o.maxBytes < 0 {
-		return usageError("--timeout, --wait and --max-bytes must not be negative")
-	}
-	if o.spec.Timeout > maxDuration {
-		return usageError("--timeout %s is longer than %s", o.spec.Timeout, maxDuration)
+	if o.wait < 0 || o.maxBytes < 0 {
+		return usageError("--wait and --max-bytes must not be negative")
 	}
 	g, err := graceFlag(o.grace)
 	if err != nil {
@@ -169,14 +163,14 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 		}
 		o.spec.MaxLogSize = n
 	}
-	if o.spec.Replace && o.spec.Name == "" {
-		return usageError("--replace needs --name")
+	if err := o.spec.Validate(); err != nil {
+		return specError(err)
 	}
 	if a.many() {
 		return a.fleetRun(ctx, o)
 	}
 	// The launch has a deadline; run --wait's wait, its own.
-	startCtx, end := a.within(ctx, startExtra(o.spec))
+	startCtx, end := a.within(ctx, o.spec.ReplaceTime())
 	c, release, err := a.client(startCtx)
 	if err != nil {
 		return end(err)
@@ -207,14 +201,17 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 	return nil
 }
 
-// startExtra is a launch's time on top of --host-timeout: with --replace
-// the stop's grace twice over (TERM, grace, KILL, and a --replace of the
-// name before it).
-func startExtra(s bgjob.Spec) time.Duration {
-	if !s.Replace {
-		return 0
+// runFlags are the flags of the Spec fields a bgjob.FieldError names.
+var runFlags = map[string]string{"Replace": "--replace", "Name": "--name", "Timeout": "--timeout", "PTYCols": "--pty-size", "PTY": "--pty"}
+
+// specError is the usage error of a Spec that Validate refused, worded
+// with run's flags (--replace needs --name).
+func specError(err error) error {
+	var fe *bgjob.FieldError
+	if errors.As(err, &fe) {
+		return usageError("%s", fe.Text(func(f string) string { return runFlags[f] }))
 	}
-	return 2 * stopGrace(s.Grace)
+	return err
 }
 
 // nameHeld is what run found of other jobs with its name: the ids it

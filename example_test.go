@@ -125,7 +125,7 @@ func ExampleSpec_replace() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	spec := bgjob.Spec{Name: "server", Argv: []string{"sleep", "60"}, Grace: 200 * time.Millisecond}
+	spec := bgjob.Spec{Name: "server", Argv: []string{"sleep", "60"}, Grace: new(200 * time.Millisecond)}
 	spec.NameHeld = func(j jobdir.Job, replaced bool) {
 		fmt.Println("replaced:", replaced, "status:", j.Status)
 	}
@@ -139,7 +139,7 @@ func ExampleSpec_replace() {
 	if _, err := c.Run(ctx, spec); err != nil { // stops both first
 		log.Fatal(err)
 	}
-	if _, err := c.Stop(ctx, nil, bgjob.StopOptions{All: true, Grace: bgjob.NoGrace}); err != nil {
+	if _, err := c.Stop(ctx, nil, bgjob.StopOptions{All: true, Grace: new(time.Duration(0))}); err != nil {
 		log.Fatal(err)
 	}
 	// Output:

@@ -60,26 +60,17 @@ func (f *Fleet) Hosts() []string { return append([]string(nil), f.hosts...) }
 
 // Result is one host's answer to a Fleet call: Value holds what the host
 // returned (possibly partial, as the Client verb would return it) and Err
-// its error, which names the host (see HostError).
+// its error, an *Error naming the host.
 type Result[T any] struct {
 	Host  string
 	Value T
 	Err   error
 }
 
-// HostError is the error of one host in a Fleet call.
-type HostError struct {
-	Host string
-	Err  error
-}
-
-func (e *HostError) Error() string { return e.Host + ": " + e.Err.Error() }
-func (e *HostError) Unwrap() error { return e.Err }
-
 // Each connects to every host, at most Parallel at a time, and calls fn
 // with the host (as given to NewFleet) and its client; the connection is closed when fn returns. It
 // returns what fn returned for each host, in host order, the errors wrapped
-// in a HostError; a host that could not be reached has only Err set.
+// in an *Error naming the host; a host that could not be reached has only Err set.
 func Each[T any](ctx context.Context, f *Fleet, fn func(ctx context.Context, host string, c *Client) (T, error)) []Result[T] {
 	res := make([]Result[T], len(f.hosts))
 	sem := make(chan struct{}, f.parallel)
@@ -92,7 +83,7 @@ func Each[T any](ctx context.Context, f *Fleet, fn func(ctx context.Context, hos
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
-				res[i].Err = &HostError{Host: h, Err: ctx.Err()}
+				res[i].Err = hostError(h, ctx.Err())
 				return
 			}
 			defer func() { <-sem }()
@@ -100,11 +91,21 @@ func Each[T any](ctx context.Context, f *Fleet, fn func(ctx context.Context, hos
 			v, err := each(ctx, f.dial, h, fn)
 			res[i].Value = v
 			if err = end(err); err != nil {
-				res[i].Err = &HostError{Host: h, Err: err}
+				res[i].Err = hostError(h, err)
 			}
 		}()
 	}
 	wg.Wait()
+	return res
+}
+
+// failed returns err as every host's result, for a call that reaches no
+// host.
+func failed[T any](f *Fleet, err error) []Result[T] {
+	res := make([]Result[T], len(f.hosts))
+	for i, h := range f.hosts {
+		res[i] = Result[T]{Host: h, Err: hostError(h, err)}
+	}
 	return res
 }
 
@@ -120,8 +121,12 @@ func each[T any](ctx context.Context, dial DialFunc, host string, fn func(ctx co
 }
 
 // Run starts the job on every host with one id, s.ID, or a new one made
-// once for all hosts when s.ID is "".
+// once for all hosts when s.ID is "". A spec that Validate refuses reaches
+// no host: each gets its error.
 func (f *Fleet) Run(ctx context.Context, s Spec) []Result[jobdir.Job] {
+	if err := s.Validate(); err != nil {
+		return failed[jobdir.Job](f, err)
+	}
 	if s.ID == "" {
 		s.ID = jobdir.NewID(time.Now())
 	}
@@ -184,9 +189,9 @@ func (f *Fleet) Stop(ctx context.Context, refs []string, o StopOptions) []Result
 }
 
 // Remove deletes the jobs on every host.
-func (f *Fleet) Remove(ctx context.Context, refs []string, force bool) []Result[[]string] {
+func (f *Fleet) Remove(ctx context.Context, refs []string, o RemoveOptions) []Result[[]string] {
 	return Each(ctx, f, func(ctx context.Context, _ string, c *Client) ([]string, error) {
-		return c.Remove(ctx, refs, force)
+		return c.Remove(ctx, refs, o)
 	})
 }
 
@@ -204,11 +209,7 @@ func (f *Fleet) Send(ctx context.Context, ref string, data io.Reader, o SendOpti
 	if data != nil && !o.EOF {
 		var err error
 		if b, err = io.ReadAll(data); err != nil {
-			res := make([]Result[jobdir.Job], len(f.hosts))
-			for i, h := range f.hosts {
-				res[i] = Result[jobdir.Job]{Host: h, Err: &HostError{Host: h, Err: fmt.Errorf("reading the data to send: %w", err)}}
-			}
-			return res
+			return failed[jobdir.Job](f, fmt.Errorf("reading the data to send: %w", err))
 		}
 	}
 	return Each(ctx, f, func(ctx context.Context, _ string, c *Client) (jobdir.Job, error) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"time"
 
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/shellgen"
@@ -130,32 +129,25 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 	if err := c.readLogs(ctx, q, o.Hold, o.Deliver, &res, stdout, stderr); err != nil || !watch {
 		return res, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	events, err := w.Watch(ctx, []string{res.Job.Dir})
-	if err != nil {
-		return res, err
-	}
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
 	q = shellgen.Logs{Ref: res.Job.ID, Streams: streams, HasOffset: true}
-	for !res.Job.Status.Ended() && res.Job.Status != jobdir.StatusUnreadable {
-		// A wrapper killed with SIGKILL changes no file: look once a second.
-		select {
-		case <-events:
-		case <-tick.C:
-		case <-ctx.Done():
-			return res, ctx.Err()
-		}
+	ended := func() bool { return res.Job.Status.Ended() || res.Job.Status == jobdir.StatusUnreadable }
+	if ended() {
+		return res, nil
+	}
+	_, err := watched(ctx, w, []string{res.Job.Dir}, 0, nil, func(ctx context.Context) error {
 		q.Offsets = map[string]int64{}
 		for _, r := range res.Ranges {
 			q.Offsets[r.Stream] = r.Next
 		}
 		if err := c.readLogs(ctx, q, false, nil, &res, stdout, stderr); err != nil {
-			return res, err
+			return err
 		}
-	}
-	return res, nil
+		if !ended() {
+			return errPending
+		}
+		return nil
+	})
+	return res, err
 }
 
 // readLogs runs one LogsScript and adds what it read to res: the job as
@@ -181,17 +173,17 @@ func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliv
 		}
 	}
 	var errs []error
-	err = c.execCommits(ctx, script, nil, q.Follow, reply{
-		job:     func(j jobdir.Job, _ string) error { res.Job = j; return nil },
-		refused: func(err error) error { errs = append(errs, err); return nil },
-		cut: func(stream string) {
+	err = c.execCommits(ctx, script, nil, q.Follow, shellgen.Handler{
+		Job:     c.jobs(func(j jobdir.Job, _ string) error { res.Job = j; return nil }),
+		Refused: gather(&errs),
+		Cut: func(stream string) {
 			for i := range res.Ranges {
 				if res.Ranges[i].Stream == stream {
 					res.Ranges[i].Truncated = true
 				}
 			}
 		},
-		data: func(stream string, offset int64, r io.Reader) error {
+		Data: func(stream string, offset int64, r io.Reader) error {
 			w := stdout
 			if stream == "stderr" {
 				w = stderr

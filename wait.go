@@ -97,9 +97,6 @@ func (c *Client) standing(ctx context.Context, refs []string) []jobdir.Job {
 	}
 }
 
-// errPending is what a wait that looks once returns while the jobs run.
-var errPending = errors.New("jobs still running")
-
 // wait runs one WaitScript and returns the jobs it reports; when the script
 // did not see them end, the error wraps ErrTimeout or errPending.
 func (c *Client) wait(ctx context.Context, q shellgen.Wait) ([]jobdir.Job, error) {
@@ -112,10 +109,10 @@ func (c *Client) wait(ctx context.Context, q shellgen.Wait) ([]jobdir.Job, error
 		errs  []error
 		state string
 	)
-	err = c.exec(ctx, script, nil, !q.Once, reply{
-		job:     func(j jobdir.Job, _ string) error { jobs = append(jobs, j); return nil },
-		refused: func(err error) error { errs = append(errs, err); return nil },
-		wait:    func(s string) { state = s },
+	err = c.exec(ctx, script, nil, !q.Once, shellgen.Handler{
+		Job:     c.jobs(func(j jobdir.Job, _ string) error { jobs = append(jobs, j); return nil }),
+		Refused: gather(&errs),
+		Wait:    func(s string) { state = s },
 	})
 	switch {
 	case err != nil:

@@ -41,7 +41,7 @@ func TestWaitTimeoutReportsJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { fast.Stop(ctx, []string{j.ID}, bgjob.StopOptions{Grace: bgjob.NoGrace}) })
+	t.Cleanup(func() { fast.Stop(ctx, []string{j.ID}, bgjob.StopOptions{Grace: new(time.Duration(0))}) })
 	slow, err := bgjob.NewClient(slowWaits{local.New()}, root, "")
 	if err != nil {
 		t.Fatal(err)

@@ -102,13 +102,13 @@ func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor) (jobdir.Job, 
 		state string
 	)
 	scanned := map[string]int64{}
-	err = c.exec(ctx, script, nil, !q.Once, reply{
-		job:     func(j jobdir.Job, _ string) error { job = j; return nil },
-		refused: func(err error) error { errs = append(errs, err); return nil },
-		wait:    func(s string) { state = s },
-		scanned: func(stream string, off int64) { scanned[stream] = off },
-		cut:     func(string) { m.Truncated = true },
-		data: func(stream string, off int64, r io.Reader) error {
+	err = c.exec(ctx, script, nil, !q.Once, shellgen.Handler{
+		Job:     c.jobs(func(j jobdir.Job, _ string) error { job = j; return nil }),
+		Refused: gather(&errs),
+		Wait:    func(s string) { state = s },
+		Scanned: func(stream string, off int64) { scanned[stream] = off },
+		Cut:     func(string) { m.Truncated = true },
+		Data: func(stream string, off int64, r io.Reader) error {
 			var b bytes.Buffer
 			if _, err := io.Copy(&b, r); err != nil {
 				return err

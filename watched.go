@@ -6,6 +6,9 @@ import (
 	"time"
 )
 
+// errPending is what a wait that looks once returns while the jobs run.
+var errPending = errors.New("jobs still running")
+
 // watched runs look, which returns errPending while what it waits for has
 // not happened, on a runtime that is a Watcher: once the watch of dirs is
 // in place (what changed before it, it could not see), then after each

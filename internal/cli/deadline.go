@@ -18,13 +18,13 @@ func (a *app) limit(extra time.Duration) time.Duration {
 	return a.hostTimeout + max(extra, 0)
 }
 
-// stopGrace is stop's time on top of --host-timeout: its grace (a
-// negative one waits for nothing).
-func stopGrace(grace time.Duration) time.Duration {
-	if grace == 0 {
+// stopGrace is stop's time on top of --host-timeout: its grace (nil:
+// bgjob.DefaultGrace).
+func stopGrace(grace *time.Duration) time.Duration {
+	if grace == nil {
 		return bgjob.DefaultGrace
 	}
-	return max(grace, 0)
+	return max(*grace, 0)
 }
 
 // rmGrace is rm's time on top of --host-timeout: with --force, the grace

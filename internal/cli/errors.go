@@ -15,48 +15,32 @@ import (
 	sshrt "github.com/bgjob/bgjob/runtime/ssh"
 )
 
-// errorKinds name, for --json, the kind of a failure: a program tells "no
-// such job" from a timeout or an unreachable host without reading the
-// message (wait's exit status is the job's own, so 1 serves them all).
-var errorKinds = []struct {
-	err  error
-	kind string
-}{
-	{bgjob.ErrUsage, "usage"},
-	{bgjob.ErrNotFound, "not_found"},
-	{bgjob.ErrTimeout, "timeout"},
-	{context.DeadlineExceeded, "timeout"},
-	{bgjob.ErrNoMatch, "no_match"},
-	{bgjob.ErrBusy, "busy"},
-	{bgjob.ErrExists, "exists"},
-	{bgjob.ErrEnded, "ended"},
-	{bgjob.ErrNoStdin, "no_stdin"},
-	{bgjob.ErrNoPTY, "no_pty"},
-	{bgjob.ErrCursorBusy, "cursor_busy"},
-	{bgjob.ErrReadOnly, "read_only"},
-	{bgjob.ErrForeignFiles, "foreign_files"},
-	{bgjob.ErrRoot, "root"},
-	{sshrt.ErrUnknownHost, "host_key"},
-	{sshrt.ErrHostKeyChanged, "host_key"},
-	{bgjob.ErrHost, "host"},
-}
-
-// errorKind returns the kind of err for --json: one of errorKinds', or
-// "unreachable" (the host did not answer), "usage" (how bgjob was called)
-// or "error".
+// errorKind returns the kind of err for --json, so that a program tells
+// "no such job" from a timeout or an unreachable host without reading the
+// message (wait's exit status is the job's own, so 1 serves them all):
+// "usage" (how bgjob was called), the library's kind (bgjob.KindOf),
+// "timeout", "host_key", "unreachable" (the host did not answer), or
+// "error".
 func errorKind(err error) string {
 	var ee *exitError
 	if errors.As(err, &ee) && ee.code == 2 || isCobraUsage(err) {
 		return "usage"
 	}
-	for _, k := range errorKinds {
-		if errors.Is(err, k.err) {
-			return k.kind
-		}
+	switch k := bgjob.KindOf(err); k {
+	case bgjob.KindOther:
+	case bgjob.KindNoAnswer:
+		return "unreachable"
+	default:
+		return string(k)
 	}
 	var op *net.OpError
 	var dns *net.DNSError
-	if errors.As(err, &op) || errors.As(err, &dns) {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, sshrt.ErrUnknownHost), errors.Is(err, sshrt.ErrHostKeyChanged):
+		return "host_key"
+	case errors.As(err, &op), errors.As(err, &dns):
 		return "unreachable"
 	}
 	return "error"

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/bgjob/bgjob"
 )
 
 var durationTextRE = regexp.MustCompile(`^-?[0-9]+s$|^[0-9]+m[0-5][0-9]s$|^[0-9]+h[0-5][0-9]m$|^[0-9]+d[0-2][0-9]h$`)
@@ -16,7 +14,7 @@ var durationTextRE = regexp.MustCompile(`^-?[0-9]+s$|^[0-9]+m[0-5][0-9]s$|^[0-9]
 // A value given to a size flag (--max-log-size) or a duration flag
 // (--timeout, --grace, as pflag parses it): a size read is at least 8K,
 // at most 2^62, the same in any case and again when printed as a number;
-// a grace the CLI takes is NoGrace for 0 or the duration itself, up to
+// a grace the CLI takes is the duration itself (0: KILL at once), up to
 // 24h; anything refused is a usage error; a duration prints to the second.
 func FuzzFlagValues(f *testing.F) {
 	for _, s := range []string{
@@ -50,7 +48,7 @@ func FuzzFlagValues(f *testing.F) {
 			t.Fatalf("graceFlag(%s): %v is not a usage error", d, err)
 		case err != nil && d >= 0 && d <= 24*time.Hour:
 			t.Fatalf("graceFlag(%s) refused: %v", d, err)
-		case err == nil && d == 0 && g != bgjob.NoGrace, err == nil && d != 0 && (g != d || d < 0 || d > 24*time.Hour):
+		case err == nil && (g != d || d < 0 || d > 24*time.Hour):
 			t.Fatalf("graceFlag(%s) = %s", d, g)
 		}
 		if d >= 0 && !durationTextRE.MatchString(durationText(d)) {

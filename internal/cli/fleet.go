@@ -207,12 +207,12 @@ type hostJSON struct {
 // hostReason is a host's error without the host's name, which the line
 // gives first.
 func hostReason(host string, err error) string {
-	var he *bgjob.HostError
-	if errors.As(err, &he) {
+	var he *bgjob.Error
+	if errors.As(err, &he) && he.Host == host {
 		err = he.Err
 	}
 	msg := strings.TrimPrefix(err.Error(), "ssh "+host+": ")
-	if errors.Is(err, bgjob.ErrNoAnswer) {
+	if bgjob.KindOf(err) == bgjob.KindNoAnswer {
 		msg += " (--host-timeout)"
 	}
 	return msg
@@ -286,7 +286,7 @@ func (a *app) fleetRun(ctx context.Context, o runOptions) error {
 		}
 		held[old.Host].add(a, old.Host, o.spec.Name, old, replaced)
 	}
-	res := a.fleet(a.limit(startExtra(o.spec))).Run(ctx, o.spec)
+	res := a.fleet(a.limit(o.spec.ReplaceTime())).Run(ctx, o.spec)
 	switch {
 	case a.json:
 		out := make([]hostJSON, len(res))
@@ -509,7 +509,7 @@ func (a *app) fleetLogs(ctx context.Context, ref string, o bgjob.LogOptions, pla
 }
 
 func (a *app) fleetRemove(ctx context.Context, refs []string, force bool) error {
-	res := a.fleet(a.limit(rmGrace(force))).Remove(ctx, refs, force)
+	res := a.fleet(a.limit(rmGrace(force))).Remove(ctx, refs, bgjob.RemoveOptions{Force: force})
 	for _, r := range res {
 		for _, d := range r.Value {
 			fmt.Fprintf(a.stdout, "%s\t%s\n", r.Host, path.Base(d))

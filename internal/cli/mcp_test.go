@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -23,7 +24,7 @@ func TestMCPOverStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Stop(ctx, nil, bgjob.StopOptions{All: true, Grace: bgjob.NoGrace}) })
+	t.Cleanup(func() { c.Stop(ctx, nil, bgjob.StopOptions{All: true, Grace: new(time.Duration(0))}) })
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	var stderr bytes.Buffer

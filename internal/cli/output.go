@@ -205,16 +205,13 @@ func (t *table) flush() { t.tw.Flush() }
 // overflow the host's arithmetic).
 const maxDuration = bgjob.MaxTimeout
 
-// graceFlag checks a --grace value and returns it for the library: 0 means
-// KILL at once (bgjob.NoGrace).
+// graceFlag checks a --grace value (0: KILL at once, as for the library).
 func graceFlag(g time.Duration) (time.Duration, error) {
 	switch {
 	case g < 0:
 		return 0, usageError("--grace must not be negative")
 	case g > 24*time.Hour:
 		return 0, usageError("--grace %s is longer than 24h", g)
-	case g == 0:
-		return bgjob.NoGrace, nil
 	}
 	return g, nil
 }

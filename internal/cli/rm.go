@@ -36,7 +36,7 @@ func (a *app) rm(ctx context.Context, refs []string, force bool) (err error) {
 		return err
 	}
 	defer release()
-	removed, err := c.Remove(ctx, refs, force)
+	removed, err := c.Remove(ctx, refs, bgjob.RemoveOptions{Force: force})
 	for _, d := range removed {
 		fmt.Fprintln(a.stdout, path.Base(d))
 	}

@@ -27,6 +27,7 @@ type runOptions struct {
 	keep       int
 	ptySize    string
 	plain      bool
+	grace      time.Duration
 }
 
 // exitRunning is run --wait's exit status when the job is still running at
@@ -104,9 +105,6 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 				return usageError("--plain goes with --wait")
 			}
 			if o.ptySize != "" {
-				if !o.spec.PTY {
-					return usageError("--pty-size goes with --pty")
-				}
 				cols, rows, err := bgjob.ParsePTYSize(o.ptySize)
 				if err != nil {
 					return usageError("--pty-size: %v", err)
@@ -132,7 +130,7 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 	f.StringArrayVarP(&o.spec.Env, "env", "e", nil, "set an environment variable, NAME=VALUE (repeatable)")
 	f.StringVar(&o.spec.Shell, "shell", "", "shell that runs a script command (default: bash if present, else sh)")
 	f.DurationVar(&o.spec.Timeout, "timeout", 0, "stop the job after this long (TERM, then KILL after --grace)")
-	f.DurationVar(&o.spec.Grace, "grace", bgjob.DefaultGrace, "with --timeout or --replace, time between TERM and KILL")
+	f.DurationVar(&o.grace, "grace", bgjob.DefaultGrace, "with --timeout or --replace, time between TERM and KILL")
 	f.BoolVar(&o.spec.Replace, "replace", false, "with --name, first stop the jobs of that name and wait until their processes are gone")
 	f.BoolVar(&o.spec.Stdin, "stdin", false, "give the job a FIFO as stdin, written with 'bgjob send' (default: /dev/null)")
 	f.BoolVar(&o.spec.LineBuffered, "line-buffered", false, "ask programs to flush output by line (stdbuf -oL -eL, PYTHONUNBUFFERED=1)")
@@ -150,17 +148,14 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 }
 
 func (a *app) run(ctx context.Context, o runOptions) error {
-	if o.spec.Timeout < 0 || o.wait < 0 || o.maxBytes < 0 {
-		return usageError("--timeout, --wait and --max-bytes must not be negative")
+	if o.wait < 0 || o.maxBytes < 0 {
+		return usageError("--wait and --max-bytes must not be negative")
 	}
-	if o.spec.Timeout > maxDuration {
-		return usageError("--timeout %s is longer than %s", o.spec.Timeout, maxDuration)
-	}
-	g, err := graceFlag(o.spec.Grace)
+	g, err := graceFlag(o.grace)
 	if err != nil {
 		return err
 	}
-	o.spec.Grace = g
+	o.spec.Grace = &g
 	if o.maxLogSize != "" {
 		n, err := parseSize(o.maxLogSize)
 		if err != nil {
@@ -168,14 +163,14 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 		}
 		o.spec.MaxLogSize = n
 	}
-	if o.spec.Replace && o.spec.Name == "" {
-		return usageError("--replace needs --name")
+	if err := o.spec.Validate(); err != nil {
+		return specError(err)
 	}
 	if a.many() {
 		return a.fleetRun(ctx, o)
 	}
 	// The launch has a deadline; run --wait's wait, its own.
-	startCtx, end := a.within(ctx, startExtra(o.spec))
+	startCtx, end := a.within(ctx, o.spec.ReplaceTime())
 	c, release, err := a.client(startCtx)
 	if err != nil {
 		return end(err)
@@ -206,14 +201,17 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 	return nil
 }
 
-// startExtra is a launch's time on top of --host-timeout: with --replace
-// the stop's grace twice over (TERM, grace, KILL, and a --replace of the
-// name before it).
-func startExtra(s bgjob.Spec) time.Duration {
-	if !s.Replace || s.Grace < 0 {
-		return 0
+// runFlags are the flags of the Spec fields a bgjob.FieldError names.
+var runFlags = map[string]string{"Replace": "--replace", "Name": "--name", "Timeout": "--timeout", "PTYCols": "--pty-size", "PTY": "--pty"}
+
+// specError is the usage error of a Spec that Validate refused, worded
+// with run's flags (--replace needs --name).
+func specError(err error) error {
+	var fe *bgjob.FieldError
+	if errors.As(err, &fe) {
+		return usageError("%s", fe.Text(func(f string) string { return runFlags[f] }))
 	}
-	return 2 * s.Grace
+	return err
 }
 
 // nameHeld is what run found of other jobs with its name: the ids it

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -10,7 +11,10 @@ import (
 )
 
 func (a *app) stopCommand() *cobra.Command {
-	var o bgjob.StopOptions
+	var (
+		o     bgjob.StopOptions
+		grace time.Duration
+	)
 	cmd := &cobra.Command{
 		Use:   "stop ID...",
 		Short: "Stop jobs: signal their process group, then KILL after a grace period",
@@ -27,17 +31,17 @@ only processes it left behind that can be tied to it are killed.`,
 			if len(args) > 0 && o.All {
 				return usageError("--all takes no job ids")
 			}
-			g, err := graceFlag(o.Grace)
+			g, err := graceFlag(grace)
 			if err != nil {
 				return err
 			}
-			o.Grace = g
+			o.Grace = &g
 			return a.stop(cmd.Context(), args, o)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.Signal, "signal", "s", "TERM", "first signal to send (TERM, INT, QUIT, HUP, KILL, USR1, USR2, ALRM)")
-	f.DurationVar(&o.Grace, "grace", bgjob.DefaultGrace, "time to wait before SIGKILL")
+	f.DurationVar(&grace, "grace", bgjob.DefaultGrace, "time to wait before SIGKILL")
 	f.BoolVar(&o.All, "all", false, "stop every job of the workspace that still runs")
 	f.BoolVar(&a.json, "json", false, "print the stopped jobs as a JSON array")
 	return cmd

@@ -115,7 +115,7 @@ func (h *hosts) dial(ctx context.Context, host string, cn *conn) {
 			return
 		}
 		rt, cn.close = r, closeFn
-		if d, ok := r.(interface{ Done() <-chan struct{} }); ok {
+		if d, ok := r.(bgjob.Connection); ok {
 			cn.done = d.Done()
 		}
 	}
@@ -179,18 +179,11 @@ func (h *hosts) forget(host string, c *bgjob.Client) {
 }
 
 // inTransit reports whether err is a failure of the connection rather than
-// an answer of the host: not one of bgjob's errors, not a script's exit
-// status, not the caller's cancellation.
+// an answer of the host: not an error of bgjob's kinds (bgjob.IsAnswer),
+// not a script's exit status, not the caller's cancellation.
 func inTransit(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if err == nil || bgjob.IsAnswer(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
-	}
-	for _, e := range []error{bgjob.ErrNotFound, bgjob.ErrBusy, bgjob.ErrTimeout, bgjob.ErrUsage, bgjob.ErrForeignFiles,
-		bgjob.ErrExists, bgjob.ErrRoot, bgjob.ErrHost, bgjob.ErrNoStdin, bgjob.ErrEnded, bgjob.ErrCursorBusy,
-		bgjob.ErrReadOnly, bgjob.ErrNoMatch, bgjob.ErrNoPTY, bgjob.ErrNoLogCap} {
-		if errors.Is(err, e) {
-			return false
-		}
 	}
 	var exit interface{ ExitCode() int }
 	return !errors.As(err, &exit)

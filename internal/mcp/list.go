@@ -47,10 +47,10 @@ type listOut struct {
 const maxCommand = 200
 
 func (s *Server) list(ctx context.Context, _ *sdk.CallToolRequest, in listIn) (*sdk.CallToolResult, listOut, error) {
-	switch jobdir.Status(in.Status) {
-	case "", jobdir.StatusRunning, jobdir.StatusExited, jobdir.StatusKilled, jobdir.StatusLost, jobdir.StatusUnreadable:
-	default:
-		return nil, listOut{}, fmt.Errorf("status %q: want running, exited, killed or lost", in.Status)
+	if in.Status != "" {
+		if _, err := jobdir.ParseStatus(in.Status); err != nil {
+			return nil, listOut{}, err
+		}
 	}
 	if in.Limit < 0 || in.Limit > 100 {
 		return nil, listOut{}, fmt.Errorf("limit %d: want 1 to 100", in.Limit)

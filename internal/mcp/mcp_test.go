@@ -486,7 +486,7 @@ func TestShutdownAfterRemove(t *testing.T) {
 	if gone.Status != jobdir.StatusExited {
 		t.Fatalf("job_start of true: %+v, want it exited", gone)
 	}
-	if _, err := c.Remove(ctx, []string{gone.ID}, false); err != nil {
+	if _, err := c.Remove(ctx, []string{gone.ID}, bgjob.RemoveOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	cs.Close()

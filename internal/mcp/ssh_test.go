@@ -2,7 +2,9 @@ package mcp_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -82,12 +84,43 @@ func TestWaitForManyOverSSH(t *testing.T) {
 	}
 }
 
-// sshHost starts the test sshd (host bgjob-test) and returns it, its
-// ssh_config and a Dialer for it that counts its dials in dials.
-func sshHost(t *testing.T) (srv *sshtest.Server, cfg string, dial mcp.Dialer, dials *atomic.Int32) {
+// A host that cannot run a PTY job refuses job_start with pty: an answer
+// (bgjob.ErrNoPTY), not a dropped connection, so the connection is kept
+// for the next call (inTransit once missed ErrNoPTY and closed it). The
+// test sshd gives its sessions a PATH whose script(1) answers as
+// busybox's does.
+func TestNoPTYKeepsConnection(t *testing.T) {
+	fake := t.TempDir()
+	busybox := "#!/bin/sh\necho \"script: invalid option -- '${1#-}'\" >&2\necho 'BusyBox v1.36.1 (Debian 1:1.36.1-9) multi-call binary.' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(fake, "script"), []byte(busybox), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// sshd takes the first SetEnv of its config, sshtest's own: a Match
+	// block's overrides it.
+	_, _, dial, dials := sshHost(t, "Match all", "SetEnv SHLVL=1 PATH="+fake+":/usr/bin:/bin")
+	cs := serve(t, mcp.Options{Dial: dial, Host: "bgjob-test"})
+	var list struct{ Jobs []job }
+	call(t, cs, "job_list", nil, &list)
+	res := callRaw(t, cs, "job_start", map[string]any{"command": "true", "pty": true, "wait_sec": 0})
+	if msg := text(res); !res.IsError || !strings.Contains(msg, "--pty needs script from util-linux") {
+		t.Fatalf("job_start with pty on a host without util-linux script: %q (error %v), want the refusal", msg, res.IsError)
+	}
+	call(t, cs, "job_list", nil, &list)
+	if len(list.Jobs) != 0 {
+		t.Errorf("job_list after the refusal: %+v, want no job", list.Jobs)
+	}
+	if n := dials.Load(); n != 1 {
+		t.Errorf("%d dials, want 1: the refusal is an answer, and the connection is kept", n)
+	}
+}
+
+// sshHost starts the test sshd (host bgjob-test), with the lines extra
+// added to its sshd_config, and returns it, its ssh_config and a Dialer
+// for it that counts its dials in dials.
+func sshHost(t *testing.T, extra ...string) (srv *sshtest.Server, cfg string, dial mcp.Dialer, dials *atomic.Int32) {
 	t.Helper()
 	t.Setenv("SSH_AUTH_SOCK", "")
-	srv = sshtest.Start(t)
+	srv = sshtest.Start(t, extra...)
 	dir := t.TempDir()
 	cfg = filepath.Join(dir, "config")
 	if err := srv.WriteConfig(cfg, "bgjob-test"); err != nil {

@@ -78,14 +78,8 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 	}
 	spec := bgjob.Spec{Argv: []string{in.Command}, Name: in.Name, Cwd: in.Cwd, Timeout: timeout,
 		Stdin: in.Stdin, LineBuffered: in.LineBuffered == nil || *in.LineBuffered}
-	if in.Replace && in.Name == "" {
-		return nil, startOut{}, errors.New("replace needs a name: it stops the jobs of that name")
-	}
 	spec.Replace = in.Replace
 	if in.PTYSize != "" {
-		if !in.PTY {
-			return nil, startOut{}, errors.New("pty_size goes with pty: true")
-		}
 		if spec.PTYCols, spec.PTYRows, err = bgjob.ParsePTYSize(in.PTYSize); err != nil {
 			return nil, startOut{}, fmt.Errorf("pty_size: %w", err)
 		}
@@ -110,6 +104,13 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 		spec.Env = append(spec.Env, k+"="+v)
 	}
 	sort.Strings(spec.Env)
+	if err := spec.Validate(); err != nil {
+		var fe *bgjob.FieldError
+		if errors.As(err, &fe) {
+			return nil, startOut{}, errors.New(fe.Text(func(f string) string { return startArgs[f] }))
+		}
+		return nil, startOut{}, err
+	}
 	var (
 		j    jobdir.Job
 		host string
@@ -117,7 +118,7 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 	// Not repeated after a drop: the job may have started.
 	err = s.do(ctx, in.Host, false, func(c *bgjob.Client, h string) (err error) {
 		host = h
-		sctx, cancel := context.WithTimeout(ctx, startTimeout)
+		sctx, cancel := context.WithTimeout(ctx, spec.LaunchTimeout())
 		defer cancel()
 		j, err = c.Run(sctx, spec)
 		return err
@@ -160,9 +161,8 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 	return result("%s\n%s", msg, r.text), out, nil
 }
 
-// startTimeout bounds a launch, which with replace includes the stop of the
-// jobs of the name (TERM, grace, KILL).
-const startTimeout = time.Minute
+// startArgs are the arguments of the Spec fields a bgjob.FieldError names.
+var startArgs = map[string]string{"Replace": "replace", "Name": "a name", "Timeout": "timeout_sec", "PTYCols": "pty_size", "PTY": "pty: true"}
 
 // heldText says which jobs of the name the start replaced or left running.
 func heldText(name string, h startOut) string {

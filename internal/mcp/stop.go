@@ -36,16 +36,13 @@ func (s *Server) stop(ctx context.Context, _ *sdk.CallToolRequest, in stopIn) (*
 	if len(in.IDs) > 0 && in.All {
 		return nil, stopOut{}, errors.New("give ids or all, not both")
 	}
-	var grace time.Duration // 0: the library's default
+	var grace *time.Duration // nil: the library's default
 	if in.GraceSec != nil {
 		g, err := seconds("grace_sec", *in.GraceSec, time.Hour)
 		if err != nil {
 			return nil, stopOut{}, err
 		}
-		grace = g
-		if g == 0 {
-			grace = bgjob.NoGrace
-		}
+		grace = &g
 	}
 	var (
 		jobs []jobdir.Job

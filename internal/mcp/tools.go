@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -151,25 +150,46 @@ func (s *Server) explain(err error, host string) error {
 	if ws == "" {
 		ws = jobdir.DefaultWorkspace
 	}
-	switch {
-	case errors.Is(err, bgjob.ErrNotFound):
+	e := only(err)
+	switch bgjob.KindOf(err) {
+	case bgjob.KindNotFound:
 		// "job X: not found" from the library: the model needs the id,
 		// where it looked and what to do next.
-		what := strings.TrimSuffix(err.Error(), ": "+bgjob.ErrNotFound.Error())
-		if what == err.Error() || !strings.HasPrefix(what, "job ") {
+		if e == nil || e.Ref == "" || e.Err != bgjob.ErrNotFound {
 			return fmt.Errorf("%v: no such job in workspace %s on %s; job_list shows the jobs", err, ws, hostName(host))
 		}
-		return fmt.Errorf("no %s in workspace %s on %s; job_list shows the jobs", what, ws, hostName(host))
-	case errors.Is(err, bgjob.ErrEnded):
-		// "job X has ended: job has ended": say it once, and what to do.
-		what := strings.TrimSuffix(err.Error(), ": "+bgjob.ErrEnded.Error())
-		return fmt.Errorf("%s: it takes no more input; job_start a new job with stdin: true", what)
-	case errors.Is(err, bgjob.ErrNoStdin):
+		return fmt.Errorf("no job %s in workspace %s on %s; job_list shows the jobs", e.Ref, ws, hostName(host))
+	case bgjob.KindEnded:
+		// "job X has ended: input not delivered": say what happened once
+		// (the host's words), and what to do.
+		what := err
+		if e != nil && e.Kind == bgjob.KindEnded {
+			what = e.Err
+		}
+		return fmt.Errorf("%v: it takes no more input; job_start a new job with stdin: true", what)
+	case bgjob.KindNoStdin:
 		return fmt.Errorf("%v: only a job started with stdin: true takes input", err)
-	case errors.Is(err, bgjob.ErrCursorBusy):
+	case bgjob.KindCursorBusy:
 		return fmt.Errorf("%v: another job_output call of this client is reading the same job; call again", err)
 	}
 	return err
+}
+
+// only returns the *bgjob.Error err is, or is the one error of (a Stop or
+// Status of one job joins one error), else nil.
+func only(err error) *bgjob.Error {
+	for {
+		switch x := err.(type) {
+		case *bgjob.Error:
+			return x
+		case interface{ Unwrap() []error }:
+			if errs := x.Unwrap(); len(errs) == 1 {
+				err = errs[0]
+				continue
+			}
+		}
+		return nil
+	}
 }
 
 // result is a tool result with a short text; the SDK adds the structured

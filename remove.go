@@ -1,0 +1,38 @@
+package bgjob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/bgjob/bgjob/shellgen"
+)
+
+// RemoveOptions tunes Remove.
+type RemoveOptions struct {
+	// Force stops a job that has live processes first (TERM, KILL after
+	// DefaultGrace), as Stop does; without it such a job is refused with
+	// ErrBusy.
+	Force bool
+}
+
+// Remove deletes jobs and their files and returns the directories it
+// removed, with an error for each job it refused.
+func (c *Client) Remove(ctx context.Context, refs []string, o RemoveOptions) ([]string, error) {
+	script, err := shellgen.RemoveScript(c.target(), shellgen.Remove{Refs: refs, Force: o.Force, Grace: DefaultGrace})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	var (
+		removed []string
+		errs    []error
+	)
+	err = c.exec(ctx, script, nil, false, shellgen.Handler{
+		Removed: func(dir string) error { removed = append(removed, dir); return nil },
+		Refused: gather(&errs),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return removed, errors.Join(errs...)
+}

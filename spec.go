@@ -1,0 +1,220 @@
+package bgjob
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
+)
+
+// MaxCommand bounds the command Run accepts: the script, or the words of
+// an argv together, 1 MiB. meta.json records the command (and an argv's
+// words besides) and readers read at most jobdir.MaxMetaSize of it, four
+// times as much.
+const MaxCommand = 1 << 20
+
+// MaxTimeout bounds Spec.Timeout: a longer one is a mistake, and would
+// overflow the arithmetic of some hosts' shells.
+const MaxTimeout = 10 * 365 * 24 * time.Hour
+
+// Spec describes a job to run.
+type Spec struct {
+	// ID, when set, is the job's id (from jobdir.NewID): a caller that
+	// starts the same job on several hosts gives it one id everywhere.
+	// Run then fails, wrapping ErrExists, if the host already has a job
+	// with that id. "" means Run makes a new one.
+	ID string
+	// Name names the job; a later job with the same name shadows it.
+	Name string
+	// Argv is the command: one word is a shell script run with Shell
+	// ("sh -c" semantics); several are an argv, run exactly.
+	Argv []string
+	// Shell runs a script command; "" means bash where the host has it,
+	// else sh.
+	Shell string
+	// Cwd is the working directory; "" means where the launcher runs.
+	Cwd string
+	// Env holds NAME=VALUE pairs to set.
+	Env []string
+	// Timeout stops the job after this long (0: never, at most
+	// MaxTimeout); the host enforces it, TERM then KILL after Grace (nil:
+	// DefaultGrace; 0: at once).
+	Timeout time.Duration
+	Grace   *time.Duration
+	// Stdin gives the job a FIFO as its standard input, written with Send;
+	// otherwise it reads /dev/null.
+	Stdin bool
+	// LineBuffered asks programs to write their output line by line
+	// ("stdbuf -oL -eL" where the host has it, PYTHONUNBUFFERED=1).
+	LineBuffered bool
+	// MaxLogSize, when positive, keeps each log's newest MaxLogSize/2 to
+	// MaxLogSize bytes on disk, enforced as the log is written (the command
+	// writes to a pipe the wrapper drains); the older bytes are
+	// dropped (the file's size and offsets stay as they were) and counted
+	// in the job's StdoutDropped and StderrDropped. It needs fallocate
+	// --punch-hole on the host (util-linux): Run fails, wrapping
+	// ErrNoLogCap and creating no job, on a host without it.
+	MaxLogSize int64
+	// Merge writes the command's stderr into stdout.log as well, so the
+	// two come in one ordered stream; meta.json records it.
+	Merge bool
+	// Owner, unless nil, records in meta.json the process the job belongs
+	// to (SelfOwner), so that StopOrphans stops the job once that process
+	// is provably gone.
+	Owner *jobdir.Owner
+	// Replace, with Name, first stops every job of the workspace that has
+	// that name and live processes, as Stop does (TERM, KILL after Grace),
+	// and waits until their processes are gone (so that a port one held
+	// is free), then starts this job. Runs with Replace of one name take
+	// turns on the host: of several at once, the last one's job runs.
+	Replace bool
+	// NameHeld, unless nil, receives each job that had Name when this one
+	// started: with replaced, one Replace stopped (as it was afterwards);
+	// without, the newest job of the name, still running beside the new
+	// one (the CLI warns). Without Replace only the newest job of the name
+	// is looked at, which costs the launch no scan of the host's
+	// processes. A Fleet calls it from one goroutine per host.
+	NameHeld func(j jobdir.Job, replaced bool)
+	// PTY runs the command on a pseudo-terminal (programs that check
+	// isatty, prompts, REPLs, progress bars), without a daemon: util-linux
+	// script(1) holds the terminal's master on the host. It implies Stdin:
+	// Send types into the terminal, exact bytes ("\x03" is Ctrl-C, which
+	// the terminal turns into SIGINT for the command). stdout.log gets the
+	// raw terminal stream: stdout and stderr together, lines ending in
+	// "\r\n" (termtext.Strip makes it text); stderr.log gets only the
+	// messages of script and the wrapper. The exit status is the
+	// command's own. Run fails, wrapping ErrNoPTY and creating no job, on
+	// a host without a capable script.
+	PTY bool
+	// PTYCols and PTYRows are the terminal's size (0: 80 and 24).
+	PTYCols, PTYRows int
+}
+
+// Default size of a PTY job's terminal.
+const (
+	DefaultPTYCols = 80
+	DefaultPTYRows = 24
+)
+
+// maxPTYSide bounds each side of a PTY job's terminal.
+const maxPTYSide = 10000
+
+// ParsePTYSize reads a terminal size written COLSxROWS (e.g. 120x40), each
+// side 1 to 10000, for Spec.PTYCols and Spec.PTYRows.
+func ParsePTYSize(s string) (cols, rows int, err error) {
+	c, r, ok := strings.Cut(strings.ToLower(s), "x")
+	cols, err1 := strconv.Atoi(c)
+	rows, err2 := strconv.Atoi(r)
+	if !ok || err1 != nil || err2 != nil || cols < 1 || rows < 1 || cols > maxPTYSide || rows > maxPTYSide {
+		return 0, 0, fmt.Errorf("%q is not a terminal size (want COLSxROWS, e.g. 120x40, each 1 to %d)", s, maxPTYSide)
+	}
+	return cols, rows, nil
+}
+
+// commandSize is the size of a command as MaxCommand counts it: its words'
+// bytes together.
+func commandSize(argv []string) int {
+	n := 0
+	for _, w := range argv {
+		n += len(w)
+	}
+	return n
+}
+
+// Validate checks s as Run does before anything reaches a host: a
+// command of at most MaxCommand bytes, a job id and a name as jobdir
+// reads them, Replace with a Name, a Timeout of 0 to MaxTimeout, NAME=VALUE
+// environment variables, a grace that is not negative, and a terminal
+// size of 1 to 10000 a side only with PTY. Its error wraps ErrUsage; one
+// about how fields go together, or the bounds of one, is a *FieldError,
+// which a front end words with its own names for the fields.
+func (s Spec) Validate() error {
+	bad := func(err error) error { return &Error{Kind: KindUsage, Err: fmt.Errorf("%w: %w", ErrUsage, err)} }
+	if len(s.Argv) == 0 {
+		return bad(errors.New("no command given"))
+	}
+	if n := commandSize(s.Argv); n > MaxCommand {
+		return bad(fmt.Errorf("the command is %d bytes: run accepts at most %d (1 MiB)", n, MaxCommand))
+	}
+	if s.ID != "" && !jobdir.IsID(s.ID) {
+		return bad(fmt.Errorf("%q is not a job id (want e.g. 20261130T001502-0k3f9q)", s.ID))
+	}
+	if s.Name != "" {
+		if err := jobdir.ValidateName("job name", s.Name); err != nil {
+			return bad(err)
+		}
+	}
+	if s.Replace && s.Name == "" {
+		return bad(&FieldError{Field: "Replace", Other: "Name", format: "%[1]s needs %[2]s: it stops the jobs of that name"})
+	}
+	if s.Timeout < 0 {
+		return bad(&FieldError{Field: "Timeout", format: "%[1]s must not be negative"})
+	}
+	if s.Timeout > MaxTimeout {
+		return bad(&FieldError{Field: "Timeout", format: "%[1]s %[3]s is longer than %[4]s", args: []any{s.Timeout, MaxTimeout}})
+	}
+	for _, kv := range s.Env {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || !shellgen.ValidEnvName(name) {
+			return bad(fmt.Errorf("invalid environment variable %q: want NAME=VALUE with NAME made of letters, digits and _", kv))
+		}
+		if strings.IndexByte(value, 0) >= 0 {
+			return bad(fmt.Errorf("environment variable %s: its value holds a NUL byte, which no shell can pass", name))
+		}
+	}
+	if _, err := graceOf(s.Grace); err != nil {
+		return err
+	}
+	switch {
+	case !s.PTY && (s.PTYCols != 0 || s.PTYRows != 0):
+		return bad(&FieldError{Field: "PTYCols", Other: "PTY", format: "%[1]s goes with %[2]s"})
+	case s.PTYCols < 0 || s.PTYRows < 0 || s.PTYCols > maxPTYSide || s.PTYRows > maxPTYSide:
+		return bad(fmt.Errorf("terminal size %dx%d: want 1 to %d columns and rows", s.PTYCols, s.PTYRows, maxPTYSide))
+	}
+	return nil
+}
+
+// FieldError is a rule about a Spec's fields that Validate found broken:
+// Field is the field at fault (as Go names it: "Replace", "Timeout",
+// "PTYCols" for the terminal's size), Other the field the rule ties it to
+// ("" if none).
+type FieldError struct {
+	Field, Other string
+	// format words the rule: %[1]s names Field, %[2]s Other, args follow.
+	format string
+	args   []any
+}
+
+// fieldNames are the library's names for fields in a FieldError.
+var fieldNames = map[string]string{"Replace": "replace", "Name": "a job name", "Timeout": "timeout", "PTYCols": "a terminal size", "PTY": "PTY"}
+
+func (e *FieldError) Error() string { return e.Text(func(f string) string { return fieldNames[f] }) }
+
+// Text words the error with name's names for the fields: the CLI's flags
+// (--replace needs --name), the MCP server's arguments.
+func (e *FieldError) Text(name func(field string) string) string {
+	return fmt.Sprintf(e.format, append([]any{name(e.Field), name(e.Other)}, e.args...)...)
+}
+
+// DefaultLaunchTimeout bounds a launch, connecting included, before the
+// stop of the jobs that Spec.Replace replaces (see Spec.LaunchTimeout).
+const DefaultLaunchTimeout = time.Minute
+
+// ReplaceTime is the time a launch of s may take to stop the jobs its
+// Replace replaces, on top of the launch's own: twice the grace (TERM,
+// grace, KILL, and a replace of the name before it); 0 without Replace.
+func (s Spec) ReplaceTime() time.Duration {
+	if !s.Replace {
+		return 0
+	}
+	g, _ := graceOf(s.Grace)
+	return 2 * g
+}
+
+// LaunchTimeout is how long a caller gives the launch of s, connecting
+// included: DefaultLaunchTimeout and its ReplaceTime.
+func (s Spec) LaunchTimeout() time.Duration { return DefaultLaunchTimeout + s.ReplaceTime() }

@@ -1,0 +1,61 @@
+package bgjob
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
+)
+
+// DefaultGrace is how long Stop waits after the first signal before
+// SIGKILL when not told otherwise.
+//
+// A grace (Spec.Grace, StopOptions.Grace) is a *time.Duration with one
+// meaning of zero everywhere, as the CLI's --grace 0 and the MCP server's
+// grace_sec 0: no grace, KILL right after the first signal. nil is
+// DefaultGrace; a negative grace is refused (ErrUsage).
+//
+//	bgjob.StopOptions{Grace: new(500 * time.Millisecond)}
+//	bgjob.StopOptions{Grace: new(time.Duration(0))} // KILL at once
+const DefaultGrace = 2 * time.Second
+
+// graceOf is the grace g gives, checked: DefaultGrace when nil.
+func graceOf(g *time.Duration) (time.Duration, error) {
+	switch {
+	case g == nil:
+		return DefaultGrace, nil
+	case *g < 0:
+		return 0, fmt.Errorf("%w: grace %s must not be negative", ErrUsage, *g)
+	}
+	return *g, nil
+}
+
+// StopOptions tunes Stop.
+type StopOptions struct {
+	// Signal is sent first ("" for TERM); KILL follows after Grace (nil:
+	// DefaultGrace; 0: at once).
+	Signal string
+	Grace  *time.Duration
+	// All stops every job of the workspace that has live processes.
+	All bool
+}
+
+// Stop stops jobs and returns once their process groups are gone. It is
+// idempotent: a job that has ended keeps its status, and only processes it
+// left behind that can be tied to it are killed.
+func (c *Client) Stop(ctx context.Context, refs []string, o StopOptions) ([]jobdir.Job, error) {
+	if o.Signal == "" {
+		o.Signal = "TERM"
+	}
+	grace, err := graceOf(o.Grace)
+	if err != nil {
+		return nil, err
+	}
+	script, err := shellgen.StopScript(c.target(), shellgen.Stop{Refs: refs, All: o.All, Signal: o.Signal, Grace: grace})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	return c.collect(ctx, script)
+}

@@ -4,20 +4,17 @@
 # whole escape sequence).
 
 # bg_cursorlock FILE: take the lock FILE of a read cursor, waiting up to
-# 5 s, or end the script with an E busy record. With flock(1) the kernel
+# 5 s by the host's clock (bg_busylock), or end the script with an E busy
+# record. With flock(1) the kernel
 # drops the lock when its holder dies; without it, a directory FILE.d
 # holds the holder's pid and start time, and a holder that is gone loses
 # it. bg_cursorunlock lets it go.
 bg_cursorlock() {
-	bg_lf=$1 bg_li=0
+	bg_lf=$1 bg_l0=
 	if command -v flock >/dev/null 2>&1; then
 		exec 8>>"$bg_lf" || bg_err io "cannot open the cursor lock $bg_lf"
 		# -n, not -w: busybox's flock has only -n.
-		until flock -n 8; do
-			bg_li=$((bg_li + 1))
-			[ "$bg_li" -lt 50 ] || bg_err cursorbusy "the read cursor is busy: another reader holds $bg_lf"
-			bg_nap
-		done
+		until flock -n 8; do bg_busylock "$bg_lf"; done
 		bg_lf=
 		return 0
 	fi
@@ -33,11 +30,22 @@ bg_cursorlock() {
 				continue
 			fi
 		fi
-		bg_li=$((bg_li + 1))
-		[ "$bg_li" -lt 50 ] || bg_err cursorbusy "the read cursor is busy: another reader holds $bg_lf.d"
-		bg_nap
+		bg_busylock "$bg_lf.d"
 	done
 	printf '%s\n' "$bg_lown" >"$bg_lf.d/owner"
+}
+
+# bg_busylock LOCK: one turn of bg_cursorlock's wait for LOCK, which
+# another reader holds: end the script with an E busy record once 5 s have
+# passed on the host's clock since the first turn (bg_l0), else nap. A
+# count of naps stretched on a loaded host: 50 naps took longer than the
+# other reader held the cursor, so a reader that should have been told
+# the cursor is busy got it, empty.
+bg_busylock() {
+	bg_now
+	[ -n "$bg_l0" ] || bg_l0=$bg_nw
+	[ $((bg_nw - bg_l0)) -lt 5 ] || bg_err cursorbusy "the read cursor is busy: another reader holds $1"
+	bg_nap
 }
 
 # bg_cursorunlock: let go of the lock bg_cursorlock took.

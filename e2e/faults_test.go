@@ -60,6 +60,16 @@ func jobProcesses(root string) map[string][]int {
 	return procs
 }
 
+// hasJobDir reports whether entries hold a job directory.
+func hasJobDir(entries []os.DirEntry) bool {
+	for _, e := range entries {
+		if jobdir.IsID(e.Name()) {
+			return true
+		}
+	}
+	return false
+}
+
 // TestInterruptedRunLeavesNoPhantom: a run interrupted at any moment
 // leaves either a visible job (meta.json in place before its command
 // runs) or a directory without meta.json in which nothing runs, and ls
@@ -69,14 +79,20 @@ func TestInterruptedRunLeavesNoPhantom(t *testing.T) {
 	root := t.TempDir()
 	t.Cleanup(func() { killAll(root) })
 	r := rand.New(rand.NewPCG(7, 9))
-	for range 40 {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(1+r.IntN(15))*time.Millisecond)
-		var out, errb bytes.Buffer
-		cli.Run(ctx, []string{"--root", root, "run", "-q", "--", "sleep 303"}, strings.NewReader(""), &out, &errb)
-		cancel()
-	}
 	ws := filepath.Join(root, "default")
-	entries, _ := os.ReadDir(ws)
+	// Runs cut within 1 to 15 ms; on a machine where none gets as far as
+	// making its directory in that time, rounds of 40 more with twice the
+	// times, until some do.
+	var entries []os.DirEntry
+	for scale := time.Millisecond; scale <= 128*time.Millisecond && !hasJobDir(entries); scale *= 2 {
+		for range 40 {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(1+r.IntN(15))*scale)
+			var out, errb bytes.Buffer
+			cli.Run(ctx, []string{"--root", root, "run", "-q", "--", "sleep 303"}, strings.NewReader(""), &out, &errb)
+			cancel()
+		}
+		entries, _ = os.ReadDir(ws)
+	}
 	dirs := 0
 	incomplete := 0
 	procs := jobProcesses(root)

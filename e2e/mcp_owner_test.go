@@ -36,7 +36,7 @@ func startMCP(t *testing.T, bin string, flags ...string) *mcpProc {
 	cmd.Stderr = p.stderr
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: mcpExitGrace}, nil)
 	if err != nil {
 		t.Fatalf("bgjob mcp: %v; stderr: %s", err, p.stderr)
 	}

@@ -32,6 +32,12 @@ type toolServer struct {
 	progress []*sdk.ProgressNotificationParams
 }
 
+// mcpExitGrace is how long a client closing a bgjob mcp it started waits
+// for the server to stop its jobs and exit before it signals it: the
+// SDK's 5 s were too short on a loaded machine, where the server was
+// killed in the middle of its stops.
+const mcpExitGrace = time.Minute
+
 // syncBuffer is a buffer that the server's stderr copier and the test may
 // use at once.
 type syncBuffer struct {
@@ -69,7 +75,7 @@ func startToolServer(t *testing.T, args ...string) *toolServer {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cs, err := c.Connect(ctx, &sdk.CommandTransport{Command: ts.cmd}, nil)
+	cs, err := c.Connect(ctx, &sdk.CommandTransport{Command: ts.cmd, TerminateDuration: mcpExitGrace}, nil)
 	if err != nil {
 		t.Fatalf("connecting to bgjob mcp: %v; stderr: %s", err, ts.stderr)
 	}

@@ -78,24 +78,50 @@ func (a *app) setHosts(ctx context.Context) error {
 // form asked for.
 func (a *app) many() bool { return a.fanout }
 
-// fleet returns the fleet of the -H hosts, each host's part of a call
-// bounded by limit (0: none; see a.limit).
+// fleet returns the fleet of the -H hosts, or with one host (this machine
+// when none is named) a fleet of one, each host's part of a call bounded
+// by limit (0: none; see a.limit). Every verb goes through it; its printer
+// adds the host where several were named (a.many).
 func (a *app) fleet(limit time.Duration) *bgjob.Fleet {
-	dial := func(ctx context.Context, host string) (*bgjob.Client, func(), error) {
-		r, err := a.dialSSH(ctx, host)
-		if err != nil {
-			return nil, nil, err
-		}
-		c, err := bgjob.NewClient(r, a.root, a.workspace)
-		if err != nil {
-			r.Close()
-			return nil, nil, err
-		}
-		return c, func() { r.Close() }, nil
+	hosts := a.hosts
+	if !a.many() {
+		hosts = []string{a.host}
 	}
-	f := bgjob.NewFleet(a.hosts, dial, a.parallel)
+	f := bgjob.NewFleet(hosts, a.connect, a.parallel)
 	f.SetHostTimeout(limit)
 	return f
+}
+
+// failures ends a verb: with several hosts, one line on stderr for each
+// host that failed, and the exit status they call for; with one, the
+// host's error as is, for Run to print.
+func failures[T any](a *app, res []bgjob.Result[T]) error {
+	if a.many() {
+		return exitCode(hostFailures(a, res))
+	}
+	return a.alone(res[0].Err)
+}
+
+// alone is the error of a fleet of one as one host words it: the host's
+// own error, without the host the fleet names it by, and a host that did
+// not answer in time as "HOST: no answer within 30s (--host-timeout)".
+func (a *app) alone(err error) error {
+	if he, ok := err.(*bgjob.Error); ok && he.Host == a.host {
+		err = he.Err
+	}
+	if errors.Is(err, bgjob.ErrNoAnswer) {
+		err = fmt.Errorf("%s%w (--host-timeout)", hostLabel(a.host), err)
+	}
+	return err
+}
+
+// hostPrefix is what starts a line about host: "HOST\t" with several
+// hosts, "" with one.
+func (a *app) hostPrefix(host string) string {
+	if a.many() {
+		return host + "\t"
+	}
+	return ""
 }
 
 // syncWriter serialises writes from several hosts.
@@ -245,8 +271,16 @@ func exitCode(code int) error {
 	return &exitError{code: code}
 }
 
-// jobsJSON prints one object per host: its jobs and its error.
+// jobsJSON prints the --json of a verb that returns jobs: with several
+// hosts one object per host, its jobs and its error; with one the host's
+// jobs as an array, if it returned any.
 func jobsJSON(a *app, res []bgjob.Result[[]jobdir.Job]) error {
+	if !a.many() {
+		if jobs := res[0].Value; jobs != nil {
+			return printJSON(a.stdout, jobs)
+		}
+		return nil
+	}
 	return jobsJSONWith(a, res, nil)
 }
 
@@ -320,27 +354,6 @@ func (a *app) fleetRun(ctx context.Context, o runOptions) error {
 			}
 		}
 		tw.Flush()
-	}
-	return exitCode(hostFailures(a, res))
-}
-
-func (a *app) fleetStatus(ctx context.Context, refs []string) error {
-	res := a.fleet(a.limit(0)).Status(ctx, refs...)
-	if a.json {
-		if err := jobsJSON(a, res); err != nil {
-			return err
-		}
-	} else {
-		n := 0
-		for _, r := range res {
-			for _, j := range r.Value {
-				if n > 0 {
-					fmt.Fprintln(a.stdout)
-				}
-				printJob(a.stdout, j)
-				n++
-			}
-		}
 	}
 	return exitCode(hostFailures(a, res))
 }

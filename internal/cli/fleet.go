@@ -391,22 +391,6 @@ func (a *app) fleetList(ctx context.Context, o listOptions) error {
 	return exitCode(hostFailures(a, res))
 }
 
-func (a *app) fleetStop(ctx context.Context, refs []string, o bgjob.StopOptions) error {
-	res := a.fleet(a.limit(stopGrace(o.Grace))).Stop(ctx, refs, o)
-	if a.json {
-		if err := jobsJSON(a, res); err != nil {
-			return err
-		}
-	} else {
-		for _, r := range res {
-			for _, j := range r.Value {
-				fmt.Fprintf(a.stdout, "%s\t%s\t%s\t%s\n", r.Host, j.ID, statusText(j), exitText(j))
-			}
-		}
-	}
-	return exitCode(hostFailures(a, res))
-}
-
 func (a *app) fleetWait(ctx context.Context, refs []string, o bgjob.WaitOptions) error {
 	res := a.fleet(0).Wait(ctx, refs, o)
 	if a.json {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -503,16 +502,6 @@ func (a *app) fleetLogs(ctx context.Context, ref string, o bgjob.LogOptions, pla
 		}
 	}
 	return exitCode(fleetExit(a, jobs))
-}
-
-func (a *app) fleetRemove(ctx context.Context, refs []string, force bool) error {
-	res := a.fleet(a.limit(rmGrace(force))).Remove(ctx, refs, bgjob.RemoveOptions{Force: force})
-	for _, r := range res {
-		for _, d := range r.Value {
-			fmt.Fprintf(a.stdout, "%s\t%s\n", r.Host, path.Base(d))
-		}
-	}
-	return exitCode(hostFailures(a, res))
 }
 
 func (a *app) fleetPrune(ctx context.Context, o bgjob.PruneOptions) error {

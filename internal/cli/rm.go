@@ -25,22 +25,14 @@ unless --force, which stops it first. Only the files bgjob writes are deleted.`,
 	return cmd
 }
 
-func (a *app) rm(ctx context.Context, refs []string, force bool) (err error) {
-	if a.many() {
-		return a.fleetRemove(ctx, refs, force)
+func (a *app) rm(ctx context.Context, refs []string, force bool) error {
+	res := a.fleet(a.limit(rmGrace(force))).Remove(ctx, refs, bgjob.RemoveOptions{Force: force})
+	for _, r := range res {
+		for _, d := range r.Value {
+			fmt.Fprintf(a.stdout, "%s%s\n", a.hostPrefix(r.Host), path.Base(d))
+		}
 	}
-	ctx, end := a.within(ctx, rmGrace(force))
-	defer func() { err = end(err) }()
-	c, release, err := a.client(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	removed, err := c.Remove(ctx, refs, bgjob.RemoveOptions{Force: force})
-	for _, d := range removed {
-		fmt.Fprintln(a.stdout, path.Base(d))
-	}
-	return err
+	return failures(a, res)
 }
 
 func (a *app) pruneCommand() *cobra.Command {

@@ -504,53 +504,6 @@ func (a *app) fleetLogs(ctx context.Context, ref string, o bgjob.LogOptions, pla
 	return exitCode(fleetExit(a, jobs))
 }
 
-func (a *app) fleetPrune(ctx context.Context, o bgjob.PruneOptions) error {
-	var mu sync.Mutex
-	kept := map[string][]keptJSON{}
-	o.Kept = func(j jobdir.Job) {
-		mu.Lock()
-		defer mu.Unlock()
-		a.keptNote(j.Host, j)
-		kept[j.Host] = append(kept[j.Host], keptOf(j))
-	}
-	stopped := map[string][]jobdir.Job{}
-	o.StopOrphans = true
-	o.Stopped = func(j jobdir.Job) {
-		mu.Lock()
-		defer mu.Unlock()
-		stopped[j.Host] = append(stopped[j.Host], j)
-		if !a.json {
-			fmt.Fprintf(a.stdout, "%s\tstopped %s\n", j.Host, j.ID)
-		}
-	}
-	res := a.fleet(a.limit(bgjob.DefaultGrace)).Prune(ctx, o)
-	if a.json {
-		if err := jobsJSONWith(a, res, func(h *hostJSON) {
-			if h.Error == "" || h.Jobs != nil {
-				k := kept[h.Host]
-				if k == nil {
-					k = []keptJSON{}
-				}
-				h.Kept = &k
-				s := stopped[h.Host]
-				if s == nil {
-					s = []jobdir.Job{}
-				}
-				h.Stopped = &s
-			}
-		}); err != nil {
-			return err
-		}
-	} else {
-		for _, r := range res {
-			for _, j := range r.Value {
-				fmt.Fprintf(a.stdout, "%s\t%s\n", r.Host, j.ID)
-			}
-		}
-	}
-	return exitCode(hostFailures(a, res))
-}
-
 func (a *app) fleetSend(ctx context.Context, ref string, data io.Reader, o bgjob.SendOptions) error {
 	return exitCode(hostFailures(a, a.fleet(a.limit(o.Timeout)).Send(ctx, ref, data, o)))
 }

@@ -114,6 +114,15 @@ func (a *app) alone(err error) error {
 	return err
 }
 
+// hostName is host with several hosts, "" with one: the host that a line
+// names.
+func (a *app) hostName(host string) string {
+	if a.many() {
+		return host
+	}
+	return ""
+}
+
 // hostPrefix is what starts a line about host: "HOST\t" with several
 // hosts, "" with one.
 func (a *app) hostPrefix(host string) string {
@@ -353,39 +362,6 @@ func (a *app) fleetRun(ctx context.Context, o runOptions) error {
 			}
 		}
 		tw.Flush()
-	}
-	return exitCode(hostFailures(a, res))
-}
-
-func (a *app) fleetList(ctx context.Context, o listOptions) error {
-	res := a.fleet(a.limit(0)).List(ctx, o.ListOptions)
-	if a.json {
-		out := make([]hostJSON, len(res))
-		for i, r := range res {
-			out[i].Host = r.Host
-			if r.Err != nil {
-				out[i].Error, out[i].Kind = hostReason(r.Host, r.Err), errorKind(r.Err)
-			}
-			if r.Value.Jobs != nil {
-				out[i].Jobs, out[i].Next = &r.Value.Jobs, r.Value.Next
-			}
-		}
-		if err := printJSON(a.stdout, out); err != nil {
-			return err
-		}
-	} else {
-		t := newHostTable(a.stdout, o.AllWorkspaces, true)
-		for _, r := range res {
-			for _, j := range r.Value.Jobs {
-				t.row(j)
-			}
-		}
-		t.flush()
-		for _, r := range res {
-			if r.Value.Next != "" {
-				fmt.Fprintf(a.stderr, "bgjob: %s: more jobs: --cursor %s\n", r.Host, r.Value.Next)
-			}
-		}
 	}
 	return exitCode(hostFailures(a, res))
 }

@@ -89,12 +89,7 @@ func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
 	var mu sync.Mutex
 	kept := map[string][]keptJSON{}
 	stopped := map[string][]jobdir.Job{}
-	host := func(j jobdir.Job) string {
-		if a.many() {
-			return j.Host
-		}
-		return ""
-	}
+	host := func(j jobdir.Job) string { return a.hostName(j.Host) }
 	o.Kept = func(j jobdir.Job) {
 		mu.Lock()
 		defer mu.Unlock()

@@ -82,11 +82,16 @@ func (a *app) many() bool { return a.fanout }
 // by limit (0: none; see a.limit). Every verb goes through it; its printer
 // adds the host where several were named (a.many).
 func (a *app) fleet(limit time.Duration) *bgjob.Fleet {
+	return a.fleetVia(limit, a.connect)
+}
+
+// fleetVia is a.fleet reaching each host with dial.
+func (a *app) fleetVia(limit time.Duration, dial bgjob.DialFunc) *bgjob.Fleet {
 	hosts := a.hosts
 	if !a.many() {
 		hosts = []string{a.host}
 	}
-	f := bgjob.NewFleet(hosts, a.connect, a.parallel)
+	f := bgjob.NewFleet(hosts, dial, a.parallel)
 	f.SetHostTimeout(limit)
 	return f
 }
@@ -366,45 +371,6 @@ func (a *app) fleetRun(ctx context.Context, o runOptions) error {
 	return exitCode(hostFailures(a, res))
 }
 
-func (a *app) fleetWait(ctx context.Context, refs []string, o bgjob.WaitOptions) error {
-	res := a.fleet(0).Wait(ctx, refs, o)
-	if a.json {
-		if err := jobsJSON(a, res); err != nil {
-			return err
-		}
-	}
-	return exitCode(fleetExit(a, res))
-}
-
-// fleetExit prints one line per host that failed, whose wait timed out or
-// whose job did not exit 0, and returns the largest exit status: the jobs'
-// own, 124 for a timeout, 1 for a lost job or a failed host.
-func fleetExit(a *app, res []bgjob.Result[[]jobdir.Job]) int {
-	code := 0
-	for _, r := range res {
-		if r.Err != nil {
-			c := 1
-			if errors.Is(r.Err, bgjob.ErrTimeout) {
-				c = exitTimeout
-			}
-			fmt.Fprintf(a.stderr, "bgjob: error: %s: %s\n", r.Host, hostReason(r.Host, r.Err))
-			code = max(code, c)
-			continue
-		}
-		for _, j := range r.Value {
-			switch {
-			case j.Status == jobdir.StatusLost:
-				fmt.Fprintf(a.stderr, "bgjob: error: %s: job %s was lost: it ended without recording an exit status\n", r.Host, j.ID)
-				code = max(code, 1)
-			case j.ExitCode != nil && *j.ExitCode != 0:
-				fmt.Fprintf(a.stderr, "bgjob: error: %s: job %s %s with status %d\n", r.Host, j.ID, j.Status, *j.ExitCode)
-				code = max(code, *j.ExitCode)
-			}
-		}
-	}
-	return code
-}
-
 func (a *app) fleetLogs(ctx context.Context, ref string, o bgjob.LogOptions, plain bool) error {
 	f := a.fleet(0)
 	if !o.Follow {
@@ -477,7 +443,7 @@ func (a *app) fleetLogs(ctx context.Context, ref string, o bgjob.LogOptions, pla
 			jobs[i].Value = []jobdir.Job{r.Value.Job}
 		}
 	}
-	return exitCode(fleetExit(a, jobs))
+	return jobsExit(a, jobs)
 }
 
 func (a *app) fleetSend(ctx context.Context, ref string, data io.Reader, o bgjob.SendOptions) error {

@@ -185,7 +185,7 @@ func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions, plain bo
 		a.cutHints(res)
 		if o.Follow {
 			a.endLines([]jobdir.Job{res.Job})
-			return jobExit(a, []jobdir.Job{res.Job})
+			return jobsExit(a, []bgjob.Result[[]jobdir.Job]{{Value: []jobdir.Job{res.Job}}})
 		}
 		return nil
 	}

@@ -294,7 +294,7 @@ func (a *app) promote(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runO
 			fmt.Fprintf(a.stderr, "bgjob: job %s %s\n", e.ID, how)
 		}
 	}
-	return jobExit(a, jobs)
+	return jobsExit(a, []bgjob.Result[[]jobdir.Job]{{Value: jobs}})
 }
 
 // parseSize reads a byte count: a number with an optional K, M or G

@@ -14,7 +14,6 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
-	"github.com/bgjob/bgjob/termtext"
 )
 
 // setHosts reads the -H values: each is a host, a comma list, or @FILE
@@ -369,81 +368,6 @@ func (a *app) fleetRun(ctx context.Context, o runOptions) error {
 		tw.Flush()
 	}
 	return exitCode(hostFailures(a, res))
-}
-
-func (a *app) fleetLogs(ctx context.Context, ref string, o bgjob.LogOptions, plain bool) error {
-	f := a.fleet(0)
-	if !o.Follow {
-		f = a.fleet(a.limit(0))
-	}
-	if a.json {
-		var mu sync.Mutex
-		bufs := map[string][2]*bytes.Buffer{}
-		res := f.Logs(ctx, ref, o, func(host string) (io.Writer, io.Writer) {
-			mu.Lock()
-			defer mu.Unlock()
-			b := [2]*bytes.Buffer{{}, {}}
-			bufs[host] = b
-			return b[0], b[1]
-		})
-		out := make([]hostJSON, len(res))
-		for i, r := range res {
-			out[i].Host = r.Host
-			if r.Err != nil {
-				out[i].Error, out[i].Kind = hostReason(r.Host, r.Err), errorKind(r.Err)
-			}
-			if r.Value.Job.ID != "" {
-				b := bufs[r.Host]
-				jl := logsJSON(r.Value, text(b[0].Bytes(), plain), text(b[1].Bytes(), plain))
-				job := r.Value.Job
-				out[i].Job, out[i].Logs = &job, &jl.Logs
-			}
-		}
-		if err := printJSON(a.stdout, out); err != nil {
-			return err
-		}
-		return exitCode(hostFailures(a, res))
-	}
-	var mu sync.Mutex
-	var writers []io.Closer
-	res := f.Logs(ctx, ref, o, func(host string) (io.Writer, io.Writer) {
-		prefix := host + ": "
-		if a.noPrefix {
-			prefix = ""
-		}
-		errw := a.stderr
-		if o.Stdout || o.Stderr {
-			errw = a.stdout
-		}
-		out := &prefixWriter{mu: &mu, w: a.stdout, prefix: prefix}
-		errp := &prefixWriter{mu: &mu, w: errw, prefix: prefix}
-		mu.Lock()
-		defer mu.Unlock()
-		if plain {
-			// The text goes through the prefixer, and ends before it.
-			pout, perr := termtext.NewWriter(out), termtext.NewWriter(errp)
-			writers = append(writers, pout, perr, out, errp)
-			return pout, perr
-		}
-		writers = append(writers, out, errp)
-		return out, errp
-	})
-	for _, w := range writers {
-		if err := w.Close(); err != nil {
-			return err
-		}
-	}
-	if !o.Follow {
-		return exitCode(hostFailures(a, res))
-	}
-	jobs := make([]bgjob.Result[[]jobdir.Job], len(res))
-	for i, r := range res {
-		jobs[i] = bgjob.Result[[]jobdir.Job]{Host: r.Host, Err: r.Err}
-		if r.Err == nil {
-			jobs[i].Value = []jobdir.Job{r.Value.Job}
-		}
-	}
-	return jobsExit(a, jobs)
 }
 
 func (a *app) fleetSend(ctx context.Context, ref string, data io.Reader, o bgjob.SendOptions) error {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/bgjob/bgjob"
@@ -316,58 +315,6 @@ func jobsJSONWith(a *app, res []bgjob.Result[[]jobdir.Job], add func(*hostJSON))
 		}
 	}
 	return printJSON(a.stdout, out)
-}
-
-func (a *app) fleetRun(ctx context.Context, o runOptions) error {
-	if o.wait > 0 {
-		return usageError("--wait works on one host; with several, run then use 'bgjob wait' and 'bgjob logs'")
-	}
-	var mu sync.Mutex
-	held := map[string]*nameHeld{}
-	o.spec.NameHeld = func(old jobdir.Job, replaced bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if held[old.Host] == nil {
-			held[old.Host] = new(nameHeld)
-		}
-		held[old.Host].add(a, old.Host, o.spec.Name, old, replaced)
-	}
-	res := a.fleet(a.limit(o.spec.ReplaceTime())).Run(ctx, o.spec)
-	switch {
-	case a.json:
-		out := make([]hostJSON, len(res))
-		for i, r := range res {
-			out[i].Host = r.Host
-			if h := held[r.Host]; h != nil {
-				out[i].Replaced, out[i].Running = h.Replaced, h.Running
-			}
-			if r.Err != nil {
-				out[i].Error, out[i].Kind = hostReason(r.Host, r.Err), errorKind(r.Err)
-			} else {
-				out[i].Job = &r.Value
-			}
-		}
-		if err := printJSON(a.stdout, out); err != nil {
-			return err
-		}
-	case o.quiet:
-		for _, r := range res {
-			if r.Err == nil {
-				fmt.Fprintln(a.stdout, r.Value.ID)
-				break
-			}
-		}
-	default:
-		tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "HOST\tID\tPID\tSTDOUT\tSTDERR")
-		for _, r := range res {
-			if j := r.Value; r.Err == nil {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", r.Host, j.ID, j.PID, j.StdoutPath, j.StderrPath)
-			}
-		}
-		tw.Flush()
-	}
-	return exitCode(hostFailures(a, res))
 }
 
 func (a *app) fleetSend(ctx context.Context, ref string, data io.Reader, o bgjob.SendOptions) error {

@@ -316,7 +316,3 @@ func jobsJSONWith(a *app, res []bgjob.Result[[]jobdir.Job], add func(*hostJSON))
 	}
 	return printJSON(a.stdout, out)
 }
-
-func (a *app) fleetSend(ctx context.Context, ref string, data io.Reader, o bgjob.SendOptions) error {
-	return exitCode(hostFailures(a, a.fleet(a.limit(o.Timeout)).Send(ctx, ref, data, o)))
-}

@@ -232,7 +232,6 @@ type hostJSON struct {
 	// run: the jobs of the name it replaced, or left running.
 	Replaced []string `json:"replaced,omitempty"`
 	Running  []string `json:"same_name_running,omitempty"`
-	// prune: the jobs it kept.
 	// prune: the jobs it kept, and those it stopped because their owner
 	// is gone.
 	Kept    *[]keptJSON   `json:"kept,omitempty"`
@@ -297,22 +296,27 @@ func jobsJSON(a *app, res []bgjob.Result[[]jobdir.Job]) error {
 
 // jobsJSONWith is jobsJSON with more filled in for each host by add.
 func jobsJSONWith(a *app, res []bgjob.Result[[]jobdir.Job], add func(*hostJSON)) error {
+	return hostsJSON(a, res, func(h *hostJSON, r bgjob.Result[[]jobdir.Job]) {
+		if r.Value != nil || r.Err == nil {
+			jobs := nonNil(r.Value)
+			h.Jobs = &jobs
+		}
+		if add != nil {
+			add(h)
+		}
+	})
+}
+
+// hostsJSON prints the --json of several hosts: an object per host, with
+// its error if it failed and what fill takes from its result.
+func hostsJSON[T any](a *app, res []bgjob.Result[T], fill func(*hostJSON, bgjob.Result[T])) error {
 	out := make([]hostJSON, len(res))
 	for i, r := range res {
 		out[i].Host = r.Host
-		if r.Value != nil || r.Err == nil {
-			jobs := r.Value
-			if jobs == nil {
-				jobs = []jobdir.Job{}
-			}
-			out[i].Jobs = &jobs
-		}
 		if r.Err != nil {
 			out[i].Error, out[i].Kind = hostReason(r.Host, r.Err), errorKind(r.Err)
 		}
-		if add != nil {
-			add(&out[i])
-		}
+		fill(&out[i], r)
 	}
 	return printJSON(a.stdout, out)
 }

@@ -257,20 +257,13 @@ func (a *app) logsJSON(ctx context.Context, f *bgjob.Fleet, ref string, o bgjob.
 		}
 		return emit(r.Value, bufs[r.Host])
 	}
-	out := make([]hostJSON, len(res))
-	for i, r := range res {
-		out[i].Host = r.Host
-		if r.Err != nil {
-			out[i].Error, out[i].Kind = hostReason(r.Host, r.Err), errorKind(r.Err)
-		}
+	if err := hostsJSON(a, res, func(h *hostJSON, r bgjob.Result[bgjob.LogResult]) {
 		if r.Value.Job.ID != "" {
 			b := bufs[r.Host]
 			jl := logsJSON(r.Value, text(b[0].Bytes(), plain), text(b[1].Bytes(), plain))
-			job := r.Value.Job
-			out[i].Job, out[i].Logs = &job, &jl.Logs
+			h.Job, h.Logs = &r.Value.Job, &jl.Logs
 		}
-	}
-	if err := printJSON(a.stdout, out); err != nil {
+	}); err != nil {
 		return err
 	}
 	return failures(a, res)

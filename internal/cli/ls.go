@@ -77,17 +77,11 @@ func (a *app) list(ctx context.Context, o listOptions) error {
 	}
 	res := f.List(ctx, o.ListOptions)
 	if a.json {
-		out := make([]hostJSON, len(res))
-		for i, r := range res {
-			out[i].Host = r.Host
-			if r.Err != nil {
-				out[i].Error, out[i].Kind = hostReason(r.Host, r.Err), errorKind(r.Err)
-			}
+		if err := hostsJSON(a, res, func(h *hostJSON, r bgjob.Result[bgjob.Page]) {
 			if r.Value.Jobs != nil {
-				out[i].Jobs, out[i].Next = &r.Value.Jobs, r.Value.Next
+				h.Jobs, h.Next = &r.Value.Jobs, r.Value.Next
 			}
-		}
-		if err := printJSON(a.stdout, out); err != nil {
+		}); err != nil {
 			return err
 		}
 		return failures(a, res)

@@ -233,19 +233,14 @@ func (a *app) printRuns(res []bgjob.Result[jobdir.Job], held map[string]*nameHel
 	}
 	switch {
 	case a.json:
-		out := make([]hostJSON, len(res))
-		for i, r := range res {
-			out[i].Host = r.Host
-			if h := held[r.Host]; h != nil {
-				out[i].Replaced, out[i].Running = h.Replaced, h.Running
+		if err := hostsJSON(a, res, func(h *hostJSON, r bgjob.Result[jobdir.Job]) {
+			if n := held[r.Host]; n != nil {
+				h.Replaced, h.Running = n.Replaced, n.Running
 			}
-			if r.Err != nil {
-				out[i].Error, out[i].Kind = hostReason(r.Host, r.Err), errorKind(r.Err)
-			} else {
-				out[i].Job = &r.Value
+			if r.Err == nil {
+				h.Job = &r.Value
 			}
-		}
-		if err := printJSON(a.stdout, out); err != nil {
+		}); err != nil {
 			return err
 		}
 	case o.quiet:

@@ -200,12 +200,6 @@ func (a *app) setup(ctx context.Context, cmd *cobra.Command) error {
 	return a.setHosts(ctx)
 }
 
-// client connects to the host the flags name and returns a client and a
-// function that releases the connection.
-func (a *app) client(ctx context.Context) (*bgjob.Client, func(), error) {
-	return a.connect(ctx, a.host)
-}
-
 // connect connects to host ("" for this machine) and returns a client and
 // a function that releases the connection; it is the DialFunc of a.fleet.
 func (a *app) connect(ctx context.Context, host string) (*bgjob.Client, func(), error) {

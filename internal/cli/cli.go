@@ -200,16 +200,16 @@ func (a *app) setup(ctx context.Context, cmd *cobra.Command) error {
 	return a.setHosts(ctx)
 }
 
-// client connects to the host the flags name and returns a client and a
-// function that releases the connection.
-func (a *app) client(ctx context.Context) (*bgjob.Client, func(), error) {
-	if a.workspace == "" {
+// connect connects to host ("" for this machine) and returns a client and
+// a function that releases the connection; it is the DialFunc of a.fleet.
+func (a *app) connect(ctx context.Context, host string) (*bgjob.Client, func(), error) {
+	if a.workspace == "" && !a.many() {
 		return nil, nil, usageError("the workspace must not be empty")
 	}
 	var rt bgjob.Runtime = local.New()
 	release := func() {}
-	if a.host != "" {
-		r, err := a.dialSSH(ctx, a.host)
+	if host != "" {
+		r, err := a.dialSSH(ctx, host)
 		if err != nil {
 			return nil, nil, err
 		}

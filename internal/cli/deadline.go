@@ -63,13 +63,13 @@ func hostLabel(host string) string {
 // its timeout does (ErrTimeout, exit status 124).
 func (a *app) waitClient(ctx context.Context, timeout time.Duration) (*bgjob.Client, func(), time.Duration, error) {
 	if timeout <= 0 {
-		c, release, err := a.client(ctx)
+		c, release, err := a.connect(ctx, a.host)
 		return c, release, 0, err
 	}
 	deadline := time.Now().Add(timeout)
 	dctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	c, release, err := a.client(dctx)
+	c, release, err := a.connect(dctx, a.host)
 	if err != nil {
 		if !time.Now().Before(deadline) && ctx.Err() == nil {
 			err = fmt.Errorf("%sno answer within %s: %w", hostLabel(a.host), timeout, bgjob.ErrTimeout)

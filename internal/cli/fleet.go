@@ -7,15 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
-	"github.com/bgjob/bgjob/termtext"
 )
 
 // setHosts reads the -H values: each is a host, a comma list, or @FILE
@@ -78,24 +75,64 @@ func (a *app) setHosts(ctx context.Context) error {
 // form asked for.
 func (a *app) many() bool { return a.fanout }
 
-// fleet returns the fleet of the -H hosts, each host's part of a call
-// bounded by limit (0: none; see a.limit).
+// fleet returns the fleet of the -H hosts, or with one host (this machine
+// when none is named) a fleet of one, each host's part of a call bounded
+// by limit (0: none; see a.limit). Every verb goes through it; its printer
+// adds the host where several were named (a.many).
 func (a *app) fleet(limit time.Duration) *bgjob.Fleet {
-	dial := func(ctx context.Context, host string) (*bgjob.Client, func(), error) {
-		r, err := a.dialSSH(ctx, host)
-		if err != nil {
-			return nil, nil, err
-		}
-		c, err := bgjob.NewClient(r, a.root, a.workspace)
-		if err != nil {
-			r.Close()
-			return nil, nil, err
-		}
-		return c, func() { r.Close() }, nil
+	return a.fleetVia(limit, a.connect)
+}
+
+// fleetVia is a.fleet reaching each host with dial.
+func (a *app) fleetVia(limit time.Duration, dial bgjob.DialFunc) *bgjob.Fleet {
+	hosts := a.hosts
+	if !a.many() {
+		hosts = []string{a.host}
 	}
-	f := bgjob.NewFleet(a.hosts, dial, a.parallel)
+	f := bgjob.NewFleet(hosts, dial, a.parallel)
 	f.SetHostTimeout(limit)
 	return f
+}
+
+// failures ends a verb: with several hosts, one line on stderr for each
+// host that failed, and the exit status they call for; with one, the
+// host's error as is, for Run to print.
+func failures[T any](a *app, res []bgjob.Result[T]) error {
+	if a.many() {
+		return exitCode(hostFailures(a, res))
+	}
+	return a.alone(res[0].Err)
+}
+
+// alone is the error of a fleet of one as one host words it: the host's
+// own error, without the host the fleet names it by, and a host that did
+// not answer in time as "HOST: no answer within 30s (--host-timeout)".
+func (a *app) alone(err error) error {
+	if he, ok := err.(*bgjob.Error); ok && he.Host == a.host {
+		err = he.Err
+	}
+	if errors.Is(err, bgjob.ErrNoAnswer) {
+		err = fmt.Errorf("%s%w (--host-timeout)", hostLabel(a.host), err)
+	}
+	return err
+}
+
+// hostName is host with several hosts, "" with one: the host that a line
+// names.
+func (a *app) hostName(host string) string {
+	if a.many() {
+		return host
+	}
+	return ""
+}
+
+// hostPrefix is what starts a line about host: "HOST\t" with several
+// hosts, "" with one.
+func (a *app) hostPrefix(host string) string {
+	if a.many() {
+		return host + "\t"
+	}
+	return ""
 }
 
 // syncWriter serialises writes from several hosts.
@@ -195,7 +232,6 @@ type hostJSON struct {
 	// run: the jobs of the name it replaced, or left running.
 	Replaced []string `json:"replaced,omitempty"`
 	Running  []string `json:"same_name_running,omitempty"`
-	// prune: the jobs it kept.
 	// prune: the jobs it kept, and those it stopped because their owner
 	// is gone.
 	Kept    *[]keptJSON   `json:"kept,omitempty"`
@@ -245,326 +281,42 @@ func exitCode(code int) error {
 	return &exitError{code: code}
 }
 
-// jobsJSON prints one object per host: its jobs and its error.
+// jobsJSON prints the --json of a verb that returns jobs: with several
+// hosts one object per host, its jobs and its error; with one the host's
+// jobs as an array, if it returned any.
 func jobsJSON(a *app, res []bgjob.Result[[]jobdir.Job]) error {
+	if !a.many() {
+		if jobs := res[0].Value; jobs != nil {
+			return printJSON(a.stdout, jobs)
+		}
+		return nil
+	}
 	return jobsJSONWith(a, res, nil)
 }
 
 // jobsJSONWith is jobsJSON with more filled in for each host by add.
 func jobsJSONWith(a *app, res []bgjob.Result[[]jobdir.Job], add func(*hostJSON)) error {
+	return hostsJSON(a, res, func(h *hostJSON, r bgjob.Result[[]jobdir.Job]) {
+		if r.Value != nil || r.Err == nil {
+			jobs := nonNil(r.Value)
+			h.Jobs = &jobs
+		}
+		if add != nil {
+			add(h)
+		}
+	})
+}
+
+// hostsJSON prints the --json of several hosts: an object per host, with
+// its error if it failed and what fill takes from its result.
+func hostsJSON[T any](a *app, res []bgjob.Result[T], fill func(*hostJSON, bgjob.Result[T])) error {
 	out := make([]hostJSON, len(res))
 	for i, r := range res {
 		out[i].Host = r.Host
-		if r.Value != nil || r.Err == nil {
-			jobs := r.Value
-			if jobs == nil {
-				jobs = []jobdir.Job{}
-			}
-			out[i].Jobs = &jobs
-		}
 		if r.Err != nil {
 			out[i].Error, out[i].Kind = hostReason(r.Host, r.Err), errorKind(r.Err)
 		}
-		if add != nil {
-			add(&out[i])
-		}
+		fill(&out[i], r)
 	}
 	return printJSON(a.stdout, out)
-}
-
-func (a *app) fleetRun(ctx context.Context, o runOptions) error {
-	if o.wait > 0 {
-		return usageError("--wait works on one host; with several, run then use 'bgjob wait' and 'bgjob logs'")
-	}
-	var mu sync.Mutex
-	held := map[string]*nameHeld{}
-	o.spec.NameHeld = func(old jobdir.Job, replaced bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if held[old.Host] == nil {
-			held[old.Host] = new(nameHeld)
-		}
-		held[old.Host].add(a, old.Host, o.spec.Name, old, replaced)
-	}
-	res := a.fleet(a.limit(o.spec.ReplaceTime())).Run(ctx, o.spec)
-	switch {
-	case a.json:
-		out := make([]hostJSON, len(res))
-		for i, r := range res {
-			out[i].Host = r.Host
-			if h := held[r.Host]; h != nil {
-				out[i].Replaced, out[i].Running = h.Replaced, h.Running
-			}
-			if r.Err != nil {
-				out[i].Error, out[i].Kind = hostReason(r.Host, r.Err), errorKind(r.Err)
-			} else {
-				out[i].Job = &r.Value
-			}
-		}
-		if err := printJSON(a.stdout, out); err != nil {
-			return err
-		}
-	case o.quiet:
-		for _, r := range res {
-			if r.Err == nil {
-				fmt.Fprintln(a.stdout, r.Value.ID)
-				break
-			}
-		}
-	default:
-		tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "HOST\tID\tPID\tSTDOUT\tSTDERR")
-		for _, r := range res {
-			if j := r.Value; r.Err == nil {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", r.Host, j.ID, j.PID, j.StdoutPath, j.StderrPath)
-			}
-		}
-		tw.Flush()
-	}
-	return exitCode(hostFailures(a, res))
-}
-
-func (a *app) fleetStatus(ctx context.Context, refs []string) error {
-	res := a.fleet(a.limit(0)).Status(ctx, refs...)
-	if a.json {
-		if err := jobsJSON(a, res); err != nil {
-			return err
-		}
-	} else {
-		n := 0
-		for _, r := range res {
-			for _, j := range r.Value {
-				if n > 0 {
-					fmt.Fprintln(a.stdout)
-				}
-				printJob(a.stdout, j)
-				n++
-			}
-		}
-	}
-	return exitCode(hostFailures(a, res))
-}
-
-func (a *app) fleetList(ctx context.Context, o listOptions) error {
-	res := a.fleet(a.limit(0)).List(ctx, o.ListOptions)
-	if a.json {
-		out := make([]hostJSON, len(res))
-		for i, r := range res {
-			out[i].Host = r.Host
-			if r.Err != nil {
-				out[i].Error, out[i].Kind = hostReason(r.Host, r.Err), errorKind(r.Err)
-			}
-			if r.Value.Jobs != nil {
-				out[i].Jobs, out[i].Next = &r.Value.Jobs, r.Value.Next
-			}
-		}
-		if err := printJSON(a.stdout, out); err != nil {
-			return err
-		}
-	} else {
-		t := newHostTable(a.stdout, o.AllWorkspaces, true)
-		for _, r := range res {
-			for _, j := range r.Value.Jobs {
-				t.row(j)
-			}
-		}
-		t.flush()
-		for _, r := range res {
-			if r.Value.Next != "" {
-				fmt.Fprintf(a.stderr, "bgjob: %s: more jobs: --cursor %s\n", r.Host, r.Value.Next)
-			}
-		}
-	}
-	return exitCode(hostFailures(a, res))
-}
-
-func (a *app) fleetStop(ctx context.Context, refs []string, o bgjob.StopOptions) error {
-	res := a.fleet(a.limit(stopGrace(o.Grace))).Stop(ctx, refs, o)
-	if a.json {
-		if err := jobsJSON(a, res); err != nil {
-			return err
-		}
-	} else {
-		for _, r := range res {
-			for _, j := range r.Value {
-				fmt.Fprintf(a.stdout, "%s\t%s\t%s\t%s\n", r.Host, j.ID, statusText(j), exitText(j))
-			}
-		}
-	}
-	return exitCode(hostFailures(a, res))
-}
-
-func (a *app) fleetWait(ctx context.Context, refs []string, o bgjob.WaitOptions) error {
-	res := a.fleet(0).Wait(ctx, refs, o)
-	if a.json {
-		if err := jobsJSON(a, res); err != nil {
-			return err
-		}
-	}
-	return exitCode(fleetExit(a, res))
-}
-
-// fleetExit prints one line per host that failed, whose wait timed out or
-// whose job did not exit 0, and returns the largest exit status: the jobs'
-// own, 124 for a timeout, 1 for a lost job or a failed host.
-func fleetExit(a *app, res []bgjob.Result[[]jobdir.Job]) int {
-	code := 0
-	for _, r := range res {
-		if r.Err != nil {
-			c := 1
-			if errors.Is(r.Err, bgjob.ErrTimeout) {
-				c = exitTimeout
-			}
-			fmt.Fprintf(a.stderr, "bgjob: error: %s: %s\n", r.Host, hostReason(r.Host, r.Err))
-			code = max(code, c)
-			continue
-		}
-		for _, j := range r.Value {
-			switch {
-			case j.Status == jobdir.StatusLost:
-				fmt.Fprintf(a.stderr, "bgjob: error: %s: job %s was lost: it ended without recording an exit status\n", r.Host, j.ID)
-				code = max(code, 1)
-			case j.ExitCode != nil && *j.ExitCode != 0:
-				fmt.Fprintf(a.stderr, "bgjob: error: %s: job %s %s with status %d\n", r.Host, j.ID, j.Status, *j.ExitCode)
-				code = max(code, *j.ExitCode)
-			}
-		}
-	}
-	return code
-}
-
-func (a *app) fleetLogs(ctx context.Context, ref string, o bgjob.LogOptions, plain bool) error {
-	f := a.fleet(0)
-	if !o.Follow {
-		f = a.fleet(a.limit(0))
-	}
-	if a.json {
-		var mu sync.Mutex
-		bufs := map[string][2]*bytes.Buffer{}
-		res := f.Logs(ctx, ref, o, func(host string) (io.Writer, io.Writer) {
-			mu.Lock()
-			defer mu.Unlock()
-			b := [2]*bytes.Buffer{{}, {}}
-			bufs[host] = b
-			return b[0], b[1]
-		})
-		out := make([]hostJSON, len(res))
-		for i, r := range res {
-			out[i].Host = r.Host
-			if r.Err != nil {
-				out[i].Error, out[i].Kind = hostReason(r.Host, r.Err), errorKind(r.Err)
-			}
-			if r.Value.Job.ID != "" {
-				b := bufs[r.Host]
-				jl := logsJSON(r.Value, text(b[0].Bytes(), plain), text(b[1].Bytes(), plain))
-				job := r.Value.Job
-				out[i].Job, out[i].Logs = &job, &jl.Logs
-			}
-		}
-		if err := printJSON(a.stdout, out); err != nil {
-			return err
-		}
-		return exitCode(hostFailures(a, res))
-	}
-	var mu sync.Mutex
-	var writers []io.Closer
-	res := f.Logs(ctx, ref, o, func(host string) (io.Writer, io.Writer) {
-		prefix := host + ": "
-		if a.noPrefix {
-			prefix = ""
-		}
-		errw := a.stderr
-		if o.Stdout || o.Stderr {
-			errw = a.stdout
-		}
-		out := &prefixWriter{mu: &mu, w: a.stdout, prefix: prefix}
-		errp := &prefixWriter{mu: &mu, w: errw, prefix: prefix}
-		mu.Lock()
-		defer mu.Unlock()
-		if plain {
-			// The text goes through the prefixer, and ends before it.
-			pout, perr := termtext.NewWriter(out), termtext.NewWriter(errp)
-			writers = append(writers, pout, perr, out, errp)
-			return pout, perr
-		}
-		writers = append(writers, out, errp)
-		return out, errp
-	})
-	for _, w := range writers {
-		if err := w.Close(); err != nil {
-			return err
-		}
-	}
-	if !o.Follow {
-		return exitCode(hostFailures(a, res))
-	}
-	jobs := make([]bgjob.Result[[]jobdir.Job], len(res))
-	for i, r := range res {
-		jobs[i] = bgjob.Result[[]jobdir.Job]{Host: r.Host, Err: r.Err}
-		if r.Err == nil {
-			jobs[i].Value = []jobdir.Job{r.Value.Job}
-		}
-	}
-	return exitCode(fleetExit(a, jobs))
-}
-
-func (a *app) fleetRemove(ctx context.Context, refs []string, force bool) error {
-	res := a.fleet(a.limit(rmGrace(force))).Remove(ctx, refs, bgjob.RemoveOptions{Force: force})
-	for _, r := range res {
-		for _, d := range r.Value {
-			fmt.Fprintf(a.stdout, "%s\t%s\n", r.Host, path.Base(d))
-		}
-	}
-	return exitCode(hostFailures(a, res))
-}
-
-func (a *app) fleetPrune(ctx context.Context, o bgjob.PruneOptions) error {
-	var mu sync.Mutex
-	kept := map[string][]keptJSON{}
-	o.Kept = func(j jobdir.Job) {
-		mu.Lock()
-		defer mu.Unlock()
-		a.keptNote(j.Host, j)
-		kept[j.Host] = append(kept[j.Host], keptOf(j))
-	}
-	stopped := map[string][]jobdir.Job{}
-	o.StopOrphans = true
-	o.Stopped = func(j jobdir.Job) {
-		mu.Lock()
-		defer mu.Unlock()
-		stopped[j.Host] = append(stopped[j.Host], j)
-		if !a.json {
-			fmt.Fprintf(a.stdout, "%s\tstopped %s\n", j.Host, j.ID)
-		}
-	}
-	res := a.fleet(a.limit(bgjob.DefaultGrace)).Prune(ctx, o)
-	if a.json {
-		if err := jobsJSONWith(a, res, func(h *hostJSON) {
-			if h.Error == "" || h.Jobs != nil {
-				k := kept[h.Host]
-				if k == nil {
-					k = []keptJSON{}
-				}
-				h.Kept = &k
-				s := stopped[h.Host]
-				if s == nil {
-					s = []jobdir.Job{}
-				}
-				h.Stopped = &s
-			}
-		}); err != nil {
-			return err
-		}
-	} else {
-		for _, r := range res {
-			for _, j := range r.Value {
-				fmt.Fprintf(a.stdout, "%s\t%s\n", r.Host, j.ID)
-			}
-		}
-	}
-	return exitCode(hostFailures(a, res))
-}
-
-func (a *app) fleetSend(ctx context.Context, ref string, data io.Reader, o bgjob.SendOptions) error {
-	return exitCode(hostFailures(a, a.fleet(a.limit(o.Timeout)).Send(ctx, ref, data, o)))
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -141,73 +143,130 @@ type logChunk struct {
 	Data string `json:"data"`
 }
 
-func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions, plain bool) (err error) {
-	if a.many() {
-		return a.fleetLogs(ctx, ref, o, plain)
-	}
+func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions, plain bool) error {
+	// --follow waits: only a read has --host-timeout.
+	f := a.fleet(0)
 	if !o.Follow {
-		var end func(error) error
-		ctx, end = a.within(ctx, 0)
-		defer func() { err = end(err) }()
+		f = a.fleet(a.limit(0))
 	}
-	c, release, err := a.client(ctx)
-	if err != nil {
-		return err
+	if a.json {
+		return a.logsJSON(ctx, f, ref, o, plain)
 	}
-	defer release()
-	if !a.json {
-		// --stdout or --stderr alone prints the log on stdout, ready for a
-		// pipe.
-		errw := a.stderr
-		if o.Stdout || o.Stderr {
-			errw = a.stdout
+	// --stdout or --stderr alone prints the log on stdout, ready for a
+	// pipe.
+	errw := a.stderr
+	if o.Stdout || o.Stderr {
+		errw = a.stdout
+	}
+	lctx, gone, stop := ctx, func() bool { return false }, func() {}
+	if o.Follow && !a.many() {
+		// One host's follow ends when its reader goes away.
+		lctx, gone, stop = whileRead(ctx, a.stdout)
+	}
+	// With several hosts, each line starts with "HOST: " and the lines of
+	// hosts never mix; --plain's text goes through the prefixer, and ends
+	// before it.
+	var mu sync.Mutex
+	var writers []io.Closer
+	res := f.Logs(lctx, ref, o, func(host string) (io.Writer, io.Writer) {
+		mu.Lock()
+		defer mu.Unlock()
+		var out, errp io.Writer = a.stdout, errw
+		if a.many() {
+			prefix := host + ": "
+			if a.noPrefix {
+				prefix = ""
+			}
+			pout, perr := &prefixWriter{mu: &mu, w: a.stdout, prefix: prefix}, &prefixWriter{mu: &mu, w: errw, prefix: prefix}
+			writers = append(writers, pout, perr)
+			out, errp = pout, perr
 		}
-		lctx, gone, stop := ctx, func() bool { return false }, func() {}
-		if o.Follow {
-			lctx, gone, stop = whileRead(ctx, a.stdout)
-		}
-		outw := a.stdout
 		if plain {
-			pout, perr := termtext.NewWriter(outw), termtext.NewWriter(errw)
-			defer pout.Close()
-			defer perr.Close()
-			outw, errw = pout, perr
+			pout, perr := termtext.NewWriter(out), termtext.NewWriter(errp)
+			writers = append([]io.Closer{pout, perr}, writers...)
+			out, errp = pout, perr
 		}
-		res, err := c.Logs(lctx, ref, o, outw, errw)
-		stop()
-		if err != nil && gone() {
+		return out, errp
+	})
+	stop()
+	return a.logsEnd(res, writers, o, gone)
+}
+
+// logsEnd closes what logs wrote through and turns its results into its
+// exit: with one host, hints of where a read was cut and a job that ended
+// said on a terminal; --follow ends with the jobs' status (jobsExit).
+func (a *app) logsEnd(res []bgjob.Result[bgjob.LogResult], writers []io.Closer, o bgjob.LogOptions, gone func() bool) error {
+	for _, w := range writers {
+		// One host's text ends as it can: a reader that went away has
+		// what it wanted.
+		if err := w.Close(); err != nil && a.many() {
+			return err
+		}
+	}
+	if r := res[0]; !a.many() {
+		if r.Err != nil && gone() {
 			// The reader has what it wanted (grep -m1): that is success.
 			return nil
 		}
-		if err != nil {
-			return err
+		if r.Err != nil {
+			return a.alone(r.Err)
 		}
-		a.cutHints(res)
-		if o.Follow {
-			a.endLines([]jobdir.Job{res.Job})
-			return jobExit(a, []jobdir.Job{res.Job})
+		a.cutHints(r.Value)
+		if !o.Follow {
+			return nil
 		}
-		return nil
+		a.endLines([]jobdir.Job{r.Value.Job})
 	}
-	var out, errb bytes.Buffer
-	emit := func(res bgjob.LogResult) error {
-		return printJSON(a.stdout, logsJSON(res, text(out.Bytes(), plain), text(errb.Bytes(), plain)))
+	if !o.Follow {
+		return failures(a, res)
 	}
-	if o.New {
+	jobs := make([]bgjob.Result[[]jobdir.Job], len(res))
+	for i, r := range res {
+		jobs[i] = bgjob.Result[[]jobdir.Job]{Host: r.Host, Err: r.Err}
+		if r.Err == nil {
+			jobs[i].Value = []jobdir.Job{r.Value.Job}
+		}
+	}
+	return jobsExit(a, jobs)
+}
+
+// logsJSON prints logs --json: with one host the job and its logs (with
+// --new, once read, before the cursor moves over them); with several, an
+// object per host.
+func (a *app) logsJSON(ctx context.Context, f *bgjob.Fleet, ref string, o bgjob.LogOptions, plain bool) error {
+	var mu sync.Mutex
+	bufs := map[string][2]*bytes.Buffer{}
+	emit := func(res bgjob.LogResult, b [2]*bytes.Buffer) error {
+		return printJSON(a.stdout, logsJSON(res, text(b[0].Bytes(), plain), text(b[1].Bytes(), plain)))
+	}
+	printed := false
+	if o.New && !a.many() {
 		// The cursor moves over what was printed, once it is.
-		printed := false
-		o.Deliver = func(res bgjob.LogResult) error { printed = true; return emit(res) }
-		res, err := c.Logs(ctx, ref, o, &out, &errb)
-		if err != nil || printed {
-			return err
-		}
-		return emit(res)
+		o.Deliver = func(res bgjob.LogResult) error { printed = true; return emit(res, bufs[a.host]) }
 	}
-	res, err := c.Logs(ctx, ref, o, &out, &errb)
-	if err != nil {
+	res := f.Logs(ctx, ref, o, func(host string) (io.Writer, io.Writer) {
+		mu.Lock()
+		defer mu.Unlock()
+		b := [2]*bytes.Buffer{{}, {}}
+		bufs[host] = b
+		return b[0], b[1]
+	})
+	if r := res[0]; !a.many() {
+		if r.Err != nil || printed {
+			return a.alone(r.Err)
+		}
+		return emit(r.Value, bufs[r.Host])
+	}
+	if err := hostsJSON(a, res, func(h *hostJSON, r bgjob.Result[bgjob.LogResult]) {
+		if r.Value.Job.ID != "" {
+			b := bufs[r.Host]
+			jl := logsJSON(r.Value, text(b[0].Bytes(), plain), text(b[1].Bytes(), plain))
+			h.Job, h.Logs = &r.Value.Job, &jl.Logs
+		}
+	}); err != nil {
 		return err
 	}
-	return emit(res)
+	return failures(a, res)
 }
 
 // text returns log bytes, or with plain their text (termtext.Strip).

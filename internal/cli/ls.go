@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -56,40 +57,53 @@ machine, ",keep" when the job outlives the server), "-" for the others.
 	return cmd
 }
 
-func (a *app) list(ctx context.Context, o listOptions) (err error) {
-	if a.many() {
-		return a.fleetList(ctx, o)
-	}
-	ctx, end := a.within(ctx, 0)
-	defer func() { err = end(err) }()
-	c, release, err := a.client(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	if a.json {
-		// Stream the array: a workspace of 10,000 jobs is never held whole.
+func (a *app) list(ctx context.Context, o listOptions) error {
+	f := a.fleet(a.limit(0))
+	if a.json && !a.many() {
+		// One host's array is streamed: a workspace of 10,000 jobs is
+		// never held whole.
 		w := &jsonList{w: a.stdout, indent: isTerminal(a.stdout)}
-		next, err := c.ListFunc(ctx, o.ListOptions, w.add)
-		if werr := w.close(next); werr != nil {
-			return werr
+		var reached atomic.Bool
+		res := bgjob.Each(ctx, f, func(ctx context.Context, _ string, c *bgjob.Client) (string, error) {
+			reached.Store(true)
+			return c.ListFunc(ctx, o.ListOptions, w.add)
+		})
+		if reached.Load() {
+			if err := w.close(res[0].Value); err != nil {
+				return err
+			}
 		}
-		return err
+		return failures(a, res)
 	}
-	t := newTable(a.stdout, o.AllWorkspaces)
+	res := f.List(ctx, o.ListOptions)
+	if a.json {
+		if err := hostsJSON(a, res, func(h *hostJSON, r bgjob.Result[bgjob.Page]) {
+			if r.Value.Jobs != nil {
+				h.Jobs, h.Next = &r.Value.Jobs, r.Value.Next
+			}
+		}); err != nil {
+			return err
+		}
+		return failures(a, res)
+	}
+	t := newTable(a.stdout, o.AllWorkspaces, a.many())
 	rows := 0
-	next, err := c.ListFunc(ctx, o.ListOptions, func(j jobdir.Job) error {
-		t.row(j)
-		rows++
-		return nil
-	})
-	if err == nil || rows > 0 {
+	for _, r := range res {
+		for _, j := range r.Value.Jobs {
+			t.row(j)
+			rows++
+		}
+	}
+	// One host that failed before any job prints no header.
+	if a.many() || rows > 0 || res[0].Err == nil {
 		t.flush()
 	}
-	if next != "" {
-		fmt.Fprintf(a.stderr, "bgjob: more jobs: --cursor %s\n", next)
+	for _, r := range res {
+		if r.Value.Next != "" {
+			fmt.Fprintf(a.stderr, "bgjob: %smore jobs: --cursor %s\n", hostLabel(a.hostName(r.Host)), r.Value.Next)
+		}
 	}
-	return err
+	return failures(a, res)
 }
 
 // jsonList writes {"jobs": [...], "next_cursor": ...} one job at a time,

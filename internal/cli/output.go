@@ -136,12 +136,9 @@ type table struct {
 	hostname                string // this machine's, for the owner column
 }
 
-func newTable(w io.Writer, withWorkspace bool) *table {
-	return newHostTable(w, withWorkspace, false)
-}
-
-// newHostTable is newTable with, when withHost is set, the host first.
-func newHostTable(w io.Writer, withWorkspace, withHost bool) *table {
+// newTable returns a table of jobs, with a WORKSPACE column when
+// withWorkspace and a HOST column first when withHost.
+func newTable(w io.Writer, withWorkspace, withHost bool) *table {
 	t := &table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0), withWorkspace: withWorkspace, withHost: withHost}
 	t.hostname, _ = os.Hostname()
 	t.line("HOST", "ID", "WORKSPACE", "STATUS", "EXIT", "STARTED", "DURATION", "OWNER", "NAME", "COMMAND")

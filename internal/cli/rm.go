@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -25,22 +27,14 @@ unless --force, which stops it first. Only the files bgjob writes are deleted.`,
 	return cmd
 }
 
-func (a *app) rm(ctx context.Context, refs []string, force bool) (err error) {
-	if a.many() {
-		return a.fleetRemove(ctx, refs, force)
+func (a *app) rm(ctx context.Context, refs []string, force bool) error {
+	res := a.fleet(a.limit(rmGrace(force))).Remove(ctx, refs, bgjob.RemoveOptions{Force: force})
+	for _, r := range res {
+		for _, d := range r.Value {
+			fmt.Fprintf(a.stdout, "%s%s\n", a.hostPrefix(r.Host), path.Base(d))
+		}
 	}
-	ctx, end := a.within(ctx, rmGrace(force))
-	defer func() { err = end(err) }()
-	c, release, err := a.client(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	removed, err := c.Remove(ctx, refs, bgjob.RemoveOptions{Force: force})
-	for _, d := range removed {
-		fmt.Fprintln(a.stdout, path.Base(d))
-	}
-	return err
+	return failures(a, res)
 }
 
 func (a *app) pruneCommand() *cobra.Command {
@@ -90,45 +84,63 @@ outside MCP or with keep are never stopped.`,
 	return cmd
 }
 
-func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) (err error) {
-	if a.many() {
-		return a.fleetPrune(ctx, o)
-	}
-	// prune stops the jobs of gone owners first.
-	ctx, end := a.within(ctx, bgjob.DefaultGrace)
-	defer func() { err = end(err) }()
-	c, release, err := a.client(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	kept := []keptJSON{}
+func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
+	// Each host's kept and stopped jobs; with one host, under "".
+	var mu sync.Mutex
+	kept := map[string][]keptJSON{}
+	stopped := map[string][]jobdir.Job{}
+	host := func(j jobdir.Job) string { return a.hostName(j.Host) }
 	o.Kept = func(j jobdir.Job) {
-		a.keptNote("", j)
-		kept = append(kept, keptOf(j))
+		mu.Lock()
+		defer mu.Unlock()
+		a.keptNote(host(j), j)
+		kept[host(j)] = append(kept[host(j)], keptOf(j))
 	}
-	stopped := []jobdir.Job{}
 	o.StopOrphans = true
 	o.Stopped = func(j jobdir.Job) {
-		stopped = append(stopped, j)
+		mu.Lock()
+		defer mu.Unlock()
+		stopped[host(j)] = append(stopped[host(j)], j)
 		if !a.json {
-			fmt.Fprintf(a.stdout, "stopped %s\n", j.ID)
+			fmt.Fprintf(a.stdout, "%sstopped %s\n", a.hostPrefix(j.Host), j.ID)
 		}
 	}
-	jobs, err := c.Prune(ctx, o)
-	if a.json {
-		if jobs == nil {
-			jobs = []jobdir.Job{}
+	var reached atomic.Bool
+	// prune stops the jobs of gone owners first.
+	res := bgjob.Each(ctx, a.fleet(a.limit(bgjob.DefaultGrace)), func(ctx context.Context, _ string, c *bgjob.Client) ([]jobdir.Job, error) {
+		reached.Store(true)
+		return c.Prune(ctx, o)
+	})
+	switch {
+	case !a.json:
+		for _, r := range res {
+			for _, j := range r.Value {
+				fmt.Fprintf(a.stdout, "%s%s\n", a.hostPrefix(r.Host), j.ID)
+			}
 		}
-		if perr := printJSON(a.stdout, pruneJSON{Jobs: jobs, Stopped: stopped, Kept: kept}); perr != nil {
-			return perr
+	case a.many():
+		if err := jobsJSONWith(a, res, func(h *hostJSON) {
+			if h.Error == "" || h.Jobs != nil {
+				k, s := nonNil(kept[h.Host]), nonNil(stopped[h.Host])
+				h.Kept, h.Stopped = &k, &s
+			}
+		}); err != nil {
+			return err
 		}
-	} else {
-		for _, j := range jobs {
-			fmt.Fprintln(a.stdout, j.ID)
+	case reached.Load():
+		if err := printJSON(a.stdout, pruneJSON{Jobs: nonNil(res[0].Value), Stopped: nonNil(stopped[""]), Kept: nonNil(kept[""])}); err != nil {
+			return err
 		}
 	}
-	return err
+	return failures(a, res)
+}
+
+// nonNil is s, or an empty slice for nil: [] in --json, not null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // pruneJSON is prune's --json: the jobs removed (with --dry-run, those

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -166,39 +168,99 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 	if err := o.spec.Validate(); err != nil {
 		return specError(err)
 	}
-	if a.many() {
-		return a.fleetRun(ctx, o)
+	if o.wait > 0 && a.many() {
+		return usageError("--wait works on one host; with several, run then use 'bgjob wait' and 'bgjob logs'")
+	}
+	// What each host found of other jobs with the name; with one host,
+	// under "".
+	var mu sync.Mutex
+	held := map[string]*nameHeld{}
+	o.spec.NameHeld = func(old jobdir.Job, replaced bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		h := a.hostName(old.Host)
+		if held[h] == nil {
+			held[h] = new(nameHeld)
+		}
+		held[h].add(a, h, o.spec.Name, old, replaced)
 	}
 	// The launch has a deadline; run --wait's wait, its own.
-	startCtx, end := a.within(ctx, o.spec.ReplaceTime())
-	c, release, err := a.client(startCtx)
-	if err != nil {
-		return end(err)
+	f := a.fleet(a.limit(o.spec.ReplaceTime()))
+	if a.many() {
+		return a.printRuns(f.Run(ctx, o.spec), held, o)
 	}
-	defer release()
-	if o.keep == 0 {
-		c.SetAutoPrune(0, 0)
-	} else {
-		c.SetAutoPrune(o.keep, bgjob.DefaultMaxAge)
+	var waited error
+	res := bgjob.Each(ctx, f, func(startCtx context.Context, _ string, c *bgjob.Client) (jobdir.Job, error) {
+		if o.keep == 0 {
+			c.SetAutoPrune(0, 0)
+		} else {
+			c.SetAutoPrune(o.keep, bgjob.DefaultMaxAge)
+		}
+		j, err := c.Run(startCtx, o.spec)
+		if err == nil && o.wait > 0 {
+			waited = a.promote(ctx, c, j, o)
+		}
+		return j, err
+	})
+	if o.wait > 0 && res[0].Err == nil {
+		return waited
 	}
-	var held nameHeld
-	o.spec.NameHeld = func(old jobdir.Job, replaced bool) { held.add(a, "", o.spec.Name, old, replaced) }
-	j, err := c.Run(startCtx, o.spec)
-	if err = end(err); err != nil {
-		return err
-	}
-	if o.wait > 0 {
-		return a.promote(ctx, c, j, o)
+	return a.printRuns(res, held, o)
+}
+
+// printRuns prints the jobs run started: with one host its id, pid and
+// logs, with several a table with a HOST column (--quiet: the id once;
+// --json: the job, or an object per host).
+func (a *app) printRuns(res []bgjob.Result[jobdir.Job], held map[string]*nameHeld, o runOptions) error {
+	if !a.many() {
+		j := res[0].Value
+		switch {
+		case res[0].Err != nil:
+		case a.json:
+			var h nameHeld
+			if p := held[""]; p != nil {
+				h = *p
+			}
+			if err := printJSON(a.stdout, runJSON{Job: j, nameHeld: h}); err != nil {
+				return err
+			}
+		case o.quiet:
+			fmt.Fprintln(a.stdout, j.ID)
+		default:
+			fmt.Fprintf(a.stdout, "id:     %s\npid:    %d\nstdout: %s\nstderr: %s\n", j.ID, j.PID, j.StdoutPath, j.StderrPath)
+		}
+		return failures(a, res)
 	}
 	switch {
 	case a.json:
-		return printJSON(a.stdout, runJSON{Job: j, nameHeld: held})
+		if err := hostsJSON(a, res, func(h *hostJSON, r bgjob.Result[jobdir.Job]) {
+			if n := held[r.Host]; n != nil {
+				h.Replaced, h.Running = n.Replaced, n.Running
+			}
+			if r.Err == nil {
+				h.Job = &r.Value
+			}
+		}); err != nil {
+			return err
+		}
 	case o.quiet:
-		fmt.Fprintln(a.stdout, j.ID)
+		for _, r := range res {
+			if r.Err == nil {
+				fmt.Fprintln(a.stdout, r.Value.ID)
+				break
+			}
+		}
 	default:
-		fmt.Fprintf(a.stdout, "id:     %s\npid:    %d\nstdout: %s\nstderr: %s\n", j.ID, j.PID, j.StdoutPath, j.StderrPath)
+		tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "HOST\tID\tPID\tSTDOUT\tSTDERR")
+		for _, r := range res {
+			if j := r.Value; r.Err == nil {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", r.Host, j.ID, j.PID, j.StdoutPath, j.StderrPath)
+			}
+		}
+		tw.Flush()
 	}
-	return nil
+	return failures(a, res)
 }
 
 // runFlags are the flags of the Spec fields a bgjob.FieldError names.
@@ -294,7 +356,7 @@ func (a *app) promote(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runO
 			fmt.Fprintf(a.stderr, "bgjob: job %s %s\n", e.ID, how)
 		}
 	}
-	return jobExit(a, jobs)
+	return jobsExit(a, []bgjob.Result[[]jobdir.Job]{{Value: jobs}})
 }
 
 // parseSize reads a byte count: a number with an optional K, M or G

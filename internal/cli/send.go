@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/jobdir"
 )
 
 func (a *app) sendCommand() *cobra.Command {
@@ -70,17 +71,14 @@ nothing behind, when the job ends before it has read it all, or after
 	return cmd
 }
 
-func (a *app) send(ctx context.Context, ref string, data io.Reader, o bgjob.SendOptions) (err error) {
+func (a *app) send(ctx context.Context, ref string, data io.Reader, o bgjob.SendOptions) error {
+	f := a.fleet(a.limit(o.Timeout))
 	if a.many() {
-		return a.fleetSend(ctx, ref, data, o)
+		// Every host gets all of data: the fleet reads it first.
+		return failures(a, f.Send(ctx, ref, data, o))
 	}
-	ctx, end := a.within(ctx, o.Timeout)
-	defer func() { err = end(err) }()
-	c, release, err := a.client(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	_, err = c.Send(ctx, ref, data, o)
-	return err
+	// One host's data streams, within the host's deadline.
+	return failures(a, bgjob.Each(ctx, f, func(ctx context.Context, _ string, c *bgjob.Client) (jobdir.Job, error) {
+		return c.Send(ctx, ref, data, o)
+	}))
 }

@@ -30,32 +30,23 @@ With no ID, status is 'bgjob ls': the newest jobs of the workspace.`,
 	return cmd
 }
 
-func (a *app) status(ctx context.Context, refs []string) (err error) {
-	if a.many() {
-		return a.fleetStatus(ctx, refs)
-	}
-	ctx, end := a.within(ctx, 0)
-	defer func() { err = end(err) }()
-	c, release, err := a.client(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	jobs, err := c.Status(ctx, refs...)
-	if jobs == nil && err != nil {
-		return err
-	}
+func (a *app) status(ctx context.Context, refs []string) error {
+	res := a.fleet(a.limit(0)).Status(ctx, refs...)
 	if a.json {
-		if perr := printJSON(a.stdout, jobs); perr != nil {
-			return perr
+		if err := jobsJSON(a, res); err != nil {
+			return err
 		}
-	} else {
-		for i, j := range jobs {
-			if i > 0 {
+		return failures(a, res)
+	}
+	n := 0
+	for _, r := range res {
+		for _, j := range r.Value {
+			if n > 0 {
 				fmt.Fprintln(a.stdout)
 			}
 			printJob(a.stdout, j)
+			n++
 		}
 	}
-	return err
+	return failures(a, res)
 }

@@ -47,26 +47,18 @@ only processes it left behind that can be tied to it are killed.`,
 	return cmd
 }
 
-func (a *app) stop(ctx context.Context, refs []string, o bgjob.StopOptions) (err error) {
-	if a.many() {
-		return a.fleetStop(ctx, refs, o)
-	}
-	ctx, end := a.within(ctx, stopGrace(o.Grace))
-	defer func() { err = end(err) }()
-	c, release, err := a.client(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	jobs, err := c.Stop(ctx, refs, o)
-	if a.json && jobs != nil {
-		if perr := printJSON(a.stdout, jobs); perr != nil {
-			return perr
+func (a *app) stop(ctx context.Context, refs []string, o bgjob.StopOptions) error {
+	res := a.fleet(a.limit(stopGrace(o.Grace))).Stop(ctx, refs, o)
+	if a.json {
+		if err := jobsJSON(a, res); err != nil {
+			return err
 		}
-	} else {
-		for _, j := range jobs {
-			fmt.Fprintf(a.stdout, "%s\t%s\t%s\n", j.ID, statusText(j), exitText(j))
+		return failures(a, res)
+	}
+	for _, r := range res {
+		for _, j := range r.Value {
+			fmt.Fprintf(a.stdout, "%s%s\t%s\t%s\n", a.hostPrefix(r.Host), j.ID, statusText(j), exitText(j))
 		}
 	}
-	return err
+	return failures(a, res)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -95,32 +96,29 @@ When stdout is a terminal, a line on stderr says how each job ended.`,
 }
 
 func (a *app) wait(ctx context.Context, refs []string, o bgjob.WaitOptions) error {
-	if a.many() {
-		return a.fleetWait(ctx, refs, o)
+	// --timeout bounds the whole wait, connecting included: the fleet
+	// keeps the deadline.
+	var reached atomic.Bool
+	f := a.fleetVia(0, func(ctx context.Context, host string) (*bgjob.Client, func(), error) {
+		c, release, err := a.connect(ctx, host)
+		reached.Store(err == nil)
+		return c, release, err
+	})
+	res := f.Wait(ctx, refs, o)
+	if r := &res[0]; !a.many() && r.Err != nil && !reached.Load() && errors.Is(r.Err, bgjob.ErrTimeout) {
+		// A host not reached in time is named, as one that refused
+		// names itself: "HOST: no answer within 2s: timed out".
+		r.Err = fmt.Errorf("%w", r.Err)
 	}
-	c, release, timeout, err := a.waitClient(ctx, o.Timeout)
-	if errors.Is(err, bgjob.ErrTimeout) {
-		return &exitError{code: exitTimeout, err: err}
-	}
-	if err != nil {
-		return err
-	}
-	defer release()
-	o.Timeout = timeout
-	jobs, err := c.Wait(ctx, refs, o)
-	if a.json && jobs != nil {
-		if perr := printJSON(a.stdout, jobs); perr != nil {
-			return perr
+	if a.json {
+		if err := jobsJSON(a, res); err != nil {
+			return err
 		}
 	}
-	if errors.Is(err, bgjob.ErrTimeout) {
-		return &exitError{code: exitTimeout, err: err}
+	if r := res[0]; !a.many() && r.Err == nil {
+		a.endLines(r.Value)
 	}
-	if err != nil {
-		return err
-	}
-	a.endLines(jobs)
-	return jobExit(a, jobs)
+	return jobsExit(a, res)
 }
 
 func (a *app) waitFor(ctx context.Context, ref string, o waitOptions) error {
@@ -185,23 +183,56 @@ func endText(j jobdir.Job) string {
 	return s
 }
 
-// jobExit turns ended jobs into bgjob's exit status: the first non-zero
-// exit code, or 1 for a lost job (reported on stderr).
-func jobExit(a *app, jobs []jobdir.Job) error {
+// jobsExit is the exit status of the verbs that end with jobs (wait, logs
+// --follow, run --wait), each job that did not exit 0 said on stderr.
+// With one host it is the first non-zero exit code of its jobs, 1 for a
+// lost job (if none came before), or the host's error (124 for a
+// timeout). With several it is the largest exit code of all jobs, 1 for
+// a lost job or a failed host, 124 for a host whose wait timed out, and
+// each line names its host.
+func jobsExit(a *app, res []bgjob.Result[[]jobdir.Job]) error {
+	if r := res[0]; !a.many() && r.Err != nil {
+		err := a.alone(r.Err)
+		if errors.Is(err, bgjob.ErrTimeout) {
+			return &exitError{code: exitTimeout, err: err}
+		}
+		return err
+	}
 	code := 0
-	for _, j := range jobs {
-		switch {
-		case j.Status == jobdir.StatusLost:
-			fmt.Fprintf(a.stderr, "bgjob: job %s was lost: it ended without recording an exit status\n", j.ID)
-			if code == 0 {
-				code = 1
-			}
-		case j.ExitCode != nil && *j.ExitCode != 0 && code == 0:
-			code = *j.ExitCode
+	add := func(c int) {
+		if a.many() {
+			code = max(code, c)
+		} else if code == 0 {
+			code = c
 		}
 	}
-	if code != 0 {
-		return &exitError{code: code}
+	for _, r := range res {
+		if r.Err != nil {
+			fmt.Fprintf(a.stderr, "bgjob: error: %s: %s\n", r.Host, hostReason(r.Host, r.Err))
+			if errors.Is(r.Err, bgjob.ErrTimeout) {
+				add(exitTimeout)
+			} else {
+				add(1)
+			}
+			continue
+		}
+		// "bgjob: error: HOST: " with several hosts, "bgjob: " with one.
+		prefix := "bgjob: "
+		if a.many() {
+			prefix = "bgjob: error: " + r.Host + ": "
+		}
+		for _, j := range r.Value {
+			switch {
+			case j.Status == jobdir.StatusLost:
+				fmt.Fprintf(a.stderr, "%sjob %s was lost: it ended without recording an exit status\n", prefix, j.ID)
+				add(1)
+			case j.ExitCode != nil && *j.ExitCode != 0:
+				if a.many() {
+					fmt.Fprintf(a.stderr, "%sjob %s %s with status %d\n", prefix, j.ID, j.Status, *j.ExitCode)
+				}
+				add(*j.ExitCode)
+			}
+		}
 	}
-	return nil
+	return exitCode(code)
 }

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+// TestJobsExit: the one exit rule of wait, logs --follow and run --wait.
+// Several jobs on one host: the first non-zero status; several hosts: the
+// largest, with a line on stderr for each job that did not exit 0.
+func TestJobsExit(t *testing.T) {
+	exited := func(id string, code int) jobdir.Job {
+		return jobdir.Job{Meta: jobdir.Meta{ID: id}, Status: jobdir.StatusExited, ExitCode: &code}
+	}
+	lost := jobdir.Job{Meta: jobdir.Meta{ID: "l"}, Status: jobdir.StatusLost}
+	type result = bgjob.Result[[]jobdir.Job]
+	timeout := &bgjob.Error{Kind: bgjob.KindTimeout, Host: "b", Err: fmt.Errorf("waiting 2s: %w", bgjob.ErrTimeout)}
+	tests := []struct {
+		name   string
+		many   bool
+		res    []result
+		code   int
+		stderr string
+	}{
+		{"one host, all 0", false, []result{{Value: []jobdir.Job{exited("a", 0), exited("b", 0)}}}, 0, ""},
+		{"one host, the first non-zero", false, []result{{Value: []jobdir.Job{exited("a", 0), exited("b", 3), exited("c", 7)}}}, 3, ""},
+		{"one host, lost after a failure", false, []result{{Value: []jobdir.Job{exited("a", 3), lost}}}, 3,
+			"bgjob: job l was lost: it ended without recording an exit status\n"},
+		{"one host, lost first", false, []result{{Value: []jobdir.Job{lost, exited("a", 3)}}}, 1,
+			"bgjob: job l was lost: it ended without recording an exit status\n"},
+		{"several hosts, the largest", true, []result{
+			{Host: "a", Value: []jobdir.Job{exited("x", 3)}},
+			{Host: "b", Value: []jobdir.Job{exited("x", 7)}},
+			{Host: "c", Value: []jobdir.Job{exited("x", 0)}},
+		}, 7, "bgjob: error: a: job x exited with status 3\nbgjob: error: b: job x exited with status 7\n"},
+		{"several hosts, one timed out", true, []result{
+			{Host: "a", Value: []jobdir.Job{exited("x", 3)}},
+			{Host: "b", Err: timeout},
+		}, exitTimeout, "bgjob: error: a: job x exited with status 3\nbgjob: error: b: waiting 2s: timed out\n"},
+		{"several hosts, lost", true, []result{{Host: "a", Value: []jobdir.Job{lost}}}, 1,
+			"bgjob: error: a: job l was lost: it ended without recording an exit status\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			a := &app{stderr: &stderr, fanout: tt.many}
+			err := jobsExit(a, tt.res)
+			code := 0
+			var ee *exitError
+			if errors.As(err, &ee) {
+				code = ee.code
+			} else if err != nil {
+				t.Fatalf("jobsExit: %v, want an exit status", err)
+			}
+			if code != tt.code || stderr.String() != tt.stderr {
+				t.Errorf("jobsExit: exit %d, stderr %q; want %d, %q", code, stderr.String(), tt.code, tt.stderr)
+			}
+		})
+	}
+}
+
+// TestJobsExitOneHostError: one host's error is returned for Run to
+// print, a timeout with wait's status, 124.
+func TestJobsExitOneHostError(t *testing.T) {
+	var stderr bytes.Buffer
+	a := &app{stderr: &stderr}
+	inner := fmt.Errorf("waiting 2s: %w", bgjob.ErrTimeout)
+	err := jobsExit(a, []bgjob.Result[[]jobdir.Job]{{Err: &bgjob.Error{Kind: bgjob.KindTimeout, Err: inner}}})
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitTimeout || err.Error() != "waiting 2s: timed out" || stderr.Len() != 0 {
+		t.Errorf("jobsExit: %v (%T), stderr %q; want exit 124 with the host's own error", err, err, stderr.String())
+	}
+}

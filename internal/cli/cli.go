@@ -19,6 +19,7 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/runtime/local"
+	sshrt "github.com/bgjob/bgjob/runtime/ssh"
 )
 
 // app holds what every command shares: the global flags and the streams.
@@ -206,10 +207,16 @@ func (a *app) connect(ctx context.Context, host string) (*bgjob.Client, func(), 
 	if a.workspace == "" && !a.many() {
 		return nil, nil, usageError("the workspace must not be empty")
 	}
+	return a.clientOn(ctx, host, a.dialSSH)
+}
+
+// clientOn returns a client of host (this machine when ""), reached over
+// SSH with dial, and what releases it.
+func (a *app) clientOn(ctx context.Context, host string, dial func(context.Context, string) (*sshrt.Runtime, error)) (*bgjob.Client, func(), error) {
 	var rt bgjob.Runtime = local.New()
 	release := func() {}
 	if host != "" {
-		r, err := a.dialSSH(ctx, host)
+		r, err := dial(ctx, host)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
-	"github.com/bgjob/bgjob/runtime/local"
 	sshrt "github.com/bgjob/bgjob/runtime/ssh"
 )
 
@@ -161,22 +160,11 @@ func (a *app) completionList(cmd *cobra.Command, o bgjob.ListOptions) []jobdir.J
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), bound)
 	defer cancel()
+	// No passphrase prompt while the shell completes.
 	dial := func(ctx context.Context, host string) (*bgjob.Client, func(), error) {
-		var rt bgjob.Runtime = local.New()
-		release := func() {}
-		if host != "" {
-			r, err := sshrt.Dial(ctx, host, a.sshOptions())
-			if err != nil {
-				return nil, nil, err
-			}
-			rt, release = r, func() { r.Close() }
-		}
-		c, err := bgjob.NewClient(rt, a.root, a.workspace)
-		if err != nil {
-			release()
-			return nil, nil, err
-		}
-		return c, release, nil
+		return a.clientOn(ctx, host, func(ctx context.Context, host string) (*sshrt.Runtime, error) {
+			return sshrt.Dial(ctx, host, a.sshOptions())
+		})
 	}
 	var jobs []jobdir.Job
 	for _, r := range bgjob.NewFleet(hosts, dial, a.parallel).List(ctx, o) {

@@ -193,10 +193,38 @@ func IgnoreNotFound(err error) error {
 	return err
 }
 
+// saidKind returns the kind of a refusal whose subject is the host's own
+// words; false for the others.
+func saidKind(kind string) (Kind, bool) {
+	switch kind {
+	case shellgen.ErrKindExists:
+		return KindExists, true
+	case shellgen.ErrKindRoot:
+		return KindRoot, true
+	case shellgen.ErrKindIO, shellgen.ErrKindStart, shellgen.ErrKindSetsid:
+		return KindHost, true
+	case shellgen.ErrKindNoPTY:
+		return KindNoPTY, true
+	case shellgen.ErrKindNoCap:
+		return KindNoLogCap, true
+	case shellgen.ErrKindNoStdin:
+		return KindNoStdin, true
+	case shellgen.ErrKindEnded:
+		return KindEnded, true
+	case shellgen.ErrKindTimeout:
+		return KindTimeout, true
+	case shellgen.ErrKindCursorBusy:
+		return KindCursorBusy, true
+	}
+	return KindOther, false
+}
+
 // refusal turns a script's refusal record into an *Error of its kind: the
 // job it names as Ref, or the host's words as Err.
 func refusal(kind, subject string) error {
-	said := func(k Kind) error { return &Error{Kind: k, Err: errors.New(subject)} }
+	if k, ok := saidKind(kind); ok {
+		return &Error{Kind: k, Err: errors.New(subject)}
+	}
 	switch kind {
 	case shellgen.ErrKindNotFound:
 		return &Error{Kind: KindNotFound, Ref: subject, Err: ErrNotFound}
@@ -210,24 +238,6 @@ func refusal(kind, subject string) error {
 		return fmt.Errorf("job directory %s holds files bgjob did not write: removed nothing: %w", subject, ErrForeignFiles)
 	case shellgen.ErrKindOutside:
 		return fmt.Errorf("%s is not a job directory under the root: %w", subject, ErrUsage)
-	case shellgen.ErrKindExists:
-		return said(KindExists)
-	case shellgen.ErrKindRoot:
-		return said(KindRoot)
-	case shellgen.ErrKindIO, shellgen.ErrKindStart, shellgen.ErrKindSetsid:
-		return said(KindHost)
-	case shellgen.ErrKindNoPTY:
-		return said(KindNoPTY)
-	case shellgen.ErrKindNoCap:
-		return said(KindNoLogCap)
-	case shellgen.ErrKindNoStdin:
-		return said(KindNoStdin)
-	case shellgen.ErrKindEnded:
-		return said(KindEnded)
-	case shellgen.ErrKindTimeout:
-		return said(KindTimeout)
-	case shellgen.ErrKindCursorBusy:
-		return said(KindCursorBusy)
 	case shellgen.ErrKindReadOnly:
 		return fmt.Errorf("job directory %s cannot be changed (read-only file system or directory): %w", subject, ErrReadOnly)
 	case shellgen.ErrKindNameBusy:

@@ -41,7 +41,7 @@ only processes it left behind that can be tied to it are killed.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.Signal, "signal", "s", "TERM", "first signal to send (TERM, INT, QUIT, HUP, KILL, USR1, USR2, ALRM)")
-	f.DurationVar(&grace, "grace", bgjob.DefaultGrace, "time to wait before SIGKILL")
+	f.DurationVar(&grace, "grace", bgjob.DefaultGrace, "time to wait before SIGKILL (0: KILL at once, no TERM)")
 	f.BoolVar(&o.All, "all", false, "stop every job of the workspace that still runs")
 	f.BoolVar(&a.json, "json", false, "print the stopped jobs as a JSON array")
 	return cmd

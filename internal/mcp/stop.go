@@ -14,14 +14,14 @@ import (
 )
 
 const stopDoc = `Stop jobs, like "bgjob stop": signal (default TERM) to each job's whole process group, KILL after grace_sec
-(default 2; 0: KILL at once). Returns each job's final status and exit code once its processes are gone. all stops every running job
+(default 2; 0: KILL at once, without the signal when it is TERM). Returns each job's final status and exit code once its processes are gone. all stops every running job
 of the workspace, not only the ones this session started.`
 
 type stopIn struct {
 	IDs      []string `json:"ids,omitempty" jsonschema:"job ids or names"`
 	All      bool     `json:"all,omitempty" jsonschema:"stop every running job of the workspace"`
 	Signal   string   `json:"signal,omitempty" jsonschema:"first signal, e.g. INT (default TERM)"`
-	GraceSec *float64 `json:"grace_sec,omitempty" jsonschema:"seconds between the signal and KILL (default 2; 0: KILL at once)"`
+	GraceSec *float64 `json:"grace_sec,omitempty" jsonschema:"seconds between the signal and KILL (default 2; 0: KILL at once, without the signal when it is TERM)"`
 	Host     string   `json:"host,omitempty" jsonschema:"SSH host of the jobs (default: the server's host)"`
 }
 

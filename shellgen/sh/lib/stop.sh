@@ -25,7 +25,8 @@ bg_signal() {
 
 # bg_stop SIGNAL GRACE REASON NOWAIT DIR...: stop the jobs in the DIRs,
 # all at once. For each: record the stop (unless the job has already
-# ended) and send SIGNAL to its processes (bg_live); then wait up to GRACE
+# ended) and send SIGNAL (KILL for TERM with GRACE 0) to its processes
+# (bg_live); then wait up to GRACE
 # milliseconds, by the clock, for all of them to exit, SIGKILL what
 # is left, one by one, and return once they are gone and (unless NOWAIT is
 # nowait: the wrapper's own timer) each wrapper has recorded its status.
@@ -36,6 +37,9 @@ bg_signal() {
 bg_stop() {
 	bg_sig=$1 bg_sn=$2 bg_r=$3 bg_nowait=$4
 	shift 4
+	# No grace: a TERM that KILL follows at once only races the job's
+	# handler, so the default signal becomes KILL (and the stop says so).
+	[ "$bg_sn" -gt 0 ] || [ "$bg_sig" != TERM ] || bg_sig=KILL
 	bg_oc=' ' bg_sl= bg_sw= bg_todo=
 	bg_scan
 	bg_si=0

@@ -118,7 +118,9 @@ func waitText(out waitOut, timeout time.Duration) string {
 }
 
 // waitFor waits until a line of one of the jobs matches pattern, each job
-// watched by Client.WaitFor at once; it returns the jobs as they are then.
+// watched by Client.WaitFor at once; it returns the jobs as their watches
+// last saw them, and looks again (within lookGrace) only at those whose
+// watch the deadline cut before the host answered.
 func (s *Server) waitFor(ctx context.Context, c *bgjob.Client, ids []string, pattern string, timeout time.Duration) ([]jobdir.Job, waitOut, error) {
 	var out waitOut
 	// Each job's watch is a script of its own: over SSH those past the
@@ -127,21 +129,24 @@ func (s *Server) waitFor(ctx context.Context, c *bgjob.Client, ids []string, pat
 	wctx, cancel := context.WithTimeout(ctx, timeout+time.Second)
 	defer cancel()
 	type answer struct {
-		id    string
+		i     int
+		job   jobdir.Job
 		match bgjob.Match
 		err   error
 	}
 	answers := make(chan answer, len(ids))
 	var wg sync.WaitGroup
-	for _, id := range ids {
+	for i, id := range ids {
 		wg.Go(func() {
-			_, m, err := c.WaitFor(wctx, id, pattern, bgjob.WaitForOptions{Timeout: timeout})
-			answers <- answer{id, m, err}
+			j, m, err := c.WaitFor(wctx, id, pattern, bgjob.WaitForOptions{Timeout: timeout})
+			answers <- answer{i, j, m, err}
 		})
 	}
+	jobs := make([]jobdir.Job, len(ids))
 	var errs []error
 	for range ids {
 		a := <-answers
+		jobs[a.i] = a.job
 		switch {
 		case a.err == nil:
 			if out.Matched == "" {
@@ -150,7 +155,7 @@ func (s *Server) waitFor(ctx context.Context, c *bgjob.Client, ids []string, pat
 					line += "…"
 				}
 				out.Matched = line
-				out.MatchedID = a.id
+				out.MatchedID = a.job.ID
 				cancel()
 			}
 		case errors.Is(a.err, bgjob.ErrTimeout), errors.Is(a.err, context.DeadlineExceeded) && ctx.Err() == nil:
@@ -170,16 +175,35 @@ func (s *Server) waitFor(ctx context.Context, c *bgjob.Client, ids []string, pat
 	if err := errors.Join(errs...); err != nil {
 		return nil, waitOut{}, err
 	}
-	jobs, err := c.Status(ctx, ids...)
+	var unseen []string
 	for i, j := range jobs {
-		// The id, when the call named the job by its name.
-		if i < len(ids) && ids[i] == out.MatchedID {
-			out.MatchedID = j.ID
-			break
+		if j.ID == "" {
+			unseen = append(unseen, ids[i])
 		}
 	}
-	return jobs, out, err
+	if len(unseen) == 0 {
+		return jobs, out, nil
+	}
+	lctx, lcancel := context.WithTimeout(ctx, lookGrace)
+	defer lcancel()
+	looked, err := c.Status(lctx, unseen...)
+	if err != nil {
+		if lctx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("the wait ended, and the host did not answer a look at %d of the jobs within %s", len(unseen), lookGrace)
+		}
+		return nil, waitOut{}, err
+	}
+	for i := range jobs {
+		if jobs[i].ID == "" && len(looked) > 0 {
+			jobs[i], looked = looked[0], looked[1:]
+		}
+	}
+	return jobs, out, nil
 }
+
+// lookGrace bounds job_wait's look at the jobs whose watch the wait's
+// deadline cut before the host answered.
+const lookGrace = 5 * time.Second
 
 // progress sends progress notifications while a wait blocks, when the
 // client asked for them; stop ends them.

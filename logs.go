@@ -75,6 +75,52 @@ type LogOptions struct {
 // all (0 there means the option is not used).
 const Zero = -1
 
+// Validate checks the rules about how o's fields go together: at most
+// one range (Tail, Head, Bytes, FromOffset, New; New with Tail is one),
+// no negative count, offset or cap (Zero aside), Reader and the cursor
+// fields only with New, and New not with Follow. Its error wraps ErrUsage;
+// a *FieldError, which a front end words with its own names for the
+// fields. Logs calls it.
+func (o LogOptions) Validate() error {
+	bad := func(field, other, format string) error {
+		return &Error{Kind: KindUsage, Err: fmt.Errorf("%w: %w", ErrUsage, &FieldError{Field: field, Other: other, format: format})}
+	}
+	for _, f := range []struct {
+		name string
+		n    int64
+	}{{"Tail", int64(o.Tail)}, {"Head", int64(o.Head)}, {"Bytes", o.Bytes}} {
+		if f.n < 0 && f.n != Zero {
+			return bad(f.name, "", "%[1]s must not be negative")
+		}
+	}
+	if o.Offset < 0 {
+		return bad("Offset", "", "%[1]s must not be negative")
+	}
+	if o.MaxBytes < 0 {
+		return bad("MaxBytes", "", "%[1]s must not be negative")
+	}
+	var picked []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"Tail", o.Tail != 0 && !o.New}, {"Head", o.Head != 0}, {"Bytes", o.Bytes != 0}, {"Offset", o.FromOffset}, {"New", o.New}} {
+		if f.set {
+			picked = append(picked, f.name)
+		}
+	}
+	switch {
+	case len(picked) > 1:
+		return bad(picked[0], picked[1], "%[1]s does not go with %[2]s: one picks the range")
+	case o.Reader != "" && !o.New:
+		return bad("Reader", "New", "%[1]s goes with %[2]s")
+	case (o.Hold || o.Commit != nil || o.Deliver != nil) && !o.New:
+		return bad("Hold", "New", "%[1]s goes with %[2]s")
+	case o.New && o.Follow:
+		return bad("New", "Follow", "%[1]s reads what is there now; it does not go with %[2]s")
+	}
+	return nil
+}
+
 // LogRange says which bytes of one log a read returned: [Offset, Next).
 // Truncated says the read was cut to LogOptions.MaxBytes: the log holds
 // more of what was asked for, after Next (before Offset for Tail and
@@ -98,6 +144,9 @@ type LogResult struct {
 // events are only the trigger: each one runs the same read again, from
 // where the last one ended.
 func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, stderr io.Writer) (LogResult, error) {
+	if err := o.Validate(); err != nil {
+		return LogResult{}, err
+	}
 	streams := []string{"stdout", "stderr"}
 	switch {
 	case o.All || o.Stdout == o.Stderr:

@@ -178,7 +178,8 @@ func (s Spec) Validate() error {
 	return nil
 }
 
-// FieldError is a rule about a Spec's fields that Validate found broken:
+// FieldError is a rule about a Spec's (or LogOptions') fields that
+// Validate found broken:
 // Field is the field at fault (as Go names it: "Replace", "Timeout",
 // "PTYCols" for the terminal's size), Other the field the rule ties it to
 // ("" if none).
@@ -190,7 +191,9 @@ type FieldError struct {
 }
 
 // fieldNames are the library's names for fields in a FieldError.
-var fieldNames = map[string]string{"Replace": "replace", "Name": "a job name", "Timeout": "timeout", "PTYCols": "a terminal size", "PTY": "PTY"}
+var fieldNames = map[string]string{"Replace": "replace", "Name": "a job name", "Timeout": "timeout", "PTYCols": "a terminal size", "PTY": "PTY",
+	"Tail": "tail", "Head": "head", "Bytes": "bytes", "Offset": "offset", "New": "new", "MaxBytes": "max bytes",
+	"Reader": "a reader", "Hold": "hold", "Follow": "follow"}
 
 func (e *FieldError) Error() string { return e.Text(func(f string) string { return fieldNames[f] }) }
 

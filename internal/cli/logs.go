@@ -66,23 +66,9 @@ one. --follow holds one connection per host: with more hosts than
   bgjob logs --offset 1024 --json tests  # the bytes from 1024, and next_offset`,
 		Args: needArgs(1, 1, "a job id or name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			picks := 0
-			for _, name := range []string{"tail", "head", "bytes", "offset", "new"} {
-				if cmd.Flags().Changed(name) && !(name == "tail" && o.New) {
-					picks++
-				}
-			}
-			if picks > 1 {
-				return usageError("use at most one of --tail, --head, --bytes, --offset and --new (or --new with --tail)")
-			}
+			// Before Zero stands for a 0 given: -1 is Zero too.
 			if o.Tail < 0 || o.Head < 0 || o.Bytes < 0 || o.offset < 0 || o.MaxBytes < 0 {
 				return usageError("--tail, --head, --bytes, --offset and --max-bytes must not be negative")
-			}
-			if cmd.Flags().Changed("reader") && !o.New {
-				return usageError("--reader goes with --new")
-			}
-			if o.New && o.Follow {
-				return usageError("--new reads what is there now; it does not go with --follow")
 			}
 			if n := countTrue(o.Stdout, o.Stderr, o.All); n > 1 {
 				return usageError("use one of --stdout, --stderr and --all")
@@ -104,6 +90,9 @@ one. --follow holds one connection per host: with more hosts than
 			if cmd.Flags().Changed("bytes") && o.Bytes == 0 {
 				o.Bytes = bgjob.Zero
 			}
+			if err := o.Validate(); err != nil {
+				return fieldError(err, logsFlags)
+			}
 			return a.logs(cmd.Context(), args[0], o.LogOptions, o.plain)
 		},
 	}
@@ -124,6 +113,11 @@ one. --follow holds one connection per host: with more hosts than
 	f.BoolVar(&a.json, "json", false, "print {id, status, exit_code, logs: [{stream, offset, next_offset, truncated, data}]}")
 	return cmd
 }
+
+// logsFlags are the flags of the LogOptions fields a bgjob.FieldError
+// names.
+var logsFlags = map[string]string{"Tail": "--tail", "Head": "--head", "Bytes": "--bytes", "Offset": "--offset", "New": "--new",
+	"MaxBytes": "--max-bytes", "Reader": "--reader", "Follow": "--follow"}
 
 func countTrue(bs ...bool) int {
 	n := 0

@@ -166,7 +166,7 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 		o.spec.MaxLogSize = n
 	}
 	if err := o.spec.Validate(); err != nil {
-		return specError(err)
+		return fieldError(err, runFlags)
 	}
 	if o.wait > 0 && a.many() {
 		return usageError("--wait works on one host; with several, run then use 'bgjob wait' and 'bgjob logs'")
@@ -266,12 +266,12 @@ func (a *app) printRuns(res []bgjob.Result[jobdir.Job], held map[string]*nameHel
 // runFlags are the flags of the Spec fields a bgjob.FieldError names.
 var runFlags = map[string]string{"Replace": "--replace", "Name": "--name", "Timeout": "--timeout", "PTYCols": "--pty-size", "PTY": "--pty"}
 
-// specError is the usage error of a Spec that Validate refused, worded
-// with run's flags (--replace needs --name).
-func specError(err error) error {
+// fieldError is the usage error of options that Validate refused, worded
+// with the verb's flags (--replace needs --name).
+func fieldError(err error, flags map[string]string) error {
 	var fe *bgjob.FieldError
 	if errors.As(err, &fe) {
-		return usageError("%s", fe.Text(func(f string) string { return runFlags[f] }))
+		return usageError("%s", fe.Text(func(f string) string { return flags[f] }))
 	}
 	return err
 }

@@ -405,6 +405,8 @@ func TestToolErrors(t *testing.T) {
 		{"host not allowed", "job_list", map[string]any{"host": "db1"}, "not allowed"},
 		{"bad stream", "job_output", map[string]any{"id": "x", "stream": "both2"}, "want stdout, stderr or both"},
 		{"offset of both", "job_output", map[string]any{"id": "x", "offset": 3}, "offset needs stream"},
+		{"tail and head", "job_output", map[string]any{"id": "x", "tail_lines": 2, "head_lines": 2}, "tail_lines does not go with head_lines"},
+		{"tail from the start", "job_output", map[string]any{"id": "x", "tail_lines": 2, "since": "start"}, `tail_lines does not go with offset (or since "start")`},
 		{"bad filter", "job_output", map[string]any{"id": "x", "filter": "("}, "filter"},
 		{"wrong type", "job_output", map[string]any{"id": 5}, ""},
 		{"missing id", "job_output", map[string]any{}, ""},

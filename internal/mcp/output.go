@@ -81,15 +81,6 @@ func (s *Server) output(ctx context.Context, req *sdk.CallToolRequest, in output
 	if in.TailLines < 0 || in.HeadLines < 0 || in.MaxBytes < 0 || in.Offset != nil && *in.Offset < 0 {
 		return nil, outputOut{}, errors.New("offset, tail_lines, head_lines and max_bytes must not be negative")
 	}
-	picks := 0
-	for _, set := range []bool{in.Offset != nil, in.TailLines > 0, in.HeadLines > 0, in.Since == "start"} {
-		if set {
-			picks++
-		}
-	}
-	if picks > 1 {
-		return nil, outputOut{}, errors.New(`use at most one of offset, tail_lines, head_lines and since "start"`)
-	}
 	switch in.Since {
 	case "", "new":
 		rs.cursor = in.Offset == nil && in.HeadLines == 0 && (in.TailLines == 0 || in.Since == "new")
@@ -98,6 +89,13 @@ func (s *Server) output(ctx context.Context, req *sdk.CallToolRequest, in output
 		rs.offset = &zero
 	default:
 		return nil, outputOut{}, fmt.Errorf("since %q: want new or start", in.Since)
+	}
+	if err := rs.options(0).Validate(); err != nil {
+		var fe *bgjob.FieldError
+		if errors.As(err, &fe) {
+			return nil, outputOut{}, errors.New(fe.Text(func(f string) string { return outputArgs[f] }))
+		}
+		return nil, outputOut{}, err
 	}
 	if in.Offset != nil && rs.stream == "" {
 		return nil, outputOut{}, errors.New(`offset needs stream "stdout" or "stderr": the two logs have offsets of their own`)
@@ -134,21 +132,32 @@ func (s *Server) output(ctx context.Context, req *sdk.CallToolRequest, in output
 	return result("%s\n%s", head, r.text), out, nil
 }
 
+// options are the LogOptions of rs, capped at limit (0: no cap), without
+// the cursor's reader.
+func (rs readSpec) options(limit int) bgjob.LogOptions {
+	o := bgjob.LogOptions{Stdout: rs.stream == "stdout", Stderr: rs.stream == "stderr", Tail: rs.tail, Head: rs.head, MaxBytes: int64(limit), New: rs.cursor}
+	if rs.offset != nil {
+		o.FromOffset, o.Offset = true, *rs.offset
+	}
+	return o
+}
+
+// outputArgs are job_output's arguments for the LogOptions fields a
+// bgjob.FieldError names.
+var outputArgs = map[string]string{"Tail": "tail_lines", "Head": "head_lines", "Offset": `offset (or since "start")`, "New": `since "new"`, "MaxBytes": "max_bytes"}
+
 // read reads a job's logs as rs says and makes the bytes into text.
 func (s *Server) read(ctx context.Context, c *bgjob.Client, req *sdk.CallToolRequest, rs readSpec) (readResult, error) {
 	limit := s.capOf(rs)
-	o := bgjob.LogOptions{Stdout: rs.stream == "stdout", Stderr: rs.stream == "stderr", Tail: rs.tail, Head: rs.head, MaxBytes: int64(limit)}
-	switch {
-	case rs.cursor:
-		o.New, o.Reader = true, s.readerFor(req)
+	o := rs.options(limit)
+	if o.New {
+		o.Reader = s.readerFor(req)
 		if rs.filter != nil {
 			// A filtered read moves a cursor of its own, so that the lines it
 			// leaves out are still new to unfiltered reads.
 			sum := sha256.Sum256([]byte(rs.filterSrc))
 			o.Reader = o.Reader[:min(len(o.Reader), 54)] + "-f" + hex.EncodeToString(sum[:4])
 		}
-	case rs.offset != nil:
-		o.FromOffset, o.Offset = true, *rs.offset
 	}
 	var stdout, stderr bytes.Buffer
 	if o.New {

@@ -198,15 +198,15 @@ func (a *app) setup(ctx context.Context, cmd *cobra.Command) error {
 	if a.hostTimeout < 0 {
 		return usageError("--host-timeout must not be negative")
 	}
+	if a.workspace == "" {
+		return usageError("the workspace must not be empty")
+	}
 	return a.setHosts(ctx)
 }
 
 // connect connects to host ("" for this machine) and returns a client and
 // a function that releases the connection; it is the DialFunc of a.fleet.
 func (a *app) connect(ctx context.Context, host string) (*bgjob.Client, func(), error) {
-	if a.workspace == "" && !a.many() {
-		return nil, nil, usageError("the workspace must not be empty")
-	}
 	return a.clientOn(ctx, host, a.dialSSH)
 }
 

@@ -186,8 +186,9 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 	}
 	// The launch has a deadline; run --wait's wait, its own.
 	f := a.fleet(a.limit(o.spec.ReplaceTime()))
-	if a.many() {
-		return a.printRuns(f.Run(ctx, o.spec), held, o)
+	if o.spec.ID == "" {
+		// One id on every host.
+		o.spec.ID = jobdir.NewID(time.Now())
 	}
 	var waited error
 	res := bgjob.Each(ctx, f, func(startCtx context.Context, _ string, c *bgjob.Client) (jobdir.Job, error) {

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,7 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/bgjob/bgjob/internal/cli"
 	"github.com/bgjob/bgjob/internal/sshtest"
 )
 
@@ -62,5 +66,65 @@ func TestSameHostTwice(t *testing.T) {
 	code, out, _ = bgjob(ctx, append(g, "ls")...)
 	if code != 0 || !strings.HasPrefix(out, "HOST") || strings.Count(out, "twice") != 1 {
 		t.Fatalf("ls on a,b: exit %d, want a table with a HOST column and the job once:\n%s", code, out)
+	}
+}
+
+// A follow of several hosts ends when its reader goes away, as one host's
+// does ("bgjob -H a,b logs -f dev | grep -m1 ready"), without waiting
+// for the jobs' next writes, and exits 0: the reader has what it wanted.
+// Before, only one host's follow watched its reader, and several hosts'
+// ran until their jobs ended.
+func TestFollowSeveralHostsReaderGone(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var cfg strings.Builder
+	for _, name := range []string{"a", "b"} {
+		srv := sshtest.Start(t)
+		kh := filepath.Join(dir, "known_hosts_"+name)
+		if err := srv.WriteKnownHosts(kh, false); err != nil {
+			t.Fatal(err)
+		}
+		cfg.WriteString(srv.ConfigEntry(name, kh))
+	}
+	cfgFile := filepath.Join(dir, "config")
+	if err := os.WriteFile(cfgFile, []byte(cfg.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	g := []string{"--root", root, "--ssh-config", cfgFile, "-H", "a,b"}
+	ctx := context.Background()
+	// Both servers run on this machine, with one root: the job run on a
+	// is b's too.
+	if code, _, errs := bgjob(ctx, "--root", root, "--ssh-config", cfgFile, "-H", "a", "run", "-q", "-n", "quiet", "--", "echo ready; sleep 600"); code != 0 {
+		t.Fatalf("run on a: exit %d: %s", code, errs)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	ended := make(chan int, 1)
+	fctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	var errb bytes.Buffer
+	go func() {
+		code := cli.Run(fctx, append(g, "logs", "-f", "quiet"), strings.NewReader(""), pw, &errb)
+		pw.Close()
+		ended <- code
+	}()
+	// grep -m1 ready: the first line that says ready, then the reader goes.
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil || !strings.HasSuffix(line, ": ready\n") {
+		t.Fatalf("the follow's first line: %q, %v; want HOST: ready", line, err)
+	}
+	pr.Close()
+	select {
+	case code := <-ended:
+		if code != 0 {
+			t.Errorf("logs -f on a,b after its reader went: exit %d, want 0; stderr %q", code, errb.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("logs -f on a,b still follows a minute after its reader went")
 	}
 }

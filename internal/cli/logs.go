@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -153,8 +154,9 @@ func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions, plain bo
 		errw = a.stdout
 	}
 	lctx, gone, stop := ctx, func() bool { return false }, func() {}
-	if o.Follow && !a.many() {
-		// One host's follow ends when its reader goes away.
+	if o.Follow {
+		// A follow ends when its reader goes away (grep -m1), on every
+		// host.
 		lctx, gone, stop = whileRead(ctx, a.stdout)
 	}
 	// With several hosts, each line starts with "HOST: " and the lines of
@@ -197,11 +199,12 @@ func (a *app) logsEnd(res []bgjob.Result[bgjob.LogResult], writers []io.Closer, 
 			return err
 		}
 	}
+	if gone() && slices.ContainsFunc(res, func(r bgjob.Result[bgjob.LogResult]) bool { return r.Err != nil }) {
+		// The reader has what it wanted (grep -m1), and the follows it
+		// cut short: that is success.
+		return nil
+	}
 	if r := res[0]; !a.many() {
-		if r.Err != nil && gone() {
-			// The reader has what it wanted (grep -m1): that is success.
-			return nil
-		}
 		if r.Err != nil {
 			return a.alone(r.Err)
 		}

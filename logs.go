@@ -142,7 +142,10 @@ type LogResult struct {
 // Logs copies a job's logs, byte for byte: stdout.log to stdout and
 // stderr.log to stderr. With Follow on a runtime that is a Watcher, file
 // events are only the trigger: each one runs the same read again, from
-// where the last one ended.
+// where the last one ended. A read does not look at the host's processes:
+// the Job it returns has ProcessScan jobdir.ScanNone (its LiveProcesses
+// are not counted), except after a Follow, which counts them once the job
+// has ended.
 func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, stderr io.Writer) (LogResult, error) {
 	if err := o.Validate(); err != nil {
 		return LogResult{}, err
@@ -181,7 +184,7 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 	q = shellgen.Logs{Ref: res.Job.ID, Streams: streams, HasOffset: true}
 	ended := func() bool { return res.Job.Status.Ended() || res.Job.Status == jobdir.StatusUnreadable }
 	if ended() {
-		return res, nil
+		return c.counted(ctx, res), nil
 	}
 	_, err := watched(ctx, w, []string{res.Job.Dir}, 0, nil, func(ctx context.Context) error {
 		q.Offsets = map[string]int64{}
@@ -196,7 +199,23 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 		}
 		return nil
 	})
-	return res, err
+	if err != nil {
+		return res, err
+	}
+	return c.counted(ctx, res), nil
+}
+
+// counted is res with its job as a look at it finds it, its processes
+// counted: a read does not count them; a follow's end does, as the follow
+// script over SSH does. Without an answer res stays as it is.
+func (c *Client) counted(ctx context.Context, res LogResult) LogResult {
+	if res.Job.ProcessScan != jobdir.ScanNone {
+		return res
+	}
+	if jobs, err := c.Status(ctx, res.Job.ID); err == nil && len(jobs) == 1 && jobs[0].ID == res.Job.ID {
+		res.Job = jobs[0]
+	}
+	return res
 }
 
 // readLogs runs one LogsScript and adds what it read to res: the job as

@@ -13,6 +13,11 @@ import (
 // The other, "ps", finds the process group only.
 const ScanProc = "proc"
 
+// ScanNone is the ProcessScan of an observation that did not look for the
+// job's processes (a read of its logs, the launch's report): LiveProcesses
+// is 0 there because nobody counted, not because none run.
+const ScanNone = "none"
+
 // Observation is what a reader saw of one job directory at one moment: the
 // raw contents of its files and the facts about its wrapper process. The
 // scripts from package shellgen gather it on the job's host.
@@ -92,7 +97,10 @@ func Derive(o Observation, host string) Job {
 	if n, err := strconv.Atoi(o.LiveProcesses); err == nil && n > 0 {
 		j.LiveProcesses = n
 	}
-	if o.ProcessScan != "" && o.ProcessScan != ScanProc {
+	switch {
+	case o.LiveProcesses == "":
+		j.ProcessScan = ScanNone
+	case o.ProcessScan != "" && o.ProcessScan != ScanProc:
 		j.ProcessScan = o.ProcessScan
 	}
 	if o.HasExit {

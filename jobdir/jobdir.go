@@ -190,7 +190,9 @@ type Job struct {
 	// environment. An ended job with live processes is not removed.
 	LiveProcesses int `json:"live_processes"`
 	// ProcessScan is "ps" when the host has no /proc, so only the process
-	// group was counted ("" otherwise).
+	// group was counted, and "none" when the look did not count the
+	// processes at all (a read of the logs, run's report of the job it
+	// started: LiveProcesses 0 means unknown there); "" otherwise.
 	ProcessScan string `json:"process_scan,omitempty"`
 	Error       string `json:"error,omitempty"`
 	Dir         string `json:"dir"`

@@ -26,6 +26,9 @@
 # reader reported nothing, was delivered.
 bg_readroot
 bg_find "$bg_ws" "$bg_ref" || bg_err "$bg_fk" "$bg_ref"
+# A read does not look at the host's processes: the job's record does not
+# count them (the L record is left out), but at the end of a follow.
+bg_obslive=0
 bg_obs "$bg_d" || bg_err notfound "$bg_ref"
 bg_left=$bg_max
 bg_live=0
@@ -173,5 +176,6 @@ if [ "$bg_follow" = 1 ]; then
 		bg_nap
 	done
 	bg_unwatch
+	bg_obslive=1
 	bg_obs "$bg_d"
 fi

@@ -25,7 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
+	"strings"
 	"time"
 )
 
@@ -200,8 +200,6 @@ type Job struct {
 	StderrPath  string `json:"stderr_path"`
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@:+-]{0,63}$`)
-
 // ErrBadName is wrapped by the errors of ValidateName.
 var ErrBadName = errors.New("invalid name")
 
@@ -210,16 +208,48 @@ var ErrBadName = errors.New("invalid name")
 // letter or digit. Such a name is one file name, never "." or "..", and
 // needs no quoting in JSON.
 func ValidateName(kind, s string) error {
-	if !nameRE.MatchString(s) {
+	if !isName(s) {
 		return fmt.Errorf("%w: %s %q: use 1-64 letters, digits or ._@:+- starting with a letter or digit", ErrBadName, kind, s)
 	}
 	return nil
 }
 
-var idRE = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}-[0-9a-z]{6}$`)
+// isName reports whether s matches ^[A-Za-z0-9][A-Za-z0-9._@:+-]{0,63}$
+// (by hand, not a regexp compiled at every start of the binary).
+func isName(s string) bool {
+	if len(s) == 0 || len(s) > 64 || !isAlnum(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && !strings.ContainsRune("._@:+-", rune(c)) {
+			return false
+		}
+	}
+	return true
+}
 
-// IsID reports whether s has the form of a job id.
-func IsID(s string) bool { return idRE.MatchString(s) }
+func isAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// IsID reports whether s has the form of a job id,
+// ^[0-9]{8}T[0-9]{6}-[0-9a-z]{6}$.
+func IsID(s string) bool {
+	if len(s) != 22 || s[8] != 'T' || s[15] != '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case i == 8 || i == 15:
+		case i < 15 && (c < '0' || c > '9'):
+			return false
+		case i > 15 && (c < '0' || c > '9') && (c < 'a' || c > 'z'):
+			return false
+		}
+	}
+	return true
+}
 
 const idAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
 

@@ -57,7 +57,7 @@ func anatomy(b *strings.Builder, indent, script string) error {
 		if m == nil || !strings.HasPrefix(rest, m[0]) {
 			break
 		}
-		text, ok := library.text[m[1]]
+		text, ok := library().text[m[1]]
 		if !ok || !strings.HasPrefix(rest, text) {
 			return fmt.Errorf("the script defines %s, which is no function of the library as it stands", m[1])
 		}
@@ -84,14 +84,14 @@ func anatomy(b *strings.Builder, indent, script string) error {
 		b.WriteString(indent + best + "\n")
 		rest = rest[len(source(best)):]
 	}
-	if want := library.need(body); strings.Join(funcs, " ") != strings.Join(want, " ") {
+	if want := library().need(body); strings.Join(funcs, " ") != strings.Join(want, " ") {
 		return fmt.Errorf("the script carries the functions %v, its files call %v", funcs, want)
 	}
 	b.WriteString(indent + "# the library functions it carries\n")
 	for i := 0; i < len(funcs); {
-		file := library.file[funcs[i]]
+		file := library().file[funcs[i]]
 		b.WriteString(indent + file + ":")
-		for ; i < len(funcs) && library.file[funcs[i]] == file; i++ {
+		for ; i < len(funcs) && library().file[funcs[i]] == file; i++ {
 			b.WriteString(" " + funcs[i])
 		}
 		b.WriteString("\n")

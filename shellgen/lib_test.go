@@ -32,13 +32,13 @@ func TestLibFiles(t *testing.T) {
 		}
 		for _, m := range funcRE.FindAllStringSubmatch(src, -1) {
 			defined[m[1]]++
-			if library.file[m[1]] != e.Name() {
+			if library().file[m[1]] != e.Name() {
 				t.Errorf("%s, defined in lib/%s, is not in the library as a function of that file", m[1], e.Name())
 			}
 		}
 	}
-	if len(defined) != len(library.names) {
-		t.Errorf("the files define %d functions, the library holds %d", len(defined), len(library.names))
+	if len(defined) != len(library().names) {
+		t.Errorf("the files define %d functions, the library holds %d", len(defined), len(library().names))
 	}
 }
 
@@ -47,7 +47,7 @@ func TestLibFiles(t *testing.T) {
 func TestClosureAcrossFiles(t *testing.T) {
 	// bg_obs (observe.sh) calls bg_live (procs.sh), which calls bg_scan
 	// (procs.sh) and bg_tied, which calls bg_meta (jobs.sh).
-	got := library.need("bg_obs \"$bg_d\"\n")
+	got := library().need("bg_obs \"$bg_d\"\n")
 	for _, name := range []string{"bg_obs", "bg_live", "bg_scan", "bg_tied", "bg_meta", "bg_metaline", "bg_esc"} {
 		if !slices.Contains(got, name) {
 			t.Errorf("the closure of bg_obs lacks %s: %v", name, got)
@@ -70,14 +70,14 @@ func TestAnatomyRejects(t *testing.T) {
 	if _, err := Anatomy(script); err != nil {
 		t.Fatalf("the script as generated: %v", err)
 	}
-	obs := library.text["bg_obs"]
+	obs := library().text["bg_obs"]
 	for name, bad := range map[string]string{
 		"a function missing":     strings.Replace(script, obs, "", 1),
-		"a function not called":  strings.Replace(script, obs, obs+library.text["bg_stop"], 1),
+		"a function not called":  strings.Replace(script, obs, obs+library().text["bg_stop"], 1),
 		"a function edited":      strings.Replace(script, obs, strings.Replace(obs, "printf", "echo", 1), 1),
 		"a line of no file":      script + "echo extra\n",
 		"a file edited":          strings.Replace(script, source("status.sh"), "bg_readroot\n", 1),
-		"functions out of order": strings.Replace(strings.Replace(script, obs, "", 1), library.text["bg_readroot"], library.text["bg_readroot"]+obs, 1),
+		"functions out of order": strings.Replace(strings.Replace(script, obs, "", 1), library().text["bg_readroot"], library().text["bg_readroot"]+obs, 1),
 	} {
 		if _, err := Anatomy(bad); err == nil {
 			t.Errorf("%s: Anatomy accepted it", name)

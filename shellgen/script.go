@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The scripts, each a whole file in sh/: begin.sh starts every script,
@@ -65,7 +66,7 @@ func assemble(c *config, files ...string) (string, error) {
 	}
 	var b strings.Builder
 	b.WriteString(c.b.String())
-	b.WriteString(library.closure(body.String()))
+	b.WriteString(library().closure(body.String()))
 	b.WriteString(body.String())
 	return b.String(), nil
 }
@@ -103,8 +104,9 @@ type lib struct {
 
 var funcRE = regexp.MustCompile(`(?m)^(bg_[a-z0-9_]+)\(\) \{\n`)
 
-// library is sh/lib/*.sh, parsed once.
-var library = func() lib {
+// library is sh/lib/*.sh, parsed once, on the first script made (not at
+// every start of the binary: bgjob --version makes none).
+var library = sync.OnceValue(func() lib {
 	ents, err := shFiles.ReadDir("sh/lib")
 	if err != nil {
 		panic("shellgen: missing embedded sh/lib: " + err.Error())
@@ -121,7 +123,7 @@ var library = func() lib {
 		l.parse(e.Name(), string(b))
 	}
 	return l
-}()
+})
 
 // parse adds the functions of the library file named file, whose text is
 // src.

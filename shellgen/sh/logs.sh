@@ -105,7 +105,7 @@ for bg_st in $bg_streams; do
 		;;
 	offset)
 		eval "bg_from=\$bg_from_$bg_st"
-		[ "$bg_live" = 0 ] || bg_utf8end "$bg_f" "$bg_sz"
+		[ "$bg_live" = 0 ] || bg_utf8end "$bg_f" "$bg_sz" "$bg_from"
 		[ "$bg_live$bg_tty" != 11 ] || bg_escend "$bg_f" "$bg_from"
 		;;
 	new)
@@ -113,7 +113,7 @@ for bg_st in $bg_streams; do
 		bg_from=0
 		if bg_line "$bg_cur"; then bg_from=${bg_l%%[!0-9]*}; fi
 		[ -n "$bg_from" ] || bg_from=0
-		[ "$bg_live" = 0 ] || bg_utf8end "$bg_f" "$bg_sz"
+		[ "$bg_live" = 0 ] || bg_utf8end "$bg_f" "$bg_sz" "$bg_from"
 		[ "$bg_live$bg_tty" != 11 ] || bg_escend "$bg_f" "$bg_from"
 		if [ "$bg_n" -gt 0 ] || [ "$bg_zero" = 1 ]; then
 			bg_tl=$((bg_to - $(head -c "$bg_to" "$bg_f" | tail -n "$bg_n" | wc -c)))
@@ -138,7 +138,7 @@ for bg_st in $bg_streams; do
 				bg_from=$((bg_from + 1))
 			done
 		else
-			bg_utf8end "$bg_f" $((bg_from + bg_left))
+			bg_utf8end "$bg_f" $((bg_from + bg_left)) "$bg_from"
 			[ "$bg_tty" = 0 ] || bg_escend "$bg_f" "$bg_from"
 			[ "$bg_to" -ge "$bg_from" ] || bg_to=$bg_from
 		fi

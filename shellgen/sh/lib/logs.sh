@@ -86,9 +86,13 @@ bg_chunk() {
 	done
 }
 
-# bg_utf8end FILE SIZE: set bg_to to SIZE less an incomplete UTF-8 sequence
-# at the end of the first SIZE bytes of FILE.
+# bg_utf8end FILE SIZE FROM: set bg_to to SIZE less an incomplete UTF-8
+# sequence at the end of the first SIZE bytes of FILE, but never below
+# FROM, where the read starts (a range never ends before it starts: its
+# reader would get the bytes between again). A byte from 248 up starts no
+# sequence: it is not held back.
 bg_utf8end() {
+	bg_ufrom=$3
 	bg_to=$2
 	bg_k=3
 	[ "$2" -ge 3 ] || bg_k=$2
@@ -100,11 +104,13 @@ bg_utf8end() {
 		eval "bg_c=\${$#}"
 		bg_have=$((bg_have + 1))
 		if [ "$bg_c" -lt 128 ]; then return 0; fi
+		if [ "$bg_c" -ge 248 ]; then return 0; fi
 		if [ "$bg_c" -ge 192 ]; then
 			bg_need=2
 			[ "$bg_c" -lt 224 ] || bg_need=3
 			[ "$bg_c" -lt 240 ] || bg_need=4
 			[ "$bg_have" -ge "$bg_need" ] || bg_to=$((bg_to - bg_have))
+			[ "$bg_to" -ge "$bg_ufrom" ] || [ "$bg_ufrom" -gt "$2" ] || bg_to=$bg_ufrom
 			return 0
 		fi
 		# drop the last positional parameter

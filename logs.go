@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/shellgen"
@@ -186,7 +190,31 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 	if ended() {
 		return c.counted(ctx, res), nil
 	}
-	_, err := watched(ctx, w, []string{res.Job.Dir}, 0, nil, func(ctx context.Context) error {
+	// A write to a log is copied from the file here, without a script: the
+	// job's files are on this machine (a Watcher's are). A change of any
+	// other file runs the script, which tells when the job has ended and
+	// reads its last bytes; so does the tick, every followTick at most (a
+	// wrapper killed with SIGKILL changes no file).
+	var (
+		woke   string
+		looked time.Time
+	)
+	keep := func(name string) bool { woke = name; return true }
+	_, err := watched(ctx, w, []string{res.Job.Dir}, 0, keep, func(ctx context.Context) error {
+		name := woke
+		woke = ""
+		switch {
+		case name == "stdout.log" || name == "stderr.log":
+			if appended(res.Job.Dir, streams, &res, stdout, stderr) == nil {
+				return errPending
+			}
+		case name == "" && time.Since(looked) < followTick:
+			if err := appended(res.Job.Dir, streams, &res, stdout, stderr); err != nil {
+				return err
+			}
+			return errPending
+		}
+		looked = time.Now()
 		q.Offsets = map[string]int64{}
 		for _, r := range res.Ranges {
 			q.Offsets[r.Stream] = r.Next
@@ -203,6 +231,56 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 		return res, err
 	}
 	return c.counted(ctx, res), nil
+}
+
+// followTick is how often at most a follow on this machine runs the script
+// while only the logs change.
+const followTick = 3 * time.Second
+
+// appended copies what the job in dir has appended to its logs since res's
+// ranges end (or since the bytes its --max-log-size cap dropped, the
+// STREAM.dropped file, if that is later) and moves their ends: what the
+// follow script's loop does with wc -c and bg_chunk, for a job on this
+// machine.
+func appended(dir string, streams []string, res *LogResult, stdout, stderr io.Writer) error {
+	for _, stream := range streams {
+		i := slices.IndexFunc(res.Ranges, func(r LogRange) bool { return r.Stream == stream })
+		var from int64
+		if i >= 0 {
+			from = res.Ranges[i].Next
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, stream+".dropped")); err == nil {
+			line, _, _ := strings.Cut(string(b), "\n")
+			from = max(from, jobdir.DecodeDropped(line))
+		}
+		f, err := os.Open(filepath.Join(dir, stream+".log"))
+		if err != nil {
+			return err
+		}
+		fi, err := f.Stat()
+		if err != nil || fi.Size() <= from {
+			f.Close()
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		w := stdout
+		if stream == "stderr" {
+			w = stderr
+		}
+		n, err := io.Copy(w, io.NewSectionReader(f, from, fi.Size()-from))
+		f.Close()
+		if i < 0 {
+			i = len(res.Ranges)
+			res.Ranges = append(res.Ranges, LogRange{Stream: stream, Offset: from})
+		}
+		res.Ranges[i].Next = from + n
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // counted is res with its job as a look at it finds it, its processes

@@ -5,6 +5,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,5 +86,75 @@ func TestLogsDoNotCountProcesses(t *testing.T) {
 	}
 	if res.Job.ProcessScan != "" || res.Job.LiveProcesses != 1 {
 		t.Errorf("a follow's job: process_scan %q, %d live; want counted, 1 (the sleep)", res.Job.ProcessScan, res.Job.LiveProcesses)
+	}
+}
+
+// scriptOnly hides the local runtime's Watcher: its follows run the follow
+// script, as over SSH.
+type scriptOnly struct{ bgjob.Runtime }
+
+// A follow on this machine copies what is appended to the logs natively
+// (runtime/local is a Watcher); the script's follow loop is the
+// specification. Both follow the same jobs at once and must deliver the
+// same bytes, with the same ranges: every byte of each log, once, in order
+// (lines, bytes that are not UTF-8, NULs, a last line without a newline,
+// both streams, writes before and after the follow starts).
+func TestFollowNativeMatchesScript(t *testing.T) {
+	root := t.TempDir()
+	native, err := bgjob.NewClient(local.New(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := bgjob.NewClient(scriptOnly{local.New()}, root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for name, cmd := range map[string]string{
+		"lines":  `i=0; while [ $i -lt 40 ]; do echo "out $i"; echo "err $i" >&2; i=$((i+1)); sleep 0.02; done`,
+		"binary": `printf 'a\000b\377\376'; sleep 0.3; printf '\303'; sleep 0.2; printf '\251 end' >&2; printf 'no newline'`,
+		"burst":  `sleep 0.3; seq 1 20000; seq 1 300 >&2; sleep 0.2; seq 5 9`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			j, err := native.Run(ctx, bgjob.Spec{Argv: []string{cmd}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			type followed struct {
+				out, errb bytes.Buffer
+				res       bgjob.LogResult
+				err       error
+			}
+			var got [2]followed
+			done := make(chan struct{}, 2)
+			for i, c := range []*bgjob.Client{native, script} {
+				go func() {
+					defer func() { done <- struct{}{} }()
+					got[i].res, got[i].err = c.Logs(ctx, j.ID, bgjob.LogOptions{Follow: true}, &got[i].out, &got[i].errb)
+				}()
+			}
+			<-done
+			<-done
+			wantOut, _ := os.ReadFile(filepath.Join(root, jobdir.DefaultWorkspace, j.ID, "stdout.log"))
+			wantErr, _ := os.ReadFile(filepath.Join(root, jobdir.DefaultWorkspace, j.ID, "stderr.log"))
+			for i, way := range []string{"native", "script"} {
+				g := &got[i]
+				if g.err != nil || !g.res.Job.Status.Ended() {
+					t.Fatalf("%s follow: %v, job %s", way, g.err, g.res.Job.Status)
+				}
+				if !bytes.Equal(g.out.Bytes(), wantOut) || !bytes.Equal(g.errb.Bytes(), wantErr) {
+					t.Errorf("%s follow: stdout %d bytes, stderr %d; the logs hold %d and %d (stdout %q...)", way, g.out.Len(), g.errb.Len(), len(wantOut), len(wantErr), g.out.Bytes()[:min(g.out.Len(), 40)])
+				}
+			}
+			norm := func(rs []bgjob.LogRange) []bgjob.LogRange {
+				rs = slices.Clone(rs)
+				slices.SortFunc(rs, func(a, b bgjob.LogRange) int { return strings.Compare(a.Stream, b.Stream) })
+				return rs
+			}
+			if a, b := norm(got[0].res.Ranges), norm(got[1].res.Ranges); !slices.Equal(a, b) {
+				t.Errorf("ranges: native %+v, script %+v", a, b)
+			}
+		})
 	}
 }

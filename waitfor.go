@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -74,7 +77,24 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 		return j, m, err
 	}
 	q.Ref = j.ID
-	timedOut, err := watched(ctx, w, []string{j.Dir}, o.Timeout, nil, func(ctx context.Context) error {
+	// A write to a log is first matched here, on the new lines, by Go's
+	// reading of the pattern (mayMatch): only a match, a change of any
+	// other file and the tick (every followTick at most) run the script,
+	// which matches, reports the match and tells when the job has ended.
+	var (
+		woke     string
+		scripted time.Time
+	)
+	keep := func(name string) bool { woke = name; return true }
+	re, reErr := regexp.Compile("(?m)" + pattern)
+	timedOut, err := watched(ctx, w, []string{j.Dir}, o.Timeout, keep, func(ctx context.Context) error {
+		name := woke
+		woke = ""
+		log := name == "stdout.log" || name == "stderr.log"
+		if reErr == nil && (log || name == "" && time.Since(scripted) < followTick) && !mayMatch(j.Dir, j.Meta.PTY, &q, re) {
+			return errPending
+		}
+		scripted = time.Now()
 		looked, lm, err := c.waitFor(ctx, &q)
 		if looked.ID != "" {
 			j, m = looked, lm
@@ -138,4 +158,54 @@ func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor) (jobdir.Job, 
 		return job, Match{}, errPending
 	}
 	return job, Match{}, errors.New("waiting for a line: the script reported nothing")
+}
+
+// maxPrefilter is the most new bytes of a log mayMatch reads; past it the
+// script looks.
+const maxPrefilter = 1 << 20
+
+// mayMatch reports whether a line appended to the logs of the job in dir
+// since q's offsets may match re, q's pattern as Go reads it: the whole
+// lines (on a PTY job the line being written too, without CRs) after what
+// the --max-log-size cap dropped. It only decides when the wait_for script
+// looks, the script alone matches: where the two read a pattern otherwise
+// (grep -E matches bytes in the C locale, Go runes: "." and é), a line
+// that Go misses is found by the script's next look, within followTick.
+// An error, or much to read, is a maybe.
+func mayMatch(dir string, pty bool, q *shellgen.WaitFor, re *regexp.Regexp) bool {
+	streams := q.Streams
+	if len(streams) == 0 {
+		streams = []string{"stdout", "stderr"}
+	}
+	for _, stream := range streams {
+		from := max(q.Offsets[stream], 0)
+		if b, err := os.ReadFile(filepath.Join(dir, stream+".dropped")); err == nil {
+			line, _, _ := strings.Cut(string(b), "\n")
+			from = max(from, jobdir.DecodeDropped(line))
+		}
+		f, err := os.Open(filepath.Join(dir, stream+".log"))
+		if err != nil {
+			return true
+		}
+		fi, err := f.Stat()
+		if err != nil || fi.Size()-from > maxPrefilter {
+			f.Close()
+			return true
+		}
+		b := make([]byte, max(fi.Size()-from, 0))
+		_, err = io.ReadFull(io.NewSectionReader(f, from, int64(len(b))), b)
+		f.Close()
+		if err != nil {
+			return true
+		}
+		if pty {
+			b = bytes.ReplaceAll(b, []byte("\r"), nil)
+		} else {
+			b = b[:bytes.LastIndexByte(b, '\n')+1]
+		}
+		if re.Match(b) {
+			return true
+		}
+	}
+	return false
 }

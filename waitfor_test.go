@@ -1,0 +1,37 @@
+package bgjob_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/runtime/local"
+)
+
+// On this machine WaitFor lets Go's reading of the pattern decide when
+// the script looks; the script alone matches. A line that grep -E in the
+// C locale matches and Go does not (two bytes of one é for "^..$") is
+// still found, by the script's next look; so is a line both match, and a
+// line written after others that do not match.
+func TestWaitForLocalFindsWhatGrepFinds(t *testing.T) {
+	c, err := bgjob.NewClient(local.New(), t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, tc := range []struct{ cmd, pattern, want string }{
+		{`i=0; while [ $i -lt 20 ]; do echo "line $i"; i=$((i+1)); sleep 0.02; done; echo READY; sleep 60`, "^READY$", "READY\n"},
+		{`sleep 0.3; echo x; printf '\303\251\n'; sleep 60`, "^..$", "\u00e9\n"},
+	} {
+		j, err := c.Run(ctx, bgjob.Spec{Argv: []string{tc.cmd}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, m, err := c.WaitFor(ctx, j.ID, tc.pattern, bgjob.WaitForOptions{Timeout: time.Minute})
+		if err != nil || string(m.Line) != tc.want {
+			t.Errorf("WaitFor %q: %q, %v; want %q", tc.pattern, m.Line, err, tc.want)
+		}
+		c.Stop(ctx, []string{j.ID}, bgjob.StopOptions{Grace: new(time.Duration(0))})
+	}
+}

@@ -28,7 +28,8 @@ type SendOptions struct {
 // data. It fails with ErrEnded when the job ends before it has read it
 // all; on the host nothing is left behind. At the timeout the error is a
 // *DeliveryError where the host tells how much of the data reached the
-// job's stdin (which the job still reads).
+// job's stdin (which the job still reads). The job does not count its
+// processes (ProcessScan jobdir.ScanNone).
 func (c *Client) Send(ctx context.Context, ref string, data io.Reader, o SendOptions) (jobdir.Job, error) {
 	eof := o.EOF
 	script, err := shellgen.SendScript(c.target(), shellgen.Send{Ref: ref, EOF: eof, Timeout: o.Timeout})

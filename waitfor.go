@@ -46,7 +46,8 @@ type Match struct {
 // runtime that is a Watcher the same script looks once each time a job
 // file changes (and once a second), going on from where it stopped. The
 // timeout holds on the client's clock too, as for Wait: a grep that takes
-// its time on a long line is ended with the script that runs it.
+// its time on a long line is ended with the script that runs it. The job
+// does not count its processes (ProcessScan jobdir.ScanNone).
 func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOptions) (job jobdir.Job, m Match, err error) {
 	ctx, end := waitBound(ctx, o.Timeout)
 	defer func() {

@@ -77,4 +77,7 @@ else
 		bg_err ended "job $bg_ref closed its stdin before it read all the input"
 	fi
 fi
+# The job as it took the data; its processes are not counted (nothing
+# shows them here).
+bg_obslive=0
 bg_obs "$bg_d"

@@ -108,4 +108,7 @@ while :; do
 done
 [ "$bg_once" = 1 ] || bg_unwatch
 [ "$bg_state" = match ] || printf 'W\t%s\n' "$bg_state"
+# The job as the wait left it; its processes are not counted (nothing
+# shows them here).
+bg_obslive=0
 bg_obs "$bg_d"

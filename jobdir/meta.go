@@ -160,5 +160,9 @@ func DecodeMeta(b []byte) (Meta, error) {
 	if m.Version != Version {
 		return Meta{}, fmt.Errorf("%w %d (this bgjob reads version %d)", ErrVersion, m.Version, Version)
 	}
+	if len(m.Argv) == 0 {
+		// "argv":[] is no argv, as EncodeMeta writes it (omitted).
+		m.Argv = nil
+	}
 	return m, nil
 }

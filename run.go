@@ -107,9 +107,7 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		}
 		m.StartedAt = now.UTC().Truncate(time.Millisecond)
 		script, err := shellgen.LaunchScript(shellgen.Launch{Target: c.target(), Meta: m, Env: s.Env, Timeout: s.Timeout, Grace: grace,
-			Stdin: s.Stdin, LineBuffered: s.LineBuffered, MaxLogSize: s.MaxLogSize,
-			Replace: s.Replace, PTY: s.PTY, PTYCols: s.PTYCols, PTYRows: s.PTYRows,
-			Prune: c.autoPrune()})
+			LineBuffered: s.LineBuffered, Replace: s.Replace, Prune: c.autoPrune()})
 		if err != nil {
 			return jobdir.Job{}, fmt.Errorf("%w: %w", ErrUsage, err)
 		}

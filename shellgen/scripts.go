@@ -84,6 +84,15 @@ func (t Target) refScript(verb string, rs []string, set func(*config)) (string, 
 type Launch struct {
 	Target
 	// Meta describes the job; its process fields are filled in on the host.
+	// Its Stdin gives the command a FIFO in the job directory, stdin, as
+	// its standard input (see SendScript) instead of /dev/null; MaxLogSize,
+	// when positive, keeps at most about this many bytes of each log on
+	// disk, the newest (see drain.sh); PTY runs the command on a
+	// pseudo-terminal of PTYCols columns by PTYRows rows whose master
+	// util-linux script(1) holds on the host (see pty.sh; it needs Stdin):
+	// the launch fails, with an ErrKindNoPTY record and no job (and before
+	// a Replace stops anything), on a host whose script cannot. Its Timeout
+	// is the text meta.json shows; Timeout below is what the timer uses.
 	Meta jobdir.Meta
 	// Env holds the variables to set, as NAME=VALUE.
 	Env []string
@@ -91,12 +100,6 @@ type Launch struct {
 	// after Grace.
 	Timeout time.Duration
 	Grace   time.Duration
-	// MaxLogSize, when positive, keeps at most about this many bytes of
-	// each log on disk, the newest (see drain.sh).
-	MaxLogSize int64
-	// Stdin gives the command a FIFO in the job directory, stdin, as its
-	// standard input (see SendScript) instead of /dev/null.
-	Stdin bool
 	// Prune, unless nil, starts run's pruning pass after the launch: a
 	// bounded, detached pass over the workspace that removes jobs by the
 	// rule of PruneScript (see bg_autoprune in sh/lib/prune.sh).
@@ -111,13 +114,6 @@ type Launch struct {
 	// record (launch_replace.sh). Without it, the newest job of the name
 	// is reported after an H held record when it runs (launch_name.sh).
 	Replace bool
-	// PTY runs the command on a pseudo-terminal of PTYCols columns by
-	// PTYRows rows whose master util-linux script(1) holds on the host
-	// (see pty.sh); it needs Stdin. The launch fails, with an ErrKindNoPTY
-	// record and no job (and before a Replace stops anything), on a host
-	// whose script cannot.
-	PTY              bool
-	PTYCols, PTYRows int
 }
 
 // ValidEnvName reports whether s can be a shell variable name.
@@ -158,12 +154,12 @@ func LaunchScript(l Launch) (string, error) {
 		return "", fmt.Errorf("replace needs a job name")
 	}
 	files := []string{"begin.sh"}
-	if l.PTY {
+	if m.PTY {
 		// Its checks run at once, before launch.sh calls bg_samename:
 		// a host that cannot refuses before a replace stops a job.
 		files = append(files, "launch_pty.sh")
 	}
-	if l.MaxLogSize > 0 {
+	if m.MaxLogSize > 0 {
 		// Likewise for the log cap (launch_cap.sh).
 		files = append(files, "launch_cap.sh")
 	}
@@ -186,8 +182,8 @@ func LaunchScript(l Launch) (string, error) {
 	c.set("bg_id", m.ID)
 	c.set("bg_name", m.Name)
 	c.set("bg_cwd", m.Cwd)
-	c.setBool("bg_stdin", l.Stdin)
-	c.setBool("bg_pty", l.PTY)
+	c.setBool("bg_stdin", m.Stdin)
+	c.setBool("bg_pty", m.PTY)
 	c.set("bg_wrapper", wrapper)
 	script := ""
 	if commandFile(m) {
@@ -248,15 +244,15 @@ func WrapperScript(l Launch) (string, error) {
 		c.set("bg_env"+strconv.Itoa(i+1), kv)
 	}
 	c.set("bg_cwd", m.Cwd)
-	c.setBool("bg_stdin", l.Stdin)
+	c.setBool("bg_stdin", m.Stdin)
 	c.setBool("bg_lb", l.LineBuffered)
-	c.setBool("bg_pty", l.PTY)
-	if l.PTY {
-		if !l.Stdin || l.PTYCols <= 0 || l.PTYRows <= 0 {
-			return "", fmt.Errorf("a PTY job needs stdin and a positive size, got %dx%d", l.PTYCols, l.PTYRows)
+	c.setBool("bg_pty", m.PTY)
+	if m.PTY {
+		if !m.Stdin || m.PTYCols <= 0 || m.PTYRows <= 0 {
+			return "", fmt.Errorf("a PTY job needs stdin and a positive size, got %dx%d", m.PTYCols, m.PTYRows)
 		}
-		c.setInt("bg_cols", int64(l.PTYCols))
-		c.setInt("bg_rows", int64(l.PTYRows))
+		c.setInt("bg_cols", int64(m.PTYCols))
+		c.setInt("bg_rows", int64(m.PTYRows))
 	}
 	// The descriptor the command's stderr goes to (wrapper.sh: 5 leads to
 	// stdout.log, 6 to stderr.log; run --merge: stdout's).
@@ -271,15 +267,15 @@ func WrapperScript(l Launch) (string, error) {
 	}
 	c.set("bg_timeout", timeout)
 	c.setInt("bg_grace", millis(l.Grace))
-	c.setInt("bg_cap", max(l.MaxLogSize, 0))
+	c.setInt("bg_cap", max(m.MaxLogSize, 0))
 	files := []string{"wrapper_init.sh"}
 	if l.Timeout > 0 {
 		files = append(files, "timer.sh")
 	}
-	if l.MaxLogSize > 0 {
+	if m.MaxLogSize > 0 {
 		files = append(files, "drain.sh")
 	}
-	if l.PTY {
+	if m.PTY {
 		files = append(files, "pty.sh")
 	}
 	return assemble(c, append(files, "wrapper.sh")...)

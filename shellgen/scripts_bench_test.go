@@ -54,13 +54,13 @@ func BenchmarkScripts(b *testing.B) {
 			return shellgen.LaunchScript(shellgen.Launch{Target: benchTarget, Meta: m, Grace: 2 * time.Second, Prune: &shellgen.Prune{Keep: 1000, OlderThan: 7 * 24 * time.Hour}})
 		}},
 		{"launch-timeout-cap", func() (string, error) {
-			return shellgen.LaunchScript(shellgen.Launch{Target: benchTarget, Meta: m, Timeout: time.Minute, Grace: 2 * time.Second, MaxLogSize: 1 << 20})
+			return shellgen.LaunchScript(shellgen.Launch{Target: benchTarget, Meta: capped(m), Timeout: time.Minute, Grace: 2 * time.Second})
 		}},
 		{"job.sh", func() (string, error) {
 			return shellgen.WrapperScript(shellgen.Launch{Target: benchTarget, Meta: m, Grace: 2 * time.Second})
 		}},
 		{"job.sh-timeout-cap", func() (string, error) {
-			return shellgen.WrapperScript(shellgen.Launch{Target: benchTarget, Meta: m, Timeout: time.Minute, Grace: 2 * time.Second, MaxLogSize: 1 << 20})
+			return shellgen.WrapperScript(shellgen.Launch{Target: benchTarget, Meta: capped(m), Timeout: time.Minute, Grace: 2 * time.Second})
 		}},
 		{"status", func() (string, error) { return shellgen.StatusScript(benchTarget, []string{m.ID}) }},
 		{"list", func() (string, error) { return shellgen.ListScript(benchTarget, shellgen.List{Max: 21}) }},
@@ -170,4 +170,10 @@ func BenchmarkDecode(b *testing.B) {
 			}
 		}
 	})
+}
+
+// capped is m with a 1 MiB log cap.
+func capped(m jobdir.Meta) jobdir.Meta {
+	m.MaxLogSize = 1 << 20
+	return m
 }

@@ -91,7 +91,6 @@ func generators() []struct {
 			l.Meta.Name = "repl"
 			l.Meta.Command = "python3 -i"
 			l.Meta.Stdin, l.Meta.PTY, l.Meta.PTYCols, l.Meta.PTYRows = true, true, 120, 40
-			l.Stdin, l.PTY, l.PTYCols, l.PTYRows = true, true, 120, 40
 		})},
 		{"launch_script_timeout_fraction", launch(func(l *shellgen.Launch) {
 			l.Meta.Command = "sleep 10"

@@ -33,9 +33,9 @@ func TestWaitsKeepTheClock(t *testing.T) {
 
 			// A job whose stdin FIFO nobody reads: the copy fills the pipe
 			// and blocks.
-			m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "w", Argv: []string{"sleep", "600"}, Env: []string{}}
+			m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "w", Argv: []string{"sleep", "600"}, Env: []string{}, Stdin: true}
 			m.Command, _ = shellgen.QuoteArgv(m.Argv)
-			launch, err := shellgen.LaunchScript(shellgen.Launch{Target: target, Meta: m, Stdin: true})
+			launch, err := shellgen.LaunchScript(shellgen.Launch{Target: target, Meta: m})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -184,6 +184,13 @@ func LaunchScript(l Launch) (string, error) {
 	c.set("bg_cwd", m.Cwd)
 	c.setBool("bg_stdin", m.Stdin)
 	c.setBool("bg_pty", m.PTY)
+	prefix, err := jobdir.EncodeMetaPrefix(m)
+	if err != nil {
+		return "", err
+	}
+	// What the host adds to meta.json (its ids, the process's start, the
+	// umask, the buffering) is far under 4 KiB.
+	c.setBool("bg_metasmall", len(prefix) <= 4096)
 	c.set("bg_wrapper", wrapper)
 	script := ""
 	if commandFile(m) {

@@ -2,7 +2,8 @@
 # job.sh and start it in a session of its own, passing it the caller's
 # umask; the wrapper writes meta.json before its command can start, so a
 # job is visible before it runs, and the launcher reports it. Also set:
-# bg_id, bg_name, bg_cwd, bg_stdin, bg_pty, and bg_script (a script
+# bg_id, bg_name, bg_cwd, bg_stdin, bg_pty, bg_metasmall (1: meta.json
+# is under 8 KiB, whatever the host adds), and bg_script (a script
 # command too long for one argument, "": none; the wrapper runs it from
 # command.sh). launch_pty.sh (a PTY job),
 # then launch_name.sh or launch_replace.sh (bg_rgrace; a named job) come
@@ -68,5 +69,8 @@ nometa)
 	;;
 esac
 [ -z "$bg_namelk" ] || rm -rf "$bg_namelk"
+# The launch knows its meta.json is small (bg_metasmall): bg_metaline
+# reads it without finding its size first.
+[ "$bg_metasmall" != 1 ] || bg_mzc="${bg_mzc-}$bg_nl$bg_d${bg_tab}0"
 bg_obslive=0
 bg_obs "$bg_d"

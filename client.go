@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
-	"github.com/bgjob/bgjob/shellgen"
 )
 
 // Client runs and inspects jobs in one workspace of one host.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/bgjob/bgjob/shellgen"
+	"github.com/bgjob/bgjob/internal/shellgen"
 )
 
 // Sentinel errors callers can test with errors.Is, one for each Kind but

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/bgjob/bgjob/shellgen"
+	"github.com/bgjob/bgjob/internal/shellgen"
 )
 
 // A refusal is an *Error of its kind whose message is the one bgjob has

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
-	"github.com/bgjob/bgjob/shellgen"
 )
 
 // ListOptions selects jobs for List.

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
-	"github.com/bgjob/bgjob/shellgen"
 )
 
 // DefaultMaxBytes is the cap on log data that bgjob's CLI applies where a

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
-	"github.com/bgjob/bgjob/shellgen"
 )
 
 // PruneOptions selects the jobs Prune removes: ended jobs with no live

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/bgjob/bgjob/shellgen"
+	"github.com/bgjob/bgjob/internal/shellgen"
 )
 
 // RemoveOptions tunes Remove.

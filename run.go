@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
-	"github.com/bgjob/bgjob/shellgen"
 )
 
 // Run's pruning pass: after a launch the host removes, in the background,

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
-	"github.com/bgjob/bgjob/shellgen"
 )
 
 // Status reports on the jobs named by refs (ids or names). It returns the

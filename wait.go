@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
-	"github.com/bgjob/bgjob/shellgen"
 )
 
 // WaitOptions tunes Wait.

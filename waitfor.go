@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
-	"github.com/bgjob/bgjob/shellgen"
 )
 
 // WaitForOptions tunes WaitFor.

@@ -30,7 +30,7 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
-	"github.com/bgjob/bgjob/shellgen"
+	"github.com/bgjob/bgjob/internal/shellgen"
 )
 
 // maxSessions bounds the sessions open at once on one connection; OpenSSH's

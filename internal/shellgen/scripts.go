@@ -210,7 +210,7 @@ func WrapperScript(l Launch) (string, error) {
 		return "", err
 	}
 	c := new(config)
-	c.b.WriteString("# bgjob wrapper for job " + m.ID + " (generated from shellgen/sh/wrapper.sh; see docs/design.md)\n")
+	c.b.WriteString("# bgjob wrapper for job " + m.ID + " (generated from internal/shellgen/sh/wrapper.sh; see docs/design.md)\n")
 	c.set("bg_id", m.ID)
 	c.set("bg_meta", string(prefix))
 	c.set("bg_metafmt", "%s"+jobdir.MetaHostFormat)

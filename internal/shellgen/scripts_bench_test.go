@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/bgjob/bgjob/bench/fixture"
+	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
-	"github.com/bgjob/bgjob/shellgen"
 )
 
 var benchTarget = shellgen.Target{Root: "/tmp/bgjob-0", Workspace: jobdir.DefaultWorkspace}

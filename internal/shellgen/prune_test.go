@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/jobdir/jobdirtest"
-	"github.com/bgjob/bgjob/shellgen"
 )
 
 // TestPruneRule runs prune.sh's rule under every shell on four ended jobs,

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bgjob/bgjob/shellgen"
+	"github.com/bgjob/bgjob/internal/shellgen"
 )
 
 // TestScriptRecordsAreKnown: every record the files in sh/ and sh/lib/

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/jobdir/jobdirtest"
-	"github.com/bgjob/bgjob/shellgen"
 )
 
 // TestWaitsKeepTheClock runs wait, wait --for and send with a timeout of

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bgjob/bgjob/shellgen"
+	"github.com/bgjob/bgjob/internal/shellgen"
 )
 
 // TestWrapperParses checks job.sh, which the launch script writes and

@@ -3,7 +3,7 @@ package shellgen_test
 import (
 	"testing"
 
-	"github.com/bgjob/bgjob/shellgen"
+	"github.com/bgjob/bgjob/internal/shellgen"
 )
 
 func TestParseSignal(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
-	"github.com/bgjob/bgjob/shellgen"
 )
 
 // TestWrapperRecordsStatus runs jobs whose environment or argv could

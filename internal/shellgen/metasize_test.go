@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/jobdir/jobdirtest"
-	"github.com/bgjob/bgjob/shellgen"
 )
 
 // runJobs runs script with sh and returns the jobs it observed, by id,

@@ -92,7 +92,8 @@ bg_chunk() {
 # reader would get the bytes between again). A byte from 248 up starts no
 # sequence: it is not held back.
 bg_utf8end() {
-	bg_ufrom=$3
+	# The arguments are kept: the bytes below take their place.
+	bg_ufrom=$3 bg_usize=$2
 	bg_to=$2
 	bg_k=3
 	[ "$2" -ge 3 ] || bg_k=$2
@@ -110,7 +111,7 @@ bg_utf8end() {
 			[ "$bg_c" -lt 224 ] || bg_need=3
 			[ "$bg_c" -lt 240 ] || bg_need=4
 			[ "$bg_have" -ge "$bg_need" ] || bg_to=$((bg_to - bg_have))
-			[ "$bg_to" -ge "$bg_ufrom" ] || [ "$bg_ufrom" -gt "$2" ] || bg_to=$bg_ufrom
+			[ "$bg_to" -ge "$bg_ufrom" ] || [ "$bg_ufrom" -gt "$bg_usize" ] || bg_to=$bg_ufrom
 			return 0
 		fi
 		# drop the last positional parameter

@@ -82,7 +82,7 @@ const Zero = -1
 // Validate checks the rules about how o's fields go together: at most
 // one range (Tail, Head, Bytes, FromOffset, New; New with Tail is one),
 // no negative count, offset or cap (Zero aside), Reader and the cursor
-// fields only with New, and New not with Follow. Its error wraps ErrUsage;
+// fields only with New, and neither New nor Head with Follow. Its error wraps ErrUsage;
 // a *FieldError, which a front end words with its own names for the
 // fields. Logs calls it.
 func (o LogOptions) Validate() error {
@@ -121,6 +121,8 @@ func (o LogOptions) Validate() error {
 		return bad("Hold", "New", "%[1]s goes with %[2]s")
 	case o.New && o.Follow:
 		return bad("New", "Follow", "%[1]s reads what is there now; it does not go with %[2]s")
+	case o.Head != 0 && o.Follow:
+		return bad("Head", "Follow", "%[1]s reads the start of the log; it does not go with %[2]s")
 	}
 	return nil
 }
@@ -241,7 +243,9 @@ const followTick = 3 * time.Second
 // ranges end (or since the bytes its --max-log-size cap dropped, the
 // STREAM.dropped file, if that is later) and moves their ends: what the
 // follow script's loop does with wc -c and bg_chunk, for a job on this
-// machine.
+// machine. As there, the bytes go in pieces of at most 1 MiB, each read
+// before the dropped count is read again: what lies below it the cap
+// dropped (punched out) while the piece was read, and is left out.
 func appended(dir string, streams []string, res *LogResult, stdout, stderr io.Writer) error {
 	for _, stream := range streams {
 		i := slices.IndexFunc(res.Ranges, func(r LogRange) bool { return r.Stream == stream })
@@ -249,38 +253,55 @@ func appended(dir string, streams []string, res *LogResult, stdout, stderr io.Wr
 		if i >= 0 {
 			from = res.Ranges[i].Next
 		}
-		if b, err := os.ReadFile(filepath.Join(dir, stream+".dropped")); err == nil {
-			line, _, _ := strings.Cut(string(b), "\n")
-			from = max(from, jobdir.DecodeDropped(line))
-		}
+		from = max(from, droppedOf(dir, stream))
 		f, err := os.Open(filepath.Join(dir, stream+".log"))
 		if err != nil {
 			return err
 		}
 		fi, err := f.Stat()
-		if err != nil || fi.Size() <= from {
+		if err != nil {
 			f.Close()
-			if err != nil {
-				return err
-			}
-			continue
+			return err
 		}
 		w := stdout
 		if stream == "stderr" {
 			w = stderr
 		}
-		n, err := io.Copy(w, io.NewSectionReader(f, from, fi.Size()-from))
+		buf := make([]byte, min(max(fi.Size()-from, 0), 1<<20))
+		for from < fi.Size() {
+			piece := buf[:min(fi.Size()-from, int64(len(buf)))]
+			n, err := f.ReadAt(piece, from)
+			if err != nil && !(errors.Is(err, io.EOF) && n > 0) {
+				f.Close()
+				return err
+			}
+			piece = piece[:n]
+			skip := min(max(droppedOf(dir, stream)-from, 0), int64(n))
+			if i < 0 {
+				i = len(res.Ranges)
+				res.Ranges = append(res.Ranges, LogRange{Stream: stream, Offset: from + skip})
+			}
+			if _, err := w.Write(piece[skip:]); err != nil {
+				f.Close()
+				return err
+			}
+			from += int64(n)
+			res.Ranges[i].Next = from
+		}
 		f.Close()
-		if i < 0 {
-			i = len(res.Ranges)
-			res.Ranges = append(res.Ranges, LogRange{Stream: stream, Offset: from})
-		}
-		res.Ranges[i].Next = from + n
-		if err != nil {
-			return err
-		}
 	}
 	return nil
+}
+
+// droppedOf is how many leading bytes of the log of stream the job in dir
+// has had dropped by its --max-log-size cap (0: none).
+func droppedOf(dir, stream string) int64 {
+	b, err := os.ReadFile(filepath.Join(dir, stream+".dropped"))
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	return jobdir.DecodeDropped(line)
 }
 
 // counted is res with its job as a look at it finds it, its processes

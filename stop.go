@@ -14,8 +14,8 @@ import (
 //
 // A grace (Spec.Grace, StopOptions.Grace) is a *time.Duration with one
 // meaning of zero everywhere, as the CLI's --grace 0 and the MCP server's
-// grace_sec 0: no grace. The default signal then becomes KILL, sent at
-// once (a TERM followed at once by KILL would only race the job's
+// grace_sec 0: no grace. TERM, the default signal, then becomes KILL,
+// sent at once (a TERM followed at once by KILL would only race the job's
 // handler); another signal is sent and KILL right after it. nil is
 // DefaultGrace; a negative grace is refused (ErrUsage).
 //

@@ -88,11 +88,14 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	)
 	keep := func(name string) bool { woke = name; return true }
 	re, reErr := regexp.Compile("(?m)" + pattern)
+	// The look at the timeout is the script's, whatever woke it.
+	last := time.Now().Add(o.Timeout)
 	timedOut, err := watched(ctx, w, []string{j.Dir}, o.Timeout, keep, func(ctx context.Context) error {
 		name := woke
 		woke = ""
 		log := name == "stdout.log" || name == "stderr.log"
-		if reErr == nil && (log || name == "" && time.Since(scripted) < followTick) && !mayMatch(j.Dir, j.Meta.PTY, &q, re) {
+		atEnd := o.Timeout > 0 && !time.Now().Before(last)
+		if reErr == nil && !atEnd && (log || name == "" && time.Since(scripted) < followTick) && !mayMatch(j.Dir, j.Meta.PTY, &q, re) {
 			return errPending
 		}
 		scripted = time.Now()
@@ -179,11 +182,7 @@ func mayMatch(dir string, pty bool, q *shellgen.WaitFor, re *regexp.Regexp) bool
 		streams = []string{"stdout", "stderr"}
 	}
 	for _, stream := range streams {
-		from := max(q.Offsets[stream], 0)
-		if b, err := os.ReadFile(filepath.Join(dir, stream+".dropped")); err == nil {
-			line, _, _ := strings.Cut(string(b), "\n")
-			from = max(from, jobdir.DecodeDropped(line))
-		}
+		from := max(q.Offsets[stream], 0, droppedOf(dir, stream))
 		f, err := os.Open(filepath.Join(dir, stream+".log"))
 		if err != nil {
 			return true

@@ -35,3 +35,23 @@ func TestWaitForLocalFindsWhatGrepFinds(t *testing.T) {
 		c.Stop(ctx, []string{j.ID}, bgjob.StopOptions{Grace: new(time.Duration(0))})
 	}
 }
+
+// The look at the timeout is the script's: a line Go's reading of the
+// pattern misses, written 2 s before a 2.5 s timeout, is the match,
+// not a timeout (the tick's script would have come after it).
+func TestWaitForLocalLastLookIsTheScripts(t *testing.T) {
+	c, err := bgjob.NewClient(local.New(), t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	j, err := c.Run(ctx, bgjob.Spec{Argv: []string{`sleep 0.5; printf '\303\251\n'; sleep 60`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop(ctx, []string{j.ID}, bgjob.StopOptions{Grace: new(time.Duration(0))})
+	_, m, err := c.WaitFor(ctx, j.ID, "^..$", bgjob.WaitForOptions{Timeout: 2500 * time.Millisecond})
+	if err != nil || string(m.Line) != "\u00e9\n" {
+		t.Errorf("WaitFor ^..$ within 2.5 s: %q, %v; want the line é", m.Line, err)
+	}
+}

@@ -198,10 +198,22 @@ func (a *app) setup(ctx context.Context, cmd *cobra.Command) error {
 	if a.hostTimeout < 0 {
 		return usageError("--host-timeout must not be negative")
 	}
-	if a.workspace == "" {
+	if a.workspace == "" && usesWorkspace(cmd) {
 		return usageError("the workspace must not be empty")
 	}
 	return a.setHosts(ctx)
+}
+
+// usesWorkspace reports whether cmd works in a workspace: every verb but
+// version, help and the shell completion scripts.
+func usesWorkspace(cmd *cobra.Command) bool {
+	for c := cmd; c != nil; c = c.Parent() {
+		switch c.Name() {
+		case "version", "help", "completion":
+			return false
+		}
+	}
+	return true
 }
 
 // connect connects to host ("" for this machine) and returns a client and

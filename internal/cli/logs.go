@@ -91,6 +91,9 @@ one. --follow holds one connection per host: with more hosts than
 			if cmd.Flags().Changed("bytes") && o.Bytes == 0 {
 				o.Bytes = bgjob.Zero
 			}
+			if cmd.Flags().Changed("reader") && o.Reader == "" {
+				return usageError("--reader needs a name (the default reader is \"default\")")
+			}
 			if err := o.Validate(); err != nil {
 				return fieldError(err, logsFlags)
 			}

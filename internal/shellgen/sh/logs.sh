@@ -87,6 +87,7 @@ for bg_st in $bg_streams; do
 	bg_f=$bg_d/$bg_st.log
 	bg_sz=$(wc -c <"$bg_f")
 	bg_to=$bg_sz
+	bg_ahead=
 	bg_dr=0
 	bg_back=0
 	if bg_line "$bg_d/$bg_st.dropped"; then bg_dr=${bg_l:-0}; fi
@@ -105,6 +106,9 @@ for bg_st in $bg_streams; do
 		;;
 	offset)
 		eval "bg_from=\$bg_from_$bg_st"
+		# Past the end of a running job's log the read waits there (an
+		# empty range at the offset), for the bytes from it to come.
+		[ "$bg_live" = 0 ] || [ "$bg_from" -le "$bg_sz" ] || bg_ahead=$bg_from
 		[ "$bg_live" = 0 ] || bg_utf8end "$bg_f" "$bg_sz" "$bg_from"
 		[ "$bg_live$bg_tty" != 11 ] || bg_escend "$bg_f" "$bg_from"
 		;;
@@ -126,6 +130,9 @@ for bg_st in $bg_streams; do
 	[ "$bg_from" -ge "$bg_dr" ] || bg_from=$bg_dr
 	[ "$bg_to" -le "$bg_sz" ] || bg_to=$bg_sz
 	[ "$bg_from" -le "$bg_to" ] || bg_from=$bg_to
+	if [ -n "$bg_ahead" ]; then
+		bg_from=$bg_ahead bg_to=$bg_ahead bg_ahead=
+	fi
 	bg_cut=0
 	if [ "$bg_max" -gt 0 ] && [ $((bg_to - bg_from)) -gt "$bg_left" ]; then
 		bg_cut=1
@@ -138,12 +145,29 @@ for bg_st in $bg_streams; do
 				bg_from=$((bg_from + 1))
 			done
 		else
+			bg_whole=$bg_to
 			bg_utf8end "$bg_f" $((bg_from + bg_left)) "$bg_from"
 			[ "$bg_tty" = 0 ] || bg_escend "$bg_f" "$bg_from"
 			[ "$bg_to" -ge "$bg_from" ] || bg_to=$bg_from
+			if [ "$bg_to" = "$bg_from" ] && [ "$bg_left" -gt 0 ]; then
+				# A cap smaller than the next character takes that character
+				# whole (at most 3 bytes over), so that every read gets on.
+				bg_c=$(tail -c +$((bg_from + 1)) "$bg_f" | head -c 1 | od -An -tu1)
+				bg_c=$((${bg_c:-0} + 0))
+				bg_need=1
+				[ "$bg_c" -lt 192 ] || bg_need=2
+				[ "$bg_c" -lt 224 ] || bg_need=3
+				[ "$bg_c" -lt 240 ] || bg_need=4
+				[ "$bg_c" -lt 248 ] || bg_need=1
+				bg_to=$((bg_from + bg_need))
+				[ "$bg_to" -le "$bg_whole" ] || bg_to=$bg_whole
+				# Still incomplete while the job runs: nothing yet.
+				[ "$bg_live" = 0 ] || [ $((bg_to - bg_from)) = "$bg_need" ] || bg_to=$bg_from
+			fi
 		fi
 	fi
 	bg_left=$((bg_left - (bg_to - bg_from)))
+	[ "$bg_left" -ge 0 ] || bg_left=0
 	bg_chunk "$bg_st" "$bg_f" "$bg_from" "$bg_to"
 	[ "$bg_cut" = 0 ] || printf 'Z\t%s\n' "$bg_st"
 	eval "bg_off_$bg_st=\$bg_to"

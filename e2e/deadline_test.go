@@ -183,6 +183,15 @@ func startSlowHosts(t *testing.T) *slowHosts {
 				}
 			}
 		}
+		// The sshd processes midstream.sh stopped are in no such group:
+		// each left a file named with its pid (they were left stopped,
+		// dozens a run, before).
+		stopped, _ := filepath.Glob(filepath.Join(dir, "midstream.sh.stopped.*"))
+		for _, f := range stopped {
+			if pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Ext(f), ".")); err == nil && pid > 1 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
 	})
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)

@@ -193,30 +193,14 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 		return c.counted(ctx, res), nil
 	}
 	// A write to a log is copied from the file here, without a script: the
-	// job's files are on this machine (a Watcher's are). A change of any
-	// other file runs the script, which tells when the job has ended and
-	// reads its last bytes; so does the tick, every followTick at most (a
-	// wrapper killed with SIGKILL changes no file).
-	var (
-		woke   string
-		looked time.Time
-	)
-	keep := func(name string) bool { woke = name; return true }
+	// job's files are on this machine (a Watcher's are). The script, which
+	// tells when the job has ended and reads its last bytes, runs when
+	// logWakes says so.
+	keep, quick := logWakes(0)
 	_, err := watched(ctx, w, []string{res.Job.Dir}, 0, keep, func(ctx context.Context) error {
-		name := woke
-		woke = ""
-		switch {
-		case name == "stdout.log" || name == "stderr.log":
-			if appended(res.Job.Dir, streams, &res, stdout, stderr) == nil {
-				return errPending
-			}
-		case name == "" && time.Since(looked) < followTick:
-			if err := appended(res.Job.Dir, streams, &res, stdout, stderr); err != nil {
-				return err
-			}
+		if quick() && appended(res.Job.Dir, streams, &res, stdout, stderr) == nil {
 			return errPending
 		}
-		looked = time.Now()
 		q.Offsets = map[string]int64{}
 		for _, r := range res.Ranges {
 			q.Offsets[r.Stream] = r.Next
@@ -235,9 +219,39 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 	return c.counted(ctx, res), nil
 }
 
-// followTick is how often at most a follow on this machine runs the script
-// while only the logs change.
+// followTick is how often at most a follow or a wait --for on this
+// machine runs its script while only the logs change.
 const followTick = 3 * time.Second
+
+// logWakes is the rule of the looks of a follow or a wait --for on this
+// machine: keep is watched's, and quick, called at the start of each look,
+// says whether that look may be done in Go, from the logs alone: a wake by
+// a write to a log, or the tick within followTick of the last look that
+// was not quick. The first look, another file's change (the job's end),
+// the tick after that, and the look at timeout (0: none) are the
+// script's.
+func logWakes(timeout time.Duration) (keep func(name string) bool, quick func() bool) {
+	var (
+		woke     string
+		scripted time.Time
+	)
+	last := time.Now().Add(timeout)
+	keep = func(name string) bool { woke = name; return true }
+	quick = func() bool {
+		name := woke
+		woke = ""
+		switch {
+		case timeout > 0 && !time.Now().Before(last):
+		case name == "stdout.log" || name == "stderr.log":
+			return true
+		case name == "" && time.Since(scripted) < followTick:
+			return true
+		}
+		scripted = time.Now()
+		return false
+	}
+	return keep, quick
+}
 
 // appended copies what the job in dir has appended to its logs since res's
 // ranges end (or since the bytes its --max-log-size cap dropped, the
@@ -248,28 +262,21 @@ const followTick = 3 * time.Second
 // dropped (punched out) while the piece was read, and is left out.
 func appended(dir string, streams []string, res *LogResult, stdout, stderr io.Writer) error {
 	for _, stream := range streams {
-		i := slices.IndexFunc(res.Ranges, func(r LogRange) bool { return r.Stream == stream })
 		var from int64
-		if i >= 0 {
+		if i := slices.IndexFunc(res.Ranges, func(r LogRange) bool { return r.Stream == stream }); i >= 0 {
 			from = res.Ranges[i].Next
 		}
-		from = max(from, droppedOf(dir, stream))
-		f, err := os.Open(filepath.Join(dir, stream+".log"))
+		f, from, size, err := openLog(dir, stream, from)
 		if err != nil {
-			return err
-		}
-		fi, err := f.Stat()
-		if err != nil {
-			f.Close()
 			return err
 		}
 		w := stdout
 		if stream == "stderr" {
 			w = stderr
 		}
-		buf := make([]byte, min(max(fi.Size()-from, 0), 1<<20))
-		for from < fi.Size() {
-			piece := buf[:min(fi.Size()-from, int64(len(buf)))]
+		buf := make([]byte, min(size-from, 1<<20))
+		for from < size {
+			piece := buf[:min(size-from, int64(len(buf)))]
 			n, err := f.ReadAt(piece, from)
 			if err != nil && !(errors.Is(err, io.EOF) && n > 0) {
 				f.Close()
@@ -277,20 +284,44 @@ func appended(dir string, streams []string, res *LogResult, stdout, stderr io.Wr
 			}
 			piece = piece[:n]
 			skip := min(max(droppedOf(dir, stream)-from, 0), int64(n))
-			if i < 0 {
-				i = len(res.Ranges)
-				res.Ranges = append(res.Ranges, LogRange{Stream: stream, Offset: from + skip})
-			}
 			if _, err := w.Write(piece[skip:]); err != nil {
 				f.Close()
 				return err
 			}
+			res.grow(stream, from+skip, from+int64(n))
 			from += int64(n)
-			res.Ranges[i].Next = from
 		}
 		f.Close()
 	}
 	return nil
+}
+
+// openLog opens the log of stream of the job in dir, on this machine, to
+// read it from from, or from what its --max-log-size cap dropped if that
+// is later; it returns where to start and the log's size (at least that).
+func openLog(dir, stream string, from int64) (f *os.File, start, size int64, err error) {
+	start = max(from, 0, droppedOf(dir, stream))
+	f, err = os.Open(filepath.Join(dir, stream+".log"))
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, 0, err
+	}
+	return f, start, max(fi.Size(), start), nil
+}
+
+// grow adds the bytes [offset, next) of the log of stream to r: the end of
+// its range moves to next; a stream without one gets one from offset.
+func (r *LogResult) grow(stream string, offset, next int64) {
+	i := slices.IndexFunc(r.Ranges, func(g LogRange) bool { return g.Stream == stream })
+	if i < 0 {
+		i = len(r.Ranges)
+		r.Ranges = append(r.Ranges, LogRange{Stream: stream, Offset: offset})
+	}
+	r.Ranges[i].Next = next
 }
 
 // droppedOf is how many leading bytes of the log of stream the job in dir
@@ -361,12 +392,7 @@ func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliv
 				cm.delivered(stream, offset, 0)
 			}
 			n, err := io.Copy(w, r)
-			i := slices.IndexFunc(res.Ranges, func(r LogRange) bool { return r.Stream == stream })
-			if i < 0 {
-				i = len(res.Ranges)
-				res.Ranges = append(res.Ranges, LogRange{Stream: stream, Offset: offset})
-			}
-			res.Ranges[i].Next = offset + n
+			res.grow(stream, offset, offset+n)
 			return err
 		},
 	}, cm)

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -79,26 +77,15 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	}
 	q.Ref = j.ID
 	// A write to a log is first matched here, on the new lines, by Go's
-	// reading of the pattern (mayMatch): only a match, a change of any
-	// other file and the tick (every followTick at most) run the script,
-	// which matches, reports the match and tells when the job has ended.
-	var (
-		woke     string
-		scripted time.Time
-	)
-	keep := func(name string) bool { woke = name; return true }
+	// reading of the pattern (mayMatch): only a possible match, and the
+	// looks logWakes gives the script, run the script, which matches,
+	// reports the match and tells when the job has ended.
+	keep, quick := logWakes(o.Timeout)
 	re, reErr := regexp.Compile("(?m)" + pattern)
-	// The look at the timeout is the script's, whatever woke it.
-	last := time.Now().Add(o.Timeout)
 	timedOut, err := watched(ctx, w, []string{j.Dir}, o.Timeout, keep, func(ctx context.Context) error {
-		name := woke
-		woke = ""
-		log := name == "stdout.log" || name == "stderr.log"
-		atEnd := o.Timeout > 0 && !time.Now().Before(last)
-		if reErr == nil && !atEnd && (log || name == "" && time.Since(scripted) < followTick) && !mayMatch(j.Dir, j.Meta.PTY, &q, re) {
+		if quick() && reErr == nil && !mayMatch(j.Dir, j.Meta.PTY, &q, re) {
 			return errPending
 		}
-		scripted = time.Now()
 		looked, lm, err := c.waitFor(ctx, &q)
 		if looked.ID != "" {
 			j, m = looked, lm
@@ -182,17 +169,15 @@ func mayMatch(dir string, pty bool, q *shellgen.WaitFor, re *regexp.Regexp) bool
 		streams = []string{"stdout", "stderr"}
 	}
 	for _, stream := range streams {
-		from := max(q.Offsets[stream], 0, droppedOf(dir, stream))
-		f, err := os.Open(filepath.Join(dir, stream+".log"))
+		f, from, size, err := openLog(dir, stream, q.Offsets[stream])
 		if err != nil {
 			return true
 		}
-		fi, err := f.Stat()
-		if err != nil || fi.Size()-from > maxPrefilter {
+		if size-from > maxPrefilter {
 			f.Close()
 			return true
 		}
-		b := make([]byte, max(fi.Size()-from, 0))
+		b := make([]byte, size-from)
 		_, err = io.ReadFull(io.NewSectionReader(f, from, int64(len(b))), b)
 		f.Close()
 		if err != nil {

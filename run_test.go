@@ -54,3 +54,30 @@ func TestRunRefusesTimeout(t *testing.T) {
 		t.Errorf("after the refused runs: %d jobs (%v), want none", len(page.Jobs), err)
 	}
 }
+
+// send --eof right after run ends the job's input even when the wrapper
+// had not yet started the command: the command's end of the stdin FIFO
+// is opened before the launch returns, while the keeper still holds the
+// FIFO (opened later, it waited for a writer forever once the keeper was
+// gone, and the job hung; seen under load in TestMaxBytesCursor).
+func TestSendEOFRightAfterRun(t *testing.T) {
+	c, err := bgjob.NewClient(local.New(), t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for range 20 {
+		j, err := c.Run(ctx, bgjob.Spec{Argv: []string{"cat; echo done"}, Stdin: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Send(ctx, j.ID, strings.NewReader(""), bgjob.SendOptions{EOF: true}); err != nil {
+			t.Fatal(err)
+		}
+		jobs, err := c.Wait(ctx, []string{j.ID}, bgjob.WaitOptions{Timeout: 30 * time.Second})
+		if err != nil || len(jobs) != 1 || jobs[0].Status != "exited" {
+			c.Stop(ctx, []string{j.ID}, bgjob.StopOptions{Grace: new(time.Duration(0))})
+			t.Fatalf("job after send --eof: %+v, %v; want it exited", jobs, err)
+		}
+	}
+}

@@ -28,6 +28,10 @@ if [ "$bg_stdin" = 1 ]; then
 	exec 3<>"$bg_d/stdin"
 	sleep 2147483647 >&3 3>&- 2>/dev/null &
 	bg_keeper=$!
+	# The command's end of the FIFO (4), opened now, while the FIFO has a
+	# writer: opened when the command starts, it would wait for one forever
+	# if send --eof had ended the keeper in between.
+	exec 4<"$bg_d/stdin"
 	exec 3>&-
 	printf '%s\n' "$bg_keeper" >"$bg_d/stdin.keeper"
 fi
@@ -102,8 +106,8 @@ fi
 BGJOB_JOB_ID=$bg_id
 BGJOB_JOB_DIR=$bg_d
 export BGJOB_JOB_ID BGJOB_JOB_DIR
-bg_in=/dev/null
-[ "$bg_stdin" != 1 ] || bg_in=$bg_d/stdin
+# The command's stdin is 4: the FIFO's reading end, or /dev/null.
+[ "$bg_stdin" = 1 ] || exec 4</dev/null
 case $bg_cwd in '' | /*) ;; *) bg_cwd=./$bg_cwd ;; esac
 # The command runs in a subshell (bg_command): neither its variables nor an
 # argv that is a shell builtin such as exit or exec can end or change the
@@ -128,7 +132,7 @@ elif [ "$bg_pty" = 1 ]; then
 		[ -z "$bg_umask" ] || umask "$bg_umask"
 		# shellcheck disable=SC2016 # script's shell expands it
 		exec setsid script -q -e -f -E never -c 'exec /bin/sh "$BGJOB_JOB_DIR/job.sh" pty' /dev/null
-	) <"$bg_in" >&5 2>&"$bg_efd" 5>&- 6>&-
+	) <&4 4<&- >&5 2>&"$bg_efd" 5>&- 6>&-
 	bg_rc=$?
 	if bg_line "$bg_d/exit_code.pty"; then
 		case $bg_l in
@@ -139,9 +143,10 @@ elif [ "$bg_pty" = 1 ]; then
 	fi
 	rm -f "$bg_d/exit_code.pty"
 else
-	(bg_command) <"$bg_in" >&5 2>&"$bg_efd" 5>&- 6>&-
+	(bg_command) <&4 4<&- >&5 2>&"$bg_efd" 5>&- 6>&-
 	bg_rc=$?
 fi
+exec 4<&-
 # KILL: a TERM can be swallowed by a keeper not yet sleep (send.sh).
 [ "$bg_stdin" != 1 ] || kill -KILL "$bg_keeper" 2>/dev/null
 # The timer ends at once while it sleeps; while it stops the job, it ends

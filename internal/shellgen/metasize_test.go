@@ -2,11 +2,14 @@ package shellgen_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
@@ -152,6 +155,61 @@ func TestMetaRemovedWhileRead(t *testing.T) {
 			}
 			if j := jobs[gone.ID]; j.Status != jobdir.StatusUnreadable || j.Error != "meta.json is missing" {
 				t.Errorf("the job whose meta.json went during the read: %s %q, want unreadable, meta.json is missing", j.Status, j.Error)
+			}
+		})
+	}
+}
+
+// TestExitCodeRemovedWhileRead: a job removed while its files are read (a
+// concurrent rm or prune deletes meta.json, then exit_code) is reported as
+// a removal under way, never as a job with an exit_code that is not a
+// number (ls listed such a job unreadable, `exit_code: "" is not a
+// number`, while prune removed it). An exit_code that is a FIFO holds the
+// read until the test has removed the files, so the race happens every
+// time.
+func TestExitCodeRemovedWhileRead(t *testing.T) {
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			kept := jobdirtest.Make(t, root, "w", jobdirtest.Job{Meta: jobdir.Meta{Name: "kept"}}).Meta
+			gone := jobdirtest.Make(t, root, "w", jobdirtest.Job{Meta: jobdir.Meta{Name: "gone"}})
+			code := filepath.Join(gone.Path, "exit_code")
+			if err := os.Remove(code); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(code, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			removed := make(chan error, 1)
+			go func() {
+				// Opening blocks until the script opens exit_code to read it.
+				w, err := os.OpenFile(code, os.O_WRONLY, 0)
+				if err != nil {
+					removed <- err
+					return
+				}
+				err = errors.Join(os.Remove(filepath.Join(gone.Path, jobdir.MetaFile)), os.Remove(code), w.Close())
+				removed <- err
+			}()
+			s, err := shellgen.ListScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.List{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs, _ := runJobs(t, sh, s)
+			select {
+			case err := <-removed:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the listing never read exit_code")
+			}
+			if j := jobs[kept.ID]; j.Status != jobdir.StatusExited {
+				t.Errorf("the other job: %s %q, want exited", j.Status, j.Error)
+			}
+			if j := jobs[gone.Meta.ID]; j.Status != jobdir.StatusUnreadable || j.Error != "meta.json is missing" {
+				t.Errorf("the job removed during the read: %s %q, want unreadable, meta.json is missing", j.Status, j.Error)
 			}
 		})
 	}

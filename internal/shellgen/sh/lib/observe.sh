@@ -9,43 +9,60 @@
 # The wrapper is looked at before exit_code is read, so a job that ends in
 # between is seen as ended, never as lost. A complete exit_code.tmp counts
 # too: the wrapper's mv may have been killed by a stop after it wrote it.
+# The files are all read before anything is printed: a removal deletes
+# meta.json first, so a meta.json gone by then means the files read may
+# have vanished under the reads (an exit_code read as "", a job seen as
+# lost): the job is reported as one without a meta.json.
 # Last comes the L record of its live processes (bg_live), unless
 # bg_obslive is 0 (the launcher's report of a job it has just started).
 bg_obs() {
 	[ ! -L "$1" ] || return 1
 	if ! bg_metaline "$1"; then
-		# A launch cut short, or a removal under way: reported as is,
-		# unless the caller saw a meta.json (strict): then the job is being
-		# removed.
-		[ -d "$1" ] && [ "${2-}" != strict ] || return 1
-		bg_esc "$1"
-		printf 'J\t%s\n' "$bg_e"
-		return 0
+		bg_obsnometa "$1" "${2-}"
+		return
+	fi
+	# Each value read is kept behind an x; an empty one was not there.
+	bg_om=$bg_l bg_op= bg_ox= bg_ot= bg_os= bg_oy1= bg_oy2=
+	if bg_pick; then
+		bg_proc "$bg_w"
+		bg_op=x$bg_s
+	fi
+	if bg_line "$1/exit_code" || bg_tmpcode "$1"; then bg_ox=x$bg_l; fi
+	if bg_line "$1/ended_at"; then bg_ot=x$bg_l; fi
+	if bg_line "$1/stop"; then bg_os=x$bg_l; fi
+	if bg_line "$1/stdout.dropped"; then bg_oy1=x$bg_l; fi
+	if bg_line "$1/stderr.dropped"; then bg_oy2=x$bg_l; fi
+	if [ ! -e "$1/meta.json" ]; then
+		bg_obsnometa "$1" "${2-}"
+		return
 	fi
 	bg_esc "$1"
 	if [ -n "$bg_mbig" ]; then
 		printf 'J\t%s\nV\t%s\n' "$bg_e" "$bg_metamax"
 	else
-		printf 'J\t%s\nM\t%s\n' "$bg_e" "$bg_l"
+		printf 'J\t%s\nM\t%s\n' "$bg_e" "$bg_om"
 	fi
-	if bg_pick; then
-		bg_proc "$bg_w"
-		printf 'P\t%s\n' "$bg_s"
-	fi
-	if bg_line "$1/exit_code"; then
-		printf 'X\t%s\n' "$bg_l"
-	elif bg_tmpcode "$1"; then
-		printf 'X\t%s\n' "$bg_l"
-	fi
-	if bg_line "$1/ended_at"; then printf 'T\t%s\n' "$bg_l"; fi
-	if bg_line "$1/stop"; then printf 'S\t%s\n' "$bg_l"; fi
-	if bg_line "$1/stdout.dropped"; then printf 'Y\tstdout\t%s\n' "$bg_l"; fi
-	if bg_line "$1/stderr.dropped"; then printf 'Y\tstderr\t%s\n' "$bg_l"; fi
+	[ -z "$bg_op" ] || printf 'P\t%s\n' "${bg_op#x}"
+	[ -z "$bg_ox" ] || printf 'X\t%s\n' "${bg_ox#x}"
+	[ -z "$bg_ot" ] || printf 'T\t%s\n' "${bg_ot#x}"
+	[ -z "$bg_os" ] || printf 'S\t%s\n' "${bg_os#x}"
+	[ -z "$bg_oy1" ] || printf 'Y\tstdout\t%s\n' "${bg_oy1#x}"
+	[ -z "$bg_oy2" ] || printf 'Y\tstderr\t%s\n' "${bg_oy2#x}"
 	if [ "${bg_obslive-1}" = 1 ]; then
 		bg_live "$1"
 		printf 'L\t%s\t%s\n' "$bg_lc" "$bg_pm"
 	fi
 	return 0
+}
+
+# bg_obsnometa DIR [strict]: the observation of a job without a meta.json:
+# a launch cut short, or a removal under way, reported as is (J alone),
+# unless the caller saw a meta.json (strict): then the job is being
+# removed, and it fails.
+bg_obsnometa() {
+	[ -d "$1" ] && [ "$2" != strict ] || return 1
+	bg_esc "$1"
+	printf 'J\t%s\n' "$bg_e"
 }
 
 # bg_tmpcode DIR: succeed when DIR/exit_code.tmp holds a status (the

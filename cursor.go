@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 )
@@ -24,6 +25,13 @@ const (
 	// last report to reach the host and the script to end, before the
 	// script is cut.
 	commitGrace = 5 * time.Second
+	// drainPoll is the longest pause between two looks at a reader that
+	// has not read everything yet (a pipe gives no event for that), and
+	// drainLimit how long the last report waits for it: a caller that
+	// reads only once bgjob has ended (wait, then read) is not held
+	// forever; what it reads after that is read again next time.
+	drainPoll  = 50 * time.Millisecond
+	drainLimit = 3 * time.Second
 )
 
 // errReported ends a read with a cursor whose last report is made.
@@ -47,10 +55,17 @@ type commits struct {
 	// deliver, unless nil, is called when the whole read has arrived,
 	// before the last report (LogOptions.Deliver).
 	deliver func() error
+	// unread, unless nil, says how many bytes written for a stream its
+	// reader has not read yet, and whether it has gone (LogOptions.Unread).
+	unread func(stream string) (int64, bool)
+	starts map[string]int64 // where each stream's range began
+	// quit ends the wait for the reader to read everything (the read's
+	// context is done: Ctrl-C).
+	quit <-chan struct{}
 }
 
 func newCommits(hold bool) *commits {
-	c := &commits{hold: hold, eof: make(chan struct{}), ends: map[string]int64{}, told: map[string]int64{}, last: time.Now()}
+	c := &commits{hold: hold, eof: make(chan struct{}), ends: map[string]int64{}, told: map[string]int64{}, starts: map[string]int64{}, last: time.Now()}
 	c.more = sync.NewCond(&c.mu)
 	return c
 }
@@ -83,7 +98,7 @@ func (c *commits) delivered(stream string, end int64, n int) {
 	defer c.mu.Unlock()
 	if _, ok := c.ends[stream]; !ok {
 		c.order = append(c.order, stream)
-		c.ends[stream] = end
+		c.ends[stream], c.starts[stream] = end, end
 	}
 	c.ends[stream] = max(c.ends[stream], end)
 	c.unsent += int64(n)
@@ -112,15 +127,32 @@ func (c *commits) sent(done <-chan struct{}) error {
 }
 
 // report tells the script what was delivered since it was last told; the
-// caller holds mu.
+// caller holds mu. With unread, bytes written but not read yet are not
+// delivered: they were the last written, so each stream's end goes back
+// by its writer's unread bytes (by all of them when both streams share a
+// pipe, which moves the cursor over too little, never too much), never
+// below where it was. A read written out whole (deliver: one JSON
+// document) is delivered only once all of it has been read.
 func (c *commits) report() {
 	if c.hold || c.closed {
 		return
 	}
 	for _, st := range c.order {
-		if end, ok := c.told[st]; !ok || end != c.ends[st] {
-			c.buf = fmt.Appendf(c.buf, "%s %d\n", st, c.ends[st])
-			c.told[st] = c.ends[st]
+		end := c.ends[st]
+		if c.unread != nil {
+			n, _ := c.unread(st)
+			if n > 0 && c.deliver != nil {
+				continue
+			}
+			told, ok := c.told[st]
+			if !ok {
+				told = c.starts[st]
+			}
+			end = max(end-n, told)
+		}
+		if told, ok := c.told[st]; !ok || told != end {
+			c.buf = fmt.Appendf(c.buf, "%s %d\n", st, end)
+			c.told[st] = end
 			c.started = true
 		}
 	}
@@ -134,6 +166,7 @@ func (c *commits) report() {
 // says whether the script was ever told anything: whether cutting the
 // script short might lose a report.
 func (c *commits) finish(done <-chan struct{}) bool {
+	c.drain(done)
 	c.mu.Lock()
 	c.report()
 	c.closed = true
@@ -148,6 +181,43 @@ func (c *commits) finish(done <-chan struct{}) bool {
 	case <-t.C:
 	}
 	return told
+}
+
+// drain waits, with unread, until the reader of every stream has read all
+// that was written for it or has gone, or exec is done, quit closed or
+// drainLimit passed: the last report then moves the cursor over every
+// byte the readers took.
+func (c *commits) drain(done <-chan struct{}) {
+	if c.unread == nil {
+		return
+	}
+	c.mu.Lock()
+	streams := slices.Clone(c.order)
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return
+	}
+	limit := time.NewTimer(drainLimit)
+	defer limit.Stop()
+	for wait := time.Millisecond; ; wait = min(2*wait, drainPoll) {
+		if !slices.ContainsFunc(streams, func(st string) bool {
+			n, gone := c.unread(st)
+			return n > 0 && !gone
+		}) {
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-done:
+		case <-c.quit:
+		case <-limit.C:
+		case <-t.C:
+			continue
+		}
+		t.Stop()
+		return
+	}
 }
 
 // deliveryWriter writes a stream's bytes, from end on, to w and tells

@@ -73,6 +73,16 @@ type LogOptions struct {
 	// stderr (bgjob logs --new --json) writes them out there. Its error
 	// ends Logs.
 	Deliver func(LogResult) error
+	// Unread, with New, says how many of the bytes written to the writer
+	// of stream ("stdout" or "stderr": Logs's stdout or stderr) its
+	// reader has not read yet, and whether that reader has gone, so they
+	// never will be: a pipe's unread bytes. The cursor then moves only over
+	// bytes read: before the last report Logs waits until everything is
+	// read or the reader has gone (for up to 3 s, or until ctx is done),
+	// and each report leaves out what is still unread. With Deliver, a read is delivered only
+	// once all of it has been read. Without Unread, bytes written count as
+	// delivered.
+	Unread func(stream string) (n int64, gone bool)
 }
 
 // Zero, as LogOptions.Tail, Head or Bytes, asks for no line or byte at
@@ -117,7 +127,7 @@ func (o LogOptions) Validate() error {
 		return bad(picked[0], picked[1], "%[1]s does not go with %[2]s: one picks the range")
 	case o.Reader != "" && !o.New:
 		return bad("Reader", "New", "%[1]s goes with %[2]s")
-	case (o.Hold || o.Commit != nil || o.Deliver != nil) && !o.New:
+	case (o.Hold || o.Commit != nil || o.Deliver != nil || o.Unread != nil) && !o.New:
 		return bad("Hold", "New", "%[1]s goes with %[2]s")
 	case o.New && o.Follow:
 		return bad("New", "Follow", "%[1]s reads what is there now; it does not go with %[2]s")
@@ -184,7 +194,7 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 		q.Follow = false
 	}
 	var res LogResult
-	if err := c.readLogs(ctx, q, o.Hold, o.Deliver, &res, stdout, stderr); err != nil || !watch {
+	if err := c.readLogs(ctx, q, o.Hold, o.Deliver, o.Unread, &res, stdout, stderr); err != nil || !watch {
 		return res, err
 	}
 	q = shellgen.Logs{Ref: res.Job.ID, Streams: streams, HasOffset: true}
@@ -205,7 +215,7 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 		for _, r := range res.Ranges {
 			q.Offsets[r.Stream] = r.Next
 		}
-		if err := c.readLogs(ctx, q, false, nil, &res, stdout, stderr); err != nil {
+		if err := c.readLogs(ctx, q, false, nil, nil, &res, stdout, stderr); err != nil {
 			return err
 		}
 		if !ended() {
@@ -352,7 +362,7 @@ func (c *Client) counted(ctx context.Context, res LogResult) LogResult {
 // the script last saw it and the ranges of the logs it copied. With New it
 // reports what was delivered as it goes (commits), unless hold, or with
 // deliver once deliver has taken the whole read.
-func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliver func(LogResult) error, res *LogResult, stdout, stderr io.Writer) error {
+func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliver func(LogResult) error, unread func(string) (int64, bool), res *LogResult, stdout, stderr io.Writer) error {
 	script, err := shellgen.LogsScript(c.target(), q)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUsage, err)
@@ -360,6 +370,7 @@ func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliv
 	var cm *commits
 	if q.New {
 		cm = newCommits(hold || deliver != nil)
+		cm.unread, cm.quit = unread, ctx.Done()
 		if deliver != nil {
 			cm.deliver = func() error {
 				if err := deliver(*res); err != nil {

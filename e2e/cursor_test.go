@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/bgjob/bgjob/internal/sshtest"
 )
@@ -72,6 +73,82 @@ func TestCursorReaderGone(t *testing.T) {
 			log, _ := os.ReadFile(path)
 			if from := readNew(t, tc.flags, id, log); from != 0 {
 				t.Errorf("after a reader that got nothing, the next read starts at %d of %d: the bytes before are lost", from, len(log))
+			}
+		})
+	}
+}
+
+// TestCursorReaderTookPart: logs --new into a pipe moves the cursor over
+// what its reader read, not over what it wrote: a reader that reads 100
+// bytes and goes (`| head -c 100`) leaves the rest for the next read,
+// locally and over SSH, though every byte fitted in the pipe and was
+// written; one that reads slowly but wholly leaves nothing; with --json
+// a document read in part moves the cursor over nothing. The cursor used
+// to move over all that fitted in the pipe: the next read printed 0 bytes.
+func TestCursorReaderTookPart(t *testing.T) {
+	t.Parallel()
+	bin := bgjobBinary(t)
+	// read runs logs --new with stdout a pipe of which take reads what
+	// it reads before closing it, and returns how much it read.
+	read := func(t *testing.T, args []string, take func(io.Reader) int) int {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+		cmd.Stdout = pw
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		pw.Close()
+		n := take(pr)
+		pr.Close()
+		if err := cmd.Wait(); err != nil && errb.Len() > 0 {
+			t.Fatalf("logs --new: %v: %s", err, errb.String())
+		}
+		return n
+	}
+	head := func(r io.Reader) int {
+		n, err := io.ReadFull(r, make([]byte, 100))
+		if err != nil {
+			t.Errorf("the reader got %d bytes: %v", n, err)
+		}
+		return n
+	}
+	for _, tc := range localAndSSH(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			id, path := endedJob(t, tc.flags, "seq 1 9000")
+			log, _ := os.ReadFile(path)
+			if len(log) != 43893 {
+				t.Fatalf("the log holds %d bytes, want 43893", len(log))
+			}
+			got := read(t, append(tc.flags, "logs", "--new", id), head)
+			if from := readNew(t, tc.flags, id, log); from != got {
+				t.Errorf("the reader read %d bytes and went; the next read starts at %d", got, from)
+			}
+
+			id, path = endedJob(t, tc.flags, "seq 1 9000")
+			log, _ = os.ReadFile(path)
+			got = read(t, append(tc.flags, "logs", "--new", id), func(r io.Reader) int {
+				time.Sleep(300 * time.Millisecond)
+				n, _ := io.Copy(io.Discard, r)
+				return int(n)
+			})
+			if got != len(log) {
+				t.Fatalf("the slow reader read %d bytes of %d", got, len(log))
+			}
+			if from := readNew(t, tc.flags, id, log); from != len(log) {
+				t.Errorf("the slow reader read all %d bytes; the next read starts at %d", len(log), from)
+			}
+
+			id, path = endedJob(t, tc.flags, "seq 1 9000")
+			log, _ = os.ReadFile(path)
+			read(t, append(tc.flags, "logs", "--new", "--json", id), head)
+			if from := readNew(t, tc.flags, id, log); from != 0 {
+				t.Errorf("the reader read 100 bytes of the JSON document and went; the next read starts at %d, want 0", from)
 			}
 		})
 	}
@@ -152,9 +229,10 @@ func TestCursorKilledMidRead(t *testing.T) {
 }
 
 // TestCursorInterrupted: Ctrl-C (SIGINT) in the middle of a 23 MB read
-// reports what was written before the script is ended, so the next read
-// repeats at most the write under way (32 KiB). It used to repeat
-// everything: the cursor did not move at all.
+// reports what its reader had read before the script is ended, so the next
+// read repeats at most the write under way (32 KiB) and what the pipe held
+// unread (64 KiB), which this reader reads after the Ctrl-C. It used to
+// repeat everything: the cursor did not move at all.
 func TestCursorInterrupted(t *testing.T) {
 	t.Parallel()
 	for _, tc := range localAndSSH(t) {
@@ -162,7 +240,7 @@ func TestCursorInterrupted(t *testing.T) {
 			t.Parallel()
 			id, path := endedJob(t, tc.flags, bigLog)
 			got := cutRead(t, tc.flags, id, func(cmd *exec.Cmd) { cmd.Process.Signal(syscall.SIGINT) })
-			checkCut(t, tc.flags, id, path, got, 64<<10)
+			checkCut(t, tc.flags, id, path, got, 96<<10)
 		})
 	}
 }

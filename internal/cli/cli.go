@@ -92,6 +92,11 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// Interrupted (Ctrl-C or TERM): the jobs go on; say nothing more.
 		return 130
 	}
+	if errors.Is(err, syscall.EPIPE) {
+		// The reader of stdout went (logs --new | head -c 100): quiet,
+		// with the status of a command SIGPIPE ended.
+		return 128 + 13
+	}
 	var ee *exitError
 	code := 1
 	switch {

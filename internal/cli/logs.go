@@ -36,9 +36,11 @@ result carries next_offset, so a caller can poll "what is new" without state.
 --new keeps a read cursor in the job directory (one per --reader), so
 successive calls, from any process or machine, each print only unread output;
 --new --tail N prints the last N lines of it and moves the cursor to the end.
-The cursor moves only over what was written to stdout: a reader killed or
-cut off mid-read (Ctrl-C, | head, a dropped connection) loses nothing, and
-the next --new repeats at most the last 256 KiB or second it printed.
+The cursor moves only over what reached the reader: into a pipe, over what
+the program at its other end read (bgjob waits up to 3 s for it to read the
+rest), so '| head -c 100' leaves the rest for the next --new; a reader
+killed or cut off mid-read (Ctrl-C, a dropped connection) loses nothing,
+and the next --new repeats at most the last 256 KiB or second it printed.
 --offset and --new never end in the middle of a UTF-8 character while the job
 runs, nor, on a --pty job, inside an escape sequence or after a CR that a
 newline may follow (so --plain never prints the tail of a sequence). --follow keeps printing until the job ends, then exits with its status;
@@ -157,6 +159,13 @@ func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions, plain bo
 		errw = a.stdout
 	}
 	lctx, gone, stop := ctx, func() bool { return false }, func() {}
+	if o.New {
+		// The cursor moves over what the reader read, not over what
+		// sits unread in a pipe; a reader that goes (head -c 100) leaves
+		// the rest for the next read.
+		defer quietPipe()()
+		o.Unread = unreadOf(a.stdout, errw)
+	}
 	if o.Follow {
 		// A follow ends when its reader goes away (grep -m1), on every
 		// host.
@@ -241,8 +250,11 @@ func (a *app) logsJSON(ctx context.Context, f *bgjob.Fleet, ref string, o bgjob.
 	}
 	printed := false
 	if o.New && !a.many() {
-		// The cursor moves over what was printed, once it is.
+		// The cursor moves over what was printed, once it is, and once
+		// the reader has read all of it.
+		defer quietPipe()()
 		o.Deliver = func(res bgjob.LogResult) error { printed = true; return emit(res, bufs[a.host]) }
+		o.Unread = unreadOf(a.stdout, a.stdout)
 	}
 	res := f.Logs(ctx, ref, o, func(host string) (io.Writer, io.Writer) {
 		mu.Lock()
@@ -267,6 +279,26 @@ func (a *app) logsJSON(ctx context.Context, f *bgjob.Fleet, ref string, o bgjob.
 		return err
 	}
 	return failures(a, res)
+}
+
+// unreadOf returns the bgjob.LogOptions.Unread of a read whose stdout
+// stream is written to out and stderr stream to errw: nil when neither is
+// a pipe.
+func unreadOf(out, errw io.Writer) func(string) (int64, bool) {
+	o, e := pipeUnread(out), pipeUnread(errw)
+	if o == nil && e == nil {
+		return nil
+	}
+	return func(stream string) (int64, bool) {
+		f := o
+		if stream == "stderr" {
+			f = e
+		}
+		if f == nil {
+			return 0, false
+		}
+		return f()
+	}
 }
 
 // text returns log bytes, or with plain their text (termtext.Strip).

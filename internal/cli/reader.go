@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -65,4 +67,43 @@ func whileRead(ctx context.Context, w io.Writer) (_ context.Context, gone func()
 		<-done
 		cancel()
 	}
+}
+
+// pipeUnread returns, when w is a pipe, a function that says how many of
+// the bytes written to w its reader has not read yet, and whether that
+// reader has gone (so it never will); nil for any other writer: a file or
+// a terminal takes what is written. logs --new moves its cursor over
+// what was read, not what was written (bgjob.LogOptions.Unread). Only
+// Linux tells a pipe's writer what is unread (FIONREAD); elsewhere it is
+// nil.
+func pipeUnread(w io.Writer) func() (int64, bool) {
+	f, ok := w.(*os.File)
+	if !ok || fionread == 0 {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		return nil
+	}
+	fd := int(f.Fd())
+	return func() (int64, bool) {
+		n, err := unix.IoctlGetInt(fd, fionread)
+		if err != nil {
+			return 0, false
+		}
+		fds := []unix.PollFd{{Fd: int32(fd)}}
+		if _, err := unix.Poll(fds, 0); err != nil {
+			return int64(n), false
+		}
+		return int64(n), fds[0].Revents&unix.POLLERR != 0
+	}
+}
+
+// quietPipe makes a write to stdout or stderr whose reader has gone fail
+// with EPIPE, rather than kill bgjob with SIGPIPE, until the function it
+// returns is called: logs --new then reports what its reader took.
+func quietPipe() func() {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGPIPE)
+	return func() { signal.Stop(c) }
 }

@@ -11,3 +11,10 @@ func whileRead(ctx context.Context, _ io.Writer) (_ context.Context, gone func()
 	ctx, cancel := context.WithCancel(ctx)
 	return ctx, func() bool { return false }, cancel
 }
+
+// pipeUnread on Windows knows no pipe's unread bytes: bytes written count
+// as read.
+func pipeUnread(io.Writer) func() (int64, bool) { return nil }
+
+// quietPipe on Windows has nothing to do: no SIGPIPE.
+func quietPipe() func() { return func() {} }

@@ -1,0 +1,57 @@
+package bgjob
+
+import (
+	"io"
+	"strings"
+	"testing"
+)
+
+// TestReportLeavesUnread: a report moves each stream's cursor over what
+// was written less what its reader has not read yet, never back below
+// where it was told or where the range began; a read delivered whole
+// (Deliver) is reported only once nothing of it is unread.
+func TestReportLeavesUnread(t *testing.T) {
+	unread := map[string]int64{}
+	c := newCommits(false)
+	c.unread = func(st string) (int64, bool) { return unread[st], false }
+	report := func() string {
+		c.mu.Lock()
+		c.report()
+		s := string(c.buf)
+		c.buf = nil
+		c.mu.Unlock()
+		return s
+	}
+	c.delivered("stdout", 1000, 0)
+	c.delivered("stdout", 5000, 4000)
+	c.delivered("stderr", 200, 0)
+	c.delivered("stderr", 300, 100)
+	unread["stdout"], unread["stderr"] = 3000, 0
+	if got, want := report(), "stdout 2000\nstderr 300\n"; got != want {
+		t.Errorf("report %q, want %q", got, want)
+	}
+	// Both streams into one pipe: stderr's share of the unread is
+	// unknown, and it never goes back.
+	unread["stdout"], unread["stderr"] = 500, 500
+	if got, want := report(), "stdout 4500\n"; got != want {
+		t.Errorf("report %q, want %q", got, want)
+	}
+	unread["stdout"] = 9000
+	if got := report(); got != "" {
+		t.Errorf("report %q: a cursor went back", got)
+	}
+
+	w := newCommits(true)
+	w.unread = func(string) (int64, bool) { return unread["stdout"], true }
+	w.deliver = func() error { w.release(); return nil }
+	w.delivered("stdout", 0, 0)
+	w.delivered("stdout", 5000, 5000)
+	unread["stdout"] = 1
+	if err := w.sent(make(chan struct{})); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(w)
+	if strings.Contains(string(b), "5000") || strings.Contains(string(b), "4999") {
+		t.Errorf("a whole read of which a byte is unread was reported: %q", b)
+	}
+}

@@ -55,6 +55,16 @@ func waitBound(ctx context.Context, timeout time.Duration) (context.Context, fun
 	if timeout <= 0 {
 		return ctx, func(err error) error { return err }
 	}
-	expired := fmt.Errorf("waiting %s: %w (the host did not answer)", timeout, ErrTimeout)
+	expired := fmt.Errorf("waiting %s: %w (the host did not answer)", waitLabel(timeout), ErrTimeout)
 	return bound(ctx, time.Now().Add(timeout+answerGrace), expired)
+}
+
+// waitLabel is a wait's timeout as its errors say it: to the hundredth of
+// a second, so that the 1.999936s left of a 2s --timeout once connected
+// reads 2s.
+func waitLabel(timeout time.Duration) string {
+	if timeout >= time.Second {
+		return timeout.Round(10 * time.Millisecond).String()
+	}
+	return timeout.Round(time.Millisecond).String()
 }

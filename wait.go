@@ -60,7 +60,7 @@ func (c *Client) Wait(ctx context.Context, refs []string, o WaitOptions) (jobs [
 		return err
 	})
 	if timedOut && errors.Is(err, errPending) {
-		err = fmt.Errorf("waiting %s: %w", o.Timeout, ErrTimeout)
+		err = fmt.Errorf("waiting %s: %w", waitLabel(o.Timeout), ErrTimeout)
 	}
 	return jobs, err
 }
@@ -120,7 +120,7 @@ func (c *Client) wait(ctx context.Context, q shellgen.Wait) ([]jobdir.Job, error
 	case len(errs) > 0:
 		return jobs, errors.Join(errs...)
 	case state == "timeout":
-		return jobs, fmt.Errorf("waiting %s: %w", q.Timeout, ErrTimeout)
+		return jobs, fmt.Errorf("waiting %s: %w", waitLabel(q.Timeout), ErrTimeout)
 	case state == "pending":
 		return jobs, errPending
 	}

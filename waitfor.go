@@ -93,7 +93,7 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 		return err
 	})
 	if timedOut && errors.Is(err, errPending) {
-		return j, Match{}, fmt.Errorf("waiting %s for %q: %w", o.Timeout, pattern, ErrTimeout)
+		return j, Match{}, fmt.Errorf("waiting %s for %q: %w", waitLabel(o.Timeout), pattern, ErrTimeout)
 	}
 	return j, m, err
 }
@@ -141,7 +141,7 @@ func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor) (jobdir.Job, 
 	case found:
 		return job, m, nil
 	case state == "timeout":
-		return job, Match{}, fmt.Errorf("waiting %s for %q: %w", q.Timeout, q.Pattern, ErrTimeout)
+		return job, Match{}, fmt.Errorf("waiting %s for %q: %w", waitLabel(q.Timeout), q.Pattern, ErrTimeout)
 	case state == "ended":
 		return job, Match{}, fmt.Errorf("job %s: %w %q", job.ID, ErrNoMatch, q.Pattern)
 	case state == "pending":

@@ -6,6 +6,8 @@
 # are not jobs, and are passed over. With bg_owned=1 only the jobs whose
 # meta.json records an owner are printed.
 bg_readroot
+# An ended job recorded without leftovers is not scanned for (bg_live).
+bg_recorded=1
 bg_n=0
 LC_ALL=C
 bg_one() {
@@ -56,3 +58,5 @@ else
 		bg_one "$bg_x" || break
 	done
 fi
+# Record the ended jobs seen without processes (bg_leftovers).
+bg_leftovers

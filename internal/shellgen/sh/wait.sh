@@ -7,6 +7,8 @@
 # stdin closes (the caller went away) it ends at once, printing nothing
 # more, and so does every process it started (bg_watchin).
 bg_readroot
+# An ended job recorded without leftovers is not scanned for (bg_live).
+bg_recorded=1
 bg_dirs=
 for bg_ref in $bg_refs; do
 	if bg_find "$bg_ws" "$bg_ref"; then bg_dirs=$bg_dirs$bg_d$bg_nl; else bg_err "$bg_fk" "$bg_ref"; fi
@@ -43,3 +45,5 @@ while :; do
 done
 [ "$bg_once" = 1 ] || bg_unwatch
 for bg_x in "$@"; do bg_obs "$bg_x"; done
+# Record the ended jobs seen without processes (bg_leftovers).
+bg_leftovers

@@ -120,6 +120,24 @@ bg_scan() {
 # and left those groups is not found.
 bg_live() {
 	bg_lp= bg_lc=0 bg_lgm= bg_lesc=
+	# A look (bg_recorded 1: status, ls, wait) at an ended job that a look
+	# recorded without processes (bg_leftovers) takes it at its word; stop,
+	# rm and prune, which act on processes, always scan.
+	bg_lend=
+	if [ "${bg_recorded-}" = 1 ] && [ -e "$1/exit_code" ]; then
+		if bg_line "$1/leftovers" && [ "$bg_l" = 0 ]; then
+			bg_pm=proc
+			return 0
+		fi
+		bg_lend=1
+	fi
+	if [ -z "${bg_pgs-}" ]; then
+		bg_scan
+	elif [ -z "${bg_lrescan-}" ]; then
+		# The scan was made before the job was seen ended: it proves
+		# nothing about what is left (bg_leftovers scans again).
+		[ -z "$bg_lend" ] || bg_lend=late
+	fi
 	# The id first: listing the group's members below sets the arguments.
 	bg_lid=${1##*/} bg_ldir=$1
 	[ -n "${bg_pgs-}" ] || bg_scan
@@ -190,6 +208,34 @@ bg_live() {
 	# shellcheck disable=SC2086 # the pids are words on purpose
 	set -- $bg_lp
 	bg_lc=$#
+	[ "$bg_lc" = 0 ] && [ "$bg_pm" = proc ] || return 0
+	case $bg_lend in
+	1) { printf '0\n' >"$bg_ldir/leftovers.tmp$$" && mv -f "$bg_ldir/leftovers.tmp$$" "$bg_ldir/leftovers"; } 2>/dev/null || rm -f "$bg_ldir/leftovers.tmp$$" ;;
+	late) bg_lunrec=${bg_lunrec-}$bg_ldir$bg_nl ;;
+	esac
+}
+
+# bg_leftovers: record the ended jobs that bg_live found without processes
+# in a scan made before it saw them ended (bg_lunrec): one more scan, made
+# now that they have ended, records each that it still finds without any.
+# The record is a file, leftovers, holding 0: no process of the job was
+# alive in a scan made after its exit_code was written, so none can appear
+# later (every process of the job descends from one alive when its
+# command ended), and a look at it (bg_recorded) no longer scans.
+bg_leftovers() {
+	[ -n "${bg_lunrec-}" ] || return 0
+	bg_lx=$bg_lunrec bg_lunrec=
+	bg_pgs= bg_lrescan=1
+	bg_scan
+	set -f
+	bg_oifs=$IFS
+	IFS=$bg_nl
+	# shellcheck disable=SC2086 # the directories are lines on purpose
+	set -- $bg_lx
+	IFS=$bg_oifs
+	set +f
+	for bg_lx in "$@"; do bg_live "$bg_lx"; done
+	bg_lrescan=
 }
 
 # bg_ended DIR: succeed when the job in DIR has ended: exit_code written,

@@ -1,0 +1,193 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+// TestLeftoversRecord: the first look at an ended job that finds none of
+// its processes alive, in a scan made after it ended, records that (the
+// leftovers file): later looks (status, ls, wait) do not scan the host's
+// processes (a grep of /proc/*/environ costs more the busier the host),
+// and still say 0. A job that left processes is not recorded, so an
+// escapee that forks and dies after the job ended leaves its child
+// counted, never 0 while it lives. An ls that saw jobs end after its scan
+// records them with a second scan, so the next ls does not scan at all.
+//
+// Not parallel: it puts a grep that logs its /proc reads first on PATH.
+func TestLeftoversRecord(t *testing.T) {
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	ctx := context.Background()
+	g := []string{"--root", root}
+	realGrep, err := exec.LookPath("grep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	scans := filepath.Join(t.TempDir(), "scans")
+	fake := "#!/bin/sh\ncase \"$*\" in *BGJOB_JOB_ID*/proc/*) echo scan >>" + scans + " ;; esac\nexec " + realGrep + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "grep"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	run := func(command string) string {
+		t.Helper()
+		code, out, errs := bgjob(ctx, append(g, "run", "-q", "--", command)...)
+		if code != 0 {
+			t.Fatalf("run: exit %d: %s", code, errs)
+		}
+		id := strings.TrimSpace(out)
+		if code, _, errs := bgjob(ctx, append(g, "wait", id)...); code != 0 {
+			t.Fatalf("wait: exit %d: %s", code, errs)
+		}
+		return id
+	}
+	recorded := func(ws, id string) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(root, ws, id, "leftovers"))
+		if err != nil {
+			return "none"
+		}
+		return strings.TrimSpace(string(b))
+	}
+	status := func(id string) jobdir.Job {
+		t.Helper()
+		code, out, errs := bgjob(ctx, append(g, "status", "--json", id)...)
+		if code != 0 {
+			t.Fatalf("status: exit %d: %s", code, errs)
+		}
+		var j []jobdir.Job
+		if err := json.Unmarshal([]byte(out), &j); err != nil || len(j) != 1 {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return j[0]
+	}
+	scanned := func() bool {
+		_, err := os.Stat(scans)
+		os.Remove(scans)
+		return err == nil
+	}
+
+	alone := run("echo hi")
+	// The wait saw it end, then scanned, and recorded.
+	if !scanned() || recorded(jobdir.DefaultWorkspace, alone) != "0" {
+		t.Fatalf("the wait that saw the job end did not scan and record it")
+	}
+	for i, want := range []bool{false, false} {
+		if j := status(alone); j.Status != jobdir.StatusExited || j.LiveProcesses != 0 || j.ProcessScan != "" {
+			t.Errorf("status: %s, %d live, scan %q; want exited, 0, counted", j.Status, j.LiveProcesses, j.ProcessScan)
+		}
+		if got := scanned(); got != want {
+			t.Errorf("look %d at an ended job: scanned %v, want %v", i+1, got, want)
+		}
+		if n := recorded(jobdir.DefaultWorkspace, alone); n != "0" {
+			t.Errorf("after look %d the job's leftovers record is %q, want 0", i+1, n)
+		}
+	}
+	// Without the record (a job of an earlier version, or one removed by
+	// hand) the look scans, and records.
+	if err := os.Remove(filepath.Join(root, jobdir.DefaultWorkspace, alone, "leftovers")); err != nil {
+		t.Fatal(err)
+	}
+	status(alone)
+	if !scanned() || recorded(jobdir.DefaultWorkspace, alone) != "0" {
+		t.Fatalf("status of an ended job without the record did not scan and record it")
+	}
+
+	// An escapee alive at the end forks a child of its own and dies.
+	dir := t.TempDir()
+	p, c := filepath.Join(dir, "p"), filepath.Join(dir, "c")
+	forker := run(`setsid sh -c 'echo $$ >` + p + `; while [ ! -e ` + p + `.go ]; do sleep 0.05; done; setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! >` + c + `' </dev/null >/dev/null 2>&1 &`)
+	if j := status(forker); j.LiveProcesses != 1 {
+		t.Fatalf("status of a job that left an escapee: %d live processes, want 1", j.LiveProcesses)
+	}
+	if n := recorded(jobdir.DefaultWorkspace, forker); n != "none" {
+		t.Fatalf("a job that left an escapee was recorded with %q leftovers", n)
+	}
+	if err := os.WriteFile(p+".go", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var child int
+	if !eventually(10*time.Second, func() bool {
+		b, err := os.ReadFile(c)
+		child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && child > 0
+	}) {
+		t.Fatal("the escapee never forked")
+	}
+	t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
+	pb, _ := os.ReadFile(p)
+	parent, _ := strconv.Atoi(strings.TrimSpace(string(pb)))
+	if !eventually(10*time.Second, func() bool { return syscall.Kill(parent, 0) != nil }) {
+		t.Fatal("the escapee that forked did not end")
+	}
+	if j := status(forker); j.LiveProcesses != 1 {
+		t.Errorf("status after the escapee forked and died: %d live processes, want 1 (its child)", j.LiveProcesses)
+	}
+
+	// ls: a running job makes the scan; the jobs seen ended after it
+	// are recorded by a second one; once the running job has ended too,
+	// ls scans once more (to record it), then no more.
+	lg := append(g, "-w", "ls")
+	var ids []string
+	for range 3 {
+		code, out, errs := bgjob(ctx, append(lg, "run", "-q", "--", "true")...)
+		if code != 0 {
+			t.Fatalf("run: exit %d: %s", code, errs)
+		}
+		ids = append(ids, strings.TrimSpace(out))
+	}
+	if code, _, errs := bgjob(ctx, append(append(lg, "wait"), ids...)...); code != 0 {
+		t.Fatalf("wait: exit %d: %s", code, errs)
+	}
+	// The wait may have found them ended at its first look, and recorded
+	// them all: the ls below must find them unrecorded.
+	for _, id := range ids {
+		os.Remove(filepath.Join(root, "ls", id, "leftovers"))
+	}
+	code, out, errs := bgjob(ctx, append(lg, "run", "-q", "--stdin", "--", "cat")...)
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	running := strings.TrimSpace(out)
+	ls := func() {
+		t.Helper()
+		if code, _, errs := bgjob(ctx, append(lg, "ls", "--limit", "0")...); code != 0 {
+			t.Fatalf("ls: exit %d: %s", code, errs)
+		}
+	}
+	scanned()
+	ls()
+	if !scanned() {
+		t.Errorf("ls with a running job did not scan")
+	}
+	for _, id := range ids {
+		if n := recorded("ls", id); n != "0" {
+			t.Errorf("after ls, the ended job %s is recorded %q, want 0", id, n)
+		}
+	}
+	if code, _, errs := bgjob(ctx, append(lg, "send", "--eof", running)...); code != 0 {
+		t.Fatalf("send: exit %d: %s", code, errs)
+	}
+	if code, _, errs := bgjob(ctx, append(lg, "wait", running)...); code != 0 {
+		t.Fatalf("wait: exit %d: %s", code, errs)
+	}
+	ls()
+	scanned()
+	ls()
+	if scanned() {
+		t.Errorf("ls of ended jobs, all recorded, scanned the host's processes")
+	}
+}

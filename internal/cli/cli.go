@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bgjob/bgjob"
+	ctr "github.com/bgjob/bgjob/runtime/container"
 	"github.com/bgjob/bgjob/runtime/local"
 	sshrt "github.com/bgjob/bgjob/runtime/ssh"
 )
@@ -228,11 +229,19 @@ func (a *app) connect(ctx context.Context, host string) (*bgjob.Client, func(), 
 }
 
 // clientOn returns a client of host (this machine when ""), reached over
-// SSH with dial, and what releases it.
+// SSH with dial or, for a container host, through its daemon, and what
+// releases it.
 func (a *app) clientOn(ctx context.Context, host string, dial func(context.Context, string) (*sshrt.Runtime, error)) (*bgjob.Client, func(), error) {
 	var rt bgjob.Runtime = local.New()
 	release := func() {}
-	if host != "" {
+	switch {
+	case ctr.IsHost(host):
+		r, rel, err := dialContainer(ctx, host)
+		if err != nil {
+			return nil, nil, err
+		}
+		rt, release = r, rel
+	case host != "":
 		r, err := dial(ctx, host)
 		if err != nil {
 			return nil, nil, err

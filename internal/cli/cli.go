@@ -171,7 +171,7 @@ fails with "HOST: no answer within 30s (--host-timeout)". wait and run
 	f := cmd.PersistentFlags()
 	f.StringVarP(&a.workspace, "workspace", "w", "default", "workspace (env BGJOB_WORKSPACE)")
 	f.StringVar(&a.root, "root", "", "root directory of all jobs on the host (env BGJOB_ROOT; default /tmp/bgjob-$UID)")
-	f.StringArrayVarP(&a.hostArgs, "host", "H", nil, "run on this SSH host, [user@]host[:port] or an ssh_config alias; repeat it, give a comma list or @FILE for several (env BGJOB_HOST)")
+	f.StringArrayVarP(&a.hostArgs, "host", "H", nil, "run on this host: an SSH host, [user@]host[:port] or an ssh_config alias, or a container, docker://[user@]NAME or podman://[user@]NAME; repeat it, give a comma list or @FILE for several (env BGJOB_HOST)")
 	f.IntVar(&a.parallel, "parallel", bgjob.DefaultParallel, "with several hosts, work on at most this many at once")
 	f.StringVar(&a.sshConfig, "ssh-config", "", "ssh_config file (env BGJOB_SSH_CONFIG; default ~/.ssh/config)")
 	f.DurationVar(&a.hostTimeout, "host-timeout", bgjob.DefaultHostTimeout, "give each host this long to answer a verb that does not wait, connecting included (0: no limit; env BGJOB_HOST_TIMEOUT)")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -98,7 +99,7 @@ func (r *Runtime) apiErr(ctx context.Context, err error) error {
 		return ctx.Err()
 	case cerrdefs.IsNotFound(err):
 		return fmt.Errorf("%s: %w", r.host, ErrNoSuchContainer)
-	case errors.Is(err, fs.ErrPermission):
+	case errors.Is(err, fs.ErrPermission) || client.IsErrConnectionFailed(err) && r.denied():
 		return fmt.Errorf("%s: %w", r.host, &daemonError{fmt.Sprintf("permission denied on the %s socket %s", r.addr.Engine, r.daemon)})
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, fs.ErrNotExist), client.IsErrConnectionFailed(err):
 		return fmt.Errorf("%s: %w", r.host, &daemonError{fmt.Sprintf("no %s daemon answers at %s", r.addr.Engine, r.daemon)})
@@ -107,6 +108,20 @@ func (r *Runtime) apiErr(ctx context.Context, err error) error {
 		return fmt.Errorf("%s: %w", r.host, ErrNotRunning)
 	}
 	return fmt.Errorf("%s: %w", r.host, err)
+}
+
+// denied reports whether the daemon's unix socket refuses this user: the
+// client's "cannot connect" does not say why.
+func (r *Runtime) denied() bool {
+	path, ok := strings.CutPrefix(r.daemon, "unix://")
+	if !ok {
+		return false
+	}
+	c, err := net.Dial("unix", path)
+	if err == nil {
+		c.Close()
+	}
+	return errors.Is(err, fs.ErrPermission)
 }
 
 // Host returns the host as given to Dial.

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bgjob/bgjob"
+	ctr "github.com/bgjob/bgjob/runtime/container"
 	"github.com/bgjob/bgjob/runtime/local"
 	sshrt "github.com/bgjob/bgjob/runtime/ssh"
 )
@@ -170,7 +171,7 @@ fails with "HOST: no answer within 30s (--host-timeout)". wait and run
 	f := cmd.PersistentFlags()
 	f.StringVarP(&a.workspace, "workspace", "w", "default", "workspace (env BGJOB_WORKSPACE)")
 	f.StringVar(&a.root, "root", "", "root directory of all jobs on the host (env BGJOB_ROOT; default /tmp/bgjob-$UID)")
-	f.StringArrayVarP(&a.hostArgs, "host", "H", nil, "run on this SSH host, [user@]host[:port] or an ssh_config alias; repeat it, give a comma list or @FILE for several (env BGJOB_HOST)")
+	f.StringArrayVarP(&a.hostArgs, "host", "H", nil, "run on this host: an SSH host, [user@]host[:port] or an ssh_config alias, or a container, docker://[user@]NAME or podman://[user@]NAME; repeat it, give a comma list or @FILE for several (env BGJOB_HOST)")
 	f.IntVar(&a.parallel, "parallel", bgjob.DefaultParallel, "with several hosts, work on at most this many at once")
 	f.StringVar(&a.sshConfig, "ssh-config", "", "ssh_config file (env BGJOB_SSH_CONFIG; default ~/.ssh/config)")
 	f.DurationVar(&a.hostTimeout, "host-timeout", bgjob.DefaultHostTimeout, "give each host this long to answer a verb that does not wait, connecting included (0: no limit; env BGJOB_HOST_TIMEOUT)")
@@ -228,11 +229,19 @@ func (a *app) connect(ctx context.Context, host string) (*bgjob.Client, func(), 
 }
 
 // clientOn returns a client of host (this machine when ""), reached over
-// SSH with dial, and what releases it.
+// SSH with dial or, for a container host, through its daemon, and what
+// releases it.
 func (a *app) clientOn(ctx context.Context, host string, dial func(context.Context, string) (*sshrt.Runtime, error)) (*bgjob.Client, func(), error) {
 	var rt bgjob.Runtime = local.New()
 	release := func() {}
-	if host != "" {
+	switch {
+	case ctr.IsHost(host):
+		r, rel, err := dialContainer(ctx, host)
+		if err != nil {
+			return nil, nil, err
+		}
+		rt, release = r, rel
+	case host != "":
 		r, err := dial(ctx, host)
 		if err != nil {
 			return nil, nil, err

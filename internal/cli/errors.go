@@ -33,6 +33,9 @@ func errorKind(err error) string {
 	default:
 		return string(k)
 	}
+	if k := containerErrorKind(err); k != "" {
+		return k
+	}
 	var op *net.OpError
 	var dns *net.DNSError
 	switch {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/internal/mcp"
+	ctr "github.com/bgjob/bgjob/runtime/container"
 	sshrt "github.com/bgjob/bgjob/runtime/ssh"
 )
 
@@ -90,8 +91,12 @@ func (a *app) mcp(ctx context.Context, o mcpOptions) error {
 	return srv.Run(ctx, mcp.NewStdioTransport(a.stdin, a.stdout))
 }
 
-// mcpDial connects to an SSH host for the server, without prompts.
+// mcpDial connects to an SSH host, without prompts, or to a container
+// host, for the server.
 func (a *app) mcpDial(ctx context.Context, host string) (bgjob.Runtime, func(), error) {
+	if ctr.IsHost(host) {
+		return dialContainer(ctx, host)
+	}
 	r, err := sshrt.Dial(ctx, host, a.sshOptions())
 	if err != nil {
 		return nil, nil, err

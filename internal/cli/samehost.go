@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/bgjob/bgjob"
+	ctr "github.com/bgjob/bgjob/runtime/container"
 	sshrt "github.com/bgjob/bgjob/runtime/ssh"
 )
 
@@ -23,6 +24,10 @@ func (a *app) distinctHosts(ctx context.Context, hosts []string) []string {
 	sem := make(chan struct{}, a.parallel)
 	var wg sync.WaitGroup
 	for i, h := range hosts {
+		if ctr.IsHost(h) {
+			// Not an SSH host: kept as named.
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

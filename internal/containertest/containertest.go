@@ -1,0 +1,238 @@
+// Package containertest gives tests running containers of a real daemon:
+// Docker's (dockerd) or Podman's Docker-compatible service. It starts no
+// daemon: .ci/run does. Without one a test is skipped, with a message
+// naming what is missing, except under CI (CI set), where that is a
+// failure.
+//
+// Images are built offline from this machine's static busybox (Debian's
+// busybox-static): a root file system with busybox and its applets, an
+// /etc/passwd and a 1777 /tmp, imported as BusyboxImage.
+package containertest
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/go-units"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	ctr "github.com/bgjob/bgjob/runtime/container"
+)
+
+// BusyboxImage is the image of busybox containers.
+const BusyboxImage = "bgjob-test-busybox:1"
+
+// Busybox is the static busybox the image is built from.
+const Busybox = "/bin/busybox"
+
+// Daemon is a daemon the tests reach.
+type Daemon struct {
+	Engine string // ctr.Docker or ctr.Podman
+	Client *client.Client
+}
+
+// Start returns the daemon of engine, reached as the runtime reaches it
+// (DOCKER_HOST, CONTAINER_HOST, the default sockets), with BusyboxImage
+// imported.
+func Start(t testing.TB, engine string) *Daemon {
+	t.Helper()
+	d, err := connect(engine)
+	if err == nil {
+		err = d.image()
+	}
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("containertest: %v; under CI .ci/run installs and starts it", err)
+		}
+		t.Skipf("containertest: %v", err)
+	}
+	t.Cleanup(func() { d.Client.Close() })
+	return d
+}
+
+func connect(engine string) (*Daemon, error) {
+	opts := []client.Opt{client.WithAPIVersionNegotiation()}
+	var want string
+	switch engine {
+	case ctr.Docker:
+		want = "a docker daemon (apt-get install docker.io; dockerd --bridge=none --iptables=false --ip-forward=false)"
+		opts = append(opts, client.FromEnv)
+	case ctr.Podman:
+		want = "podman's service (apt-get install podman; podman system service --time=0)"
+		h := os.Getenv("CONTAINER_HOST")
+		if h == "" {
+			h = "unix:///run/podman/podman.sock"
+			if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" {
+				if _, err := os.Stat(x + "/podman/podman.sock"); err == nil {
+					h = "unix://" + x + "/podman/podman.sock"
+				}
+			}
+		}
+		opts = append(opts, client.WithHost(h))
+	default:
+		return nil, fmt.Errorf("unknown engine %q", engine)
+	}
+	c, err := client.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", want, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Ping(ctx, client.PingOptions{}); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("needs %s: %v", want, err)
+	}
+	return &Daemon{Engine: engine, Client: c}, nil
+}
+
+// image imports BusyboxImage unless the daemon has it.
+func (d *Daemon) image() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := d.Client.ImageInspect(ctx, BusyboxImage); err == nil {
+		return nil
+	}
+	rootfs, err := BusyboxRootfs()
+	if err != nil {
+		return err
+	}
+	res, err := d.Client.ImageImport(ctx, client.ImageImportSource{Source: bytes.NewReader(rootfs), SourceName: "-"}, BusyboxImage, client.ImageImportOptions{})
+	if err != nil {
+		return fmt.Errorf("importing %s: %v", BusyboxImage, err)
+	}
+	defer res.Close()
+	_, err = io.Copy(io.Discard, res)
+	return err
+}
+
+// BusyboxRootfs returns the tar of a root file system holding the static
+// busybox, a link for each of its applets, /etc/passwd (root, user "bg"
+// with uid 1000, nobody) and a 1777 /tmp.
+func BusyboxRootfs() ([]byte, error) {
+	bin, err := os.ReadFile(Busybox)
+	if err != nil {
+		return nil, fmt.Errorf("needs Debian's busybox-static (apt-get install busybox-static): %v", err)
+	}
+	list, err := exec.Command(Busybox, "--list").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s --list: %v", Busybox, err)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	now := time.Now()
+	dir := func(name string, mode int64) {
+		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name, Mode: mode, ModTime: now})
+	}
+	file := func(name string, mode int64, b []byte) {
+		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: int64(len(b)), ModTime: now})
+		tw.Write(b)
+	}
+	dir("bin/", 0o755)
+	dir("etc/", 0o755)
+	dir("root/", 0o700)
+	dir("home/", 0o755)
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "home/bg/", Mode: 0o755, Uid: 1000, Gid: 1000, ModTime: now})
+	dir("tmp/", 0o1777)
+	file("bin/busybox", 0o755, bin)
+	for _, a := range strings.Fields(string(list)) {
+		// A link of busybox to itself would loop.
+		if a != "busybox" {
+			tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "bin/" + a, Linkname: "busybox", Mode: 0o777, ModTime: now})
+		}
+	}
+	file("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\nbg:x:1000:1000:bg:/home/bg:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n"))
+	file("etc/group", 0o644, []byte("root:x:0:\nbg:x:1000:\nnogroup:x:65534:\n"))
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// pid1 is the containers' first process: it reaps the orphans that end
+// (the jobs' wrappers are orphans once their launcher exits), as an init
+// does, and ends on TERM.
+const pid1 = `trap 'exit 0' TERM; while :; do sleep 1000 & wait; done`
+
+// Container is a running container of BusyboxImage.
+type Container struct {
+	Name string
+	d    *Daemon
+}
+
+// Host returns the container as a bgjob host, ENGINE://NAME.
+func (c *Container) Host() string { return c.d.Engine + "://" + c.Name }
+
+// Run starts a container of BusyboxImage without network and removes it
+// when the test ends.
+func (d *Daemon) Run(t testing.TB) *Container {
+	t.Helper()
+	c, err := d.run()
+	if err != nil {
+		t.Fatalf("containertest: %v", err)
+	}
+	t.Cleanup(func() { c.Remove() })
+	return c
+}
+
+func (d *Daemon) run() (*Container, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var b [4]byte
+	rand.Read(b[:])
+	name := "bgjob-test-" + hex.EncodeToString(b[:])
+	hc := &container.HostConfig{NetworkMode: "none"}
+	if d.Engine == ctr.Podman {
+		// Podman cannot raise its default rlimits on every machine.
+		hc.Ulimits = []*units.Ulimit{{Name: "nofile", Soft: 1024, Hard: 1024}, {Name: "nproc", Soft: 4096, Hard: 4096}}
+	}
+	_, err := d.Client.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Name: name, Image: BusyboxImage, HostConfig: hc,
+		Config: &container.Config{Cmd: []string{"sh", "-c", pid1}, NetworkDisabled: true},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating a container: %v", err)
+	}
+	c := &Container{Name: name, d: d}
+	if _, err := d.Client.ContainerStart(ctx, name, client.ContainerStartOptions{}); err != nil {
+		c.Remove()
+		return nil, fmt.Errorf("starting %s: %v", name, err)
+	}
+	return c, nil
+}
+
+// Stop stops the container, at once.
+func (c *Container) Stop(t testing.TB) {
+	t.Helper()
+	zero := 0
+	if _, err := c.d.Client.ContainerStop(context.Background(), c.Name, client.ContainerStopOptions{Timeout: &zero}); err != nil {
+		t.Fatalf("stopping %s: %v", c.Name, err)
+	}
+}
+
+// Restart restarts the container, killing every process in it.
+func (c *Container) Restart(t testing.TB) {
+	t.Helper()
+	zero := 0
+	if _, err := c.d.Client.ContainerRestart(context.Background(), c.Name, client.ContainerRestartOptions{Timeout: &zero}); err != nil {
+		t.Fatalf("restarting %s: %v", c.Name, err)
+	}
+}
+
+// Remove removes the container, running or not.
+func (c *Container) Remove() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := c.d.Client.ContainerRemove(ctx, c.Name, client.ContainerRemoveOptions{Force: true})
+	return err
+}

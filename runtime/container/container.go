@@ -1,0 +1,369 @@
+package container
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/client"
+
+	"github.com/bgjob/bgjob/internal/shellgen"
+)
+
+// maxExecs bounds the execs running at once through one Runtime.
+const maxExecs = 16
+
+// Options configures Dial. The zero value reads the environment.
+type Options struct {
+	// Getenv reads the environment (DOCKER_HOST, DOCKER_CERT_PATH,
+	// DOCKER_TLS_VERIFY, DOCKER_API_VERSION, CONTAINER_HOST,
+	// XDG_RUNTIME_DIR); nil means os.Getenv.
+	Getenv func(string) string
+}
+
+// Runtime runs scripts in one container through one API client. It is
+// safe for concurrent use; at most 16 scripts run at once, the rest wait.
+type Runtime struct {
+	host   string
+	addr   Address
+	daemon string
+	cli    *client.Client
+	sem    chan struct{}
+}
+
+// Dial returns a runtime of host ("docker://[USER@]CONTAINER" or
+// "podman://[USER@]CONTAINER") once the daemon has said that the container
+// is running. ctx bounds asking. Errors start with the host and wrap
+// ErrNoSuchContainer, ErrNotRunning or ErrDaemon, e.g.
+// "docker://web: no such container".
+func Dial(ctx context.Context, host string, opts Options) (*Runtime, error) {
+	addr, err := ParseAddress(host)
+	if err != nil {
+		return nil, err
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	daemon, err := daemonHost(addr.Engine, getenv)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", host, &daemonError{err.Error()})
+	}
+	copts := []client.Opt{client.WithAPIVersionNegotiation()}
+	if addr.Engine == Docker {
+		// DOCKER_HOST, DOCKER_CERT_PATH, DOCKER_TLS_VERIFY and
+		// DOCKER_API_VERSION, as the docker command reads them.
+		copts = append(copts, client.FromEnv)
+	}
+	if daemon != "" {
+		copts = append(copts, client.WithHost(daemon))
+	}
+	cli, err := client.New(copts...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", host, &daemonError{err.Error()})
+	}
+	r := &Runtime{host: host, addr: addr, daemon: cli.DaemonHost(), cli: cli, sem: make(chan struct{}, maxExecs)}
+	res, err := cli.ContainerInspect(ctx, addr.Container, client.ContainerInspectOptions{})
+	if err != nil {
+		cli.Close()
+		return nil, r.apiErr(ctx, err)
+	}
+	if st := res.Container.State; st == nil || !st.Running || st.Paused {
+		cli.Close()
+		state := "unknown"
+		if st != nil {
+			state = string(st.Status)
+		}
+		return nil, fmt.Errorf("%s: %w (%s)", host, ErrNotRunning, state)
+	}
+	return r, nil
+}
+
+// apiErr words an error of the API client: the container's absence, a
+// daemon that cannot be reached, or the daemon's answer.
+func (r *Runtime) apiErr(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		return ctx.Err()
+	case cerrdefs.IsNotFound(err):
+		return fmt.Errorf("%s: %w", r.host, ErrNoSuchContainer)
+	case errors.Is(err, fs.ErrPermission) || client.IsErrConnectionFailed(err) && r.denied():
+		return fmt.Errorf("%s: %w", r.host, &daemonError{fmt.Sprintf("permission denied on the %s socket %s", r.addr.Engine, r.daemon)})
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, fs.ErrNotExist), client.IsErrConnectionFailed(err):
+		return fmt.Errorf("%s: %w", r.host, &daemonError{fmt.Sprintf("no %s daemon answers at %s", r.addr.Engine, r.daemon)})
+	case cerrdefs.IsConflict(err):
+		// The daemon refuses execs in a container that stopped.
+		return fmt.Errorf("%s: %w", r.host, ErrNotRunning)
+	}
+	return fmt.Errorf("%s: %w", r.host, err)
+}
+
+// denied reports whether the daemon's unix socket refuses this user: the
+// client's "cannot connect" does not say why.
+func (r *Runtime) denied() bool {
+	path, ok := strings.CutPrefix(r.daemon, "unix://")
+	if !ok {
+		return false
+	}
+	c, err := net.Dial("unix", path)
+	if err == nil {
+		c.Close()
+	}
+	return errors.Is(err, fs.ErrPermission)
+}
+
+// Host returns the host as given to Dial.
+func (r *Runtime) Host() string { return r.host }
+
+// Close releases the client's connections. Jobs that scripts started keep
+// running in the container.
+func (r *Runtime) Close() error { return r.cli.Close() }
+
+// pidLine is the script's first command: it reports the pid of the shell,
+// which leads the exec's process group, as the first line of stderr.
+const pidLine = "echo $$ >&2;"
+
+// Exec runs script in the container as "sh -c script", as the container's
+// user or the host's USER. It copies stdin to the script (which sees end of
+// file once stdin is drained; at once when stdin is nil) and the script's
+// stdout to stdout as it arrives, and returns once the script has exited
+// and its output is drained. A non-zero exit returns an *ExitError
+// carrying the end of the script's stderr. Cancelling ctx closes the
+// script's stdin, kills its process group (with a second exec) and returns
+// ctx.Err().
+func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdout io.Writer) error {
+	if strings.IndexByte(script, 0) >= 0 {
+		return fmt.Errorf("%s: script: holds a NUL byte", r.host)
+	}
+	cmd := []string{"sh", "-c", pidLine + script}
+	if len(script) > shellgen.MaxArgScript {
+		// Linux takes one argument of 128 KiB at most: the script goes
+		// first on stdin, read by a bootstrap (shellgen.Bootstrap).
+		cmd = []string{"sh", "-c", pidLine + shellgen.Bootstrap(), "sh", strconv.Itoa(len(script))}
+		if stdin == nil {
+			stdin = strings.NewReader("")
+		}
+		stdin = io.MultiReader(strings.NewReader(script), stdin)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case r.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-r.sem }()
+
+	created, err := r.cli.ExecCreate(ctx, r.addr.Container, client.ExecCreateOptions{
+		User: r.addr.User, AttachStdin: stdin != nil, AttachStdout: true, AttachStderr: true, Cmd: cmd,
+	})
+	if err != nil {
+		return r.apiErr(ctx, err)
+	}
+	att, err := r.cli.ExecAttach(ctx, created.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return r.apiErr(ctx, err)
+	}
+	conn := att.HijackedResponse
+	defer conn.Close()
+
+	closeIn := sync.OnceFunc(func() {
+		if cw, ok := conn.Conn.(client.CloseWriter); ok {
+			cw.CloseWrite()
+		}
+	})
+	if stdin != nil {
+		go func() {
+			io.Copy(conn.Conn, stdin)
+			closeIn()
+		}()
+	}
+	errw := &pidWriter{pid: make(chan int, 1), tail: tailBuffer{max: 4096}}
+	out := stdout
+	if out == nil {
+		out = io.Discard
+	}
+	copied := make(chan error, 1)
+	go func() {
+		_, err := stdcopy.StdCopy(&writeErr{w: out}, errw, conn.Reader)
+		copied <- err
+	}()
+
+	var cerr error
+	select {
+	case cerr = <-copied:
+	case <-ctx.Done():
+	}
+	if ctx.Err() != nil {
+		// The client may close the stream once ctx ends, before this
+		// sees ctx end. The script sees its stdin end (scripts that wait
+		// end then, bg_watchin); its process group is killed in any case.
+		closeIn()
+		r.kill(errw)
+		conn.Close()
+		select {
+		case <-copied:
+		case <-time.After(time.Second):
+		}
+		return ctx.Err()
+	}
+	var werr *writeErrT
+	if errors.As(cerr, &werr) {
+		// stdout failed: end the script rather than let it block.
+		r.kill(errw)
+		return fmt.Errorf("%s: copying stdout: %w", r.host, werr.err)
+	}
+	if cerr != nil {
+		return fmt.Errorf("%s: running script: %w", r.host, cerr)
+	}
+	code, err := r.exitCode(ctx, created.ID)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return &ExitError{Host: r.host, Status: code, Stderr: errw.tail.lastLines(10)}
+	}
+	return nil
+}
+
+// exitCode returns the exit status of exec id, once the daemon has
+// recorded it (it may lag behind the end of the output a moment).
+func (r *Runtime) exitCode(ctx context.Context, id string) (int, error) {
+	delay := time.Millisecond
+	for {
+		res, err := r.cli.ExecInspect(ctx, id, client.ExecInspectOptions{})
+		if err != nil {
+			return 0, r.apiErr(ctx, err)
+		}
+		if !res.Running {
+			return res.ExitCode, nil
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		delay = min(2*delay, 100*time.Millisecond)
+	}
+}
+
+// killGrace bounds the exec that kills a cancelled script.
+const killGrace = 5 * time.Second
+
+// kill kills the process group of the script whose stderr is w, once its
+// pid is known (it is the first thing the script writes).
+func (r *Runtime) kill(w *pidWriter) {
+	var pid int
+	select {
+	case pid = <-w.pid:
+	case <-time.After(time.Second):
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), killGrace)
+	defer cancel()
+	p := strconv.Itoa(pid)
+	r.run(ctx, []string{"sh", "-c", "kill -s KILL -" + p + " 2>/dev/null || kill -s KILL " + p + " 2>/dev/null; true"})
+}
+
+// run runs argv in the container without input or output, waiting for it
+// to end.
+func (r *Runtime) run(ctx context.Context, argv []string) {
+	created, err := r.cli.ExecCreate(ctx, r.addr.Container, client.ExecCreateOptions{User: r.addr.User, AttachStdout: true, Cmd: argv})
+	if err != nil {
+		return
+	}
+	att, err := r.cli.ExecAttach(ctx, created.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return
+	}
+	defer att.Close()
+	io.Copy(io.Discard, att.Reader)
+}
+
+// pidWriter takes the script's stderr: the first line is its pid, sent on
+// pid; the rest is kept in tail.
+type pidWriter struct {
+	line []byte
+	done bool
+	pid  chan int
+	tail tailBuffer
+}
+
+func (w *pidWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if !w.done {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			w.line = append(w.line, p...)
+			return n, nil
+		}
+		w.line = append(w.line, p[:i]...)
+		w.done = true
+		if pid, err := strconv.Atoi(string(w.line)); err == nil && pid > 0 {
+			w.pid <- pid
+		}
+		p = p[i+1:]
+	}
+	w.tail.Write(p)
+	return n, nil
+}
+
+// writeErr marks the errors of writing to the caller's stdout, to tell
+// them from the stream's.
+type writeErr struct{ w io.Writer }
+
+type writeErrT struct{ err error }
+
+func (e *writeErrT) Error() string { return e.err.Error() }
+
+func (w *writeErr) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		return n, &writeErrT{err}
+	}
+	return n, nil
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+// lastLines returns up to n trailing lines.
+func (t *tailBuffer) lastLines(n int) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := bytes.Split(bytes.TrimRight(t.buf, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}

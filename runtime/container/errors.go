@@ -1,0 +1,45 @@
+package container
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+var (
+	// ErrNoSuchContainer is wrapped by Dial's error when the daemon runs no
+	// container of that name or id.
+	ErrNoSuchContainer = errors.New("no such container")
+	// ErrNotRunning is wrapped by Dial's error when the container exists
+	// but is not running (created, exited, paused).
+	ErrNotRunning = errors.New("container is not running")
+	// ErrDaemon is wrapped by errors reaching the daemon: none listening,
+	// a socket the user may not open, an address that cannot be used.
+	ErrDaemon = errors.New("container daemon unreachable")
+)
+
+// daemonError is an error of ErrDaemon's kind whose message says what
+// went wrong, without repeating the kind.
+type daemonError struct{ msg string }
+
+func (e *daemonError) Error() string        { return e.msg }
+func (e *daemonError) Is(target error) bool { return target == ErrDaemon }
+
+// ExitError is returned by Exec when the script exited with a non-zero
+// status (128+N when a signal N killed it, as the daemon reports it).
+type ExitError struct {
+	Host   string
+	Status int
+	Stderr string // the last lines the script wrote to stderr
+}
+
+func (e *ExitError) Error() string {
+	msg := fmt.Sprintf("%s: script exited with status %d", e.Host, e.Status)
+	if s := strings.TrimSpace(e.Stderr); s != "" {
+		msg += ": " + s
+	}
+	return msg
+}
+
+// ExitCode returns the script's exit status.
+func (e *ExitError) ExitCode() int { return e.Status }

@@ -14,11 +14,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"debug/elf"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,8 +35,32 @@ import (
 // BusyboxImage is the image of busybox containers.
 const BusyboxImage = "bgjob-test-busybox:1"
 
-// Busybox is the static busybox the image is built from.
-const Busybox = "/bin/busybox"
+// busyboxes are where a static busybox is looked for, after
+// BGJOB_TEST_BUSYBOX: where .ci/run unpacks Debian's busybox-static, and
+// where installing that package puts it (it replaces Debian's busybox,
+// whose sh the shell tests want).
+var busyboxes = []string{"/var/cache/bgjob-ci/busybox-static/bin/busybox", "/bin/busybox"}
+
+// staticBusybox returns the path of a statically linked busybox: one
+// that runs in a container with no C library.
+func staticBusybox() (string, error) {
+	paths := busyboxes
+	if p := os.Getenv("BGJOB_TEST_BUSYBOX"); p != "" {
+		paths = []string{p}
+	}
+	for _, p := range paths {
+		f, err := elf.Open(p)
+		if err != nil {
+			continue
+		}
+		static := !slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP })
+		f.Close()
+		if static {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("needs a static busybox in %s: BGJOB_TEST_BUSYBOX, or Debian's busybox-static (apt-get download busybox-static; dpkg-deb -x, as .ci/run does)", strings.Join(paths, " or "))
+}
 
 // Daemon is a daemon the tests reach.
 type Daemon struct {
@@ -120,13 +146,17 @@ func (d *Daemon) image() error {
 // busybox, a link for each of its applets, /etc/passwd (root, user "bg"
 // with uid 1000, nobody) and a 1777 /tmp.
 func BusyboxRootfs() ([]byte, error) {
-	bin, err := os.ReadFile(Busybox)
+	busybox, err := staticBusybox()
 	if err != nil {
-		return nil, fmt.Errorf("needs Debian's busybox-static (apt-get install busybox-static): %v", err)
+		return nil, err
 	}
-	list, err := exec.Command(Busybox, "--list").Output()
+	bin, err := os.ReadFile(busybox)
 	if err != nil {
-		return nil, fmt.Errorf("%s --list: %v", Busybox, err)
+		return nil, err
+	}
+	list, err := exec.Command(busybox, "--list").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s --list: %v", busybox, err)
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)

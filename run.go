@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -97,6 +98,14 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 	if s.Timeout > 0 {
 		m.Timeout = s.Timeout.String()
 	}
+	m.Slots = s.Slots
+	var err error
+	if m.After, err = c.resolveAfter(ctx, s.After); err != nil {
+		return jobdir.Job{}, err
+	}
+	if m.AfterOK, err = c.resolveAfter(ctx, s.AfterOK); err != nil {
+		return jobdir.Job{}, err
+	}
 	// A launch tried again (a new id) reports the same jobs of the name.
 	held := map[string]bool{}
 	for attempt := 0; ; attempt++ {
@@ -144,4 +153,24 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		}
 		return *job, nil
 	}
+}
+
+// resolveAfter returns the ids of the jobs refs name (Spec.After): a
+// queued job waits for jobs, never for whatever a name comes to mean, so
+// no cycle can go through names. A ref that names no job fails the run.
+func (c *Client) resolveAfter(ctx context.Context, refs []string) ([]string, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	jobs, err := c.Status(ctx, refs...)
+	if err != nil {
+		return nil, fmt.Errorf("after: %w", err)
+	}
+	ids := make([]string, 0, len(jobs))
+	for _, j := range jobs {
+		if !slices.Contains(ids, j.ID) {
+			ids = append(ids, j.ID)
+		}
+	}
+	return ids, nil
 }

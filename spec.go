@@ -3,6 +3,7 @@ package bgjob
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,6 +93,20 @@ type Spec struct {
 	PTY bool
 	// PTYCols and PTYRows are the terminal's size (0: 80 and 24).
 	PTYCols, PTYRows int
+	// Slots, when positive, queues the job behind the other slotted jobs
+	// of its workspace on its host: it starts, strictly in the order the
+	// host queued them, once fewer than Slots of them run (each job
+	// counts against its own Slots). Until then it is jobdir.StatusQueued.
+	// 1 runs such jobs one after another.
+	Slots int
+	// After and AfterOK name jobs (ids or names, in the workspace, on the
+	// host) that must end before the command starts; Run resolves them to
+	// ids, and fails, wrapping ErrNotFound and making no job, when one is
+	// missing. With AfterOK each must exit 0: otherwise the job ends
+	// without running, jobdir.StatusNotRun. A job removed meanwhile
+	// counts as ended (for AfterOK, as not having exited 0). Timeout
+	// counts from the start of the command, not from the queueing.
+	After, AfterOK []string
 }
 
 // Default size of a PTY job's terminal.
@@ -169,6 +184,17 @@ func (s Spec) Validate() error {
 	if _, err := graceOf(s.Grace); err != nil {
 		return err
 	}
+	if s.Slots < 0 {
+		return bad(&FieldError{Field: "Slots", format: "%[1]s must not be negative"})
+	}
+	for _, ref := range append(slices.Clone(s.After), s.AfterOK...) {
+		if err := jobdir.ValidateName("job", ref); err != nil {
+			return bad(fmt.Errorf("after: %w", err))
+		}
+		if ref == s.ID || ref == s.Name {
+			return bad(fmt.Errorf("after: %q is this job: a job cannot wait for itself", ref))
+		}
+	}
 	switch {
 	case !s.PTY && (s.PTYCols != 0 || s.PTYRows != 0):
 		return bad(&FieldError{Field: "PTYCols", Other: "PTY", format: "%[1]s goes with %[2]s"})
@@ -191,7 +217,7 @@ type FieldError struct {
 }
 
 // fieldNames are the library's names for fields in a FieldError.
-var fieldNames = map[string]string{"Replace": "replace", "Name": "a job name", "Timeout": "timeout", "PTYCols": "a terminal size", "PTY": "PTY",
+var fieldNames = map[string]string{"Slots": "slots", "Replace": "replace", "Name": "a job name", "Timeout": "timeout", "PTYCols": "a terminal size", "PTY": "PTY",
 	"Tail": "tail", "Head": "head", "Bytes": "bytes", "Offset": "offset", "New": "new", "MaxBytes": "max bytes",
 	"Reader": "a reader", "Hold": "hold", "Follow": "follow"}
 

@@ -47,6 +47,12 @@ type Observation struct {
 	// StdoutDropped and StderrDropped are the first lines of
 	// stdout.dropped and stderr.dropped ("" when missing).
 	StdoutDropped, StderrDropped string
+	// Queued is the first line of the queued file, "" when missing: what
+	// a job whose wrapper waits for its turn waits for.
+	Queued string
+	// NotRun is the first line of the not_run file, "" when missing: why
+	// a job ended without running its command.
+	NotRun string
 	// LiveProcesses is how many of the job's processes were alive besides
 	// its wrapper ("" when not looked at), and ProcessScan how they were
 	// found: "proc" (the process group, and processes that left it by the
@@ -115,6 +121,13 @@ func Derive(o Observation, host string) Job {
 		if t, err := DecodeEndedAt(o.EndedAt); err == nil {
 			j.EndedAt = &t
 		}
+		if o.NotRun != "" {
+			// The command never ran: the status the wrapper recorded
+			// is not one.
+			j.ExitCode = nil
+			j.Status, j.Reason, j.Error = StatusNotRun, "after_ok", o.NotRun
+			return j
+		}
 		if reason, sig, ok := DecodeStop(o.Stop); ok && code > 128 {
 			j.Status = StatusKilled
 			j.Reason, j.Signal = reason, sig
@@ -127,6 +140,9 @@ func Derive(o Observation, host string) Job {
 		j.Reason = "reboot"
 	case o.ProcStart != "" && sameStart(o.ProcStart, m.ProcStart):
 		j.Status = StatusRunning
+		if o.Queued != "" {
+			j.Status, j.Queued = StatusQueued, o.Queued
+		}
 	default:
 		j.Status = StatusLost
 		j.Reason = "vanished"
@@ -154,7 +170,7 @@ func (j Job) Duration(now time.Time) (time.Duration, bool) {
 	switch {
 	case j.StartedAt.IsZero():
 		return 0, false
-	case j.Status == StatusRunning:
+	case j.Status == StatusRunning || j.Status == StatusQueued:
 		return max(now.Sub(j.StartedAt), 0), true
 	case j.EndedAt != nil && j.HostStartedAt != nil:
 		return max(j.EndedAt.Sub(*j.HostStartedAt), 0), true

@@ -63,20 +63,28 @@ const (
 	StatusLost Status = "lost"
 	// StatusUnreadable: meta.json cannot be parsed.
 	StatusUnreadable Status = "unreadable"
+	// StatusQueued: the wrapper is alive and waits for the job's turn
+	// (run --slots, --after, --after-ok): the command has not started.
+	// Job.Queued says what it waits for.
+	StatusQueued Status = "queued"
+	// StatusNotRun: the job ended without its command ever running: a job
+	// of --after-ok did not exit 0 (Job.Reason "after_ok", Job.Error says
+	// which). There is no exit status.
+	StatusNotRun Status = "not_run"
 )
 
 // Ended reports whether s is a final status.
 func (s Status) Ended() bool {
-	return s == StatusExited || s == StatusKilled || s == StatusLost
+	return s == StatusExited || s == StatusKilled || s == StatusLost || s == StatusNotRun
 }
 
 // ParseStatus checks that s names a status.
 func ParseStatus(s string) (Status, error) {
 	switch st := Status(s); st {
-	case StatusRunning, StatusExited, StatusKilled, StatusLost, StatusUnreadable:
+	case StatusRunning, StatusQueued, StatusExited, StatusKilled, StatusLost, StatusNotRun, StatusUnreadable:
 		return st, nil
 	}
-	return "", fmt.Errorf("unknown status %q (want running, exited, killed, lost or unreadable)", s)
+	return "", fmt.Errorf("unknown status %q (want running, queued, exited, killed, lost, not_run or unreadable)", s)
 }
 
 // Meta is the content of meta.json: everything that describes a job and
@@ -111,9 +119,19 @@ type Meta struct {
 	// PTY reports that the command runs on a pseudo-terminal of PTYCols
 	// columns by PTYRows rows (run --pty): stdout.log holds the terminal's
 	// output, stdout and stderr in one stream, lines ending in "\r\n".
-	PTY       bool      `json:"pty,omitempty"`
-	PTYCols   int       `json:"pty_cols,omitempty"`
-	PTYRows   int       `json:"pty_rows,omitempty"`
+	PTY     bool `json:"pty,omitempty"`
+	PTYCols int  `json:"pty_cols,omitempty"`
+	PTYRows int  `json:"pty_rows,omitempty"`
+	// Slots, when positive, queues the job on its host behind the other
+	// slotted jobs of its workspace: it starts, in the order the host
+	// queued it, once fewer than Slots of them run (run --slots).
+	Slots int `json:"slots,omitempty"`
+	// After and AfterOK are the ids of the jobs (same host and workspace)
+	// that must have ended before the command starts; with AfterOK each
+	// must have exited 0, else the job ends not run (run --after,
+	// --after-ok).
+	After     []string  `json:"after,omitempty"`
+	AfterOK   []string  `json:"after_ok,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	// Owner is the process the job belongs to, a bgjob mcp server that
 	// started it (nil for a job started any other way).
@@ -180,6 +198,10 @@ type Job struct {
 	EndedAt  *time.Time `json:"ended_at"`
 	Reason   string     `json:"reason,omitempty"`
 	Signal   string     `json:"signal,omitempty"`
+	// Queued, for a queued job, says what it waits for: "slot" (its turn
+	// in the host's queue of slotted jobs) or "after ID" (a job of After
+	// or AfterOK that has not ended).
+	Queued string `json:"queued,omitempty"`
 	// StdoutDropped and StderrDropped count the leading bytes of each log
 	// that the --max-log-size cap has dropped.
 	StdoutDropped int64 `json:"stdout_dropped,omitempty"`

@@ -55,6 +55,16 @@ func statusText(j jobdir.Job) string {
 	if j.Reason != "" {
 		notes = append(notes, j.Reason)
 	}
+	switch j.Status {
+	case jobdir.StatusQueued:
+		if id, ok := strings.CutPrefix(j.Queued, "after "); ok {
+			notes = append(notes, "waits for job "+id+" to end")
+		} else {
+			notes = append(notes, "waits for a slot")
+		}
+	case jobdir.StatusNotRun:
+		notes = []string{j.Error}
+	}
 	if j.Status.Ended() && j.LiveProcesses > 0 {
 		notes = append(notes, liveText(j))
 	}
@@ -95,7 +105,7 @@ func printJob(w io.Writer, j jobdir.Job) {
 	if j.PID != 0 {
 		row("pid", strconv.Itoa(j.PID))
 	}
-	if j.LiveProcesses > 0 || j.Status == jobdir.StatusRunning {
+	if j.LiveProcesses > 0 || j.Status == jobdir.StatusRunning || j.Status == jobdir.StatusQueued {
 		live := strconv.Itoa(j.LiveProcesses)
 		if j.ProcessScan != "" {
 			live += " (its process group only: no /proc)"

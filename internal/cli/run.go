@@ -78,6 +78,19 @@ stderr.log holds only messages of script and the wrapper.
 The exit status is the command's own. A host without util-linux script 2.35
 or later (busybox and BSD have another) refuses, and no job is made.
 
+--slots N queues the job, as nq and tsp do, with no daemon: it starts once
+fewer than N slotted jobs of its workspace run on its host (each job counts
+against its own N), strictly in the order the host queued them, so a job
+at the head holds back those behind it. Until then its status is queued.
+--after REF starts it once job REF (an id or a name, resolved to the id
+now; the job must exist) has ended, whatever its status; --after-ok REF
+only if REF exited 0: otherwise the job ends without running (not_run, and
+'bgjob wait' exits 1). Both repeat, and go with --slots. A queued job can be
+stopped (it never runs) and holds its name; --timeout counts from its
+start. The wrappers keep the queue on the host themselves: a waiting job
+costs no CPU, and the next starts within milliseconds of a slot freeing.
+With several hosts each has its own slots.
+
 --wait D runs in the foreground for up to D: a job that ends in time has its
 output printed (stdout to stdout, stderr to stderr), a line on stderr names
 it ("bgjob: job ID exited with status N") and bgjob exits with its status. A
@@ -90,7 +103,9 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
   bgjob run --wait 30s -- make test      # output and status if done in 30s, else 75
   bgjob run --stdin -n repl -- python3 -i && bgjob send repl $'print(1+1)\n'
   bgjob run --pty -n shell -- bash -i && bgjob send shell $'ls\n' && bgjob logs --plain shell
-  bgjob run --pty --wait 60s --plain -- npm test   # a program that colours its output on a terminal`,
+  bgjob run --pty --wait 60s --plain -- npm test   # a program that colours its output on a terminal
+  for s in 1 2 3 4 5 6; do bgjob run --slots 2 -- ./shard.sh $s; done   # two at a time
+  bgjob run -n build -- make && bgjob run --after-ok build -- make test`,
 		Args: needArgs(1, -1, "a command: bgjob run [flags] -- COMMAND [ARGS...]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if v := os.Getenv("BGJOB_KEEP"); v != "" && !cmd.Flags().Changed("keep") {
@@ -102,6 +117,9 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 			}
 			if o.keep < 0 {
 				return usageError("--keep must not be negative")
+			}
+			if cmd.Flags().Changed("slots") && o.spec.Slots < 1 {
+				return usageError("--slots must be at least 1")
 			}
 			if o.plain && o.wait == 0 {
 				return usageError("--plain goes with --wait")
@@ -140,6 +158,9 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 	f.Int64Var(&o.maxBytes, "max-bytes", bgjob.DefaultMaxBytes, "with --wait, print at most N bytes of output (0: no cap)")
 	f.BoolVar(&o.plain, "plain", false, "with --wait, print the output as text: terminal escape sequences stripped, \\r\\n as \\n (see logs --plain)")
 	f.BoolVar(&o.spec.Merge, "merge", false, "write stderr into stdout.log as well: one ordered stream")
+	f.IntVar(&o.spec.Slots, "slots", 0, "queue the job: it starts, in the order queued, once fewer than N slotted jobs of the workspace run on the host (1: one after another)")
+	f.StringArrayVar(&o.spec.After, "after", nil, "start once job REF (id or name) has ended, whatever its status (repeatable)")
+	f.StringArrayVar(&o.spec.AfterOK, "after-ok", nil, "start once job REF has exited 0; if it did not, end without running (status not_run) (repeatable)")
 	f.BoolVar(&o.spec.PTY, "pty", false, "run the command on a pseudo-terminal (implies --stdin; needs util-linux script on the host)")
 	f.StringVar(&o.ptySize, "pty-size", "", "with --pty, the terminal's size as COLSxROWS (default 80x24)")
 	f.IntVar(&o.keep, "keep", bgjob.DefaultKeep, "run's pruning pass removes only ended jobs beyond the newest N, never one ended in the last 7 days (0: no count limit, so no pruning on run; env BGJOB_KEEP)")
@@ -228,7 +249,11 @@ func (a *app) printRuns(res []bgjob.Result[jobdir.Job], held map[string]*nameHel
 		case o.quiet:
 			fmt.Fprintln(a.stdout, j.ID)
 		default:
-			fmt.Fprintf(a.stdout, "id:     %s\npid:    %d\nstdout: %s\nstderr: %s\n", j.ID, j.PID, j.StdoutPath, j.StderrPath)
+			fmt.Fprintf(a.stdout, "id:     %s\npid:    %d\n", j.ID, j.PID)
+			if j.Status == jobdir.StatusQueued {
+				fmt.Fprintf(a.stdout, "status: %s\n", statusText(j))
+			}
+			fmt.Fprintf(a.stdout, "stdout: %s\nstderr: %s\n", j.StdoutPath, j.StderrPath)
 		}
 		return failures(a, res)
 	}
@@ -265,7 +290,7 @@ func (a *app) printRuns(res []bgjob.Result[jobdir.Job], held map[string]*nameHel
 }
 
 // runFlags are the flags of the Spec fields a bgjob.FieldError names.
-var runFlags = map[string]string{"Replace": "--replace", "Name": "--name", "Timeout": "--timeout", "PTYCols": "--pty-size", "PTY": "--pty"}
+var runFlags = map[string]string{"Slots": "--slots", "Replace": "--replace", "Name": "--name", "Timeout": "--timeout", "PTYCols": "--pty-size", "PTY": "--pty"}
 
 // fieldError is the usage error of options that Validate refused, worded
 // with the verb's flags (--replace needs --name).

@@ -33,7 +33,7 @@ func (a *app) waitCommand() *cobra.Command {
 		Short: "Wait for jobs to end, or for a line of output, and exit with their status",
 		Long: `Wait until the jobs have ended. The exit status is the job's own (the first
 non-zero one of several jobs), 124 when --timeout expires, and 1 for a job
-that was lost (its exit status is unknown). With several hosts it is the
+that was lost (its exit status is unknown) or not run (run --after-ok). With several hosts it is the
 largest of the hosts' (124 for a host whose wait timed out, 1 for a host
 that failed), and each host whose job did not exit 0 gets a line on stderr;
 --timeout bounds the whole wait, connecting included: a host that has not
@@ -225,6 +225,9 @@ func jobsExit(a *app, res []bgjob.Result[[]jobdir.Job]) error {
 			switch {
 			case j.Status == jobdir.StatusLost:
 				fmt.Fprintf(a.stderr, "%sjob %s was lost: it ended without recording an exit status\n", prefix, j.ID)
+				add(1)
+			case j.Status == jobdir.StatusNotRun:
+				fmt.Fprintf(a.stderr, "%sjob %s was not run: %s\n", prefix, j.ID, j.Error)
 				add(1)
 			case j.ExitCode != nil && *j.ExitCode != 0:
 				if a.many() {

@@ -35,6 +35,9 @@ type startIn struct {
 	PTY          bool              `json:"pty,omitempty" jsonschema:"run the command on a pseudo-terminal (programs that check isatty, prompts, REPLs, progress bars); implies stdin: job_send writes keystrokes, \"\\u0003\" is Ctrl-C; output is the terminal stream (job_output strips its escapes)"`
 	PTYSize      string            `json:"pty_size,omitempty" jsonschema:"with pty: the terminal's size, COLSxROWS (default 80x24)"`
 	Host         string            `json:"host,omitempty" jsonschema:"SSH host to run on (default: the server's host)"`
+	Slots        int               `json:"slots,omitempty" jsonschema:"queue the job: it starts, in the order queued, once fewer than this many slotted jobs run on its host (1: one after another); until then it is queued"`
+	After        []string          `json:"after,omitempty" jsonschema:"ids or names of jobs that must end (whatever their status) before this one starts"`
+	AfterOK      []string          `json:"after_ok,omitempty" jsonschema:"ids or names of jobs that must exit 0 before this one starts; if one does not, this job ends not_run without running"`
 }
 
 type startOut struct {
@@ -53,13 +56,21 @@ type jobView struct {
 	ID       string        `json:"id" jsonschema:"job id"`
 	Name     string        `json:"name,omitempty" jsonschema:"job name, when it has one"`
 	Host     string        `json:"host,omitempty" jsonschema:"SSH host of the job (absent: this machine)"`
-	Status   jobdir.Status `json:"status" jsonschema:"running, exited, killed or lost"`
+	Status   jobdir.Status `json:"status" jsonschema:"running, queued (waits for its turn: slots, after), exited, killed, lost, or not_run (an after_ok job did not exit 0)"`
 	ExitCode *int          `json:"exit_code" jsonschema:"exit code once the job has ended (128+N when killed by signal N), else null"`
-	Reason   string        `json:"reason,omitempty" jsonschema:"why it ended so, when bgjob knows: stop (job_stop), timeout (timeout_sec), reboot or vanished (lost)"`
+	Reason   string        `json:"reason,omitempty" jsonschema:"why it ended so, when bgjob knows: stop (job_stop), timeout (timeout_sec), reboot or vanished (lost), after_ok (not_run)"`
+	Detail   string        `json:"detail,omitempty" jsonschema:"what a queued job waits for (slot, or after ID), or why a job was not run"`
 }
 
 func viewOf(j jobdir.Job) jobView {
-	return jobView{ID: j.ID, Name: j.Name, Host: j.Host, Status: j.Status, ExitCode: j.ExitCode, Reason: j.Reason}
+	v := jobView{ID: j.ID, Name: j.Name, Host: j.Host, Status: j.Status, ExitCode: j.ExitCode, Reason: j.Reason}
+	switch j.Status {
+	case jobdir.StatusQueued:
+		v.Detail = j.Queued
+	case jobdir.StatusNotRun:
+		v.Detail = j.Error
+	}
+	return v
 }
 
 func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn) (*sdk.CallToolResult, startOut, error) {
@@ -85,6 +96,10 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 		}
 	}
 	spec.PTY = in.PTY
+	if in.Slots < 0 {
+		return nil, startOut{}, errors.New("slots must be at least 1")
+	}
+	spec.Slots, spec.After, spec.AfterOK = in.Slots, in.After, in.AfterOK
 	var held startOut
 	spec.NameHeld = func(old jobdir.Job, replaced bool) {
 		if replaced {
@@ -162,7 +177,7 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 }
 
 // startArgs are the arguments of the Spec fields a bgjob.FieldError names.
-var startArgs = map[string]string{"Replace": "replace", "Name": "a name", "Timeout": "timeout_sec", "PTYCols": "pty_size", "PTY": "pty: true"}
+var startArgs = map[string]string{"Slots": "slots", "Replace": "replace", "Name": "a name", "Timeout": "timeout_sec", "PTYCols": "pty_size", "PTY": "pty: true"}
 
 // heldText says which jobs of the name the start replaced or left running.
 func heldText(name string, h startOut) string {

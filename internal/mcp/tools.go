@@ -220,5 +220,8 @@ func exitText(j jobView) string {
 	if j.Reason != "" {
 		fmt.Fprintf(&b, ", %s", j.Reason)
 	}
+	if j.Detail != "" {
+		fmt.Fprintf(&b, " (%s)", j.Detail)
+	}
 	return b.String()
 }

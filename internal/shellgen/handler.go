@@ -102,7 +102,7 @@ func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outc
 	{
 		switch rec.Kind {
 		case KindMeta, KindMetaSize, KindProc, KindExit, KindEnded,
-			KindStop, KindDropped, KindLive:
+			KindStop, KindDropped, KindLive, KindQueued, KindNotRun:
 			if *cur == nil {
 				return fmt.Errorf("record %s outside a job", rec.Kind)
 			}
@@ -220,6 +220,10 @@ func observe(o *jobdir.Observation, rec Record) {
 		o.Stop = rec.Field(0)
 	case KindLive:
 		o.LiveProcesses, o.ProcessScan = rec.Field(0), rec.Field(1)
+	case KindQueued:
+		o.Queued = rec.Field(0)
+	case KindNotRun:
+		o.NotRun = rec.Field(0)
 	case KindDropped:
 		if rec.Field(0) == "stderr" {
 			o.StderrDropped = rec.Field(1)

@@ -20,8 +20,8 @@ const (
 	// every script's output.
 	KindBoot Kind = "B"
 	// KindJob: J DIR (escaped). An observation of the job in DIR begins; the
-	// Meta, Proc, Exit, Ended, Stop, Dropped and Live records after it
-	// belong to it.
+	// Meta, Proc, Exit, Ended, Stop, Dropped, Queued, NotRun and Live
+	// records after it belong to it.
 	KindJob Kind = "J"
 	// KindMeta: M LINE. The first line of meta.json.
 	KindMeta Kind = "M"
@@ -41,6 +41,12 @@ const (
 	KindStop Kind = "S"
 	// KindDropped: Y STREAM COUNT. The first line of STREAM.dropped.
 	KindDropped Kind = "Y"
+	// KindQueued: Q LINE. The first line of the queued file: what a job
+	// whose wrapper waits for its turn waits for ("slot", "after ID").
+	KindQueued Kind = "Q"
+	// KindNotRun: U LINE. The first line of the not_run file: why the job
+	// ended without running its command.
+	KindNotRun Kind = "U"
 	// KindLive: L COUNT METHOD. How many processes of the job are alive
 	// besides its wrapper (bg_live), and how they were found: proc (its
 	// process group and, by the job id in their environment, those that
@@ -127,7 +133,7 @@ const (
 var fields = map[Kind]struct{ n, escaped int }{
 	KindBoot: {1, 0}, KindJob: {1, 1}, KindMeta: {1, 0}, KindMetaSize: {1, 0}, KindProc: {1, 0},
 	KindExit: {1, 0}, KindEnded: {1, 0}, KindStop: {1, 0}, KindDropped: {2, 0},
-	KindLive: {2, 0}, KindKept: {2, 2}, KindHeld: {2, 2},
+	KindLive: {2, 0}, KindQueued: {1, 0}, KindNotRun: {1, 0}, KindKept: {2, 2}, KindHeld: {2, 2},
 	KindOutcome: {1, 0}, KindError: {2, 2}, KindRemoved: {1, 1}, KindWait: {1, 0},
 	KindMore: {1, 0}, KindData: {4, 0}, KindCheck: {2, 0}, KindCut: {1, 0},
 	KindScanned: {2, 0}, KindSent: {1, 0}, KindDelivered: {1, 0},

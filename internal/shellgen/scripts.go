@@ -3,6 +3,7 @@ package shellgen
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -275,6 +276,14 @@ func WrapperScript(l Launch) (string, error) {
 	c.set("bg_timeout", timeout)
 	c.setInt("bg_grace", millis(l.Grace))
 	c.setInt("bg_cap", max(m.MaxLogSize, 0))
+	for _, id := range append(slices.Clone(m.After), m.AfterOK...) {
+		if !jobdir.IsID(id) {
+			return "", fmt.Errorf("after: %q is not a job id", id)
+		}
+	}
+	c.setInt("bg_slots", int64(max(m.Slots, 0)))
+	c.set("bg_after", strings.Join(m.After, " "))
+	c.set("bg_afterok", strings.Join(m.AfterOK, " "))
 	files := []string{"wrapper_init.sh"}
 	if l.Timeout > 0 {
 		files = append(files, "timer.sh")

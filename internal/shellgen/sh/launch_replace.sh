@@ -41,54 +41,14 @@ bg_samename() {
 	done
 }
 
-# bg_namelock: take the lock of bg_name's --replace runs (bg_namelk),
-# waiting for bg_rgrace milliseconds and 30 s more, counted in naps of a
-# tenth of a second (a holder stops the jobs of the name, then launches),
-# or end the script with an E namebusy record. A lock whose holder is gone is taken over in place (its
-# owner file renamed away, then written anew); one that has had no holder
-# for 2 s (one killed between its mkdir and its write) is removed and made
-# again. An owner file still empty (its holder between opening and writing
-# it) names no holder yet.
+# bg_namelock: take the lock of bg_name's --replace runs (bg_namelk,
+# bg_dirlock), waiting for bg_rgrace milliseconds and 30 s more, counted
+# in naps of a tenth of a second (a holder stops the jobs of the name,
+# then launches), or end the script with an E namebusy record.
 bg_namelock() {
 	[ -d "$bg_ws/.names" ] || mkdir "$bg_ws/.names" 2>/dev/null
 	bg_nk=$bg_ws/.names/.lock.$bg_name
 	bg_proc $$
-	bg_nown="$$ $bg_s"
-	bg_ni=0 bg_nno=0
-	until mkdir "$bg_nk" 2>/dev/null; do
-		if bg_line "$bg_nk/owner" && [ -n "$bg_l" ]; then
-			bg_nno=0
-			bg_proc "${bg_l%% *}"
-			if [ -z "$bg_s" ] || [ "$bg_s" != "${bg_l#* }" ]; then
-				# Its holder is gone: take the lock over where it is, never
-				# removing it, since another run may have taken it over
-				# since we read it. Of those that judge it so at once, one
-				# renames the owner file away and finds it unchanged; the
-				# others find it gone, or find the new owner in what they
-				# renamed and put it back.
-				bg_nold=$bg_l
-				if mv "$bg_nk/owner" "$bg_nk/owner.$$" 2>/dev/null; then
-					bg_line "$bg_nk/owner.$$"
-					if [ "$bg_l" = "$bg_nold" ]; then
-						rm -f "$bg_nk/owner.$$"
-						break
-					fi
-					mv "$bg_nk/owner.$$" "$bg_nk/owner" 2>/dev/null
-				fi
-				continue
-			fi
-		else
-			bg_nno=$((bg_nno + 1))
-			if [ "$bg_nno" -ge 20 ]; then
-				rm -rf "$bg_nk"
-				bg_nno=0
-				continue
-			fi
-		fi
-		bg_ni=$((bg_ni + 1))
-		[ "$bg_ni" -lt $(((bg_rgrace + 99) / 100 + 300)) ] || bg_err namebusy "$bg_name"
-		bg_nap
-	done
-	printf '%s\n' "$bg_nown" >"$bg_nk/owner"
+	bg_dirlock "$bg_nk" "$$ $bg_s" $(((bg_rgrace + 99) / 100 + 300)) || bg_err namebusy "$bg_name"
 	bg_namelk=$bg_nk
 }

@@ -66,6 +66,13 @@ bg_hs=
 if bg_stamp; then bg_hs=',"host_started_at":"'$bg_ts'"'; fi
 bg_boot=
 if [ -r /proc/sys/kernel/random/boot_id ]; then IFS= read -r bg_boot </proc/sys/kernel/random/boot_id; fi
+# A job that waits for its turn (--slots, --after, --after-ok) is queued
+# before run returns (queue.sh).
+bg_queue=
+if [ "$bg_slots" -gt 0 ] || [ -n "$bg_after$bg_afterok" ]; then
+	bg_queue=1
+	bg_qenter
+fi
 # shellcheck disable=SC2059 # the format is jobdir.MetaHostFormat
 if printf "$bg_metafmt" "$bg_meta" "$bg_buf" "$bg_um" "$bg_hs" "$$" "$$" "$bg_st" "$bg_boot" >"$bg_d/meta.json.tmp" &&
 	mv -f "$bg_d/meta.json.tmp" "$bg_d/meta.json"; then
@@ -75,6 +82,23 @@ else
 	exit 1
 fi
 exec >/dev/null
+# Its turn: a stop, or a job of --after-ok that did not exit 0, ends the
+# job before its command ever runs (the status of the stop's signal, or
+# 125 and not_run saying why). --timeout counts from the turn.
+if [ -n "$bg_queue" ] && ! bg_qwait; then
+	[ "$bg_stdin" != 1 ] || kill -KILL "$bg_keeper" 2>/dev/null
+	if [ -n "$bg_qwhy" ]; then
+		printf '%s\n' "$bg_qwhy" >"$bg_d/not_run"
+		bg_rc=125
+	else
+		bg_line "$bg_d/stop"
+		bg_rc=$((128 + $(kill -l "${bg_l#* }" 2>/dev/null || echo 15)))
+	fi
+	if bg_stamp; then printf '%s\n' "$bg_ts" >"$bg_d/ended_at.tmp" && mv -f "$bg_d/ended_at.tmp" "$bg_d/ended_at"; fi
+	printf '%s\n' "$bg_rc" >"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"
+	bg_qdone
+	exit 0
+fi
 # The timer and the capper lead process groups of their own, so that one
 # signal ends each with its sleep, whatever it is doing.
 bg_timer=
@@ -170,6 +194,12 @@ done
 # truncated is the one its new content takes, and the file and its name
 # already exist. A PTY job whose status is unknown records none: it is
 # lost.
-[ -n "$bg_rc" ] || exit 0
+if [ -z "$bg_rc" ]; then
+	bg_qdone
+	exit 0
+fi
 if bg_stamp; then printf '%s\n' "$bg_ts" >"$bg_d/ended_at.tmp" && mv -f "$bg_d/ended_at.tmp" "$bg_d/ended_at"; fi
 printf '%s\n' "$bg_rc" >"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"
+# The jobs that wait for this one, and the next in the queue if it held a
+# slot, are woken (queue.sh).
+bg_qdone

@@ -1,5 +1,5 @@
 # observe.sh: the observation of a job, the records (J, M, P, X, T, S, Y,
-# L) from which Go derives its status (see records.go).
+# Q, U, L) from which Go derives its status (see records.go).
 
 # bg_obs DIR [strict]: print the observation records of the job in DIR;
 # fail, printing nothing, when DIR is gone (the job was just removed) or
@@ -32,6 +32,9 @@ bg_obs() {
 	if bg_line "$1/stop"; then bg_os=x$bg_l; fi
 	if bg_line "$1/stdout.dropped"; then bg_oy1=x$bg_l; fi
 	if bg_line "$1/stderr.dropped"; then bg_oy2=x$bg_l; fi
+	bg_oq= bg_ou=
+	if bg_line "$1/queued"; then bg_oq=x$bg_l; fi
+	if bg_line "$1/not_run"; then bg_ou=x$bg_l; fi
 	if [ ! -e "$1/meta.json" ]; then
 		bg_obsnometa "$1" "${2-}"
 		return
@@ -48,6 +51,8 @@ bg_obs() {
 	[ -z "$bg_os" ] || printf 'S\t%s\n' "${bg_os#x}"
 	[ -z "$bg_oy1" ] || printf 'Y\tstdout\t%s\n' "${bg_oy1#x}"
 	[ -z "$bg_oy2" ] || printf 'Y\tstderr\t%s\n' "${bg_oy2#x}"
+	[ -z "$bg_oq" ] || printf 'Q\t%s\n' "${bg_oq#x}"
+	[ -z "$bg_ou" ] || printf 'U\t%s\n' "${bg_ou#x}"
 	if [ "${bg_obslive-1}" = 1 ]; then
 		bg_live "$1"
 		printf 'L\t%s\t%s\n' "$bg_lc" "$bg_pm"

@@ -56,7 +56,14 @@ bg_stop() {
 			printf '%s %s\n' "$bg_r" "$bg_sig" >"$bg_sd/stop.tmp" && mv -f "$bg_sd/stop.tmp" "$bg_sd/stop"
 		fi
 		! bg_running "$bg_sd" || bg_sw="$bg_sw $bg_si"
-		if [ "$bg_lc" -gt 0 ]; then
+		if [ -e "$bg_sd/queued" ] && bg_running "$bg_sd"; then
+			# A queued job: its wrapper, woken, finds the stop and records
+			# it, never running the command (queue.sh). What its group
+			# holds (a --stdin keeper) is signalled too.
+			bg_qwake "$bg_sd"
+			[ "$bg_lc" = 0 ] || bg_signal "$bg_sig"
+			bg_oc="$bg_oc$bg_si:stopped "
+		elif [ "$bg_lc" -gt 0 ]; then
 			bg_signal "$bg_sig"
 			bg_sl="$bg_sl $bg_si"
 			bg_oc="$bg_oc$bg_si:stopped "

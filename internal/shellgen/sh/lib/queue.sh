@@ -1,0 +1,189 @@
+# queue.sh: a job's turn (run --slots, --after, --after-ok), kept by the
+# wrappers themselves, with no daemon. The workspace's .queue directory
+# holds the queue of slotted jobs: w.SEQ.ID while one waits (SEQ, ten
+# digits, given under the lock .queue/lock when it is queued, so the
+# names sort in queue order), r.ID while it runs (it holds a slot), and
+# a.REF.ID while job ID waits for job REF to end. A waiting wrapper sleeps
+# on a FIFO in its job directory, wake; whoever may have made its turn
+# come (a job that ends, frees a slot, or leaves the queue) writes a line
+# into it. A wake lost to a wrapper killed by SIGKILL is made up by a look
+# every 30 s.
+
+# bg_qenter: queue the job of this wrapper (bg_d, bg_id): with bg_slots > 0
+# at the end of the queue, under its lock; its wake FIFO open on fd 7;
+# the queued file says what it waits for. Before the wrapper reports its
+# start, so that a run that returned was queued before the next one.
+bg_qenter() {
+	bg_qdir=${bg_d%/*}/.queue
+	[ -d "$bg_qdir" ] || mkdir "$bg_qdir" 2>/dev/null
+	bg_qfifo=
+	if mkfifo -m 600 "$bg_d/wake" && exec 7<>"$bg_d/wake"; then bg_qfifo=1; fi
+	bg_qwhat=slot
+	[ -z "$bg_after$bg_afterok" ] || bg_qwhat="after ${bg_after%% *}${bg_afterok%% *}"
+	printf '%s\n' "$bg_qwhat" >"$bg_d/queued"
+	if [ "$bg_slots" -gt 0 ]; then
+		bg_qlock
+		bg_qn=0
+		bg_line "$bg_qdir/seq" && case $bg_l in '' | *[!0-9]*) ;; *) bg_qn=$bg_l ;; esac
+		bg_qn=$((bg_qn + 1))
+		printf '%s\n' "$bg_qn" >"$bg_qdir/seq.tmp" && mv -f "$bg_qdir/seq.tmp" "$bg_qdir/seq"
+		bg_qseq=$(printf '%010d' "$bg_qn")
+		: >"$bg_qdir/w.$bg_qseq.$bg_id"
+		bg_dirunlock "$bg_qdir/lock"
+	fi
+	for bg_qx in $bg_after $bg_afterok; do : >"$bg_qdir/a.$bg_qx.$bg_id"; done
+}
+
+# bg_qlock: take the queue's lock (bg_dirlock), as this wrapper.
+bg_qlock() {
+	bg_proc $$
+	bg_dirlock "$bg_qdir/lock" "$$ $bg_s" 0
+}
+
+# bg_qwait: wait until the job's turn has come, then leave the queue (a
+# slotted job holds its slot, r.ID, until bg_qdone). Fails, the job having
+# to end without running, when a stop came first (the stop file) or a job
+# of bg_afterok did not exit 0 (bg_qwhy says which).
+bg_qwait() {
+	bg_qwhy= bg_qtick=
+	while :; do
+		if [ -e "$bg_d/stop" ]; then
+			bg_qleave
+			return 1
+		fi
+		if bg_qafter && bg_qslot; then
+			bg_qleave
+			return 0
+		fi
+		if [ -n "$bg_qwhy" ]; then
+			bg_qleave
+			return 1
+		fi
+		if [ -z "$bg_qfifo" ]; then
+			# No FIFO (a file system without them): a look a second.
+			bg_nap 1000
+			continue
+		fi
+		# A tick every 30 s makes up a wake lost to a SIGKILL.
+		if [ -z "$bg_qtick" ] || ! kill -0 "$bg_qtick" 2>/dev/null; then
+			setsid sh -c 'sleep 30; printf "t\n"' >&7 2>/dev/null &
+			bg_qtick=$!
+		fi
+		read -r bg_qx <&7 || :
+	done
+}
+
+# bg_qafter: succeed when every job of bg_after and bg_afterok has ended:
+# exit_code written, the wrapper gone (lost), or the directory removed. A
+# job of bg_afterok that did not exit 0 sets bg_qwhy and fails.
+bg_qafter() {
+	for bg_qx in $bg_after $bg_afterok; do
+		bg_qj=${bg_d%/*}/$bg_qx
+		if [ -d "$bg_qj" ] && [ ! -e "$bg_qj/exit_code" ] && bg_running "$bg_qj"; then
+			printf 'after %s\n' "$bg_qx" >"$bg_d/queued.tmp" && mv -f "$bg_d/queued.tmp" "$bg_d/queued"
+			return 1
+		fi
+	done
+	for bg_qx in $bg_afterok; do
+		bg_qj=${bg_d%/*}/$bg_qx
+		if [ ! -d "$bg_qj" ]; then
+			bg_qwhy="job $bg_qx was removed"
+		elif [ -e "$bg_qj/not_run" ]; then
+			bg_qwhy="job $bg_qx was not run"
+		elif bg_line "$bg_qj/exit_code"; then
+			[ "$bg_l" = 0 ] || bg_qwhy="job $bg_qx exited $bg_l"
+		else
+			bg_qwhy="job $bg_qx was lost"
+		fi
+		[ -z "$bg_qwhy" ] || return 1
+	done
+	return 0
+}
+
+# bg_qslot: succeed when the job may start as far as slots go: it has
+# none (bg_slots 0), or, under the queue's lock, it is the oldest waiting
+# job and fewer than bg_slots slotted jobs run; then it takes a slot
+# (w.SEQ.ID becomes r.ID) and wakes the next in the queue. Entries of
+# jobs that have ended, or whose wrapper is gone, are removed on the way.
+bg_qslot() {
+	[ "$bg_slots" -gt 0 ] || return 0
+	printf 'slot\n' >"$bg_d/queued.tmp" && mv -f "$bg_d/queued.tmp" "$bg_d/queued"
+	bg_qlock
+	bg_qok=
+	bg_qhead
+	if [ "$bg_qh" = "$bg_id" ]; then
+		bg_qr=0
+		for bg_qx in "$bg_qdir"/r.*; do
+			[ -e "$bg_qx" ] || continue
+			if bg_running "${bg_d%/*}/${bg_qx##*/r.}"; then bg_qr=$((bg_qr + 1)); else rm -f "$bg_qx"; fi
+		done
+		if [ "$bg_qr" -lt "$bg_slots" ]; then
+			mv -f "$bg_qdir/w.$bg_qseq.$bg_id" "$bg_qdir/r.$bg_id"
+			bg_qok=1
+			bg_qhead
+		fi
+	fi
+	bg_dirunlock "$bg_qdir/lock"
+	[ -n "$bg_qok" ] || return 1
+	[ -z "$bg_qh" ] || bg_qwake "${bg_d%/*}/$bg_qh"
+	return 0
+}
+
+# bg_qhead: set bg_qh to the id of the oldest job waiting in the queue
+# ("" when none), removing the entries of those that have ended or whose
+# wrapper is gone. The caller holds the lock.
+bg_qhead() {
+	bg_qh=
+	for bg_qx in "$bg_qdir"/w.*; do
+		[ -e "$bg_qx" ] || continue
+		bg_qh=${bg_qx##*.}
+		[ "$bg_qh" = "$bg_id" ] && return 0
+		bg_running "${bg_d%/*}/$bg_qh" && return 0
+		rm -f "$bg_qx"
+		bg_qh=
+	done
+}
+
+# bg_qwake DIR: wake the wrapper of the job in DIR if it waits (a line
+# into its FIFO, opened read-write so that it never blocks).
+bg_qwake() {
+	[ -p "$1/wake" ] || return 0
+	{ printf 'w\n' 1<>"$1/wake"; } 2>/dev/null
+}
+
+# bg_qleave: the job leaves the waiting room: its tick, FIFO, queued file
+# and a.REF.ID entries go; a slotted job that got no slot leaves the queue
+# and wakes the next.
+bg_qleave() {
+	[ -z "$bg_qtick" ] || kill -s TERM -- "-$bg_qtick" 2>/dev/null || kill "$bg_qtick" 2>/dev/null
+	[ -z "$bg_qfifo" ] || exec 7>&-
+	rm -f "$bg_d/wake" "$bg_d/queued" "$bg_d/queued.tmp"
+	for bg_qx in $bg_after $bg_afterok; do rm -f "$bg_qdir/a.$bg_qx.$bg_id"; done
+	if [ "$bg_slots" -gt 0 ] && [ -e "$bg_qdir/w.$bg_qseq.$bg_id" ]; then
+		bg_qlock
+		rm -f "$bg_qdir/w.$bg_qseq.$bg_id"
+		bg_qhead
+		bg_dirunlock "$bg_qdir/lock"
+		[ -z "$bg_qh" ] || bg_qwake "${bg_d%/*}/$bg_qh"
+	fi
+}
+
+# bg_qdone: the job has ended (its exit_code is written): it gives back
+# its slot and wakes the next in the queue, and wakes the jobs that wait
+# for it. Any job's wrapper calls it: one run without --slots may be
+# waited for too.
+bg_qdone() {
+	bg_qdir=${bg_d%/*}/.queue
+	[ -d "$bg_qdir" ] || return 0
+	if [ -e "$bg_qdir/r.$bg_id" ]; then
+		bg_qlock
+		rm -f "$bg_qdir/r.$bg_id"
+		bg_qhead
+		bg_dirunlock "$bg_qdir/lock"
+		[ -z "$bg_qh" ] || bg_qwake "${bg_d%/*}/$bg_qh"
+	fi
+	for bg_qx in "$bg_qdir/a.$bg_id".*; do
+		[ -e "$bg_qx" ] && bg_qwake "${bg_d%/*}/${bg_qx##*.}"
+	done
+	return 0
+}

@@ -1,0 +1,241 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+// queueRun runs a job with flags and returns its id.
+func queueRun(t *testing.T, flags []string, args ...string) string {
+	t.Helper()
+	code, out, errs := bgjob(context.Background(), append(append(flags, "run", "-q"), args...)...)
+	if code != 0 {
+		t.Fatalf("run %v: exit %d: %s", args, code, errs)
+	}
+	return strings.TrimSpace(out)
+}
+
+// queueStatus returns the job id as status --json reports it.
+func queueStatus(t *testing.T, flags []string, id string) jobdir.Job {
+	t.Helper()
+	code, out, errs := bgjob(context.Background(), append(flags, "status", "--json", id)...)
+	var jobs []jobdir.Job
+	if err := json.Unmarshal([]byte(out), &jobs); err != nil || len(jobs) != 1 {
+		t.Fatalf("status %s: exit %d: %v: %s %s", id, code, err, out, errs)
+	}
+	return jobs[0]
+}
+
+// queueWait waits for the jobs and returns wait's exit status.
+func queueWait(t *testing.T, flags []string, ids ...string) int {
+	t.Helper()
+	code, _, _ := bgjob(context.Background(), append(append(flags, "wait", "--timeout", "60s"), ids...)...)
+	if code == 124 {
+		t.Fatalf("the jobs did not end within 60 s")
+	}
+	return code
+}
+
+// TestQueueSlots: jobs run with --slots 1 run one after another, in the
+// order they were queued, each starting once the one before has ended;
+// with --slots 2, two at a time and never three, locally and over SSH.
+// The jobs record when they start and end (the host is this machine).
+func TestQueueSlots(t *testing.T) {
+	t.Parallel()
+	for _, tc := range localAndSSH(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			log := filepath.Join(dir, "log")
+			var ids []string
+			for i := range 6 {
+				ids = append(ids, queueRun(t, tc.flags, "--slots", "1", "--", fmt.Sprintf("echo start %d >>%s; sleep 0.2; echo end %d >>%s", i, log, i, log)))
+			}
+			if j := queueStatus(t, tc.flags, ids[5]); j.Status != jobdir.StatusQueued || j.Queued != "slot" {
+				t.Errorf("the last of six jobs with one slot: %s %q, want queued for a slot", j.Status, j.Queued)
+			}
+			if code := queueWait(t, tc.flags, ids...); code != 0 {
+				t.Fatalf("wait: exit %d", code)
+			}
+			b, _ := os.ReadFile(log)
+			var want []string
+			for i := range 6 {
+				want = append(want, fmt.Sprintf("start %d", i), fmt.Sprintf("end %d", i))
+			}
+			if got := strings.Fields(strings.ReplaceAll(string(b), " ", "_")); !slices.Equal(got, underscore(want)) {
+				t.Errorf("one slot: the jobs ran\n%s\nwant one after another, in the order queued", b)
+			}
+
+			// Two slots: the jobs record their start and end on the
+			// clock; at most two overlap, and two do.
+			var two []string
+			for i := range 6 {
+				f := filepath.Join(dir, "t"+strconv.Itoa(i))
+				two = append(two, queueRun(t, tc.flags, "--slots", "2", "--", "date +%s%N >"+f+"; sleep 0.4; date +%s%N >>"+f))
+			}
+			if code := queueWait(t, tc.flags, two...); code != 0 {
+				t.Fatalf("wait: exit %d", code)
+			}
+			type span struct{ from, to int64 }
+			var spans []span
+			for i := range 6 {
+				b, _ := os.ReadFile(filepath.Join(dir, "t"+strconv.Itoa(i)))
+				f := strings.Fields(string(b))
+				if len(f) != 2 {
+					t.Fatalf("job %d recorded %q", i, b)
+				}
+				from, _ := strconv.ParseInt(f[0], 10, 64)
+				to, _ := strconv.ParseInt(f[1], 10, 64)
+				spans = append(spans, span{from, to})
+			}
+			most := 0
+			for _, s := range spans {
+				n := 0
+				for _, o := range spans {
+					if o.from <= s.from && s.from < o.to {
+						n++
+					}
+				}
+				most = max(most, n)
+			}
+			if most != 2 {
+				t.Errorf("two slots: at most %d jobs ran at once, want 2", most)
+			}
+		})
+	}
+}
+
+// underscore joins each "start N" of want with an underscore, as the test
+// reads the log.
+func underscore(want []string) []string {
+	out := make([]string, len(want))
+	for i, w := range want {
+		out[i] = strings.ReplaceAll(w, " ", "_")
+	}
+	return out
+}
+
+// TestQueueAfter: --after starts a job once its job has ended, whatever
+// its status; --after-ok only if it exited 0, else the job ends not_run,
+// never having run, and wait exits 1; a ref that names no job makes no
+// job; a queued job that is stopped never runs, and the one behind it in
+// the queue goes on. Locally and over SSH.
+func TestQueueAfter(t *testing.T) {
+	t.Parallel()
+	for _, tc := range localAndSSH(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			dir := t.TempDir()
+			gate := filepath.Join(dir, "gate")
+			wait := "while [ ! -e " + gate + " ]; do sleep 0.05; done; "
+			fails := queueRun(t, tc.flags, "-n", "fails", "--", wait+"exit 3")
+			queueRun(t, tc.flags, "-n", "passes", "--", wait+"exit 0")
+			ran := func(name string) string { return filepath.Join(dir, name) }
+			after := queueRun(t, tc.flags, "--after", "fails", "--", "touch "+ran("after"))
+			notRun := queueRun(t, tc.flags, "--after-ok", "fails", "--", "touch "+ran("notrun"))
+			ok := queueRun(t, tc.flags, "--after-ok", "passes", "--after", fails, "--", "touch "+ran("ok"))
+			if j := queueStatus(t, tc.flags, notRun); j.Status != jobdir.StatusQueued || j.Queued != "after "+fails {
+				t.Errorf("a job after a running one: %s %q, want queued after %s", j.Status, j.Queued, fails)
+			}
+			if err := os.WriteFile(gate, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if code := queueWait(t, tc.flags, after, ok); code != 0 {
+				t.Errorf("wait for the jobs that should run: exit %d", code)
+			}
+			if code := queueWait(t, tc.flags, notRun); code != 1 {
+				t.Errorf("wait for the job not run: exit %d, want 1", code)
+			}
+			for _, f := range []string{"after", "ok"} {
+				if _, err := os.Stat(ran(f)); err != nil {
+					t.Errorf("job %s did not run: %v", f, err)
+				}
+			}
+			if _, err := os.Stat(ran("notrun")); err == nil {
+				t.Errorf("the --after-ok job of a job that exited 3 ran")
+			}
+			j := queueStatus(t, tc.flags, notRun)
+			if j.Status != jobdir.StatusNotRun || j.ExitCode != nil || j.Error != "job "+fails+" exited 3" {
+				t.Errorf("the job not run: %s, exit %v, %q; want not_run, no exit code, job %s exited 3", j.Status, j.ExitCode, j.Error, fails)
+			}
+
+			// A ref that names no job: refused, no job made.
+			code, _, errs := bgjob(ctx, append(tc.flags, "run", "--after-ok", "nosuch", "--", "true")...)
+			if code == 0 || !strings.Contains(errs, "nosuch") {
+				t.Errorf("run --after-ok nosuch: exit %d, %q; want an error naming it", code, errs)
+			}
+			if code, _, errs := bgjob(ctx, append(tc.flags, "run", "--slots", "0", "--", "true")...); code != 2 {
+				t.Errorf("run --slots 0: exit %d, %q; want 2", code, errs)
+			}
+
+			// Stop a queued job: it never runs; the next goes on.
+			hold := queueRun(t, tc.flags, "--slots", "1", "--", "sleep 60")
+			stopped := queueRun(t, tc.flags, "--slots", "1", "--", "touch "+ran("stopped"))
+			next := queueRun(t, tc.flags, "--slots", "1", "--", "touch "+ran("next"))
+			if code, _, errs := bgjob(ctx, append(tc.flags, "stop", stopped)...); code != 0 {
+				t.Fatalf("stop: exit %d: %s", code, errs)
+			}
+			if j := queueStatus(t, tc.flags, stopped); j.Status != jobdir.StatusKilled || j.Reason != "stop" || j.ExitCode == nil || *j.ExitCode != 143 {
+				t.Errorf("a queued job stopped: %s %s %v, want killed (stop) 143", j.Status, j.Reason, j.ExitCode)
+			}
+			if code, _, errs := bgjob(ctx, append(tc.flags, "stop", hold)...); code != 0 {
+				t.Fatalf("stop: exit %d: %s", code, errs)
+			}
+			if code := queueWait(t, tc.flags, next); code != 0 {
+				t.Errorf("wait for the job behind the stopped one: exit %d", code)
+			}
+			if _, err := os.Stat(ran("stopped")); err == nil {
+				t.Errorf("a job stopped while queued ran")
+			}
+			if _, err := os.Stat(ran("next")); err != nil {
+				t.Errorf("the job queued behind a stopped one did not run: %v", err)
+			}
+		})
+	}
+}
+
+// TestQueueCostsNothing: 50 jobs queued behind one that runs use no CPU
+// while they wait: over two seconds their processes gain no clock tick
+// (they sleep on a FIFO; nothing polls).
+func TestQueueCostsNothing(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	flags := []string{"--root", root}
+	queueRun(t, flags, "--slots", "1", "--", "sleep 60")
+	var pids []int
+	for range 50 {
+		id := queueRun(t, flags, "--slots", "1", "--", "true")
+		pids = append(pids, queueStatus(t, flags, id).PID)
+	}
+	ticks := func() int64 {
+		var n int64
+		for _, pid := range pids {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			if err != nil {
+				t.Fatalf("a queued job's wrapper is gone: %v", err)
+			}
+			f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+			u, _ := strconv.ParseInt(f[11], 10, 64)
+			s, _ := strconv.ParseInt(f[12], 10, 64)
+			n += u + s
+		}
+		return n
+	}
+	before := ticks()
+	time.Sleep(2 * time.Second)
+	if used := ticks() - before; used > 0 {
+		t.Errorf("50 queued jobs used %d clock ticks of CPU in 2 s, want 0", used)
+	}
+}

@@ -7,7 +7,7 @@
 # on a FIFO in its job directory, wake; whoever may have made its turn
 # come (a job that ends, frees a slot, or leaves the queue) writes a line
 # into it. A wake lost to a wrapper killed by SIGKILL is made up by a look
-# every 30 s.
+# every 60 s.
 
 # bg_qenter: queue the job of this wrapper (bg_d, bg_id): with bg_slots > 0
 # at the end of the queue, under its lock; its wake FIFO open on fd 7;
@@ -64,9 +64,9 @@ bg_qwait() {
 			bg_nap 1000
 			continue
 		fi
-		# A tick every 30 s makes up a wake lost to a SIGKILL.
+		# A tick every 60 s makes up a wake lost to a SIGKILL.
 		if [ -z "$bg_qtick" ] || ! kill -0 "$bg_qtick" 2>/dev/null; then
-			setsid sh -c 'sleep 30; printf "t\n"' >&7 2>/dev/null &
+			setsid sh -c 'sleep 60; printf "t\n"' >&7 2>/dev/null &
 			bg_qtick=$!
 		fi
 		read -r bg_qx <&7 || :
@@ -108,6 +108,13 @@ bg_qafter() {
 bg_qslot() {
 	[ "$bg_slots" -gt 0 ] || return 0
 	printf 'slot\n' >"$bg_d/queued.tmp" && mv -f "$bg_d/queued.tmp" "$bg_d/queued"
+	# Without the lock first: a job behind a live head waits on.
+	for bg_qx in "$bg_qdir"/w.*; do
+		[ -e "$bg_qx" ] || break
+		bg_qh=${bg_qx##*.}
+		[ "$bg_qh" = "$bg_id" ] || ! bg_running "${bg_d%/*}/$bg_qh" || return 1
+		break
+	done
 	bg_qlock
 	bg_qok=
 	bg_qhead

@@ -41,7 +41,10 @@ func queueWait(t *testing.T, flags []string, ids ...string) int {
 	t.Helper()
 	code, _, _ := bgjob(context.Background(), append(append(flags, "wait", "--timeout", "60s"), ids...)...)
 	if code == 124 {
-		t.Fatalf("the jobs did not end within 60 s")
+		_, out, _ := bgjob(context.Background(), append(flags, "ls", "--limit", "0")...)
+		root := flags[slices.Index(flags, "--root")+1]
+		entries, _ := filepath.Glob(filepath.Join(root, "*", ".queue", "*"))
+		t.Fatalf("the jobs did not end within 60 s:\n%s\nqueue: %v", out, entries)
 	}
 	return code
 }
@@ -57,12 +60,21 @@ func TestQueueSlots(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			log := filepath.Join(dir, "log")
+			gate := filepath.Join(dir, "gate")
 			var ids []string
 			for i := range 6 {
-				ids = append(ids, queueRun(t, tc.flags, "--slots", "1", "--", fmt.Sprintf("echo start %d >>%s; sleep 0.2; echo end %d >>%s", i, log, i, log)))
+				cmd := fmt.Sprintf("echo start %d >>%s; sleep 0.2; echo end %d >>%s", i, log, i, log)
+				if i == 0 {
+					// The first holds its slot until all are queued.
+					cmd = "while [ ! -e " + gate + " ]; do sleep 0.05; done; " + cmd
+				}
+				ids = append(ids, queueRun(t, tc.flags, "--slots", "1", "--", cmd))
 			}
 			if j := queueStatus(t, tc.flags, ids[5]); j.Status != jobdir.StatusQueued || j.Queued != "slot" {
 				t.Errorf("the last of six jobs with one slot: %s %q, want queued for a slot", j.Status, j.Queued)
+			}
+			if err := os.WriteFile(gate, nil, 0o600); err != nil {
+				t.Fatal(err)
 			}
 			if code := queueWait(t, tc.flags, ids...); code != 0 {
 				t.Fatalf("wait: exit %d", code)

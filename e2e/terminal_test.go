@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -224,5 +226,82 @@ func TestAttachNotTerminal(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(root, "*", "*")); len(left) != 0 {
 		t.Errorf("attach left %v", left)
+	}
+}
+
+// topCmd is the shell command that runs bgjob top with flags, then prints
+// whether the terminal is back in its canonical mode, as top found it.
+func topCmd(bin string, flags []string, env string) string {
+	words := []string{env, shq(bin)}
+	for _, w := range append(flags, "top") {
+		words = append(words, shq(w))
+	}
+	return strings.Join(words, " ") + `; s=$?; stty -a | tr ' ;' '\n\n' | grep -x -e icanon -e -icanon; (exit $s)`
+}
+
+// TestTop, in a real terminal: top shows a running and an ended job with
+// their states, shows a job end, filters, stops a job through s and y,
+// and quits on q with the terminal restored; without colour under
+// NO_COLOR; and SIGTERM restores the terminal too.
+func TestTop(t *testing.T) {
+	needTerminal(t)
+	t.Parallel()
+	bin := bgjobBinary(t)
+	root := t.TempDir()
+	flags := []string{"--root", root}
+	gate := filepath.Join(t.TempDir(), "gate")
+	runJob(t, bin, flags, "-n", "done-job", "--", "exit 5")
+	gated := runJob(t, bin, flags, "-n", "gated", "--", "while [ ! -e "+gate+" ]; do sleep 0.1; done; exit 4")
+	sleeper := runJob(t, bin, flags, "-n", "sleeper", "--", "sleep 600")
+
+	m := newTmux(t, topCmd(bin, flags, ""))
+	m.waitFor("sleeper")
+	row := func(name string) string {
+		for _, l := range strings.Split(m.screen(), "\n") {
+			if strings.HasPrefix(l, name+" ") {
+				return strings.Join(strings.Fields(l), " ")
+			}
+		}
+		return ""
+	}
+	waitRow := func(name, want string) {
+		t.Helper()
+		if !eventually(screenWait, func() bool { return strings.Contains(row(name), want) }) {
+			t.Fatalf("the row of %s never showed %q:\n%s", name, want, m.screen())
+		}
+	}
+	waitRow("done-job", "exited 5")
+	waitRow("gated", gated+" running -")
+	if !strings.Contains(m.tmux("capture-pane", "-p", "-e", "-t", "s"), "\x1b[32mrunning") {
+		t.Errorf("running is not green:\n%s", m.tmux("capture-pane", "-p", "-e", "-t", "s"))
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitRow("gated", "exited 4")
+
+	m.keys("/", "sleeper", "Enter")
+	if !eventually(screenWait, func() bool { return row("gated") == "" && row("sleeper") != "" }) {
+		t.Fatalf("the filter /sleeper did not keep only the sleeper:\n%s", m.screen())
+	}
+	m.keys("s")
+	m.waitFor("stop job " + sleeper + "? y/n")
+	m.keys("y")
+	waitRow("sleeper", "killed 143")
+	m.keys("q")
+	m.waitFor("[exited 0]")
+	if !slices.Contains(strings.Split(m.screen(), "\n"), "icanon") {
+		t.Errorf("after q the terminal is not canonical again:\n%s", m.screen())
+	}
+
+	m2 := newTmux(t, topCmd(bin, flags, "NO_COLOR=1"))
+	m2.waitFor("sleeper")
+	if s := m2.tmux("capture-pane", "-p", "-e", "-t", "s"); regexp.MustCompile("\x1b\\[3[1-7]m").MatchString(s) {
+		t.Errorf("NO_COLOR top has colour:\n%q", s)
+	}
+	m2.tmux("run-shell", "pkill -TERM -x -P $(tmux -L "+m2.sock+" display -p -t s '#{pane_pid}') bgjob")
+	m2.waitFor("[exited 130]")
+	if !slices.Contains(strings.Split(m2.screen(), "\n"), "icanon") {
+		t.Errorf("after SIGTERM the terminal is not canonical again:\n%s", m2.screen())
 	}
 }

@@ -82,9 +82,9 @@ func notifyQuit(c chan<- os.Signal) (stop func()) {
 	return func() { signal.Stop(c) }
 }
 
-// notifyHangup sends on c when the terminal goes (SIGHUP) or bgjob is
-// asked to end (SIGTERM); stop ends that.
+// notifyHangup sends on c when the terminal goes (SIGHUP); stop ends
+// that. (SIGTERM and SIGINT end the command's context: see Main.)
 func notifyHangup(c chan<- os.Signal) (stop func()) {
-	signal.Notify(c, syscall.SIGHUP, syscall.SIGTERM)
+	signal.Notify(c, syscall.SIGHUP)
 	return func() { signal.Stop(c) }
 }

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,15 +41,16 @@ func needTerminal(t *testing.T) {
 // server ends with the test. cmd's exit status shows as "[exited N]".
 func newTmux(t *testing.T, cmd string) *tmuxTerm {
 	t.Helper()
-	m := &tmuxTerm{t: t, sock: fmt.Sprintf("bgjob-test-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	// A socket of the test's own, removed with its directory.
+	m := &tmuxTerm{t: t, sock: filepath.Join(t.TempDir(), "tmux")}
 	m.tmux("-f", "/dev/null", "new-session", "-d", "-s", "s", "-x", "120", "-y", "40", cmd+`; echo "[exited $?]"; sleep 600`)
-	t.Cleanup(func() { exec.Command("tmux", "-L", m.sock, "kill-server").Run() })
+	t.Cleanup(func() { exec.Command("tmux", "-S", m.sock, "kill-server").Run() })
 	return m
 }
 
 func (m *tmuxTerm) tmux(args ...string) string {
 	m.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-L", m.sock}, args...)...).CombinedOutput()
+	out, err := exec.Command("tmux", append([]string{"-S", m.sock}, args...)...).CombinedOutput()
 	if err != nil {
 		m.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
@@ -299,7 +299,7 @@ func TestTop(t *testing.T) {
 	if s := m2.tmux("capture-pane", "-p", "-e", "-t", "s"); regexp.MustCompile("\x1b\\[3[1-7]m").MatchString(s) {
 		t.Errorf("NO_COLOR top has colour:\n%q", s)
 	}
-	m2.tmux("run-shell", "pkill -TERM -x -P $(tmux -L "+m2.sock+" display -p -t s '#{pane_pid}') bgjob")
+	m2.tmux("run-shell", "pkill -TERM -x -P $(tmux -S "+m2.sock+" display -p -t s '#{pane_pid}') bgjob")
 	m2.waitFor("[exited 130]")
 	if !slices.Contains(strings.Split(m2.screen(), "\n"), "icanon") {
 		t.Errorf("after SIGTERM the terminal is not canonical again:\n%s", m2.screen())

@@ -16,6 +16,7 @@
 //	stop            written by bgjob stop or the timeout before signalling
 //	STREAM.dropped  the --max-log-size capper's count of dropped bytes
 //	stdin, cursor-* the --stdin FIFO and the read cursors of logs --new
+//	terminal        a --pty job's terminal device and size (bgjob attach)
 //
 // See docs/format.md for the full specification.
 package jobdir

@@ -180,7 +180,7 @@ fails with "HOST: no answer within 30s (--host-timeout)". wait and run
 	}
 	cmd.AddCommand(
 		a.runCommand(), a.statusCommand(), a.listCommand(), a.logsCommand(),
-		a.waitCommand(), a.stopCommand(), a.rmCommand(), a.pruneCommand(), a.sendCommand(), a.versionCommand(),
+		a.waitCommand(), a.stopCommand(), a.rmCommand(), a.pruneCommand(), a.sendCommand(), a.attachCommand(), a.topCommand(), a.versionCommand(),
 		a.mcpCommand(),
 	)
 	// Listed in help and the generated docs like any other command.

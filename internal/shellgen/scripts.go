@@ -679,3 +679,28 @@ func SendScript(t Target, s Send) (string, error) {
 		c.setInt("bg_limit", millis(s.Timeout))
 	})
 }
+
+// Resize selects what ResizeScript does.
+type Resize struct {
+	Ref        string
+	Cols, Rows int
+}
+
+// ResizeScript returns the script that gives the terminal of a job
+// started with --pty r.Cols columns by r.Rows rows (the kernel sends
+// SIGWINCH to its foreground process group) and records the size in the
+// job's terminal file. It prints the job's observation, or refuses a job
+// without a PTY (E nopty) or one that has ended (E ended).
+func ResizeScript(t Target, r Resize) (string, error) {
+	if _, err := refs([]string{r.Ref}); err != nil {
+		return "", err
+	}
+	if r.Cols < 1 || r.Rows < 1 || r.Cols > 65535 || r.Rows > 65535 {
+		return "", fmt.Errorf("terminal size %dx%d: columns and rows must be between 1 and 65535", r.Cols, r.Rows)
+	}
+	return t.script("resize.sh", func(c *config) {
+		c.set("bg_ref", r.Ref)
+		c.setInt("bg_cols", int64(r.Cols))
+		c.setInt("bg_rows", int64(r.Rows))
+	})
+}

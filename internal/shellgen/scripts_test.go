@@ -102,6 +102,9 @@ func generators() []struct {
 		{"status", func() (string, error) {
 			return shellgen.StatusScript(goldenTarget, []string{"build", goldenID})
 		}},
+		{"resize", func() (string, error) {
+			return shellgen.ResizeScript(goldenTarget, shellgen.Resize{Ref: "repl", Cols: 100, Rows: 30})
+		}},
 		{"list_workspace", func() (string, error) {
 			return shellgen.ListScript(goldenTarget, shellgen.List{})
 		}},

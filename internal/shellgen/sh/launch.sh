@@ -63,7 +63,7 @@ fi
 case $bg_w in
 '') bg_err start "the wrapper of job $bg_d did not start" ;;
 nometa)
-	rm -f "$bg_d/job.sh" "$bg_d/command.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/stop.tmp" "$bg_d/meta.json.tmp" "$bg_d/stdout.log" "$bg_d/stderr.log" "$bg_d/stdin" "$bg_d/stdin.keeper" "$bg_d/exit_code.pty"
+	rm -f "$bg_d/job.sh" "$bg_d/command.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/stop.tmp" "$bg_d/meta.json.tmp" "$bg_d/stdout.log" "$bg_d/stderr.log" "$bg_d/stdin" "$bg_d/stdin.keeper" "$bg_d/exit_code.pty" "$bg_d/terminal" "$bg_d/terminal.tmp"
 	rmdir "$bg_d" 2>/dev/null
 	bg_err io "cannot write the job's meta.json in $bg_ws (is the disk full?)"
 	;;

@@ -11,7 +11,7 @@
 # stop signals only the command, and it ends once the command has. Its
 # process group has no parent in the session (script is outside it), so
 # the kernel discards the terminal's stop signals: a Ctrl-Z cannot leave
-# it stopped.
+# it stopped. It records the terminal's device in the file terminal.
 if [ "${1-}" = pty ]; then
 	trap : TERM INT QUIT USR1 USR2 ALRM
 	# Its pid and start time: the command's process group is its, so a
@@ -28,6 +28,12 @@ if [ "${1-}" = pty ]; then
 	BGJOB_JOB_ID=$bg_id
 	export BGJOB_JOB_ID TERM
 	stty cols "$bg_cols" rows "$bg_rows" 2>/dev/null
+	# The terminal, "DEVICE COLS ROWS", for resize.sh (bgjob attach), which
+	# keeps the size current; written whole (tmp + rename).
+	if bg_t=$(tty 2>/dev/null); then
+		printf '%s %s %s\n' "$bg_t" "$bg_cols" "$bg_rows" >"$bg_d/terminal.tmp" &&
+			mv -f "$bg_d/terminal.tmp" "$bg_d/terminal"
+	fi
 	bg_umask=
 	(bg_command)
 	printf '%s\n' "$?" >"$bg_d/exit_code.pty"

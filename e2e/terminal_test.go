@@ -1,0 +1,307 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bgjob/bgjob/internal/sshtest"
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+// screenWait is how long a test waits for text to show on a tmux screen:
+// generous, for a loaded machine.
+const screenWait = 20 * time.Second
+
+// tmuxTerm is a real terminal: a tmux server of the test's own, with one
+// window of 120x40 running a command.
+type tmuxTerm struct {
+	t    *testing.T
+	sock string
+}
+
+// needTerminal skips the test when this machine lacks tmux or python3
+// (.ci/run installs both).
+func needTerminal(t *testing.T) {
+	t.Helper()
+	for _, p := range []string{"tmux", "python3", "script"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("no %s on this machine (.ci/run installs it)", p)
+		}
+	}
+}
+
+// newTmux starts cmd (a shell command) in a new tmux server's window; the
+// server ends with the test. cmd's exit status shows as "[exited N]".
+func newTmux(t *testing.T, cmd string) *tmuxTerm {
+	t.Helper()
+	// A socket of the test's own, removed with its directory.
+	m := &tmuxTerm{t: t, sock: filepath.Join(t.TempDir(), "tmux")}
+	m.tmux("-f", "/dev/null", "new-session", "-d", "-s", "s", "-x", "120", "-y", "40", cmd+`; echo "[exited $?]"; sleep 600`)
+	t.Cleanup(func() { exec.Command("tmux", "-S", m.sock, "kill-server").Run() })
+	return m
+}
+
+func (m *tmuxTerm) tmux(args ...string) string {
+	m.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", m.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		m.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// keys types keys (tmux send-keys names: Enter, C-c, C-\\).
+func (m *tmuxTerm) keys(keys ...string) { m.tmux(append([]string{"send-keys", "-t", "s"}, keys...)...) }
+
+func (m *tmuxTerm) screen() string { return m.tmux("capture-pane", "-p", "-t", "s") }
+
+// waitFor waits until the screen shows text, and fails the test with the
+// screen when it does not.
+func (m *tmuxTerm) waitFor(text string) {
+	m.t.Helper()
+	if !eventually(screenWait, func() bool { return strings.Contains(m.screen(), text) }) {
+		m.t.Fatalf("the screen never showed %q:\n%s", text, m.screen())
+	}
+}
+
+// shq quotes s for sh.
+func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// jobStatus returns the job's status as bgjob status reports it.
+func jobStatus(t *testing.T, bin string, flags []string, ref string) jobdir.Job {
+	t.Helper()
+	out, err := exec.Command(bin, append(flags, "status", "--json", ref)...).Output()
+	var jobs []jobdir.Job
+	if err != nil || json.Unmarshal(out, &jobs) != nil || len(jobs) != 1 {
+		t.Fatalf("status %s: %v %s", ref, err, out)
+	}
+	return jobs[0]
+}
+
+// runJob starts a job and returns its id; it is killed with the test.
+func runJob(t *testing.T, bin string, flags []string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(bin, append(append(flags, "run", "-q"), args...)...).Output()
+	if err != nil {
+		t.Fatalf("run %v: %v", args, err)
+	}
+	id := strings.TrimSpace(string(out))
+	t.Cleanup(func() { exec.Command(bin, append(flags, "stop", "--grace", "0", id)...).Run() })
+	return id
+}
+
+// attachCmd is the shell command that runs bgjob attach with flags.
+func attachCmd(bin string, flags []string, args ...string) string {
+	words := []string{shq(bin)}
+	for _, w := range append(append(flags, "attach"), args...) {
+		words = append(words, shq(w))
+	}
+	return strings.Join(words, " ")
+}
+
+// TestAttachPTY, in a real terminal: attach to python3 -i run with --pty,
+// type a line and read the answer on the screen, resize the window and
+// read the new size from the job, detach with Ctrl-\ (attach exits 0, the
+// job runs on), attach again and end the job: attach exits with its
+// status. Locally and over SSH.
+func TestAttachPTY(t *testing.T) {
+	needTerminal(t)
+	t.Parallel()
+	bin := bgjobBinary(t)
+	for _, ssh := range []bool{false, true} {
+		name := "local"
+		if ssh {
+			name = "ssh"
+		}
+		t.Run(name, func(t *testing.T) {
+			flags := []string{"--root", t.TempDir()}
+			if ssh {
+				cfg := sshConfig(t, sshtest.Start(t))
+				flags = append(flags, "--ssh-config", cfg, "-H", "bgjob-test")
+			}
+			id := runJob(t, bin, flags, "--pty", "-n", "repl", "--", "python3", "-i", "-q")
+			m := newTmux(t, attachCmd(bin, flags, "repl"))
+			m.waitFor(">>>")
+			m.keys("print(6*7)", "Enter")
+			m.waitFor("42")
+
+			m.tmux("resize-window", "-t", "s", "-x", "100", "-y", "30")
+			// The resize reaches the job before the line typed after it:
+			// look until the size shows.
+			if !eventually(screenWait, func() bool {
+				m.keys("import os; print('size', *os.get_terminal_size())", "Enter")
+				return eventually(2*time.Second, func() bool { return strings.Contains(m.screen(), "size 100 30") })
+			}) {
+				t.Fatalf("the job never saw the window's new size 100x30:\n%s", m.screen())
+			}
+
+			m.keys(`C-\`)
+			m.waitFor("[exited 0]")
+			if !strings.Contains(m.screen(), "bgjob: detached from job "+id) {
+				t.Errorf("no word of the detach on the screen:\n%s", m.screen())
+			}
+			if j := jobStatus(t, bin, flags, id); j.Status != jobdir.StatusRunning {
+				t.Fatalf("after the detach the job is %s, want running", j.Status)
+			}
+
+			m2 := newTmux(t, attachCmd(bin, flags, id))
+			m2.waitFor("size 100 30") // the replay of the log's tail
+			m2.keys("raise SystemExit(3)", "Enter")
+			m2.waitFor("[exited 3]")
+			if !strings.Contains(m2.screen(), "bgjob: job "+id+" exited 3") {
+				t.Errorf("attach did not say how the job ended:\n%s", m2.screen())
+			}
+		})
+	}
+}
+
+// TestAttachCtrlC: on a --pty job Ctrl-C is a key for the job, not a
+// signal to attach: a job that traps INT says so and runs on, and attach
+// goes on with it, until --detach-key.
+func TestAttachCtrlC(t *testing.T) {
+	needTerminal(t)
+	t.Parallel()
+	bin := bgjobBinary(t)
+	flags := []string{"--root", t.TempDir()}
+	id := runJob(t, bin, flags, "--pty", "--", `trap 'echo "got INT"' INT; echo ready; while :; do sleep 1 & wait $!; done`)
+	m := newTmux(t, attachCmd(bin, flags, "--detach-key", "ctrl-]", id))
+	m.waitFor("ready")
+	m.keys("C-c")
+	m.waitFor("got INT")
+	m.keys("C-c")
+	if !eventually(screenWait, func() bool { return strings.Count(m.screen(), "got INT") == 2 }) {
+		t.Fatalf("the second Ctrl-C did not reach the job:\n%s", m.screen())
+	}
+	m.keys("C-]")
+	m.waitFor("[exited 0]")
+	if j := jobStatus(t, bin, flags, id); j.Status != jobdir.StatusRunning {
+		t.Fatalf("after Ctrl-C and the detach the job is %s, want running", j.Status)
+	}
+}
+
+// TestAttachLines: on a job without a PTY attach --stdin sends each line
+// typed and shows the job's output; Ctrl-\ detaches, the job runs on.
+func TestAttachLines(t *testing.T) {
+	needTerminal(t)
+	t.Parallel()
+	bin := bgjobBinary(t)
+	flags := []string{"--root", t.TempDir()}
+	id := runJob(t, bin, flags, "--stdin", "--", `echo ready; while read -r l; do echo "got $l"; echo "err $l" >&2; done`)
+	m := newTmux(t, attachCmd(bin, flags, "--stdin", id))
+	m.waitFor("ready")
+	m.keys("hello there", "Enter")
+	m.waitFor("got hello there")
+	m.waitFor("err hello there")
+	m.keys(`C-\`)
+	m.waitFor("[exited 0]")
+	if j := jobStatus(t, bin, flags, id); j.Status != jobdir.StatusRunning {
+		t.Fatalf("after the detach the job is %s, want running", j.Status)
+	}
+}
+
+// TestAttachNotTerminal: attach with a pipe for stdin or stdout refuses,
+// pointing at send and logs -f.
+func TestAttachNotTerminal(t *testing.T) {
+	t.Parallel()
+	bin := bgjobBinary(t)
+	root := t.TempDir()
+	cmd := exec.Command(bin, "--root", root, "attach", "some-job")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Fatalf("attach without a terminal: %v, want exit status 2\n%s", err, stderr.String())
+	}
+	for _, want := range []string{"bgjob: error: attach needs a terminal", "bgjob send", "bgjob logs -f"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr %q does not say %q", stderr.String(), want)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(root, "*", "*")); len(left) != 0 {
+		t.Errorf("attach left %v", left)
+	}
+}
+
+// topCmd is the shell command that runs bgjob top with flags, then prints
+// whether the terminal is back in its canonical mode, as top found it.
+func topCmd(bin string, flags []string, env string) string {
+	words := []string{env, shq(bin)}
+	for _, w := range append(flags, "top") {
+		words = append(words, shq(w))
+	}
+	return strings.Join(words, " ") + `; s=$?; stty -a | tr ' ;' '\n\n' | grep -x -e icanon -e -icanon; (exit $s)`
+}
+
+// TestTop, in a real terminal: top shows a running and an ended job with
+// their states, shows a job end, filters, stops a job through s and y,
+// and quits on q with the terminal restored; without colour under
+// NO_COLOR; and SIGTERM restores the terminal too.
+func TestTop(t *testing.T) {
+	needTerminal(t)
+	t.Parallel()
+	bin := bgjobBinary(t)
+	root := t.TempDir()
+	flags := []string{"--root", root}
+	gate := filepath.Join(t.TempDir(), "gate")
+	runJob(t, bin, flags, "-n", "done-job", "--", "exit 5")
+	gated := runJob(t, bin, flags, "-n", "gated", "--", "while [ ! -e "+gate+" ]; do sleep 0.1; done; exit 4")
+	sleeper := runJob(t, bin, flags, "-n", "sleeper", "--", "sleep 600")
+
+	m := newTmux(t, topCmd(bin, flags, ""))
+	m.waitFor("sleeper")
+	row := func(name string) string {
+		for _, l := range strings.Split(m.screen(), "\n") {
+			if strings.HasPrefix(l, name+" ") {
+				return strings.Join(strings.Fields(l), " ")
+			}
+		}
+		return ""
+	}
+	waitRow := func(name, want string) {
+		t.Helper()
+		if !eventually(screenWait, func() bool { return strings.Contains(row(name), want) }) {
+			t.Fatalf("the row of %s never showed %q:\n%s", name, want, m.screen())
+		}
+	}
+	waitRow("done-job", "exited 5")
+	waitRow("gated", gated+" running -")
+	if !strings.Contains(m.tmux("capture-pane", "-p", "-e", "-t", "s"), "\x1b[32mrunning") {
+		t.Errorf("running is not green:\n%s", m.tmux("capture-pane", "-p", "-e", "-t", "s"))
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitRow("gated", "exited 4")
+
+	m.keys("/", "sleeper", "Enter")
+	if !eventually(screenWait, func() bool { return row("gated") == "" && row("sleeper") != "" }) {
+		t.Fatalf("the filter /sleeper did not keep only the sleeper:\n%s", m.screen())
+	}
+	m.keys("s")
+	m.waitFor("stop job " + sleeper + "? y/n")
+	m.keys("y")
+	waitRow("sleeper", "killed 143")
+	m.keys("q")
+	m.waitFor("[exited 0]")
+	if !slices.Contains(strings.Split(m.screen(), "\n"), "icanon") {
+		t.Errorf("after q the terminal is not canonical again:\n%s", m.screen())
+	}
+
+	m2 := newTmux(t, topCmd(bin, flags, "NO_COLOR=1"))
+	m2.waitFor("sleeper")
+	if s := m2.tmux("capture-pane", "-p", "-e", "-t", "s"); regexp.MustCompile("\x1b\\[3[1-7]m").MatchString(s) {
+		t.Errorf("NO_COLOR top has colour:\n%q", s)
+	}
+	m2.tmux("run-shell", "pkill -TERM -x -P $(tmux -S "+m2.sock+" display -p -t s '#{pane_pid}') bgjob")
+	m2.waitFor("[exited 130]")
+	if !slices.Contains(strings.Split(m2.screen(), "\n"), "icanon") {
+		t.Errorf("after SIGTERM the terminal is not canonical again:\n%s", m2.screen())
+	}
+}

@@ -429,13 +429,19 @@ func (v *topView) render(w, h int, now time.Time) string {
 func (v *topView) table(title string, w, h int, now time.Time) []string {
 	jobs := v.visible()
 	cur, _ := v.selected()
-	running := 0
+	running, queued := 0, 0
 	for _, j := range v.jobs {
-		if j.Status == jobdir.StatusRunning {
+		switch j.Status {
+		case jobdir.StatusRunning:
 			running++
+		case jobdir.StatusQueued:
+			queued++
 		}
 	}
 	head := fmt.Sprintf("%s: %d jobs, %d running", title, len(v.jobs), running)
+	if queued > 0 {
+		head += fmt.Sprintf(", %d queued", queued)
+	}
 	if v.filter != "" || v.filtering {
 		head += fmt.Sprintf(", %d match /%s", len(jobs), v.filter)
 	}
@@ -499,6 +505,8 @@ func (v *topView) statusColor(j jobdir.Job) string {
 	switch {
 	case j.Status == jobdir.StatusRunning:
 		return "\x1b[32m"
+	case j.Status == jobdir.StatusQueued:
+		return "\x1b[36m"
 	case j.Status == jobdir.StatusExited && j.ExitCode != nil && *j.ExitCode == 0:
 		return ""
 	case j.Status == jobdir.StatusKilled:

@@ -60,7 +60,40 @@ func TestFleet(t *testing.T) {
 	t.Run("ls -A", fl.listAll)
 	t.Run("stop --all", fl.stopAll)
 	t.Run("same name, prune's kept", fl.sameName)
+	t.Run("slots", fl.slots)
 	t.Run("host down", fl.hostDown)
+}
+
+// slots: run --slots 2 on every host gives each host its own two slots:
+// of three jobs, two held open run on every host and the third is queued
+// there, then runs once they end.
+func (fl *fleet) slots(t *testing.T) {
+	const ws = "slots"
+	gate := filepath.Join(t.TempDir(), "gate")
+	held := "while [ ! -e " + gate + " ]; do sleep 0.1; done"
+	var ids []string
+	for _, cmd := range []string{held, held, "true"} {
+		code, out, errs := fl.bgjob(t, ws, "run", "-q", "--slots", "2", "--", cmd)
+		if code != 0 {
+			t.Fatalf("run --slots 2: exit %d: %s", code, errs)
+		}
+		ids = append(ids, strings.TrimSpace(out))
+	}
+	code, out, errs := fl.bgjob(t, ws, "status", "--json", ids[2])
+	if code != 0 {
+		t.Fatalf("status: exit %d: %s", code, errs)
+	}
+	for _, h := range fl.hostJSON(t, out) {
+		if len(h.Jobs) != 1 || h.Jobs[0].Status != jobdir.StatusQueued {
+			t.Errorf("%s: the third job of two slots is %+v, want queued", h.Host, h.Jobs)
+		}
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := fl.bgjob(t, ws, append([]string{"wait"}, ids...)...); code != 0 {
+		t.Fatalf("wait: exit %d: %s", code, errs)
+	}
 }
 
 type fleet struct {

@@ -110,8 +110,9 @@ func TestLeftoversRecord(t *testing.T) {
 	dir := t.TempDir()
 	p, c := filepath.Join(dir, "p"), filepath.Join(dir, "c")
 	forker := run(`setsid sh -c 'echo $$ >` + p + `; while [ ! -e ` + p + `.go ]; do sleep 0.05; done; setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! >` + c + `' </dev/null >/dev/null 2>&1 &`)
-	if j := status(forker); j.LiveProcesses != 1 {
-		t.Fatalf("status of a job that left an escapee: %d live processes, want 1", j.LiveProcesses)
+	// The escapee, and the sleep of its loop now and then.
+	if j := status(forker); j.LiveProcesses < 1 {
+		t.Fatalf("status of a job that left an escapee: %d live processes, want it counted", j.LiveProcesses)
 	}
 	if n := recorded(jobdir.DefaultWorkspace, forker); n != "none" {
 		t.Fatalf("a job that left an escapee was recorded with %q leftovers", n)
@@ -189,5 +190,45 @@ func TestLeftoversRecord(t *testing.T) {
 	ls()
 	if scanned() {
 		t.Errorf("ls of ended jobs, all recorded, scanned the host's processes")
+	}
+}
+
+// TestLeftoversForkDuringScan: an escapee that forks a child and exits
+// while status calls follow one another is never recorded as leaving
+// nothing while the child lives. A scan is no snapshot (the child forked
+// after it listed the processes, the parent gone before it read it), so
+// the record takes two scans; with one, 2 runs of 8 were recorded 0 with
+// the child alive.
+func TestLeftoversForkDuringScan(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	ctx := context.Background()
+	g := []string{"--root", root}
+	for i := range 6 {
+		code, out, errs := bgjob(ctx, append(g, "run", "-q", "--", `setsid sh -c "sleep 0.`+strconv.Itoa(3+i)+`; setsid sleep 120 </dev/null >/dev/null 2>&1 & exit 0" </dev/null >/dev/null 2>&1 & exit 0`)...)
+		if code != 0 {
+			t.Fatalf("run: exit %d: %s", code, errs)
+		}
+		id := strings.TrimSpace(out)
+		record := filepath.Join(root, jobdir.DefaultWorkspace, id, "leftovers")
+		deadline := time.Now().Add(1500 * time.Millisecond)
+		for time.Now().Before(deadline) {
+			bgjob(ctx, append(g, "status", id)...)
+			if _, err := os.Stat(record); err == nil {
+				break
+			}
+		}
+		if _, err := os.Stat(record); err != nil {
+			continue
+		}
+		// Recorded: no process carrying the job's id may be alive.
+		envs, _ := filepath.Glob("/proc/[0-9]*/environ")
+		for _, p := range envs {
+			b, err := os.ReadFile(p)
+			if err == nil && strings.Contains(string(b), "BGJOB_JOB_ID="+id+"\x00") {
+				t.Errorf("run %d: job %s recorded without processes, while %s lives", i, id, filepath.Dir(p))
+			}
+		}
 	}
 }

@@ -3,10 +3,12 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"sync"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -207,11 +209,14 @@ func (a *app) logsEnd(res []bgjob.Result[bgjob.LogResult], writers []io.Closer, 
 	for _, w := range writers {
 		// One host's text ends as it can: a reader that went away has
 		// what it wanted.
-		if err := w.Close(); err != nil && a.many() {
+		if err := w.Close(); err != nil && a.many() && !gone() && !(o.Follow && errors.Is(err, syscall.EPIPE)) {
 			return err
 		}
 	}
-	if gone() && slices.ContainsFunc(res, func(r bgjob.Result[bgjob.LogResult]) bool { return r.Err != nil }) {
+	// The reader went (grep -m1): the watch saw it, or a write found it
+	// gone before the watch did.
+	left := gone() || o.Follow && slices.ContainsFunc(res, func(r bgjob.Result[bgjob.LogResult]) bool { return errors.Is(r.Err, syscall.EPIPE) })
+	if left && slices.ContainsFunc(res, func(r bgjob.Result[bgjob.LogResult]) bool { return r.Err != nil }) {
 		// The reader has what it wanted (grep -m1), and the follows it
 		// cut short: that is success.
 		return nil

@@ -208,34 +208,77 @@ bg_live() {
 	# shellcheck disable=SC2086 # the pids are words on purpose
 	set -- $bg_lp
 	bg_lc=$#
-	[ "$bg_lc" = 0 ] && [ "$bg_pm" = proc ] || return 0
+	[ "$bg_lc" = 0 ] && [ "$bg_pm" = proc ] && [ -z "${bg_lrescan-}" ] || return 0
 	case $bg_lend in
-	1) { printf '0\n' >"$bg_ldir/leftovers.tmp$$" && mv -f "$bg_ldir/leftovers.tmp$$" "$bg_ldir/leftovers"; } 2>/dev/null || rm -f "$bg_ldir/leftovers.tmp$$" ;;
-	late) bg_lunrec=${bg_lunrec-}$bg_ldir$bg_nl ;;
+	1) bg_lun1=${bg_lun1-}$bg_ldir$bg_nl ;;
+	late) bg_lun2=${bg_lun2-}$bg_ldir$bg_nl ;;
 	esac
 }
 
 # bg_leftovers: record the ended jobs that bg_live found without processes
-# in a scan made before it saw them ended (bg_lunrec): one more scan, made
-# now that they have ended, records each that it still finds without any.
-# The record is a file, leftovers, holding 0: no process of the job was
-# alive in a scan made after its exit_code was written, so none can appear
-# later (every process of the job descends from one alive when its
-# command ended), and a look at it (bg_recorded) no longer scans.
+# once two scans, each made after their exit_code was written and the
+# second after the first had ended, found none: bg_lun1 lists those one
+# such scan found without (bg_live's own), bg_lun2 those whose scan was
+# made before bg_live saw them ended. A scan is no snapshot: a process
+# forked after the scan listed the processes, by a parent that exits
+# before the scan reads it, is missed; the next scan sees the child. The
+# record is a file, leftovers, holding 0, and a look at the job
+# (bg_recorded) no longer scans: none of its processes can appear later,
+# as each would descend from one alive then. The hole left: a chain of
+# processes each of which forks the next and exits within one scan.
 bg_leftovers() {
-	[ -n "${bg_lunrec-}" ] || return 0
-	bg_lx=$bg_lunrec bg_lunrec=
-	bg_pgs= bg_lrescan=1
+	[ -n "${bg_lun1-}${bg_lun2-}" ] || return 0
+	bg_lrescan=1 bg_lrec= bg_lnext=
+	bg_pgs=
 	bg_scan
 	set -f
 	bg_oifs=$IFS
 	IFS=$bg_nl
 	# shellcheck disable=SC2086 # the directories are lines on purpose
-	set -- $bg_lx
+	set -- $bg_lun1
 	IFS=$bg_oifs
 	set +f
-	for bg_lx in "$@"; do bg_live "$bg_lx"; done
-	bg_lrescan=
+	for bg_lv in "$@"; do
+		bg_live "$bg_lv"
+		[ "$bg_lc" != 0 ] || bg_lrec=$bg_lrec$bg_lv$bg_nl
+	done
+	set -f
+	bg_oifs=$IFS
+	IFS=$bg_nl
+	# shellcheck disable=SC2086 # the directories are lines on purpose
+	set -- $bg_lun2
+	IFS=$bg_oifs
+	set +f
+	for bg_lv in "$@"; do
+		bg_live "$bg_lv"
+		[ "$bg_lc" != 0 ] || bg_lnext=$bg_lnext$bg_lv$bg_nl
+	done
+	if [ -n "$bg_lnext" ]; then
+		bg_pgs=
+		bg_scan
+		set -f
+		bg_oifs=$IFS
+		IFS=$bg_nl
+		# shellcheck disable=SC2086 # the directories are lines on purpose
+		set -- $bg_lnext
+		IFS=$bg_oifs
+		set +f
+		for bg_lv in "$@"; do
+			bg_live "$bg_lv"
+			[ "$bg_lc" != 0 ] || bg_lrec=$bg_lrec$bg_lv$bg_nl
+		done
+	fi
+	set -f
+	bg_oifs=$IFS
+	IFS=$bg_nl
+	# shellcheck disable=SC2086 # the directories are lines on purpose
+	set -- $bg_lrec
+	IFS=$bg_oifs
+	set +f
+	for bg_lv in "$@"; do
+		{ printf '0\n' >"$bg_lv/leftovers.tmp$$" && mv -f "$bg_lv/leftovers.tmp$$" "$bg_lv/leftovers"; } 2>/dev/null || rm -f "$bg_lv/leftovers.tmp$$"
+	done
+	bg_lun1= bg_lun2= bg_lrescan=
 }
 
 # bg_ended DIR: succeed when the job in DIR has ended: exit_code written,

@@ -229,18 +229,31 @@ type deliveryWriter struct {
 	end    int64
 }
 
+// deliveryPiece bounds one write of a deliveryWriter: a write under way
+// when the last report is made (Ctrl-C) is not in it, so what a reader
+// gets again is at most one piece (and what its pipe held). The held
+// range of a running job's log is written in one call of up to 1 MiB.
+const deliveryPiece = 32 << 10
+
 func (d *deliveryWriter) Write(p []byte) (int, error) {
-	d.c.mu.Lock()
-	closed := d.c.closed
-	d.c.mu.Unlock()
-	if closed {
-		// The last report is made: a byte more would be read again.
-		return 0, errReported
+	done := 0
+	for done < len(p) {
+		d.c.mu.Lock()
+		closed := d.c.closed
+		d.c.mu.Unlock()
+		if closed {
+			// The last report is made: a byte more would be read again.
+			return done, errReported
+		}
+		n, err := d.w.Write(p[done:min(len(p), done+deliveryPiece)])
+		if n > 0 {
+			done += n
+			d.end += int64(n)
+			d.c.delivered(d.stream, d.end, n)
+		}
+		if err != nil {
+			return done, err
+		}
 	}
-	n, err := d.w.Write(p)
-	if n > 0 {
-		d.end += int64(n)
-		d.c.delivered(d.stream, d.end, n)
-	}
-	return n, err
+	return done, nil
 }

@@ -245,6 +245,66 @@ func TestCursorInterrupted(t *testing.T) {
 	}
 }
 
+// TestCursorInterruptedLive: Ctrl-C while logs --new of a running job
+// writes to a slow reader repeats at most a write (32 KiB) and what the
+// pipe held (64 KiB). A running job's range goes out in pieces of up to
+// 1 MiB, each held until its check record, then written in one call, which
+// went on after the Ctrl-C: the reader got the whole MiB and the cursor
+// stayed where it was, so a loop of interrupted reads never moved on.
+func TestCursorInterruptedLive(t *testing.T) {
+	t.Parallel()
+	for _, tc := range localAndSSH(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			code, out, errs := bgjob(ctx, append(tc.flags, "run", "-q", "--", `awk 'BEGIN { for (i = 0; i < 400000; i++) printf "%09d\n", i }'; echo done >&2; sleep 60`)...)
+			if code != 0 {
+				t.Fatalf("run: exit %d: %s", code, errs)
+			}
+			id := strings.TrimSpace(out)
+			root := tc.flags[slices.Index(tc.flags, "--root")+1]
+			path := filepath.Join(root, "default", id, "stdout.log")
+			if !eventually(30*time.Second, func() bool {
+				b, _ := os.ReadFile(filepath.Join(root, "default", id, "stderr.log"))
+				return len(b) > 0
+			}) {
+				t.Fatal("the job did not write its output")
+			}
+			cmd := exec.Command(bgjobBinary(t), append(tc.flags, "logs", "--new", "--stdout", "--max-bytes", "0", id)...)
+			cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+			r, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// A slow reader: 4 KiB every 4 ms.
+			got := 0
+			buf := make([]byte, 4096)
+			signalled := false
+			start := time.Now()
+			for {
+				n, err := r.Read(buf)
+				got += n
+				if err != nil {
+					break
+				}
+				if !signalled && time.Since(start) > 300*time.Millisecond {
+					cmd.Process.Signal(syscall.SIGINT)
+					signalled = true
+				}
+				time.Sleep(4 * time.Millisecond)
+			}
+			cmd.Wait()
+			if !signalled {
+				t.Fatalf("the read ended after %d bytes before the Ctrl-C", got)
+			}
+			checkCut(t, tc.flags, id, path, got, 96<<10)
+		})
+	}
+}
+
 // TestCursorConnectionDropped: an SSH connection dropped in the middle of a
 // 23 MB read (the issue's repro: 2.5 MB received, the cursor at the end)
 // leaves the cursor at most where the received bytes end.

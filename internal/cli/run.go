@@ -369,7 +369,11 @@ func (a *app) promote(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runO
 		a.cutHints(res)
 	}
 	if running {
-		fmt.Fprintf(a.stderr, "bgjob: job %s is still running after %s; it goes on in the background\n", j.ID, o.wait)
+		state := "running"
+		if j.Status == jobdir.StatusQueued {
+			state = "queued"
+		}
+		fmt.Fprintf(a.stderr, "bgjob: job %s is still %s after %s; it goes on in the background\n", j.ID, state, o.wait)
 		return &exitError{code: exitRunning}
 	}
 	// The id in every case: the output may be cut, and the job read on.

@@ -25,8 +25,8 @@ for i in $(seq "$n"); do
 	ids+=("$("$bg" run -q --slots 1 -- "date +%s%N >>$log; date +%s%N >>$log")")
 done
 "$bg" wait "${ids[@]}"
-awk 'NR % 2 == 1 && NR > 1 { g[++k] = ($1 - end) / 1e6 } NR % 2 == 0 { end = $1 }
-	END { n = asort(g); printf "next job started after the one before ended: min %.1f ms, median %.1f ms, max %.1f ms (%d gaps)\n", g[1], g[int((n + 1) / 2)], g[n], n }' "$log"
+awk 'NR % 2 == 1 && NR > 1 { print ($1 - end) / 1e6 } NR % 2 == 0 { end = $1 }' "$log" | sort -n |
+	awk '{ g[NR] = $1 } END { printf "next job started after the one before ended: min %.1f ms, median %.1f ms, max %.1f ms (%d gaps)\n", g[1], g[int((NR + 1) / 2)], g[NR], NR }'
 
 "$bg" run -q --slots 1 -- 'sleep 600' >/dev/null
 pids=()

@@ -41,6 +41,14 @@ bg_stop() {
 	# handler, so the default signal becomes KILL (and the stop says so).
 	[ "$bg_sn" -gt 0 ] || [ "$bg_sig" != TERM ] || bg_sig=KILL
 	bg_oc=' ' bg_sl= bg_sw= bg_todo=
+	# The queued jobs are marked stopped first: a job stopped here that
+	# ends gives its slot to the next in the queue, which must find its
+	# own stop before it runs.
+	for bg_sd in "$@"; do
+		if [ -e "$bg_sd/queued" ] && [ ! -e "$bg_sd/exit_code" ] && [ ! -e "$bg_sd/stop" ]; then
+			printf '%s %s\n' "$bg_r" "$bg_sig" >"$bg_sd/stop.tmp" && mv -f "$bg_sd/stop.tmp" "$bg_sd/stop"
+		fi
+	done
 	bg_scan
 	bg_si=0
 	for bg_sd in "$@"; do

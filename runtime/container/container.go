@@ -20,6 +20,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/tail"
 )
 
 // maxExecs bounds the execs running at once through one Runtime.
@@ -191,7 +192,7 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 			closeIn()
 		}()
 	}
-	errw := &pidWriter{pid: make(chan int, 1), tail: tailBuffer{max: 4096}}
+	errw := &pidWriter{pid: make(chan int, 1), tail: tail.Buffer{Max: 4096}}
 	out := stdout
 	if out == nil {
 		out = io.Discard
@@ -234,7 +235,7 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		return err
 	}
 	if code != 0 {
-		return &ExitError{Host: r.host, Status: code, Stderr: errw.tail.lastLines(10)}
+		return &ExitError{Host: r.host, Status: code, Stderr: errw.tail.LastLines(10)}
 	}
 	return nil
 }
@@ -299,7 +300,7 @@ type pidWriter struct {
 	line []byte
 	done bool
 	pid  chan int
-	tail tailBuffer
+	tail tail.Buffer
 }
 
 func (w *pidWriter) Write(p []byte) (int, error) {
@@ -338,32 +339,4 @@ func (w *writeErr) Write(p []byte) (int, error) {
 		return n, &writeErrT{err}
 	}
 	return n, nil
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.max {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-// lastLines returns up to n trailing lines.
-func (t *tailBuffer) lastLines(n int) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	lines := bytes.Split(bytes.TrimRight(t.buf, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
 }

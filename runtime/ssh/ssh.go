@@ -18,7 +18,6 @@
 package ssh
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -31,6 +30,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/tail"
 )
 
 // maxSessions bounds the sessions open at once on one connection; OpenSSH's
@@ -219,7 +219,7 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	// When stdout fails, end the script rather than let it block on a
 	// full channel window.
 	out.fail = func() { sess.Close() }
-	stderr := &tailBuffer{max: 4096}
+	stderr := &tail.Buffer{Max: 4096}
 	sess.Stdout = out
 	sess.Stderr = stderr
 	in, err := sess.StdinPipe()
@@ -276,7 +276,7 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	}
 	var exit *gossh.ExitError
 	if errors.As(err, &exit) {
-		e := &ExitError{Host: r.host, Status: exit.ExitStatus(), Signal: exit.Signal(), Stderr: stderr.lastLines(10)}
+		e := &ExitError{Host: r.host, Status: exit.ExitStatus(), Signal: exit.Signal(), Stderr: stderr.LastLines(10)}
 		if e.Signal != "" {
 			e.Status = -1
 		}
@@ -369,32 +369,4 @@ func (g *gatedWriter) close() {
 	g.mu.Lock()
 	g.closed = true
 	g.mu.Unlock()
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.max {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-// lastLines returns up to n trailing lines.
-func (t *tailBuffer) lastLines(n int) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	lines := bytes.Split(bytes.TrimRight(t.buf, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
 }

@@ -228,45 +228,17 @@ bg_live() {
 # processes each of which forks the next and exits within one scan.
 bg_leftovers() {
 	[ -n "${bg_lun1-}${bg_lun2-}" ] || return 0
-	bg_lrescan=1 bg_lrec= bg_lnext=
+	bg_lrescan=1
 	bg_pgs=
 	bg_scan
-	set -f
-	bg_oifs=$IFS
-	IFS=$bg_nl
-	# shellcheck disable=SC2086 # the directories are lines on purpose
-	set -- $bg_lun1
-	IFS=$bg_oifs
-	set +f
-	for bg_lv in "$@"; do
-		bg_live "$bg_lv"
-		[ "$bg_lc" != 0 ] || bg_lrec=$bg_lrec$bg_lv$bg_nl
-	done
-	set -f
-	bg_oifs=$IFS
-	IFS=$bg_nl
-	# shellcheck disable=SC2086 # the directories are lines on purpose
-	set -- $bg_lun2
-	IFS=$bg_oifs
-	set +f
-	for bg_lv in "$@"; do
-		bg_live "$bg_lv"
-		[ "$bg_lc" != 0 ] || bg_lnext=$bg_lnext$bg_lv$bg_nl
-	done
-	if [ -n "$bg_lnext" ]; then
+	bg_lnone "$bg_lun1"
+	bg_lrec=$bg_lz
+	bg_lnone "$bg_lun2"
+	if [ -n "$bg_lz" ]; then
 		bg_pgs=
 		bg_scan
-		set -f
-		bg_oifs=$IFS
-		IFS=$bg_nl
-		# shellcheck disable=SC2086 # the directories are lines on purpose
-		set -- $bg_lnext
-		IFS=$bg_oifs
-		set +f
-		for bg_lv in "$@"; do
-			bg_live "$bg_lv"
-			[ "$bg_lc" != 0 ] || bg_lrec=$bg_lrec$bg_lv$bg_nl
-		done
+		bg_lnone "$bg_lz"
+		bg_lrec=$bg_lrec$bg_lz
 	fi
 	set -f
 	bg_oifs=$IFS
@@ -279,6 +251,23 @@ bg_leftovers() {
 		{ printf '0\n' >"$bg_lv/leftovers.tmp$$" && mv -f "$bg_lv/leftovers.tmp$$" "$bg_lv/leftovers"; } 2>/dev/null || rm -f "$bg_lv/leftovers.tmp$$"
 	done
 	bg_lun1= bg_lun2= bg_lrescan=
+}
+
+# bg_lnone DIRS: set bg_lz to those of DIRS (lines) that bg_live finds
+# without processes in the current scan.
+bg_lnone() {
+	bg_lz=
+	set -f
+	bg_oifs=$IFS
+	IFS=$bg_nl
+	# shellcheck disable=SC2086 # the directories are lines on purpose
+	set -- $1
+	IFS=$bg_oifs
+	set +f
+	for bg_lv in "$@"; do
+		bg_live "$bg_lv"
+		[ "$bg_lc" != 0 ] || bg_lz=$bg_lz$bg_lv$bg_nl
+	done
 }
 
 # bg_ended DIR: succeed when the job in DIR has ended: exit_code written,

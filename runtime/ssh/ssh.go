@@ -229,13 +229,12 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	if err := sess.Start(command); err != nil {
 		return r.transportErr("starting script", err)
 	}
-	// x/crypto's stdin Close is not safe to call concurrently.
-	closeIn := sync.OnceFunc(func() { in.Close() })
+	pipe := &stdinPipe{w: in}
 	go func() {
 		if stdin != nil {
-			io.Copy(in, stdin)
+			io.Copy(pipe, stdin)
 		}
-		closeIn()
+		pipe.Close()
 	}()
 	cancelled := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
@@ -243,8 +242,9 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		// On a stalled link these writes block until the connection
 		// closes (the caller's Close, or the keepalive giving up): Exec
 		// does not wait for them. The script sees its stdin end and ends
-		// itself (bg_watchin).
-		closeIn()
+		// itself (bg_watchin); a write under way is ended by the closed
+		// session.
+		pipe.TryClose()
 		sess.Close()
 	})
 	waited := make(chan error, 1)
@@ -369,4 +369,46 @@ func (g *gatedWriter) close() {
 	g.mu.Lock()
 	g.closed = true
 	g.mu.Unlock()
+}
+
+// stdinPipe is a session's stdin that a cancellation may close while the
+// copy into it goes on: x/crypto's CloseWrite sets, unlocked, the flag
+// each Write reads first, so the two must not overlap.
+type stdinPipe struct {
+	mu     sync.Mutex
+	w      io.WriteCloser
+	closed bool
+}
+
+func (p *stdinPipe) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return 0, io.ErrClosedPipe
+	}
+	return p.w.Write(b)
+}
+
+// Close sends the end of stdin, once.
+func (p *stdinPipe) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.close()
+}
+
+// TryClose sends the end of stdin unless a write is under way (on a
+// stalled link it can block until the session closes): the copy then
+// ends with the session and closes what is left.
+func (p *stdinPipe) TryClose() {
+	if p.mu.TryLock() {
+		p.close()
+		p.mu.Unlock()
+	}
+}
+
+func (p *stdinPipe) close() {
+	if !p.closed {
+		p.closed = true
+		p.w.Close()
+	}
 }

@@ -537,6 +537,52 @@ func TestCancelEndsRemoteScript(t *testing.T) {
 	exec1(t, r, "true", nil)
 }
 
+// A cancellation while stdin is still being copied to the script ends the
+// copy cleanly: the end of stdin is never sent beside a write (the race
+// detector flagged x/crypto's CloseWrite against a Write under way).
+func TestCancelWhileCopyingStdin(t *testing.T) {
+	e := newEnv(t)
+	r := dial(t, "target", ssh.Options{ConfigFile: e.cfg})
+	for i := 0; i < 20; i++ {
+		started := make(chan struct{})
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		go func() {
+			errc <- r.Exec(ctx, "echo started; cat >/dev/null", chunks{}, &signalWriter{c: started})
+		}()
+		select {
+		case <-started:
+		case err := <-errc:
+			cancel()
+			t.Fatalf("Exec ended early: %v", err)
+		case <-time.After(20 * time.Second):
+			cancel()
+			t.Fatal("script did not start")
+		}
+		cancel()
+		select {
+		case err := <-errc:
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("Exec returned %v, want context.Canceled", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Exec did not return after cancel")
+		}
+	}
+	exec1(t, r, "true", nil)
+}
+
+// chunks is an endless stdin read in small pieces: one write each.
+type chunks struct{}
+
+func (chunks) Read(p []byte) (int, error) {
+	n := min(len(p), 512)
+	for i := range p[:n] {
+		p[i] = 'x'
+	}
+	return n, nil
+}
+
 type signalWriter struct {
 	c    chan struct{}
 	once sync.Once

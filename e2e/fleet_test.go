@@ -374,8 +374,10 @@ func sleeps(h *sshtest.Host) int {
 
 func (fl *fleet) hostDown(t *testing.T) {
 	const ws = "down"
-	// The job ends when the test creates /tmp/go on its host.
-	id := fl.run(t, ws, "while [ ! -e /tmp/go ]; do sleep 0.1; done")
+	// The job ends when the test creates /tmp/go on its host: a look a
+	// second (a hundred jobs looking ten times a second were a thousand
+	// forks a second beside the test).
+	id := fl.run(t, ws, "while [ ! -e /tmp/go ]; do sleep 1; done")
 	down := fl.f.Hosts[36]
 
 	type result struct {

@@ -269,7 +269,7 @@ func TestConcurrentNewReaders(t *testing.T) {
 func tmpfsRoot(t *testing.T, size string) (mnt, root string) {
 	t.Helper()
 	if os.Getuid() != 0 {
-		t.Skip("mounting a tmpfs needs root (CI runs as root)")
+		missing(t, "root, to mount a tmpfs")
 	}
 	mnt = t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", mnt).CombinedOutput(); err != nil {

@@ -21,7 +21,7 @@ func TestLogCapNeedsFallocate(t *testing.T) {
 	t.Parallel()
 	busybox, err := exec.LookPath("busybox")
 	if err != nil {
-		t.Skip("no busybox (CI installs busybox-static)")
+		missing(t, "busybox (.ci/run installs it)")
 	}
 	bin := bgjobBinary(t)
 	noFallocate := t.TempDir()

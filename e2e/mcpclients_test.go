@@ -29,7 +29,7 @@ func mcpClients(t *testing.T) string {
 	t.Helper()
 	for _, bin := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (.ci/run installs it)", bin)
+			missing(t, "%s (.ci/run installs it)", bin)
 		}
 	}
 	dir, err := filepath.Abs("mcpclients")

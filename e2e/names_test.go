@@ -112,7 +112,7 @@ func TestReplaceLock(t *testing.T) {
 	t.Parallel()
 	self, err := jobdirtest.ProcStart(os.Getpid())
 	if err != nil {
-		t.Skip("no /proc: ", err)
+		missing(t, "/proc: %v", err)
 	}
 	for _, tc := range localAndSSH(t) {
 		t.Run(tc.name, func(t *testing.T) {
@@ -185,7 +185,7 @@ func TestReplaceLockTakeover(t *testing.T) {
 	t.Parallel()
 	self, err := jobdirtest.ProcStart(os.Getpid())
 	if err != nil {
-		t.Skip("no /proc: ", err)
+		missing(t, "/proc: %v", err)
 	}
 	root := t.TempDir()
 	t.Cleanup(func() { killAll(root) })

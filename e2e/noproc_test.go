@@ -26,11 +26,11 @@ import (
 func noProcShim(t *testing.T) string {
 	t.Helper()
 	if os.Getuid() != 0 {
-		t.Skip("hiding /proc in a mount namespace needs root (CI runs as root)")
+		missing(t, "root, to hide /proc in a mount namespace")
 	}
 	for _, tool := range []string{"unshare", "mount", "umount", "ps"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is missing", tool)
+			missing(t, "%s", tool)
 		}
 	}
 	ps, _ := exec.LookPath("ps")

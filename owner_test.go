@@ -14,6 +14,8 @@ import (
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/jobdir/jobdirtest"
 	"github.com/bgjob/bgjob/runtime/local"
+
+	"github.com/bgjob/bgjob/internal/testneed"
 )
 
 // process starts a real process and returns its identity as an owner; the
@@ -37,7 +39,7 @@ func process(t *testing.T) (jobdir.Owner, *exec.Cmd) {
 
 func TestOwnerGone(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		t.Skip("no /proc")
+		testneed.Missing(t, "/proc")
 	}
 	self := bgjob.SelfOwner(jobdir.OwnerMCP)
 	if self.PID != os.Getpid() || self.ProcStart == "" || self.BootID == "" || self.Hostname == "" {
@@ -89,7 +91,7 @@ func TestOwnerGone(t *testing.T) {
 // StopOrphans stops a running job whose owner is gone, and no other.
 func TestStopOrphans(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		t.Skip("no /proc")
+		testneed.Missing(t, "/proc")
 	}
 	ctx := context.Background()
 	root := t.TempDir()

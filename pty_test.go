@@ -9,6 +9,8 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/runtime/local"
+
+	"github.com/bgjob/bgjob/internal/testneed"
 )
 
 // TestPTYSpec: a PTY job is recorded with its size (80x24 unless given)
@@ -16,7 +18,7 @@ import (
 // makes no job.
 func TestPTYSpec(t *testing.T) {
 	if _, err := exec.LookPath("script"); err != nil {
-		t.Skip("no script(1) (util-linux) on this machine")
+		testneed.Missing(t, "script(1) (util-linux)")
 	}
 	root := t.TempDir()
 	c, err := bgjob.NewClient(local.New(), root, "")

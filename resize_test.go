@@ -12,13 +12,15 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/runtime/local"
+
+	"github.com/bgjob/bgjob/internal/testneed"
 )
 
 // TestResize: a PTY job's program gets SIGWINCH and reads the new size on
 // its terminal; a job without a PTY is refused with KindNoPTY.
 func TestResize(t *testing.T) {
 	if _, err := exec.LookPath("script"); err != nil {
-		t.Skip("no script(1) (util-linux) on this machine")
+		testneed.Missing(t, "script(1) (util-linux)")
 	}
 	c, err := bgjob.NewClient(local.New(), t.TempDir(), "")
 	if err != nil {

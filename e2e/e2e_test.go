@@ -289,14 +289,3 @@ func killAll(root string) {
 		}
 	}
 }
-
-// missing ends a test whose machine lacks what it needs (a program, root,
-// /proc): a skip on a developer's machine, a failure in CI, where .ci/run
-// installs everything and runs as root, so no test is skipped there.
-func missing(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf("CI lacks what this test needs: "+format, args...)
-	}
-	t.Skipf(format, args...)
-}

@@ -19,6 +19,8 @@ import (
 	"github.com/bgjob/bgjob/internal/cli"
 	"github.com/bgjob/bgjob/internal/sshtest"
 	"github.com/bgjob/bgjob/jobdir"
+
+	"github.com/bgjob/bgjob/internal/testneed"
 )
 
 // bgjobBinary returns a path that runs this test binary as the bgjob CLI
@@ -269,7 +271,7 @@ func TestConcurrentNewReaders(t *testing.T) {
 func tmpfsRoot(t *testing.T, size string) (mnt, root string) {
 	t.Helper()
 	if os.Getuid() != 0 {
-		missing(t, "root, to mount a tmpfs")
+		testneed.Missing(t, "root, to mount a tmpfs")
 	}
 	mnt = t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", mnt).CombinedOutput(); err != nil {

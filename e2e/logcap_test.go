@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/bgjob/bgjob/internal/sshtest"
+
+	"github.com/bgjob/bgjob/internal/testneed"
 )
 
 // TestLogCapNeedsFallocate: a host whose fallocate cannot punch holes
@@ -21,7 +23,7 @@ func TestLogCapNeedsFallocate(t *testing.T) {
 	t.Parallel()
 	busybox, err := exec.LookPath("busybox")
 	if err != nil {
-		missing(t, "busybox (.ci/run installs it)")
+		testneed.Missing(t, "busybox (.ci/run installs it)")
 	}
 	bin := bgjobBinary(t)
 	noFallocate := t.TempDir()

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/bgjob/bgjob/internal/testneed"
 )
 
 // The MCP clients of these tests are ones nobody on bgjob wrote: the MCP
@@ -29,7 +31,7 @@ func mcpClients(t *testing.T) string {
 	t.Helper()
 	for _, bin := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(bin); err != nil {
-			missing(t, "%s (.ci/run installs it)", bin)
+			testneed.Missing(t, "%s (.ci/run installs it)", bin)
 		}
 	}
 	dir, err := filepath.Abs("mcpclients")

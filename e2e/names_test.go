@@ -16,6 +16,8 @@ import (
 
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/jobdir/jobdirtest"
+
+	"github.com/bgjob/bgjob/internal/testneed"
 )
 
 // TestNameLookupPastRecentJobs: the newest job with a name wins (found by
@@ -112,7 +114,7 @@ func TestReplaceLock(t *testing.T) {
 	t.Parallel()
 	self, err := jobdirtest.ProcStart(os.Getpid())
 	if err != nil {
-		missing(t, "/proc: %v", err)
+		testneed.Missing(t, "/proc: %v", err)
 	}
 	for _, tc := range localAndSSH(t) {
 		t.Run(tc.name, func(t *testing.T) {
@@ -185,7 +187,7 @@ func TestReplaceLockTakeover(t *testing.T) {
 	t.Parallel()
 	self, err := jobdirtest.ProcStart(os.Getpid())
 	if err != nil {
-		missing(t, "/proc: %v", err)
+		testneed.Missing(t, "/proc: %v", err)
 	}
 	root := t.TempDir()
 	t.Cleanup(func() { killAll(root) })

@@ -14,6 +14,8 @@ import (
 
 	"github.com/bgjob/bgjob/internal/sshtest"
 	"github.com/bgjob/bgjob/jobdir"
+
+	"github.com/bgjob/bgjob/internal/testneed"
 )
 
 // noProcShim writes, in a new directory, a ps that works where /proc is
@@ -26,11 +28,11 @@ import (
 func noProcShim(t *testing.T) string {
 	t.Helper()
 	if os.Getuid() != 0 {
-		missing(t, "root, to hide /proc in a mount namespace")
+		testneed.Missing(t, "root, to hide /proc in a mount namespace")
 	}
 	for _, tool := range []string{"unshare", "mount", "umount", "ps"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			missing(t, "%s", tool)
+			testneed.Missing(t, "%s", tool)
 		}
 	}
 	ps, _ := exec.LookPath("ps")

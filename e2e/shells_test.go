@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bgjob/bgjob/internal/testneed"
 )
 
 // TestShells runs the whole local suite again with /bin/sh being bash, then
@@ -17,7 +19,7 @@ func TestShells(t *testing.T) {
 		t.Skip("already running under another /bin/sh")
 	}
 	if os.Geteuid() != 0 {
-		missing(t, "root, for a private mount namespace (unshare -m)")
+		testneed.Missing(t, "root, for a private mount namespace (unshare -m)")
 	}
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {

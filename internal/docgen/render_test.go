@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/bgjob/bgjob/internal/cli"
+
+	"github.com/bgjob/bgjob/internal/testneed"
 )
 
 // TestManPagesSayWhatHelpSays renders every generated page as a reader
@@ -23,7 +25,7 @@ import (
 func TestManPagesSayWhatHelpSays(t *testing.T) {
 	man, err := exec.LookPath("man")
 	if err != nil {
-		t.Skip("man is not installed (Debian: man-db; .ci/run installs it)")
+		testneed.Missing(t, "man (Debian: man-db)")
 	}
 	dir := t.TempDir()
 	if err := generate(dir); err != nil {

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/bgjob/bgjob/internal/testneed"
 )
 
 // shell is one of the shells every generated script must run under.
@@ -26,7 +28,7 @@ func (s shell) path(t testing.TB) string {
 	t.Helper()
 	p, err := exec.LookPath(s.argv[0])
 	if err != nil {
-		t.Skipf("%s is not installed: %v", s.argv[0], err)
+		testneed.Missing(t, "%s: %v", s.argv[0], err)
 	}
 	return p
 }

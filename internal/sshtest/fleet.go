@@ -19,6 +19,8 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/bgjob/bgjob/internal/testneed"
 )
 
 // Fleet is a simulated fleet of hosts on this machine: each host is an
@@ -85,10 +87,7 @@ func StartFleet(t testing.TB, n int) *Fleet {
 		missing = append(missing, "unshare (util-linux)")
 	}
 	if len(missing) > 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("sshtest: a fleet needs %s; under CI .ci/run provides them", strings.Join(missing, ", "))
-		}
-		t.Skipf("sshtest: a fleet needs %s", strings.Join(missing, ", "))
+		testneed.Missing(t, "sshtest: a fleet needs %s", strings.Join(missing, ", "))
 	}
 	dir, err := os.MkdirTemp(FleetDir, "bgjob-fleet-")
 	if err != nil {

@@ -34,6 +34,8 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/bgjob/bgjob/internal/testneed"
 )
 
 // SSHD is the absolute path of the OpenSSH server binary the package runs.
@@ -74,10 +76,7 @@ type Server struct {
 func Start(t testing.TB, extra ...string) *Server {
 	t.Helper()
 	if _, err := os.Stat(SSHD); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("sshtest: %s not found under CI: .ci/run must install openssh-server: %v", SSHD, err)
-		}
-		t.Skipf("sshtest: %s not found (install openssh-server): %v", SSHD, err)
+		testneed.Missing(t, "sshtest: %s (openssh-server): %v", SSHD, err)
 	}
 	s, err := New(t.TempDir(), extra...)
 	if err != nil {

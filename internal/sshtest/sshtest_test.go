@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/bgjob/bgjob/internal/sshtest"
+
+	"github.com/bgjob/bgjob/internal/testneed"
 )
 
 // sshRun runs the OpenSSH client with cfg against alias.
 func sshRun(t *testing.T, cfg, alias string, args ...string) (string, error) {
 	t.Helper()
 	if _, err := exec.LookPath("ssh"); err != nil {
-		t.Skip("ssh client not installed")
+		testneed.Missing(t, "the ssh client (openssh-client)")
 	}
 	cmd := exec.Command("ssh", append([]string{"-F", cfg, "-o", "BatchMode=yes", alias}, args...)...)
 	cmd.Env = append(os.Environ(), "SSH_AUTH_SOCK=")
@@ -57,7 +59,7 @@ func TestRestartKeepsConnectionsAndPort(t *testing.T) {
 	cmd.Stdout = &out
 	cmd.Stderr = &out
 	if err := cmd.Start(); err != nil {
-		t.Skip("ssh client not installed")
+		testneed.Missing(t, "the ssh client (openssh-client)")
 	}
 	// Wait until the session is up: sshd logs the accepted key.
 	for i := 0; i < 500 && !strings.Contains(s.Log(), "Accepted publickey"); i++ {

@@ -23,6 +23,8 @@ import (
 	"github.com/bgjob/bgjob/runtime/ssh"
 	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
+
+	"github.com/bgjob/bgjob/internal/testneed"
 )
 
 // env is one test's sshd plus a private ssh config directory.
@@ -456,7 +458,7 @@ func TestParallelExec(t *testing.T) {
 
 func TestControlMaster(t *testing.T) {
 	if _, err := exec.LookPath("ssh"); err != nil {
-		t.Skip("ssh client not installed")
+		testneed.Missing(t, "the ssh client (openssh-client)")
 	}
 	e := newEnv(t)
 	sock := filepath.Join(e.dir, "cm.sock")

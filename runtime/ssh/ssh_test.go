@@ -499,32 +499,13 @@ func TestCancelEndsRemoteScript(t *testing.T) {
 	marker := strconv.Itoa(100000 + int(time.Now().UnixNano()%800000))
 	// The pattern scripts use: background work ended once stdin closes.
 	script := "sleep " + marker + " & p=$!; echo started; cat >/dev/null; kill $p"
-	started := make(chan struct{})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	stdin, stdinW := io.Pipe() // never closed by the test
 	defer stdinW.Close()
-	errc := make(chan error, 1)
-	go func() { errc <- r.Exec(ctx, script, stdin, &signalWriter{c: started}) }()
-	select {
-	case <-started:
-	case err := <-errc:
-		t.Fatalf("Exec ended early: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("script did not start")
-	}
+	cancel := startExec(t, r, script, stdin)
 	if out, _ := exec.Command("pgrep", "-f", "sleep "+marker).Output(); len(out) == 0 {
 		t.Fatal("remote sleep not found before cancel")
 	}
 	cancel()
-	select {
-	case err := <-errc:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("Exec returned %v, want context.Canceled", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Exec did not return after cancel")
-	}
 	for i := 0; ; i++ {
 		out, _ := exec.Command("pgrep", "-f", "sleep "+marker).Output()
 		if len(out) == 0 {
@@ -546,30 +527,7 @@ func TestCancelWhileCopyingStdin(t *testing.T) {
 	e := newEnv(t)
 	r := dial(t, "target", ssh.Options{ConfigFile: e.cfg})
 	for i := 0; i < 20; i++ {
-		started := make(chan struct{})
-		ctx, cancel := context.WithCancel(context.Background())
-		errc := make(chan error, 1)
-		go func() {
-			errc <- r.Exec(ctx, "echo started; cat >/dev/null", chunks{}, &signalWriter{c: started})
-		}()
-		select {
-		case <-started:
-		case err := <-errc:
-			cancel()
-			t.Fatalf("Exec ended early: %v", err)
-		case <-time.After(20 * time.Second):
-			cancel()
-			t.Fatal("script did not start")
-		}
-		cancel()
-		select {
-		case err := <-errc:
-			if !errors.Is(err, context.Canceled) {
-				t.Fatalf("Exec returned %v, want context.Canceled", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("Exec did not return after cancel")
-		}
+		startExec(t, r, "echo started; cat >/dev/null", chunks{})()
 	}
 	exec1(t, r, "true", nil)
 }
@@ -583,6 +541,36 @@ func (chunks) Read(p []byte) (int, error) {
 		p[i] = 'x'
 	}
 	return n, nil
+}
+
+// startExec runs script on r with stdin until it prints; the function it
+// returns cancels the run and checks that Exec ends with context.Canceled.
+func startExec(t *testing.T, r *ssh.Runtime, script string, stdin io.Reader) (cancel func()) {
+	t.Helper()
+	started := make(chan struct{})
+	ctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	errc := make(chan error, 1)
+	go func() { errc <- r.Exec(ctx, script, stdin, &signalWriter{c: started}) }()
+	select {
+	case <-started:
+	case err := <-errc:
+		t.Fatalf("Exec ended early: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("script did not start")
+	}
+	return func() {
+		t.Helper()
+		stop()
+		select {
+		case err := <-errc:
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("Exec returned %v, want context.Canceled", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Exec did not return after cancel")
+		}
+	}
 }
 
 type signalWriter struct {

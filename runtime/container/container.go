@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -15,9 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
-	"github.com/moby/moby/client"
 
 	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/internal/tail"
@@ -37,11 +36,10 @@ type Options struct {
 // Runtime runs scripts in one container through one API client. It is
 // safe for concurrent use; at most 16 scripts run at once, the rest wait.
 type Runtime struct {
-	host   string
-	addr   Address
-	daemon string
-	cli    *client.Client
-	sem    chan struct{}
+	host string
+	addr Address
+	eng  *engine
+	sem  chan struct{}
 }
 
 // Dial returns a runtime of host ("docker://[USER@]CONTAINER" or
@@ -62,49 +60,47 @@ func Dial(ctx context.Context, host string, opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", host, &daemonError{err.Error()})
 	}
-	copts := []client.Opt{client.WithAPIVersionNegotiation()}
-	if addr.Engine == Docker {
-		// DOCKER_HOST, DOCKER_CERT_PATH, DOCKER_TLS_VERIFY and
-		// DOCKER_API_VERSION, as the docker command reads them.
-		copts = append(copts, client.FromEnv)
-	}
-	if daemon != "" {
-		copts = append(copts, client.WithHost(daemon))
-	}
-	cli, err := client.New(copts...)
+	// Docker's: DOCKER_CERT_PATH, DOCKER_TLS_VERIFY and
+	// DOCKER_API_VERSION too, as the docker command reads them.
+	eng, err := newEngine(daemon, addr.Engine == Docker, getenv)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", host, &daemonError{err.Error()})
 	}
-	r := &Runtime{host: host, addr: addr, daemon: cli.DaemonHost(), cli: cli, sem: make(chan struct{}, maxExecs)}
-	res, err := cli.ContainerInspect(ctx, addr.Container, client.ContainerInspectOptions{})
+	r := &Runtime{host: host, addr: addr, eng: eng, sem: make(chan struct{}, maxExecs)}
+	res, err := eng.inspectContainer(ctx, addr.Container)
 	if err != nil {
-		cli.Close()
+		eng.close()
 		return nil, r.apiErr(ctx, err)
 	}
-	if st := res.Container.State; st == nil || !st.Running || st.Paused {
-		cli.Close()
+	if st := res.State; st == nil || !st.Running || st.Paused {
+		eng.close()
 		state := "unknown"
 		if st != nil {
-			state = string(st.Status)
+			state = st.Status
 		}
 		return nil, fmt.Errorf("%s: %w (%s)", host, ErrNotRunning, state)
 	}
 	return r, nil
 }
 
-// apiErr words an error of the API client: the container's absence, a
-// daemon that cannot be reached, or the daemon's answer.
+// apiErr words an error of the API: the container's absence, a daemon
+// that cannot be reached, or the daemon's answer.
 func (r *Runtime) apiErr(ctx context.Context, err error) error {
+	var ce *connError
+	unreached := errors.As(err, &ce)
 	switch {
-	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || unreached):
 		return ctx.Err()
-	case cerrdefs.IsNotFound(err):
+	case statusOf(err) == http.StatusNotFound:
 		return fmt.Errorf("%s: %w", r.host, ErrNoSuchContainer)
-	case errors.Is(err, fs.ErrPermission) || client.IsErrConnectionFailed(err) && r.denied():
-		return fmt.Errorf("%s: %w", r.host, &daemonError{fmt.Sprintf("permission denied on the %s socket %s", r.addr.Engine, r.daemon)})
-	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, fs.ErrNotExist), client.IsErrConnectionFailed(err):
-		return fmt.Errorf("%s: %w", r.host, &daemonError{fmt.Sprintf("no %s daemon answers at %s", r.addr.Engine, r.daemon)})
-	case cerrdefs.IsConflict(err):
+	case errors.Is(err, fs.ErrPermission) || unreached && r.denied():
+		return fmt.Errorf("%s: %w", r.host, &daemonError{fmt.Sprintf("permission denied on the %s socket %s", r.addr.Engine, r.eng.daemon)})
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: %w", r.host, &daemonError{fmt.Sprintf("no %s daemon answers at %s", r.addr.Engine, r.eng.daemon)})
+	case unreached:
+		// A TLS handshake that failed, a link that broke.
+		return fmt.Errorf("%s: %w", r.host, &daemonError{fmt.Sprintf("cannot reach the %s daemon at %s: %s", r.addr.Engine, r.eng.daemon, oneLine(ce.err))})
+	case statusOf(err) == http.StatusConflict:
 		// The daemon refuses execs in a container that stopped.
 		return fmt.Errorf("%s: %w", r.host, ErrNotRunning)
 	}
@@ -114,11 +110,10 @@ func (r *Runtime) apiErr(ctx context.Context, err error) error {
 // denied reports whether the daemon's unix socket refuses this user: the
 // client's "cannot connect" does not say why.
 func (r *Runtime) denied() bool {
-	path, ok := strings.CutPrefix(r.daemon, "unix://")
-	if !ok {
+	if r.eng.network != "unix" {
 		return false
 	}
-	c, err := net.Dial("unix", path)
+	c, err := net.Dial("unix", r.eng.addr)
 	if err == nil {
 		c.Close()
 	}
@@ -130,7 +125,10 @@ func (r *Runtime) Host() string { return r.host }
 
 // Close releases the client's connections. Jobs that scripts started keep
 // running in the container.
-func (r *Runtime) Close() error { return r.cli.Close() }
+func (r *Runtime) Close() error {
+	r.eng.close()
+	return nil
+}
 
 // pidLine is the script's first command: it reports the pid of the shell,
 // which leads the exec's process group, as the first line of stderr.
@@ -168,24 +166,19 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	}
 	defer func() { <-r.sem }()
 
-	created, err := r.cli.ExecCreate(ctx, r.addr.Container, client.ExecCreateOptions{
+	id, err := r.eng.execCreate(ctx, r.addr.Container, execConfig{
 		User: r.addr.User, AttachStdin: stdin != nil, AttachStdout: true, AttachStderr: true, Cmd: cmd,
 	})
 	if err != nil {
 		return r.apiErr(ctx, err)
 	}
-	att, err := r.cli.ExecAttach(ctx, created.ID, client.ExecAttachOptions{})
+	conn, err := r.eng.execStart(ctx, id)
 	if err != nil {
 		return r.apiErr(ctx, err)
 	}
-	conn := att.HijackedResponse
 	defer conn.Close()
 
-	closeIn := sync.OnceFunc(func() {
-		if cw, ok := conn.Conn.(client.CloseWriter); ok {
-			cw.CloseWrite()
-		}
-	})
+	closeIn := sync.OnceFunc(conn.closeWrite)
 	if stdin != nil {
 		go func() {
 			io.Copy(conn.Conn, stdin)
@@ -230,7 +223,7 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	if cerr != nil {
 		return fmt.Errorf("%s: running script: %w", r.host, cerr)
 	}
-	code, err := r.exitCode(ctx, created.ID)
+	code, err := r.exitCode(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -245,12 +238,12 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 func (r *Runtime) exitCode(ctx context.Context, id string) (int, error) {
 	delay := time.Millisecond
 	for {
-		res, err := r.cli.ExecInspect(ctx, id, client.ExecInspectOptions{})
+		running, code, err := r.eng.execInspect(ctx, id)
 		if err != nil {
 			return 0, r.apiErr(ctx, err)
 		}
-		if !res.Running {
-			return res.ExitCode, nil
+		if !running {
+			return code, nil
 		}
 		select {
 		case <-time.After(delay):
@@ -282,16 +275,16 @@ func (r *Runtime) kill(w *pidWriter) {
 // run runs argv in the container without input or output, waiting for it
 // to end.
 func (r *Runtime) run(ctx context.Context, argv []string) {
-	created, err := r.cli.ExecCreate(ctx, r.addr.Container, client.ExecCreateOptions{User: r.addr.User, AttachStdout: true, Cmd: argv})
+	id, err := r.eng.execCreate(ctx, r.addr.Container, execConfig{User: r.addr.User, AttachStdout: true, Cmd: argv})
 	if err != nil {
 		return
 	}
-	att, err := r.cli.ExecAttach(ctx, created.ID, client.ExecAttachOptions{})
+	conn, err := r.eng.execStart(ctx, id)
 	if err != nil {
 		return
 	}
-	defer att.Close()
-	io.Copy(io.Discard, att.Reader)
+	defer conn.Close()
+	io.Copy(io.Discard, conn.Reader)
 }
 
 // pidWriter takes the script's stderr: the first line is its pid, sent on
@@ -339,4 +332,9 @@ func (w *writeErr) Write(p []byte) (int, error) {
 		return n, &writeErrT{err}
 	}
 	return n, nil
+}
+
+// oneLine is err's message on one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bgjob/bgjob/internal/sshtest"
+	"github.com/bgjob/bgjob/internal/testneed"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
@@ -26,13 +27,13 @@ type tmuxTerm struct {
 	sock string
 }
 
-// needTerminal skips the test when this machine lacks tmux or python3
-// (.ci/run installs both).
+// needTerminal ends the test (testneed.Missing) when this machine lacks
+// tmux, python3 or script (.ci/run installs them).
 func needTerminal(t *testing.T) {
 	t.Helper()
 	for _, p := range []string{"tmux", "python3", "script"} {
 		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("no %s on this machine (.ci/run installs it)", p)
+			testneed.Missing(t, "no %s on this machine (.ci/run installs it)", p)
 		}
 	}
 }

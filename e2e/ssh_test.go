@@ -130,8 +130,10 @@ func TestSSHFollowCancel(t *testing.T) {
 	for _, verb := range [][]string{{"logs", "--follow", id}, {"wait", id}} {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan int, 1)
+		var errs string
 		go func() {
-			code, _, _ := bgjob(ctx, append(g, verb...)...)
+			code, _, e := bgjob(ctx, append(g, verb...)...)
+			errs = e
 			done <- code
 		}()
 		// The script on the host names the job's directory in its text.
@@ -142,7 +144,7 @@ func TestSSHFollowCancel(t *testing.T) {
 		select {
 		case code := <-done:
 			if code != 130 {
-				t.Errorf("%s exited %d after an interrupt, want 130", verb[0], code)
+				t.Errorf("%s exited %d after an interrupt, want 130; stderr %q", verb[0], code, errs)
 			}
 		case <-time.After(5 * time.Second):
 			t.Fatalf("%s did not return after cancel", verb[0])

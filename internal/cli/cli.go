@@ -89,8 +89,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return 0
 	}
-	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+	if errors.Is(ctx.Err(), context.Canceled) {
 		// Interrupted (Ctrl-C or TERM): the jobs go on; say nothing more.
+		// Whatever failed after the interrupt (a session cut under a
+		// follow) failed because of it: the interrupt is the answer.
 		return 130
 	}
 	if errors.Is(err, syscall.EPIPE) {

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/bgjob/bgjob"
@@ -74,5 +76,22 @@ func TestJobsExitOneHostError(t *testing.T) {
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != exitTimeout || err.Error() != "waiting 2s: timed out" || stderr.Len() != 0 {
 		t.Errorf("jobsExit: %v (%T), stderr %q; want exit 124 with the host's own error", err, err, stderr.String())
+	}
+}
+
+// TestInterruptIsTheAnswer: once bgjob is interrupted, what fails after
+// the interrupt (here a command that fails without looking at its
+// context) does not turn into an error message: exit 130, nothing said.
+func TestInterruptIsTheAnswer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	if code := Run(ctx, []string{"no-such-verb"}, strings.NewReader(""), &out, &errb); code != 130 || errb.Len() != 0 {
+		t.Errorf("interrupted: exit %d, stderr %q; want 130 and nothing", code, errb.String())
+	}
+	// Without the interrupt the same call is a usage error.
+	errb.Reset()
+	if code := Run(context.Background(), []string{"no-such-verb"}, strings.NewReader(""), &out, &errb); code != 2 {
+		t.Errorf("not interrupted: exit %d, want 2 (%s)", code, errb.String())
 	}
 }

@@ -89,11 +89,17 @@ func TestQueueSlots(t *testing.T) {
 			}
 
 			// Two slots: the jobs record their start and end on the
-			// clock; at most two overlap, and two do.
+			// clock; at most two overlap, and two do. They wait for a
+			// gate opened once all six are queued: on a loaded machine a
+			// run can take longer than a job, and none would overlap.
 			var two []string
+			gate2 := filepath.Join(dir, "gate2")
 			for i := range 6 {
 				f := filepath.Join(dir, "t"+strconv.Itoa(i))
-				two = append(two, queueRun(t, tc.flags, "--slots", "2", "--", "date +%s%N >"+f+"; sleep 0.4; date +%s%N >>"+f))
+				two = append(two, queueRun(t, tc.flags, "--slots", "2", "--", "date +%s%N >"+f+"; while [ ! -e "+gate2+" ]; do sleep 0.05; done; sleep 0.2; date +%s%N >>"+f))
+			}
+			if err := os.WriteFile(gate2, nil, 0o600); err != nil {
+				t.Fatal(err)
 			}
 			if code := queueWait(t, tc.flags, two...); code != 0 {
 				t.Fatalf("wait: exit %d", code)

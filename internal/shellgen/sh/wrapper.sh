@@ -76,6 +76,7 @@ fi
 # shellcheck disable=SC2059 # the format is jobdir.MetaHostFormat
 if printf "$bg_metafmt" "$bg_meta" "$bg_buf" "$bg_um" "$bg_hs" "$$" "$$" "$bg_st" "$bg_boot" >"$bg_d/meta.json.tmp" &&
 	mv -f "$bg_d/meta.json.tmp" "$bg_d/meta.json"; then
+	[ -z "$bg_queue" ] || bg_qline
 	printf '%s %s\n' "$$" "$bg_st"
 else
 	printf 'nometa\n'

@@ -9,10 +9,10 @@
 # into it. A wake lost to a wrapper killed by SIGKILL is made up by a look
 # every 60 s.
 
-# bg_qenter: queue the job of this wrapper (bg_d, bg_id): with bg_slots > 0
-# at the end of the queue, under its lock; its wake FIFO open on fd 7;
-# the queued file says what it waits for. Before the wrapper reports its
-# start, so that a run that returned was queued before the next one.
+# bg_qenter: the job of this wrapper (bg_d, bg_id) starts to wait: its
+# wake FIFO open on fd 7, the queued file saying what it waits for, and
+# its a.REF.ID entries. Before meta.json is written, so that no look sees
+# a queued job as running.
 bg_qenter() {
 	bg_qdir=${bg_d%/*}/.queue
 	[ -d "$bg_qdir" ] || mkdir "$bg_qdir" 2>/dev/null
@@ -21,17 +21,25 @@ bg_qenter() {
 	bg_qwhat=slot
 	[ -z "$bg_after$bg_afterok" ] || bg_qwhat="after ${bg_after%% *}${bg_afterok%% *}"
 	printf '%s\n' "$bg_qwhat" >"$bg_d/queued"
-	if [ "$bg_slots" -gt 0 ]; then
-		bg_qlock
-		bg_qn=0
-		bg_line "$bg_qdir/seq" && case $bg_l in '' | *[!0-9]*) ;; *) bg_qn=$bg_l ;; esac
-		bg_qn=$((bg_qn + 1))
-		printf '%s\n' "$bg_qn" >"$bg_qdir/seq.tmp" && mv -f "$bg_qdir/seq.tmp" "$bg_qdir/seq"
-		bg_qseq=$(printf '%010d' "$bg_qn")
-		: >"$bg_qdir/w.$bg_qseq.$bg_id"
-		bg_dirunlock "$bg_qdir/lock"
-	fi
 	for bg_qx in $bg_after $bg_afterok; do : >"$bg_qdir/a.$bg_qx.$bg_id"; done
+}
+
+# bg_qline: a slotted job (bg_slots > 0) takes its place at the end of the
+# queue, w.SEQ.ID, under its lock. After meta.json is written, which is
+# what tells the others the job is alive (bg_running): an entry seen
+# before would be taken for one whose wrapper is gone and removed (bg_qhead),
+# and the job would wait for ever. Before the wrapper reports its start,
+# so that a run that returned was queued before the next one.
+bg_qline() {
+	[ "$bg_slots" -gt 0 ] || return 0
+	bg_qlock
+	bg_qn=0
+	bg_line "$bg_qdir/seq" && case $bg_l in '' | *[!0-9]*) ;; *) bg_qn=$bg_l ;; esac
+	bg_qn=$((bg_qn + 1))
+	printf '%s\n' "$bg_qn" >"$bg_qdir/seq.tmp" && mv -f "$bg_qdir/seq.tmp" "$bg_qdir/seq"
+	bg_qseq=$(printf '%010d' "$bg_qn")
+	: >"$bg_qdir/w.$bg_qseq.$bg_id"
+	bg_dirunlock "$bg_qdir/lock"
 }
 
 # bg_qlock: take the queue's lock (bg_dirlock), as this wrapper.

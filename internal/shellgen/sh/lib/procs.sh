@@ -69,44 +69,69 @@ bg_busy() {
 }
 
 # bg_scan: look at the host's processes once. Sets bg_pgs to the live (not
-# zombie) processes by group, " PGID:PID,PID,... ", and bg_envs to those
-# whose environment carries a job id (the wrapper exports BGJOB_JOB_ID),
-# " ID:PID:START:PGID ..." with START in clock ticks since boot; bg_pm to
-# the method: proc (/proc: groups and environments) or ps (groups only).
-# One grep, one cat and one awk, whatever the number of processes.
+# zombie) processes by group, " PGID:PID,PID,... ", and bg_pm to the
+# method: proc (/proc: groups and environments) or ps (groups only). On
+# /proc it reads only the stat files (one grep, one awk, whatever the
+# number of processes); the environments are read later, by bg_scanenv,
+# and only of the processes started since the job bg_live looks at: one
+# started before cannot be its escapee. grep, not cat, reads the stat
+# files: GNU cat maps and unmaps a 128 KiB buffer for each file, four to
+# six times slower (docs/benchmarks.md).
 bg_scan() {
+	bg_envs=' ' bg_since= bg_sext=0
 	if [ -r /proc/self/stat ]; then
 		bg_pm=proc
-		bg_mx=$({
-			grep -a -o -s -H 'BGJOB_JOB_ID=[0-9]\{8\}T[0-9]\{6\}-[0-9a-z]\{6\}' /proc/[0-9]*/environ
-			echo @
-			cat /proc/[0-9]*/stat
-		} 2>/dev/null | awk '
-			$0 == "@" { s = 1; next }
-			!s {
-				p = $0; sub(/^\/proc\//, "", p); sub(/\/.*/, "", p)
-				i = $0; sub(/.*BGJOB_JOB_ID=/, "", i)
-				e[p] = e[p] " " i
-				next
-			}
+		bg_mx=$(grep -a -h -s '' /proc/[0-9]*/stat 2>/dev/null | awk '
 			{
 				r = $0; sub(/.*\) /, "", r); split(r, f, " ")
 				if (f[1] == "Z" || f[1] == "X") next
 				g[f[3]] = g[f[3]] "," $1
-				if ($1 in e) {
-					n = split(e[$1], ids, " ")
-					for (k = 1; k <= n; k++) o = o " " ids[k] ":" $1 ":" f[20] ":" f[3]
-				}
+				o = o " " $1 ":" f[20] ":" f[3]
 			}
 			END { for (x in g) l = l " " x ":" substr(g[x], 2); print l "|" o }')
+		bg_pold="${bg_mx#*|} "
 	else
 		bg_pm='ps'
 		bg_mx=$(ps -A -o pid= -o pgid= -o stat= 2>/dev/null | awk '
 			$3 !~ /^Z/ { g[$2] = g[$2] "," $1 }
 			END { for (x in g) l = l " " x ":" substr(g[x], 2); print l "|" }')
+		bg_pold=' '
 	fi
 	bg_pgs="${bg_mx%%|*} "
-	bg_envs="${bg_mx#*|} "
+}
+
+# bg_scanenv SINCE: read the environments of the processes of the scan
+# (bg_pold, " PID:START:PGID ...", those not read yet) started at or
+# after SINCE (clock ticks since boot; 0: all), and add those that carry
+# a job id (the wrapper exports BGJOB_JOB_ID) to bg_envs,
+# " ID:PID:START:PGID ...". bg_since is the oldest start read so far. The
+# third call reads all that is left: a look at many jobs (ls, stop, prune)
+# reads the environments at most three times, not once per job. One awk,
+# and a grep for each 1,000 processes read.
+bg_scanenv() {
+	bg_sext=$((bg_sext + 1))
+	bg_sx=$1
+	[ "$bg_sext" -lt 3 ] || bg_sx=0
+	bg_mx=$(printf '%s\n' $bg_pold | bg_pat='BGJOB_JOB_ID=[0-9]\{8\}T[0-9]\{6\}-[0-9a-z]\{6\}' awk -F: -v s="$bg_sx" '
+		$1 == "" { next }
+		$2 + 0 < s + 0 { k = k " " $0; next }
+		{ n++; p[n] = $1; st[$1] = $2; pg[$1] = $3 }
+		END {
+			for (i = 1; i <= n; i += 1000) {
+				c = "grep -a -o -s -H -e \"$bg_pat\""
+				for (j = i; j <= n && j < i + 1000; j++) c = c " /proc/" p[j] "/environ"
+				while ((c | getline e) > 0) {
+					q = e; sub(/^\/proc\//, "", q); sub(/\/.*/, "", q)
+					d = e; sub(/.*BGJOB_JOB_ID=/, "", d)
+					o = o " " d ":" q ":" st[q] ":" pg[q]
+				}
+				close(c)
+			}
+			print o "|" k
+		}')
+	bg_envs="$bg_envs${bg_mx%%|*} "
+	bg_pold="${bg_mx#*|} "
+	bg_since=$bg_sx
 }
 
 # bg_live DIR: set bg_lp to the live processes of the job in DIR but its
@@ -147,6 +172,13 @@ bg_live() {
 	else
 		bg_meta "$1" || return 0
 		[ -z "$bg_boot" ] || [ "$bg_b" = "$bg_boot" ] || return 0
+	fi
+	# The environments of the processes started since the job (all, when
+	# its start is unknown), unless read already.
+	if [ "$bg_pm" = proc ]; then
+		bg_lx=0
+		case $bg_st in '' | *[!0-9]*) ;; *) bg_lx=$bg_st ;; esac
+		if [ -z "$bg_since" ] || [ "$bg_lx" -lt "$bg_since" ]; then bg_scanenv "$bg_lx"; fi
 	fi
 	if [ -n "$bg_ltied" ]; then
 		case $bg_pgs in *" $bg_w:"*)

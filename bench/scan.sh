@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# What a look at a running job costs as the host's processes grow: status
+# and ls --limit 20 of a running job (one escapee) with the idle processes
+# the host has, then with EXTRA more idle processes started before the
+# job, then with EXTRA started after it (which the scan's second pass
+# must read: their environments could hold the job's id), interleaved
+# (bench/cmd/interleave), each beside the same verbs of an older binary.
+#   bash bench/scan.sh [OLD_COMMIT] [EXTRA] [ROUNDS]
+# (defaults: HEAD^, 2000, 20)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+old=${1:-HEAD^} extra=${2:-2000} n=${3:-20}
+tmp=$(mktemp -d)
+go build -o "$tmp/new" ./cmd/bgjob
+git worktree add -q --detach "$tmp/src" "$old"
+(cd "$tmp/src" && go build -o "$tmp/old" ./cmd/bgjob)
+git worktree remove --force "$tmp/src"
+go build -o "$tmp/interleave" ./bench/cmd/interleave
+export BGJOB_ROOT=$tmp/root
+idle=()
+cleanup() {
+	"$tmp/new" stop --all --grace 0 >/dev/null 2>&1 || true
+	[ ${#idle[@]} = 0 ] || kill "${idle[@]}" 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+spawn() { for _ in $(seq "$extra"); do sleep 100000 & idle+=($!); done; }
+measure() {
+	local title=$1 id
+	id=$("$tmp/new" run -q -- 'setsid sleep 100000 & exec sleep 100000')
+	sleep 0.5
+	echo "## $title: $(ls -d /proc/[0-9]* | wc -l) processes, load $(cut -d' ' -f1 /proc/loadavg)"
+	"$tmp/interleave" -title "$title" -n "$n" -base status-old \
+		-c "status-old=$tmp/old status $id" -c "status-new=$tmp/new status $id" \
+		-c "ls-old=$tmp/old ls --limit 20" -c "ls-new=$tmp/new ls --limit 20"
+	"$tmp/new" stop --grace 0 "$id" >/dev/null
+}
+measure "the host's own processes"
+spawn
+measure "$extra more idle processes, started before the job"
+id=$("$tmp/new" run -q -- 'setsid sleep 100000 & exec sleep 100000')
+kill "${idle[@]}" 2>/dev/null || true
+idle=()
+spawn
+sleep 0.5
+echo "## $extra more idle processes, started after the job: $(ls -d /proc/[0-9]* | wc -l) processes, load $(cut -d' ' -f1 /proc/loadavg)"
+"$tmp/interleave" -title "started after" -n "$n" -base status-old \
+	-c "status-old=$tmp/old status $id" -c "status-new=$tmp/new status $id" \
+	-c "ls-old=$tmp/old ls --limit 20" -c "ls-new=$tmp/new ls --limit 20"

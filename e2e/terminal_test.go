@@ -230,11 +230,12 @@ func TestAttachNotTerminal(t *testing.T) {
 	}
 }
 
-// topCmd is the shell command that runs bgjob top with flags, then prints
-// whether the terminal is back in its canonical mode, as top found it.
-func topCmd(bin string, flags []string, env string) string {
+// topCmd is the shell command that runs bgjob top with flags and args,
+// then prints whether the terminal is back in its canonical mode, as top
+// found it.
+func topCmd(bin string, flags []string, env string, args ...string) string {
 	words := []string{env, shq(bin)}
-	for _, w := range append(flags, "top") {
+	for _, w := range append(append(flags, "top"), args...) {
 		words = append(words, shq(w))
 	}
 	return strings.Join(words, " ") + `; s=$?; stty -a | tr ' ;' '\n\n' | grep -x -e icanon -e -icanon; (exit $s)`
@@ -243,7 +244,9 @@ func topCmd(bin string, flags []string, env string) string {
 // TestTop, in a real terminal: top shows a running and an ended job with
 // their states, shows a job end, filters, stops a job through s and y,
 // and quits on q with the terminal restored; without colour under
-// NO_COLOR; and SIGTERM restores the terminal too.
+// NO_COLOR; and SIGTERM restores the terminal too. The first top reads
+// the jobs again only every hour (--interval): what it shows of a job
+// ending came through file events.
 func TestTop(t *testing.T) {
 	needTerminal(t)
 	t.Parallel()
@@ -255,7 +258,7 @@ func TestTop(t *testing.T) {
 	gated := runJob(t, bin, flags, "-n", "gated", "--", "while [ ! -e "+gate+" ]; do sleep 0.1; done; exit 4")
 	sleeper := runJob(t, bin, flags, "-n", "sleeper", "--", "sleep 600")
 
-	m := newTmux(t, topCmd(bin, flags, ""))
+	m := newTmux(t, topCmd(bin, flags, "", "--interval", "1h"))
 	m.waitFor("sleeper")
 	row := func(name string) string {
 		for _, l := range strings.Split(m.screen(), "\n") {

@@ -309,3 +309,21 @@ func TestTop(t *testing.T) {
 		t.Errorf("after SIGTERM the terminal is not canonical again:\n%s", m2.screen())
 	}
 }
+
+// TestTopAllWorkspaces: top -A shows a job of another workspace than
+// top's own, and stops it through s and y.
+func TestTopAllWorkspaces(t *testing.T) {
+	needTerminal(t)
+	t.Parallel()
+	bin := bgjobBinary(t)
+	flags := []string{"--root", t.TempDir()}
+	far := runJob(t, bin, append(flags, "-w", "far"), "-n", "far-job", "--", "sleep 600")
+	m := newTmux(t, topCmd(bin, flags, "", "-A"))
+	m.waitFor(far + " running")
+	m.keys("s")
+	m.waitFor("stop job " + far + "? y/n")
+	m.keys("y")
+	m.waitFor(far + " killed")
+	m.keys("q")
+	m.waitFor("[exited 0]")
+}

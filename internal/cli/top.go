@@ -148,9 +148,19 @@ func (t *topSession) client(j jobdir.Job) (*bgjob.Client, error) {
 	return t.c.InWorkspace(path.Base(path.Dir(j.Dir)))
 }
 
+// clientOf returns the client of the workspace of the job shown as id.
+func (t *topSession) clientOf(id string) (*bgjob.Client, error) {
+	for _, j := range t.v.jobs {
+		if j.ID == id {
+			return t.client(j)
+		}
+	}
+	return t.c, nil
+}
+
 // read reads what want asks: the list, or the jobs of live read again,
 // and the output of the job outID.
-func (t *topSession) read(ctx context.Context, want topWant, live []jobdir.Job, outID string) topAnswer {
+func (t *topSession) read(ctx context.Context, want topWant, live []jobdir.Job, outID string, out *bgjob.Client) topAnswer {
 	ans := topAnswer{want: want}
 	switch {
 	case want.list:
@@ -184,7 +194,7 @@ func (t *topSession) read(ctx context.Context, want topWant, live []jobdir.Job, 
 	}
 	if outID != "" && want.output && ans.err == nil {
 		var b bytes.Buffer
-		_, ans.err = t.c.Logs(ctx, outID, bgjob.LogOptions{Tail: 200, MaxBytes: 64 << 10}, &b, &b)
+		_, ans.err = out.Logs(ctx, outID, bgjob.LogOptions{Tail: 200, MaxBytes: 64 << 10}, &b, &b)
 		ans.output, ans.outID = termtext.Strip(b.Bytes()), outID
 	}
 	return ans
@@ -295,8 +305,13 @@ func (t *topSession) run(ctx context.Context) error {
 			return
 		}
 		w, l, outID := want, live(v.jobs), v.showing
+		out, err := t.clientOf(outID)
+		if err != nil {
+			v.err = err
+			return
+		}
 		want, busy, lastRead = topWant{}, true, time.Now()
-		go func() { answers <- t.read(ctx, w, l, outID) }()
+		go func() { answers <- t.read(ctx, w, l, outID, out) }()
 	}
 	tick := time.NewTicker(t.o.every)
 	defer tick.Stop()
@@ -375,8 +390,11 @@ func (t *topSession) run(ctx context.Context) error {
 					if act.kind == actKill {
 						so = bgjob.StopOptions{Signal: "KILL", Grace: new(time.Duration(0))}
 					}
+					sc, err := t.clientOf(act.id)
 					go func() {
-						_, err := c.Stop(ctx, []string{act.id}, so)
+						if err == nil {
+							_, err = sc.Stop(ctx, []string{act.id}, so)
+						}
 						if err != nil {
 							select {
 							case stopErrors <- err:

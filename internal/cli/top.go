@@ -10,6 +10,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -53,9 +54,11 @@ seconds over SSH.
 
 Keys: j and k or the arrows move; / filters by name, id or command (enter
 keeps the filter, esc drops it); enter shows the job's output, plain text,
-followed (esc goes back); s stops the selected job after a y/n
-confirmation (TERM, then KILL after the grace) and K kills it (KILL) after
-one; ? shows the keys; q quits. top never moves a 'logs --new' cursor.
+followed (esc goes back); a attaches to a job run with --pty, as 'bgjob
+attach' does, and Ctrl-\ detaches and comes back to top, as does the
+job's end; s stops the selected job after a y/n confirmation (TERM, then
+KILL after the grace) and K kills it (KILL) after one; ? shows the keys;
+q quits. top never moves a 'logs --new' cursor.
 
 The terminal is restored however top ends: q, an error, a panic, SIGTERM
 or SIGHUP. Colour marks the status unless NO_COLOR is set or --no-color is
@@ -107,7 +110,7 @@ func (a *app) top(ctx context.Context, o topOptions) (err error) {
 	}()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	t := &topSession{a: a, c: c, o: o, in: in, out: out, v: &topView{color: !o.noColor, all: o.all}}
+	t := &topSession{a: a, c: c, o: o, in: in, out: out, state: state, v: &topView{color: !o.noColor, all: o.all}}
 	return t.run(ctx)
 }
 
@@ -117,6 +120,7 @@ type topSession struct {
 	c       *bgjob.Client
 	o       topOptions
 	in, out *os.File
+	state   *term.State // the terminal as top found it
 	v       *topView
 	drawn   string // the screen last written
 }
@@ -229,27 +233,11 @@ func unended(jobs []jobdir.Job) ([]jobdir.Job, string) {
 
 func (t *topSession) run(ctx context.Context) error {
 	c, v := t.c, t.v
-	keys, err := newKeyReader(t.in)
+	keyc, stopKeys, err := readKeys(t.in)
 	if err != nil {
 		return err
 	}
-	defer keys.Close()
-	keyc := make(chan []byte)
-	go func() {
-		defer close(keyc)
-		for {
-			buf := make([]byte, 256)
-			n, err := keys.Read(buf)
-			if err != nil || n == 0 {
-				return
-			}
-			select {
-			case keyc <- buf[:n]:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	defer func() { stopKeys() }()
 	winch := make(chan os.Signal, 1)
 	defer notifyResize(winch)()
 	hup := make(chan os.Signal, 1)
@@ -378,10 +366,31 @@ func (t *topSession) run(ctx context.Context) error {
 			if !ok {
 				return nil
 			}
+		keys:
 			for _, k := range splitKeys(b) {
 				switch act := v.key(k); act.kind {
 				case actQuit:
 					return nil
+				case actAttach:
+					// The terminal is the job's until it is detached
+					// from or ends: top reads no key meanwhile, and the
+					// keys typed after this one go to the job.
+					stopKeys()
+					note, err := t.attach(ctx, act.id)
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					var ee *exitError
+					if errors.As(err, &ee) {
+						return err // SIGHUP
+					}
+					v.note, v.err = note, err
+					if keyc, stopKeys, err = readKeys(t.in); err != nil {
+						return err
+					}
+					want.list = true
+					schedule()
+					break keys
 				case actRead:
 					want.output = true
 					schedule()
@@ -450,6 +459,88 @@ func (t *topSession) draw() {
 	}
 }
 
+// readKeys reads what is typed on in, a read at a time, until stop, which
+// returns once no more is read (keys typed after are left on the
+// terminal). The channel is closed when the terminal is gone.
+func readKeys(in *os.File) (keys <-chan []byte, stop func(), err error) {
+	r, err := newKeyReader(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	ch := make(chan []byte)
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		defer close(ch)
+		for {
+			buf := make([]byte, 256)
+			n, err := r.Read(buf)
+			if err != nil || n == 0 {
+				return
+			}
+			select {
+			case ch <- buf[:n]:
+			case <-done:
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			close(done)
+			r.Close()
+			<-exited
+		})
+	}
+	return ch, stop, nil
+}
+
+// attach runs bgjob attach on the job shown as id, top's screen set
+// aside meanwhile and drawn whole again after, and returns what to say
+// of it.
+func (t *topSession) attach(ctx context.Context, id string) (string, error) {
+	var job jobdir.Job
+	for _, j := range t.v.jobs {
+		if j.ID == id {
+			job = j
+		}
+	}
+	switch {
+	case !job.PTY:
+		return "job " + id + " has no terminal (not run --pty): enter shows its output", nil
+	case job.Status.Ended():
+		return "job " + id + " has ended: enter shows its output", nil
+	}
+	c, err := t.client(job)
+	if err != nil {
+		return "", err
+	}
+	// The terminal as top found it, the cursor shown, on top's alternate
+	// screen: attach makes it raw, and restores it, itself.
+	fmt.Fprint(t.out, "\x1b[?25h")
+	term.Restore(int(t.in.Fd()), t.state)
+	defer func() {
+		term.MakeRaw(int(t.in.Fd()))
+		fmt.Fprint(t.out, "\x1b[?1049h\x1b[?25l")
+		t.drawn = ""
+	}()
+	s := &attachSession{a: t.a, c: c, job: job, in: t.in, out: t.out,
+		o: attachOptions{ref: id, detachKey: topDetachKey, stdin: true}}
+	end, err := s.run(ctx)
+	switch {
+	case err != nil:
+		return "", err
+	case end.ended:
+		return "job " + id + " " + endText(end.job), nil
+	}
+	return "detached from job " + id + ", which runs on", nil
+}
+
+// topDetachKey is the key that detaches from a job attached to from top,
+// attach's: Ctrl-\.
+const topDetachKey = 0x1c
+
 // The actions a key asks of top's loop.
 const (
 	actNone = iota
@@ -457,6 +548,7 @@ const (
 	actRead // read the jobs (and output) now
 	actStop
 	actKill
+	actAttach
 )
 
 type topAction struct {
@@ -605,6 +697,11 @@ func (v *topView) key(s string) topAction {
 			v.showing, v.output = j.ID, nil
 			return topAction{kind: actRead}
 		}
+	case "a":
+		if j, ok := v.selected(); ok {
+			v.note = ""
+			return topAction{kind: actAttach, id: j.ID}
+		}
 	case "s", "K":
 		if j, ok := v.selected(); ok {
 			v.confirm, v.confirmID = "stop", j.ID
@@ -647,6 +744,7 @@ func (v *topView) render(w, h int, now time.Time) string {
 			"  k, up      move up",
 			"  /          filter by name, id or command (enter keeps it, esc drops it)",
 			"  enter      show the job's output (esc goes back)",
+			"  a          attach to the job (a --pty job; Ctrl-\\ comes back)",
 			"  s          stop the job (TERM, then KILL after the grace), after y",
 			"  K          kill the job (KILL), after y",
 			"  ?          this help",
@@ -737,7 +835,7 @@ func (v *topView) table(title string, w, h int, now time.Time) []string {
 	for len(lines) < h-1 {
 		lines = append(lines, "")
 	}
-	foot := "j/k move  / filter  enter output  s stop  K kill  ? help  q quit"
+	foot := "j/k move  / filter  enter output  a attach  s stop  K kill  ? help  q quit"
 	switch {
 	case v.confirm != "":
 		foot = v.bold(fmt.Sprintf("%s job %s? y/n", v.confirm, v.confirmID))

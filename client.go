@@ -48,6 +48,18 @@ func NewClient(rt Runtime, root, workspace string) (*Client, error) {
 	return &Client{rt: rt, root: root, workspace: workspace, pruneKeep: DefaultKeep, pruneAge: DefaultMaxAge, pruneEvery: DefaultPruneEvery}, nil
 }
 
+// InWorkspace returns a client for another workspace of the same host, with
+// this one's settings: a caller that lists every workspace acts on a job
+// of another through it.
+func (c *Client) InWorkspace(workspace string) (*Client, error) {
+	if err := jobdir.ValidateName("workspace", workspace); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	d := *c
+	d.workspace = workspace
+	return &d, nil
+}
+
 func (c *Client) target() shellgen.Target {
 	return shellgen.Target{Root: c.root, Workspace: c.workspace}
 }

@@ -230,11 +230,12 @@ func TestAttachNotTerminal(t *testing.T) {
 	}
 }
 
-// topCmd is the shell command that runs bgjob top with flags, then prints
-// whether the terminal is back in its canonical mode, as top found it.
-func topCmd(bin string, flags []string, env string) string {
+// topCmd is the shell command that runs bgjob top with flags and args,
+// then prints whether the terminal is back in its canonical mode, as top
+// found it.
+func topCmd(bin string, flags []string, env string, args ...string) string {
 	words := []string{env, shq(bin)}
-	for _, w := range append(flags, "top") {
+	for _, w := range append(append(flags, "top"), args...) {
 		words = append(words, shq(w))
 	}
 	return strings.Join(words, " ") + `; s=$?; stty -a | tr ' ;' '\n\n' | grep -x -e icanon -e -icanon; (exit $s)`
@@ -243,7 +244,9 @@ func topCmd(bin string, flags []string, env string) string {
 // TestTop, in a real terminal: top shows a running and an ended job with
 // their states, shows a job end, filters, stops a job through s and y,
 // and quits on q with the terminal restored; without colour under
-// NO_COLOR; and SIGTERM restores the terminal too.
+// NO_COLOR; and SIGTERM restores the terminal too. The first top reads
+// the jobs again only every hour (--interval): what it shows of a job
+// ending came through file events.
 func TestTop(t *testing.T) {
 	needTerminal(t)
 	t.Parallel()
@@ -255,7 +258,7 @@ func TestTop(t *testing.T) {
 	gated := runJob(t, bin, flags, "-n", "gated", "--", "while [ ! -e "+gate+" ]; do sleep 0.1; done; exit 4")
 	sleeper := runJob(t, bin, flags, "-n", "sleeper", "--", "sleep 600")
 
-	m := newTmux(t, topCmd(bin, flags, ""))
+	m := newTmux(t, topCmd(bin, flags, "", "--interval", "1h"))
 	m.waitFor("sleeper")
 	row := func(name string) string {
 		for _, l := range strings.Split(m.screen(), "\n") {
@@ -304,5 +307,60 @@ func TestTop(t *testing.T) {
 	m2.waitFor("[exited 130]")
 	if !slices.Contains(strings.Split(m2.screen(), "\n"), "icanon") {
 		t.Errorf("after SIGTERM the terminal is not canonical again:\n%s", m2.screen())
+	}
+}
+
+// TestTopAllWorkspaces: top -A shows a job of another workspace than
+// top's own, and stops it through s and y.
+func TestTopAllWorkspaces(t *testing.T) {
+	needTerminal(t)
+	t.Parallel()
+	bin := bgjobBinary(t)
+	flags := []string{"--root", t.TempDir()}
+	far := runJob(t, bin, append(flags, "-w", "far"), "-n", "far-job", "--", "sleep 600")
+	m := newTmux(t, topCmd(bin, flags, "", "-A"))
+	m.waitFor(far + " running")
+	m.keys("s")
+	m.waitFor("stop job " + far + "? y/n")
+	m.keys("y")
+	m.waitFor(far + " killed")
+	m.keys("q")
+	m.waitFor("[exited 0]")
+}
+
+// TestTopAttach, in a real terminal: in top, a on a job without a PTY
+// says so; on python3 -i run with --pty it attaches: a line typed is
+// answered on the screen, Ctrl-\ comes back to top, drawn again, and the
+// job runs on.
+func TestTopAttach(t *testing.T) {
+	needTerminal(t)
+	t.Parallel()
+	bin := bgjobBinary(t)
+	flags := []string{"--root", t.TempDir()}
+	py := runJob(t, bin, flags, "--pty", "-n", "py", "--", "python3", "-i", "-q")
+	plain := runJob(t, bin, flags, "-n", "plain", "--", "sleep 600")
+	m := newTmux(t, topCmd(bin, flags, ""))
+	m.waitFor(plain + " running")
+	m.keys("a") // the newest job, plain, is selected
+	m.waitFor("job " + plain + " has no terminal")
+	m.keys("j", "a")
+	m.waitFor(">>>")
+	m.keys("print(6*7)", "Enter")
+	answer := regexp.MustCompile(`(?m)^(>>> )?42\s*$`) // echo is off: the typed line does not show
+	if !eventually(screenWait, func() bool { return answer.MatchString(m.screen()) }) {
+		t.Fatalf("python3 never answered 42:\n%s", m.screen())
+	}
+	m.keys(`C-\`)
+	m.waitFor("detached from job " + py + ", which runs on")
+	if s := m.screen(); !strings.Contains(s, "bgjob top: 2 jobs") || !strings.Contains(s, py+" running") || strings.Contains(s, ">>>") {
+		t.Errorf("after the detach top is not drawn again:\n%s", s)
+	}
+	if j := jobStatus(t, bin, flags, py); j.Status != jobdir.StatusRunning {
+		t.Fatalf("after the detach the job is %s, want running", j.Status)
+	}
+	m.keys("q")
+	m.waitFor("[exited 0]")
+	if !slices.Contains(strings.Split(m.screen(), "\n"), "icanon") {
+		t.Errorf("after q the terminal is not canonical again:\n%s", m.screen())
 	}
 }

@@ -147,7 +147,21 @@ func (a *app) attach(ctx context.Context, o attachOptions) error {
 		return fmt.Errorf("job %s was not started with --stdin: attach --stdin has nowhere to send lines", job.ID)
 	}
 	s := &attachSession{a: a, c: c, job: job, o: o, in: in, out: out}
-	return s.run(ctx)
+	end, err := s.run(ctx)
+	if err != nil {
+		return err
+	}
+	nl := ""
+	if job.PTY {
+		nl = "\r\n"
+	}
+	if !end.ended {
+		fmt.Fprintf(a.stderr, "%sbgjob: detached from job %s, which runs on ('bgjob attach %s' comes back)\n", nl, job.ID, job.ID)
+		return nil
+	}
+	fmt.Fprint(s.out, nl)
+	a.endLines([]jobdir.Job{end.job})
+	return jobsExit(a, []bgjob.Result[[]jobdir.Job]{{Host: a.host, Value: []jobdir.Job{end.job}}})
 }
 
 // attachSession is one attach: the job, its output followed to the
@@ -160,13 +174,22 @@ type attachSession struct {
 	in, out *os.File
 }
 
+// attachEnd is how an attach ended: detached, the job running on, or
+// with the job's end (ended, and the job as it ended).
+type attachEnd struct {
+	ended bool
+	job   jobdir.Job
+}
+
 // logsDone is how a follow ended.
 type logsDone struct {
 	res bgjob.LogResult
 	err error
 }
 
-func (s *attachSession) run(ctx context.Context) (err error) {
+// run attaches until the detach key, the job's end, SIGHUP or the end of
+// ctx, and restores the terminal; it says nothing of how it ended.
+func (s *attachSession) run(ctx context.Context) (_ attachEnd, err error) {
 	a, job := s.a, s.job
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -174,7 +197,7 @@ func (s *attachSession) run(ctx context.Context) (err error) {
 	if job.PTY {
 		state, err := term.MakeRaw(int(s.in.Fd()))
 		if err != nil {
-			return fmt.Errorf("making the terminal raw: %w", err)
+			return attachEnd{}, fmt.Errorf("making the terminal raw: %w", err)
 		}
 		restored := false
 		restore = func() {
@@ -210,7 +233,7 @@ func (s *attachSession) run(ctx context.Context) (err error) {
 	if s.o.stdin {
 		keys, err = newKeyReader(s.in)
 		if err != nil {
-			return err
+			return attachEnd{}, err
 		}
 		defer keys.Close()
 		var pr *io.PipeReader
@@ -253,30 +276,28 @@ func (s *attachSession) run(ctx context.Context) (err error) {
 			}
 		case <-detached:
 			end()
-			return s.detach(restore)
+			restore()
+			return attachEnd{}, nil
 		case <-quit:
 			end()
-			return s.detach(restore)
+			restore()
+			return attachEnd{}, nil
 		case <-hup:
 			end()
 			restore()
-			return &exitError{code: 129}
+			return attachEnd{}, &exitError{code: 129}
 		case <-ctx.Done():
 			end()
 			restore()
-			return ctx.Err()
+			return attachEnd{}, ctx.Err()
 		case d := <-ended:
 			ended <- d
 			end()
 			restore()
 			if d.err != nil {
-				return a.alone(d.err)
+				return attachEnd{}, a.alone(d.err)
 			}
-			if job.PTY {
-				fmt.Fprint(s.out, "\r\n")
-			}
-			a.endLines([]jobdir.Job{d.res.Job})
-			return jobsExit(a, []bgjob.Result[[]jobdir.Job]{{Host: a.host, Value: []jobdir.Job{d.res.Job}}})
+			return attachEnd{ended: true, job: d.res.Job}, nil
 		}
 	}
 }
@@ -321,16 +342,6 @@ func (s *attachSession) resize(ctx context.Context) {
 		return
 	}
 	s.c.Resize(ctx, s.job.ID, cols, rows)
-}
-
-func (s *attachSession) detach(restore func()) error {
-	restore()
-	nl := ""
-	if s.job.PTY {
-		nl = "\r\n"
-	}
-	fmt.Fprintf(s.a.stderr, "%sbgjob: detached from job %s, which runs on ('bgjob attach %s' comes back)\n", nl, s.job.ID, s.job.ID)
-	return nil
 }
 
 // crlfWriter writes "\n" as "\r\n", for text written to a raw terminal.

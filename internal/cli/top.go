@@ -3,11 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -19,12 +22,21 @@ import (
 	"github.com/bgjob/bgjob/termtext"
 )
 
-// topEvery is how often top reads the jobs (and the output it shows).
+// topEvery is how often top reads the jobs again by default: over SSH the
+// whole list; locally, where file events say when a job is made or
+// removed or a job's file changes, only the jobs that may still change (a
+// wrapper killed with SIGKILL changes no file, and a job's processes come
+// and go without one).
 const topEvery = time.Second
+
+// topGap is the least time between two reads of top: a burst of file
+// events is one read, and at most about ten redraws a second.
+const topGap = 100 * time.Millisecond
 
 type topOptions struct {
 	all     bool
 	noColor bool
+	every   time.Duration
 }
 
 func (a *app) topCommand() *cobra.Command {
@@ -32,16 +44,21 @@ func (a *app) topCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "top",
 		Short: "A live view of the workspace's jobs: their state, output, stop and kill",
-		Long: `Show the jobs of the workspace (-A: of every workspace) in a table that
-is read again every second: name, id, status, exit code, live processes,
-duration and command, newest first. A job that ends changes on screen
-within two seconds.
+		Long: `Show the jobs of the workspace (-A: of every workspace) in a table, name,
+id, status, exit code, live processes, duration and command, newest
+first, kept current: on this machine file events say when a job is made,
+ends or is removed, and the jobs that may still change are read again
+every second (--interval); over SSH the whole table is read every
+second. A job that ends changes on screen at once locally, within two
+seconds over SSH.
 
 Keys: j and k or the arrows move; / filters by name, id or command (enter
 keeps the filter, esc drops it); enter shows the job's output, plain text,
-followed (esc goes back); s stops the selected job after a y/n
-confirmation (TERM, then KILL after the grace) and K kills it (KILL) after
-one; ? shows the keys; q quits. top never moves a 'logs --new' cursor.
+followed (esc goes back); a attaches to a job run with --pty, as 'bgjob
+attach' does, and Ctrl-\ detaches and comes back to top, as does the
+job's end; s stops the selected job after a y/n confirmation (TERM, then
+KILL after the grace) and K kills it (KILL) after one; ? shows the keys;
+q quits. top never moves a 'logs --new' cursor.
 
 The terminal is restored however top ends: q, an error, a panic, SIGTERM
 or SIGHUP. Colour marks the status unless NO_COLOR is set or --no-color is
@@ -55,11 +72,15 @@ terminal; 'bgjob ls' prints the table once.`,
 			if os.Getenv("NO_COLOR") != "" {
 				o.noColor = true
 			}
+			if o.every <= 0 {
+				return usageError("--interval must be positive")
+			}
 			return a.top(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().BoolVarP(&o.all, "all-workspaces", "A", false, "show the jobs of every workspace")
 	cmd.Flags().BoolVar(&o.noColor, "no-color", false, "no colour (also when NO_COLOR is set)")
+	cmd.Flags().DurationVar(&o.every, "interval", topEvery, "how often to read the jobs again (locally: those that may still change)")
 	return cmd
 }
 
@@ -87,73 +108,205 @@ func (a *app) top(ctx context.Context, o topOptions) (err error) {
 		fmt.Fprint(out, "\x1b[?25h\x1b[?1049l")
 		term.Restore(int(in.Fd()), state)
 	}()
-	keys, err := newKeyReader(in)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	t := &topSession{a: a, c: c, o: o, in: in, out: out, state: state, v: &topView{color: !o.noColor, all: o.all}}
+	return t.run(ctx)
+}
+
+// topSession is one run of top: the view, and what keeps it current.
+type topSession struct {
+	a       *app
+	c       *bgjob.Client
+	o       topOptions
+	in, out *os.File
+	state   *term.State // the terminal as top found it
+	v       *topView
+	drawn   string // the screen last written
+}
+
+// topWant is what top reads next.
+type topWant struct {
+	list   bool // the whole list
+	jobs   bool // the jobs that may still change
+	output bool // the output shown
+}
+
+func (w topWant) any() bool { return w.list || w.jobs || w.output }
+
+// topAnswer is what one read brought.
+type topAnswer struct {
+	want   topWant
+	jobs   []jobdir.Job // the list, or the jobs read again
+	gone   bool         // a job read again was not found: read the list
+	output []byte
+	outID  string
+	err    error
+}
+
+// client returns the client of the job's workspace.
+func (t *topSession) client(j jobdir.Job) (*bgjob.Client, error) {
+	if !t.o.all {
+		return t.c, nil
+	}
+	return t.c.InWorkspace(path.Base(path.Dir(j.Dir)))
+}
+
+// clientOf returns the client of the workspace of the job shown as id.
+func (t *topSession) clientOf(id string) (*bgjob.Client, error) {
+	for _, j := range t.v.jobs {
+		if j.ID == id {
+			return t.client(j)
+		}
+	}
+	return t.c, nil
+}
+
+// read reads what want asks: the list, or the jobs of live read again,
+// and the output of the job outID.
+func (t *topSession) read(ctx context.Context, want topWant, live []jobdir.Job, outID string, out *bgjob.Client) topAnswer {
+	ans := topAnswer{want: want}
+	switch {
+	case want.list:
+		page, err := t.c.List(ctx, bgjob.ListOptions{AllWorkspaces: t.o.all})
+		ans.jobs, ans.err = page.Jobs, err
+	case want.jobs:
+		// One look per workspace at its jobs that may still change.
+		ids := map[string][]string{}
+		var first []jobdir.Job
+		for _, j := range live {
+			ws := path.Dir(j.Dir)
+			if ids[ws] == nil {
+				first = append(first, j)
+			}
+			ids[ws] = append(ids[ws], j.ID)
+		}
+		for _, f := range first {
+			c, err := t.client(f)
+			if err == nil {
+				var got []jobdir.Job
+				got, err = c.Status(ctx, ids[path.Dir(f.Dir)]...)
+				ans.jobs = append(ans.jobs, got...)
+			}
+			switch {
+			case errors.Is(err, bgjob.ErrNotFound):
+				ans.gone = true
+			case err != nil:
+				ans.err = err
+			}
+		}
+	}
+	if outID != "" && want.output && ans.err == nil {
+		var b bytes.Buffer
+		_, ans.err = out.Logs(ctx, outID, bgjob.LogOptions{Tail: 200, MaxBytes: 64 << 10}, &b, &b)
+		ans.output, ans.outID = termtext.Strip(b.Bytes()), outID
+	}
+	return ans
+}
+
+// live returns the jobs that may still change without a file event: those
+// not ended (and readable), and ended ones with processes left.
+func live(jobs []jobdir.Job) []jobdir.Job {
+	var l []jobdir.Job
+	for _, j := range jobs {
+		if !j.Status.Ended() && j.Status != jobdir.StatusUnreadable || j.LiveProcesses > 0 {
+			l = append(l, j)
+		}
+	}
+	return l
+}
+
+// unended returns the jobs whose files top watches: those not ended.
+func unended(jobs []jobdir.Job) ([]jobdir.Job, string) {
+	var (
+		u   []jobdir.Job
+		ids []string
+	)
+	for _, j := range jobs {
+		if !j.Status.Ended() {
+			u = append(u, j)
+			ids = append(ids, j.ID)
+		}
+	}
+	return u, strings.Join(ids, " ")
+}
+
+func (t *topSession) run(ctx context.Context) error {
+	c, v := t.c, t.v
+	keyc, stopKeys, err := readKeys(t.in)
 	if err != nil {
 		return err
 	}
-	defer keys.Close()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-
-	v := &topView{color: !o.noColor, all: o.all}
-	keyc := make(chan []byte)
-	go func() {
-		defer close(keyc)
-		for {
-			buf := make([]byte, 256)
-			n, err := keys.Read(buf)
-			if err != nil || n == 0 {
-				return
-			}
-			select {
-			case keyc <- buf[:n]:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	defer func() { stopKeys() }()
 	winch := make(chan os.Signal, 1)
 	defer notifyResize(winch)()
 	hup := make(chan os.Signal, 1)
 	defer notifyHangup(hup)()
 
-	type answer struct {
-		jobs   []jobdir.Job
-		output []byte
-		outID  string
-		err    error
-	}
-	answers := make(chan answer, 1)
-	busy := false
-	read := func() {
-		if busy {
+	// Locally the workspace's directory (the root's with -A) says when a
+	// job is made or removed, and the directories of the jobs not ended
+	// when one of their files changes. Over SSH there are no events: the
+	// list is read again on each tick.
+	listed, err := c.WatchJobs(ctx, t.o.all)
+	watching := err == nil && listed != nil // file events come
+	local := err != nil || listed != nil    // a watch may come: the workspace is made later
+	var (
+		files      <-chan string
+		endFiles   = func() {}
+		filesKey   = "-"
+		want       = topWant{list: true}
+		busy       bool
+		lastRead   time.Time
+		readAt     <-chan time.Time
+		answers    = make(chan topAnswer, 1)
+		stopErrors = make(chan error, 1)
+	)
+	defer func() { endFiles() }()
+	// watchFiles watches the files of the jobs not ended, when they are
+	// others than those watched, and then reads them once more: what
+	// changed before the watch was in place it could not see.
+	watchFiles := func() {
+		u, key := unended(v.jobs)
+		if !watching || key == filesKey {
 			return
 		}
-		busy = true
-		outID := v.showing
-		go func() {
-			var ans answer
-			page, err := c.List(ctx, bgjob.ListOptions{AllWorkspaces: o.all})
-			ans.jobs, ans.err = page.Jobs, err
-			if outID != "" && err == nil {
-				var b bytes.Buffer
-				_, ans.err = c.Logs(ctx, outID, bgjob.LogOptions{Tail: 200, MaxBytes: 64 << 10}, &b, &b)
-				ans.output, ans.outID = termtext.Strip(b.Bytes()), outID
-			}
-			answers <- ans
-		}()
-	}
-	draw := func() {
-		w, h, err := term.GetSize(int(out.Fd()))
-		if err != nil {
-			w, h = 80, 24
+		endFiles()
+		fctx, fcancel := context.WithCancel(ctx)
+		endFiles, filesKey = fcancel, key
+		var werr error
+		files, werr = c.WatchFiles(fctx, u)
+		if werr != nil {
+			// A job removed meanwhile: its removal is a change of the
+			// workspace, and the list read for it watches again.
+			files, filesKey = nil, "-"
 		}
-		io.WriteString(out, v.render(w, h, time.Now()))
+		want.jobs = true
 	}
-	tick := time.NewTicker(topEvery)
+	// schedule starts the read that is wanted, unless one is under way
+	// (its answer schedules again) or the last began under topGap ago.
+	schedule := func() {
+		if busy || !want.any() || readAt != nil {
+			return
+		}
+		if d := topGap - time.Since(lastRead); d > 0 {
+			readAt = time.After(d)
+			return
+		}
+		w, l, outID := want, live(v.jobs), v.showing
+		out, err := t.clientOf(outID)
+		if err != nil {
+			v.err = err
+			return
+		}
+		want, busy, lastRead = topWant{}, true, time.Now()
+		go func() { answers <- t.read(ctx, w, l, outID, out) }()
+	}
+	tick := time.NewTicker(t.o.every)
 	defer tick.Stop()
-	read()
-	draw()
+	redraw := time.NewTicker(time.Second) // durations move on
+	defer redraw.Stop()
+	schedule()
+	t.draw()
 	for {
 		select {
 		case <-ctx.Done():
@@ -161,44 +314,232 @@ func (a *app) top(ctx context.Context, o topOptions) (err error) {
 		case <-hup:
 			return &exitError{code: 129}
 		case <-winch:
+		case <-redraw.C:
 		case <-tick.C:
-			read()
+			switch {
+			case watching:
+				want.jobs = want.jobs || len(live(v.jobs)) > 0
+			case local:
+				// The workspace made since? Then events come.
+				if listed, err = c.WatchJobs(ctx, t.o.all); err == nil {
+					watching = true
+				}
+				want.list = true
+			default:
+				want.list = true
+			}
+			want.output = want.output || v.showing != ""
+			schedule()
+		case <-listed:
+			want.list = true
+			schedule()
+			continue
+		case name := <-files:
+			switch name {
+			case jobdir.StdoutFile, jobdir.StderrFile:
+				want.output = want.output || v.showing != ""
+			case jobdir.MetaFile:
+				// A job made: it was unreadable until now.
+				want.list = true
+			default:
+				want.jobs = true
+			}
+			schedule()
+			continue
+		case <-readAt:
+			readAt = nil
+			schedule()
+			continue
 		case ans := <-answers:
 			busy = false
-			v.err = ans.err
-			if ans.err == nil {
-				v.jobs = ans.jobs
-				if ans.outID == v.showing {
-					v.output = ans.output
-				}
+			t.answer(ans)
+			if ans.gone {
+				want.list = true
 			}
+			if ans.err == nil {
+				watchFiles()
+			}
+			schedule()
+		case err := <-stopErrors:
+			v.err = err
 		case b, ok := <-keyc:
 			if !ok {
 				return nil
 			}
+		keys:
 			for _, k := range splitKeys(b) {
 				switch act := v.key(k); act.kind {
 				case actQuit:
 					return nil
+				case actAttach:
+					// The terminal is the job's until it is detached
+					// from or ends: top reads no key meanwhile, and the
+					// keys typed after this one go to the job.
+					stopKeys()
+					note, err := t.attach(ctx, act.id)
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					var ee *exitError
+					if errors.As(err, &ee) {
+						return err // SIGHUP
+					}
+					v.note, v.err = note, err
+					if keyc, stopKeys, err = readKeys(t.in); err != nil {
+						return err
+					}
+					want.list = true
+					schedule()
+					break keys
 				case actRead:
-					read()
+					want.output = true
+					schedule()
 				case actStop, actKill:
 					so := bgjob.StopOptions{}
 					if act.kind == actKill {
 						so = bgjob.StopOptions{Signal: "KILL", Grace: new(time.Duration(0))}
 					}
+					sc, err := t.clientOf(act.id)
 					go func() {
-						_, err := c.Stop(ctx, []string{act.id}, so)
+						if err == nil {
+							_, err = sc.Stop(ctx, []string{act.id}, so)
+						}
 						if err != nil {
-							answers <- answer{err: err}
+							select {
+							case stopErrors <- err:
+							default:
+							}
 						}
 					}()
 				}
 			}
 		}
-		draw()
+		t.draw()
 	}
 }
+
+// answer puts what a read brought into the view.
+func (t *topSession) answer(ans topAnswer) {
+	v := t.v
+	v.err = ans.err
+	if ans.err != nil {
+		return
+	}
+	switch {
+	case ans.want.list:
+		v.jobs = ans.jobs
+	case ans.want.jobs:
+		got := make(map[string]jobdir.Job, len(ans.jobs))
+		for _, j := range ans.jobs {
+			got[j.ID] = j
+		}
+		jobs := make([]jobdir.Job, len(v.jobs))
+		for i, j := range v.jobs {
+			if n, ok := got[j.ID]; ok {
+				j = n
+			}
+			jobs[i] = j
+		}
+		v.jobs = jobs
+	}
+	if ans.outID != "" && ans.outID == v.showing {
+		v.output = ans.output
+	}
+}
+
+// draw writes the screen when it has changed.
+func (t *topSession) draw() {
+	w, h, err := term.GetSize(int(t.out.Fd()))
+	if err != nil {
+		w, h = 80, 24
+	}
+	if s := t.v.render(w, h, time.Now()); s != t.drawn {
+		io.WriteString(t.out, s)
+		t.drawn = s
+	}
+}
+
+// readKeys reads what is typed on in, a read at a time, until stop, which
+// returns once no more is read (keys typed after are left on the
+// terminal). The channel is closed when the terminal is gone.
+func readKeys(in *os.File) (keys <-chan []byte, stop func(), err error) {
+	r, err := newKeyReader(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	ch := make(chan []byte)
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		defer close(ch)
+		for {
+			buf := make([]byte, 256)
+			n, err := r.Read(buf)
+			if err != nil || n == 0 {
+				return
+			}
+			select {
+			case ch <- buf[:n]:
+			case <-done:
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			close(done)
+			r.Close()
+			<-exited
+		})
+	}
+	return ch, stop, nil
+}
+
+// attach runs bgjob attach on the job shown as id, top's screen set
+// aside meanwhile and drawn whole again after, and returns what to say
+// of it.
+func (t *topSession) attach(ctx context.Context, id string) (string, error) {
+	var job jobdir.Job
+	for _, j := range t.v.jobs {
+		if j.ID == id {
+			job = j
+		}
+	}
+	switch {
+	case !job.PTY:
+		return "job " + id + " has no terminal (not run --pty): enter shows its output", nil
+	case job.Status.Ended():
+		return "job " + id + " has ended: enter shows its output", nil
+	}
+	c, err := t.client(job)
+	if err != nil {
+		return "", err
+	}
+	// The terminal as top found it, the cursor shown, on top's alternate
+	// screen: attach makes it raw, and restores it, itself.
+	fmt.Fprint(t.out, "\x1b[?25h")
+	term.Restore(int(t.in.Fd()), t.state)
+	defer func() {
+		term.MakeRaw(int(t.in.Fd()))
+		fmt.Fprint(t.out, "\x1b[?1049h\x1b[?25l")
+		t.drawn = ""
+	}()
+	s := &attachSession{a: t.a, c: c, job: job, in: t.in, out: t.out,
+		o: attachOptions{ref: id, detachKey: topDetachKey, stdin: true}}
+	end, err := s.run(ctx)
+	switch {
+	case err != nil:
+		return "", err
+	case end.ended:
+		return "job " + id + " " + endText(end.job), nil
+	}
+	return "detached from job " + id + ", which runs on", nil
+}
+
+// topDetachKey is the key that detaches from a job attached to from top,
+// attach's: Ctrl-\.
+const topDetachKey = 0x1c
 
 // The actions a key asks of top's loop.
 const (
@@ -207,6 +548,7 @@ const (
 	actRead // read the jobs (and output) now
 	actStop
 	actKill
+	actAttach
 )
 
 type topAction struct {
@@ -355,6 +697,11 @@ func (v *topView) key(s string) topAction {
 			v.showing, v.output = j.ID, nil
 			return topAction{kind: actRead}
 		}
+	case "a":
+		if j, ok := v.selected(); ok {
+			v.note = ""
+			return topAction{kind: actAttach, id: j.ID}
+		}
 	case "s", "K":
 		if j, ok := v.selected(); ok {
 			v.confirm, v.confirmID = "stop", j.ID
@@ -397,6 +744,7 @@ func (v *topView) render(w, h int, now time.Time) string {
 			"  k, up      move up",
 			"  /          filter by name, id or command (enter keeps it, esc drops it)",
 			"  enter      show the job's output (esc goes back)",
+			"  a          attach to the job (a --pty job; Ctrl-\\ comes back)",
 			"  s          stop the job (TERM, then KILL after the grace), after y",
 			"  K          kill the job (KILL), after y",
 			"  ?          this help",
@@ -487,7 +835,7 @@ func (v *topView) table(title string, w, h int, now time.Time) []string {
 	for len(lines) < h-1 {
 		lines = append(lines, "")
 	}
-	foot := "j/k move  / filter  enter output  s stop  K kill  ? help  q quit"
+	foot := "j/k move  / filter  enter output  a attach  s stop  K kill  ? help  q quit"
 	switch {
 	case v.confirm != "":
 		foot = v.bold(fmt.Sprintf("%s job %s? y/n", v.confirm, v.confirmID))

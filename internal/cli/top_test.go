@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/bgjob/bgjob/jobdir"
 )
 
 func TestSplitKeys(t *testing.T) {
@@ -41,5 +43,43 @@ func TestParseKey(t *testing.T) {
 				t.Errorf("parseKey(%q) = %#x, %v; want %#x, ok %v", tc.in, got, err, tc.want, tc.ok)
 			}
 		})
+	}
+}
+
+// The jobs top reads again on its tick are those that may change without
+// a file event; it watches the files of those not ended.
+func TestTopLive(t *testing.T) {
+	jobs := []jobdir.Job{
+		{Meta: jobdir.Meta{ID: "run"}, Status: jobdir.StatusRunning},
+		{Meta: jobdir.Meta{ID: "queued"}, Status: jobdir.StatusQueued},
+		{Meta: jobdir.Meta{ID: "done"}, Status: jobdir.StatusExited},
+		{Meta: jobdir.Meta{ID: "leftovers"}, Status: jobdir.StatusExited, LiveProcesses: 2},
+		{Meta: jobdir.Meta{ID: "new"}, Status: jobdir.StatusUnreadable},
+	}
+	ids := func(jobs []jobdir.Job) []string {
+		var s []string
+		for _, j := range jobs {
+			s = append(s, j.ID)
+		}
+		return s
+	}
+	if d := cmp.Diff([]string{"run", "queued", "leftovers"}, ids(live(jobs))); d != "" {
+		t.Errorf("live (-want +got):\n%s", d)
+	}
+	u, key := unended(jobs)
+	if d := cmp.Diff([]string{"run", "queued", "new"}, ids(u)); d != "" || key != "run queued new" {
+		t.Errorf("unended (-want +got):\n%s\nkey %q", d, key)
+	}
+}
+
+// a asks to attach to the selected job.
+func TestTopKeyAttach(t *testing.T) {
+	v := &topView{jobs: []jobdir.Job{{Meta: jobdir.Meta{ID: "one"}}, {Meta: jobdir.Meta{ID: "two"}}}}
+	v.key("j")
+	if got := v.key("a"); got != (topAction{kind: actAttach, id: "two"}) {
+		t.Errorf("a on the second job: %+v", got)
+	}
+	if got := (&topView{}).key("a"); got.kind != actNone {
+		t.Errorf("a with no job: %+v", got)
 	}
 }

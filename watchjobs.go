@@ -1,0 +1,121 @@
+package bgjob
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+// WatchJobs reports, on a runtime that is a Watcher (the local machine),
+// each change to the jobs List would return: a job made or removed in the
+// workspace's directory (with all, in any workspace's, and a workspace
+// made), until ctx ends. A report is a trigger, never a read: the caller
+// lists again. Reports that come while the caller is busy are merged into
+// one, never lost. On a runtime that is not a Watcher it returns a nil
+// channel, which never reports: the caller polls. It fails when the
+// workspace's directory (with all, the root) does not exist yet.
+func (c *Client) WatchJobs(ctx context.Context, all bool) (<-chan struct{}, error) {
+	w, ok := c.rt.(Watcher)
+	if !ok {
+		return nil, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	changed := make(chan struct{}, 1)
+	report := func() {
+		select {
+		case changed <- struct{}{}:
+		default: // one is already waiting
+		}
+	}
+	if !all {
+		dirs := []string{path.Join(c.root, c.workspace)}
+		events, err := w.Watch(ctx, dirs)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		go func() {
+			defer cancel()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-events:
+					report()
+				}
+			}
+		}()
+		return changed, nil
+	}
+	// Every workspace: the root, for a workspace made, and each
+	// workspace's directory, watched again (and reported once more, for
+	// what changed before the new watch was in place) when the root
+	// changes.
+	roots, err := w.Watch(ctx, []string{c.root})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	watchSpaces := func() (<-chan string, context.CancelFunc) {
+		sctx, scancel := context.WithCancel(ctx)
+		ents, err := os.ReadDir(c.root)
+		if err != nil {
+			return nil, scancel
+		}
+		var dirs []string
+		for _, e := range ents {
+			if e.IsDir() && jobdir.ValidateName("workspace", e.Name()) == nil {
+				dirs = append(dirs, path.Join(c.root, e.Name()))
+			}
+		}
+		events, err := w.Watch(sctx, dirs)
+		if err != nil {
+			// A workspace removed meanwhile: the root's change that
+			// removed it comes, and watches again.
+			return nil, scancel
+		}
+		return events, scancel
+	}
+	spaces, scancel := watchSpaces()
+	go func() {
+		defer func() { scancel(); cancel() }()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-roots:
+				scancel()
+				spaces, scancel = watchSpaces()
+				report()
+			case <-spaces:
+				report()
+			}
+		}
+	}()
+	return changed, nil
+}
+
+// WatchFiles sends, on a runtime that is a Watcher, the base name of each
+// file of jobs that changes (exit_code, stdout.log, ...), until ctx ends;
+// a caller watches the jobs that may still change and reads them again
+// (Status) on a name that matters to it. Names are dropped while the
+// receiver is busy. On a runtime that is not a Watcher it returns a nil
+// channel, which never sends.
+func (c *Client) WatchFiles(ctx context.Context, jobs []jobdir.Job) (<-chan string, error) {
+	w, ok := c.rt.(Watcher)
+	if !ok || len(jobs) == 0 {
+		return nil, nil
+	}
+	dirs := make([]string, len(jobs))
+	for i, j := range jobs {
+		dirs[i] = j.Dir
+	}
+	events, err := w.Watch(ctx, dirs)
+	if err != nil {
+		return nil, fmt.Errorf("watching the files of %d jobs: %w", len(jobs), err)
+	}
+	return events, nil
+}

@@ -242,11 +242,11 @@ func topCmd(bin string, flags []string, env string, args ...string) string {
 }
 
 // TestTop, in a real terminal: top shows a running and an ended job with
-// their states, shows a job end, filters, stops a job through s and y,
-// and quits on q with the terminal restored; without colour under
-// NO_COLOR; and SIGTERM restores the terminal too. The first top reads
-// the jobs again only every hour (--interval): what it shows of a job
-// ending came through file events.
+// their states, shows a job end and a job started later, filters, stops
+// a job through s and y, and quits on q with the terminal restored;
+// without colour under NO_COLOR; and SIGTERM restores the terminal too.
+// The first top reads the jobs again only every hour (--interval): what
+// it shows of a job starting or ending came through file events.
 func TestTop(t *testing.T) {
 	needTerminal(t)
 	t.Parallel()
@@ -283,6 +283,8 @@ func TestTop(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRow("gated", "exited 4")
+	runJob(t, bin, flags, "-n", "late", "--", "exit 6")
+	waitRow("late", "exited 6")
 
 	m.keys("/", "sleeper", "Enter")
 	if !eventually(screenWait, func() bool { return row("gated") == "" && row("sleeper") != "" }) {

@@ -281,6 +281,13 @@ func (t *topSession) run(ctx context.Context) error {
 			files, filesKey = nil, "-"
 		}
 		want.jobs = true
+		for _, j := range u {
+			if j.Status == jobdir.StatusUnreadable {
+				// Made before its meta.json: a status look cannot
+				// find it, the list can.
+				want.list = true
+			}
+		}
 	}
 	// schedule starts the read that is wanted, unless one is under way
 	// (its answer schedules again) or the last began under topGap ago.

@@ -392,3 +392,23 @@ func TestTopWideText(t *testing.T) {
 		t.Errorf("the last line is not the prompt line:\n%s", m.screen())
 	}
 }
+
+// TestTopSSH: over SSH, where no file events come, top reads the list on
+// each tick: it shows a job, stops it through s and y, and shows it
+// killed.
+func TestTopSSH(t *testing.T) {
+	needTerminal(t)
+	t.Parallel()
+	bin := bgjobBinary(t)
+	cfg := sshConfig(t, sshtest.Start(t))
+	flags := []string{"--root", t.TempDir(), "--ssh-config", cfg, "-H", "bgjob-test"}
+	id := runJob(t, bin, flags, "-n", "far", "--", "sleep 600")
+	m := newTmux(t, topCmd(bin, flags, ""))
+	m.waitFor(id + " running")
+	m.keys("s")
+	m.waitFor("stop job " + id + "? y/n")
+	m.keys("y")
+	m.waitFor(id + " killed")
+	m.keys("q")
+	m.waitFor("[exited 0]")
+}

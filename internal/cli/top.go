@@ -384,7 +384,7 @@ func (t *topSession) run(ctx context.Context) error {
 				}
 				var ee *exitError
 				if errors.As(err, &ee) {
-					return err // SIGHUP
+					return err // SIGHUP, or the terminal not taken back
 				}
 				v.note, v.err = note, err
 				want.list = true
@@ -457,7 +457,7 @@ func (t *topSession) draw() {
 // attach runs bgjob attach on the job shown as id, top's screen set
 // aside meanwhile and drawn whole again after, and returns what to say
 // of it.
-func (t *topSession) attach(ctx context.Context, id string) (string, error) {
+func (t *topSession) attach(ctx context.Context, id string) (note string, err error) {
 	var job jobdir.Job
 	for _, j := range t.v.jobs {
 		if j.ID == id {
@@ -484,9 +484,11 @@ func (t *topSession) attach(ctx context.Context, id string) (string, error) {
 	fmt.Fprint(t.out, "\x1b[?1049h")
 	defer func() {
 		fmt.Fprint(t.out, "\x1b[?1049l")
-		if err := t.screen.Resume(); err == nil {
-			t.screen.Sync()
+		if rerr := t.screen.Resume(); rerr != nil {
+			err = &exitError{code: 1, err: fmt.Errorf("taking the terminal back: %w", rerr)}
+			return
 		}
+		t.screen.Sync()
 		t.drawn = ""
 	}()
 	s := &attachSession{a: t.a, c: c, job: job, in: t.in, out: t.out,

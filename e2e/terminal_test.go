@@ -366,3 +366,49 @@ func TestTopAttach(t *testing.T) {
 		t.Errorf("after q the terminal is not canonical again:\n%s", m.screen())
 	}
 }
+
+// TestTopWideText: a command of wide characters (two cells each) longer
+// than the window keeps top's screen whole: the title on the first line,
+// no line wrapped onto the next, the prompt line last.
+func TestTopWideText(t *testing.T) {
+	needTerminal(t)
+	t.Parallel()
+	bin := bgjobBinary(t)
+	flags := []string{"--root", t.TempDir()}
+	runJob(t, bin, flags, "-n", "wide", "--", "sleep 600 # "+strings.Repeat("日本語", 40))
+	runJob(t, bin, flags, "-n", "plain", "--", "sleep 600")
+	m := newTmux(t, topCmd(bin, flags, ""))
+	m.waitFor("wide ")
+	lines := strings.Split(strings.TrimRight(m.screen(), "\n"), "\n")
+	if !strings.HasPrefix(lines[0], "bgjob top: 2 jobs") {
+		t.Errorf("the first line is not top's title:\n%s", m.screen())
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(l, "日本語") {
+			t.Errorf("a line wrapped onto the next:\n%s", m.screen())
+		}
+	}
+	if !strings.HasPrefix(lines[len(lines)-1], "j/k move") {
+		t.Errorf("the last line is not the prompt line:\n%s", m.screen())
+	}
+}
+
+// TestTopSSH: over SSH, where no file events come, top reads the list on
+// each tick: it shows a job, stops it through s and y, and shows it
+// killed.
+func TestTopSSH(t *testing.T) {
+	needTerminal(t)
+	t.Parallel()
+	bin := bgjobBinary(t)
+	cfg := sshConfig(t, sshtest.Start(t))
+	flags := []string{"--root", t.TempDir(), "--ssh-config", cfg, "-H", "bgjob-test"}
+	id := runJob(t, bin, flags, "-n", "far", "--", "sleep 600")
+	m := newTmux(t, topCmd(bin, flags, ""))
+	m.waitFor(id + " running")
+	m.keys("s")
+	m.waitFor("stop job " + id + "? y/n")
+	m.keys("y")
+	m.waitFor(id + " killed")
+	m.keys("q")
+	m.waitFor("[exited 0]")
+}

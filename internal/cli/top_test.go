@@ -1,30 +1,38 @@
 package cli
 
 import (
+	"errors"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/gdamore/tcell/v2"
 	"github.com/google/go-cmp/cmp"
+	"github.com/rivo/uniseg"
 
 	"github.com/bgjob/bgjob/jobdir"
 )
 
-func TestSplitKeys(t *testing.T) {
+// Keys reach top's view by name, as tcell decoded them.
+func TestTopKey(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		in   string
-		want []string
+		ev   *tcell.EventKey
+		want string
 	}{
-		{"letters", "jjk", []string{"j", "j", "k"}},
-		{"arrows", "\x1b[B\x1bOAq", []string{"\x1b[B", "\x1bOA", "q"}},
-		{"esc then a key", "\x1b/", []string{"\x1b", "/"}},
-		{"esc alone", "\x1b", []string{"\x1b"}},
-		{"utf-8", "é\r", []string{"é", "\r"}},
+		{tcell.NewEventKey(tcell.KeyRune, 'j', tcell.ModNone), "j"},
+		{tcell.NewEventKey(tcell.KeyRune, 'é', tcell.ModNone), "é"},
+		{tcell.NewEventKey(tcell.KeyRune, '/', tcell.ModAlt), ""},
+		{tcell.NewEventKey(tcell.KeyDown, 0, tcell.ModNone), keyDown},
+		{tcell.NewEventKey(tcell.KeyUp, 0, tcell.ModNone), keyUp},
+		{tcell.NewEventKey(tcell.KeyEnter, 0, tcell.ModNone), keyEnter},
+		{tcell.NewEventKey(tcell.KeyEscape, 0, tcell.ModNone), keyEsc},
+		{tcell.NewEventKey(tcell.KeyBackspace2, 0, tcell.ModNone), keyBackspace},
+		{tcell.NewEventKey(tcell.KeyCtrlC, 0, tcell.ModCtrl), keyCtrlC},
+		{tcell.NewEventKey(tcell.KeyF1, 0, tcell.ModNone), ""},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if d := cmp.Diff(tc.want, splitKeys([]byte(tc.in))); d != "" {
-				t.Errorf("splitKeys(%q) (-want +got):\n%s", tc.in, d)
-			}
-		})
+		if got := topKey(tc.ev); got != tc.want {
+			t.Errorf("topKey(%s) = %q, want %q", tc.ev.Name(), got, tc.want)
+		}
 	}
 }
 
@@ -81,5 +89,59 @@ func TestTopKeyAttach(t *testing.T) {
 	}
 	if got := (&topView{}).key("a"); got.kind != actNone {
 		t.Errorf("a with no job: %+v", got)
+	}
+}
+
+// Wide characters (CJK, two cells each) and control characters keep the
+// table's columns in place and each line within the screen's width.
+func TestTopRenderWidth(t *testing.T) {
+	wide := strings.Repeat("日本語", 40)
+	v := &topView{color: true, jobs: []jobdir.Job{
+		{Meta: jobdir.Meta{ID: "20261204T010000-aaaaaa", Name: "plain", Command: "sleep 600"}, Status: jobdir.StatusRunning},
+		{Meta: jobdir.Meta{ID: "20261204T010000-bbbbbb", Name: "wide", Command: "echo " + wide + "\x1b[31m"}, Status: jobdir.StatusRunning},
+		{Meta: jobdir.Meta{ID: "20261204T010000-cccccc", Name: "日本語の仕事です", Command: "true"}, Status: jobdir.StatusRunning},
+	}, err: errors.New("an error\nof two lines")}
+	const w, h = 80, 10
+	lines := v.render(w, h, time.Now())
+	if len(lines) != h {
+		t.Fatalf("%d lines, want %d", len(lines), h)
+	}
+	s := tcell.NewSimulationScreen("UTF-8")
+	if err := s.Init(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Fini()
+	s.SetSize(w, h)
+	drawTop(s, lines)
+	cells, sw, _ := s.GetContents()
+	// cellsAt returns the text of the cells from x to x+n-1 on row y.
+	cellsAt := func(x, y, n int) string {
+		var b strings.Builder
+		for _, c := range cells[y*sw+x : y*sw+x+n] {
+			b.WriteString(string(c.Runes))
+		}
+		return b.String()
+	}
+	for i, l := range lines {
+		if n := uniseg.StringWidth(l.text()); n > w {
+			t.Errorf("line %d takes %d cells, more than %d: %q", i, n, w, l.text())
+		}
+		if strings.ContainsAny(l.text(), "\x1b\n") {
+			t.Errorf("line %d holds a control character: %q", i, l.text())
+		}
+	}
+	// The STATUS column starts in the same cell on each row, and the
+	// name cut to its 12 cells ends in "…".
+	col := 12 + 1 + 22 + 1
+	for y := 2; y <= 4; y++ {
+		if got := cellsAt(col, y, 7); got != "running" {
+			t.Errorf("row %d: %q where the status is, want running\n%s", y, got, lines[y].text())
+		}
+	}
+	if got := lines[4].text(); !strings.HasPrefix(got, "日本語の仕… ") {
+		t.Errorf("the wide name is not cut to 12 cells: %q", got)
+	}
+	if got := lines[h-1].text(); got != "error: an error of two lines" {
+		t.Errorf("the prompt line is %q", got)
 	}
 }

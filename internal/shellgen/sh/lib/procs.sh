@@ -165,7 +165,6 @@ bg_live() {
 	fi
 	# The id first: listing the group's members below sets the arguments.
 	bg_lid=${1##*/} bg_ldir=$1
-	[ -n "${bg_pgs-}" ] || bg_scan
 	bg_ltied=
 	if bg_tied "$1"; then
 		bg_ltied=1

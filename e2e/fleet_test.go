@@ -22,8 +22,14 @@ import (
 	"github.com/bgjob/bgjob/jobdir"
 )
 
-// fleetHosts is the size of the simulated fleet.
-const fleetHosts = 100
+// fleetHosts is the size of the simulated fleet; partHosts, of the part
+// of it that the subtests about one verb's semantics run on (stop, names,
+// slots, a host going down). Those need several hosts, not a hundred:
+// on 100 they took four of TestFleet's seven minutes.
+const (
+	fleetHosts = 100
+	partHosts  = 20
+)
 
 // fleetHost is one host's object in --json output with several hosts.
 type fleetHost struct {
@@ -34,9 +40,10 @@ type fleetHost struct {
 }
 
 // TestFleet runs bgjob against 100 simulated hosts (sshd in their own
-// pid, mount and UTS namespaces on 127.0.2.I, see sshtest.Fleet). It is
-// not parallel: the other tests wait until it is done, so that 100 hosts
-// do not share the machine with them.
+// pid, mount and UTS namespaces on 127.0.2.I, see sshtest.Fleet): the
+// fan-out subtests on all of them, the others on the first 20. It is not
+// parallel: the other tests wait until it is done, so that 100 hosts do
+// not share the machine with them.
 func TestFleet(t *testing.T) {
 	f := sshtest.StartFleet(t, fleetHosts)
 	dir := t.TempDir()
@@ -47,21 +54,31 @@ func TestFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hostsFile := filepath.Join(dir, "hosts")
-	if err := os.WriteFile(hostsFile, []byte("# the fleet\n"+strings.Join(f.Names(), "\n")+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	t.Setenv("SSH_AUTH_SOCK", "")
-	fl := &fleet{t: t, f: f, cfg: cfg, hosts: hostsFile, ids: map[string]string{}}
+	fl := newFleet(t, f.Hosts, cfg, filepath.Join(dir, "hosts"))
+	part := newFleet(t, f.Hosts[:partHosts], cfg, filepath.Join(dir, "part"))
 
 	t.Run("fan-out run, wait, logs", fl.fanOut)
 	t.Run("pty, logs --plain", fl.ptyPlain)
 	t.Run("exit status", fl.exitStatus)
 	t.Run("ls -A", fl.listAll)
-	t.Run("stop --all", fl.stopAll)
-	t.Run("same name, prune's kept", fl.sameName)
-	t.Run("slots", fl.slots)
-	t.Run("host down", fl.hostDown)
+	t.Run("stop --all", part.stopAll)
+	t.Run("same name, prune's kept", part.sameName)
+	t.Run("slots", part.slots)
+	t.Run("host down", part.hostDown)
+}
+
+// newFleet returns the fleet of hosts, whose names it writes to file for
+// -H @FILE.
+func newFleet(t *testing.T, hosts []*sshtest.Host, cfg, file string) *fleet {
+	fl := &fleet{cfg: cfg, hosts: hosts, file: file, ids: map[string]string{}}
+	for _, h := range hosts {
+		fl.names = append(fl.names, h.Name)
+	}
+	if err := os.WriteFile(file, []byte("# the fleet\n"+strings.Join(fl.names, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return fl
 }
 
 // slots: run --slots 2 on every host gives each host its own two slots:
@@ -95,10 +112,10 @@ func (fl *fleet) slots(t *testing.T) {
 }
 
 type fleet struct {
-	t     *testing.T
-	f     *sshtest.Fleet
-	cfg   string
-	hosts string
+	cfg   string            // the client config naming every host
+	hosts []*sshtest.Host   // the hosts bgjob is run on
+	names []string          // their names, in order
+	file  string            // the file of their names, for -H @FILE
 	ids   map[string]string // workspace: the last job run there
 }
 
@@ -109,7 +126,7 @@ func (fl *fleet) bgjob(t *testing.T, ws string, args ...string) (int, string, st
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	code, out, errs := bgjob(ctx, append([]string{"--ssh-config", fl.cfg, "-H", "@" + fl.hosts, "-w", ws, "--parallel", "8"}, args...)...)
+	code, out, errs := bgjob(ctx, append([]string{"--ssh-config", fl.cfg, "-H", "@" + fl.file, "-w", ws, "--parallel", "8"}, args...)...)
 	if ctx.Err() != nil {
 		t.Fatalf("bgjob %s did not return within 2 minutes", strings.Join(args, " "))
 	}
@@ -140,7 +157,7 @@ func (fl *fleet) hostJSON(t *testing.T, out string) []fleetHost {
 	for _, h := range hs {
 		names = append(names, h.Host)
 	}
-	if diff := cmp.Diff(fl.f.Names(), names); diff != "" {
+	if diff := cmp.Diff(fl.names, names); diff != "" {
 		t.Fatalf("hosts in the JSON output (-want +got):\n%s", diff)
 	}
 	return hs
@@ -159,7 +176,7 @@ func (fl *fleet) fanOut(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	sort.Strings(lines)
 	var want []string
-	for _, h := range fl.f.Names() {
+	for _, h := range fl.names {
 		want = append(want, h+": line from "+h)
 	}
 	sort.Strings(want)
@@ -167,8 +184,8 @@ func (fl *fleet) fanOut(t *testing.T) {
 		t.Fatalf("logs: every host's line once, prefixed (-want +got):\n%s", diff)
 	}
 	code, out, _ = fl.bgjob(t, ws, "logs", "--no-prefix", id)
-	if n := strings.Count(out, "line from n"); code != 0 || n != fleetHosts || strings.Contains(out, ": line") {
-		t.Errorf("logs --no-prefix: exit %d, %d lines, want %d without prefix:\n%s", code, n, fleetHosts, out)
+	if n := strings.Count(out, "line from n"); code != 0 || n != len(fl.hosts) || strings.Contains(out, ": line") {
+		t.Errorf("logs --no-prefix: exit %d, %d lines, want %d without prefix:\n%s", code, n, len(fl.hosts), out)
 	}
 	code, out, errs = fl.bgjob(t, ws, "status", "--json", id)
 	if code != 0 {
@@ -200,7 +217,7 @@ func (fl *fleet) ptyPlain(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	sort.Strings(lines)
 	var want []string
-	for _, h := range fl.f.Names() {
+	for _, h := range fl.names {
 		want = append(want, h+": "+h)
 	}
 	sort.Strings(want)
@@ -224,7 +241,7 @@ func (fl *fleet) exitStatus(t *testing.T) {
 		got[i], _ = strconv.Atoi(m[2])
 	}
 	want := map[int]int{}
-	for i := 1; i <= fleetHosts; i++ {
+	for i := 1; i <= len(fl.hosts); i++ {
 		if i%7 != 0 {
 			want[i] = i % 7
 		}
@@ -266,7 +283,7 @@ func (fl *fleet) listAll(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(rows[0], "HOST  ID  ") || !strings.Contains(rows[0], "WORKSPACE") {
 		t.Fatalf("ls -A: exit %d, header %q, want HOST, ID ... WORKSPACE", code, rows[0])
 	}
-	for _, h := range fl.f.Names() {
+	for _, h := range fl.names {
 		for _, id := range []string{a, b} {
 			n := 0
 			for _, r := range rows[1:] {
@@ -285,12 +302,12 @@ func (fl *fleet) stopAll(t *testing.T) {
 	const ws = "stopall"
 	id := fl.run(t, ws, "sleep 300")
 	fl.run(t, ws, "sleep 300 & sleep 301; wait")
-	for _, h := range fl.f.Hosts {
+	for _, h := range fl.hosts {
 		if !eventually(10*time.Second, func() bool { return sleeps(h) == 3 }) {
 			t.Fatalf("%s: %d sleep processes, want 3 before stop: %v", h.Name, sleeps(h), h.Procs())
 		}
 	}
-	if code, _, errs := fl.bgjob(t, ws, "wait", "--timeout", "1s", id); code != 124 || strings.Count(errs, "timed out") != fleetHosts {
+	if code, _, errs := fl.bgjob(t, ws, "wait", "--timeout", "1s", id); code != 124 || strings.Count(errs, "timed out") != len(fl.hosts) {
 		t.Errorf("wait --timeout 1s: exit %d, want 124 and one timeout per host:\n%s", code, errs)
 	}
 	code, out, errs := fl.bgjob(t, ws, "stop", "--all")
@@ -300,12 +317,12 @@ func (fl *fleet) stopAll(t *testing.T) {
 	if code, _, errs := fl.bgjob(t, ws, "wait", id); code != 143 {
 		t.Errorf("wait after stop: exit %d, want 143 (TERM): %s", code, errs)
 	}
-	if n := strings.Count(out, "\tkilled (stop)\t143\n"); n != 2*fleetHosts {
-		t.Errorf("stop --all: %d jobs killed, want %d:\n%s", n, 2*fleetHosts, out)
+	if n := strings.Count(out, "\tkilled (stop)\t143\n"); n != 2*len(fl.hosts) {
+		t.Errorf("stop --all: %d jobs killed, want %d:\n%s", n, 2*len(fl.hosts), out)
 	}
 	// Nothing is left on any host but its sshd: no job, wrapper, timer or
 	// script.
-	for _, h := range fl.f.Hosts {
+	for _, h := range fl.hosts {
 		if !eventually(15*time.Second, func() bool { return len(h.Procs()) == 0 }) {
 			t.Errorf("%s: processes left after stop --all: %v", h.Name, h.Procs())
 		}
@@ -322,7 +339,7 @@ func (fl *fleet) sameName(t *testing.T) {
 	}
 	code, _, errs := fl.bgjob(t, ws, "run", "-q", "-n", "web", "--", "sleep 300")
 	warn := regexp.MustCompile(`(?m)^bgjob: warning: n\d+: job \S+ named web is still running`)
-	if code != 0 || len(warn.FindAllString(errs, -1)) != fleetHosts {
+	if code != 0 || len(warn.FindAllString(errs, -1)) != len(fl.hosts) {
 		t.Fatalf("second run: exit %d, want 0 and one warning per host:\n%s", code, errs)
 	}
 	code, out, errs := fl.bgjob(t, ws, "run", "--json", "-n", "web", "--replace", "--grace", "200ms", "--", "sleep 301 & exit 0")
@@ -333,7 +350,7 @@ func (fl *fleet) sameName(t *testing.T) {
 		fleetHost
 		Replaced []string `json:"replaced"`
 	}
-	if err := json.Unmarshal([]byte(out), &runs); err != nil || len(runs) != fleetHosts {
+	if err := json.Unmarshal([]byte(out), &runs); err != nil || len(runs) != len(fl.hosts) {
 		t.Fatalf("run --replace --json: %v: %s", err, out)
 	}
 	for _, r := range runs {
@@ -350,7 +367,7 @@ func (fl *fleet) sameName(t *testing.T) {
 			LiveProcesses int    `json:"live_processes"`
 		} `json:"kept"`
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &prunes) != nil || len(prunes) != fleetHosts {
+	if code != 0 || json.Unmarshal([]byte(out), &prunes) != nil || len(prunes) != len(fl.hosts) {
 		t.Fatalf("prune --json: exit %d: %s %s", code, out, errs)
 	}
 	for i, p := range prunes {
@@ -378,7 +395,7 @@ func (fl *fleet) hostDown(t *testing.T) {
 	// second (a hundred jobs looking ten times a second were a thousand
 	// forks a second beside the test).
 	id := fl.run(t, ws, "while [ ! -e /tmp/go ]; do sleep 1; done")
-	down := fl.f.Hosts[36]
+	down := fl.hosts[len(fl.hosts)/2]
 
 	type result struct {
 		code      int
@@ -388,7 +405,7 @@ func (fl *fleet) hostDown(t *testing.T) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		defer cancel()
-		code, out, errs := bgjob(ctx, "--ssh-config", fl.cfg, "-H", "@"+fl.hosts, "-w", ws, "--parallel", "128", "wait", "--json", id)
+		code, out, errs := bgjob(ctx, "--ssh-config", fl.cfg, "-H", "@"+fl.file, "-w", ws, "--parallel", "128", "wait", "--json", id)
 		done <- result{code, out, errs}
 	}()
 	// The wait script on the host names the job in its text. Connecting
@@ -418,7 +435,7 @@ func (fl *fleet) hostDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer down.Start()
-	for _, h := range fl.f.Hosts {
+	for _, h := range fl.hosts {
 		if h != down {
 			if err := os.WriteFile(filepath.Join(h.Root(), "tmp", "go"), nil, 0o600); err != nil {
 				t.Fatal(err)
@@ -482,7 +499,7 @@ func (fl *fleet) hostDown(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	code, out, errs := bgjob(ctx, "--ssh-config", holeCfg, "-H", "@"+fl.hosts, "-H", "n1,hole", "-w", ws, "status", "--json", id)
+	code, out, errs := bgjob(ctx, "--ssh-config", holeCfg, "-H", "@"+fl.file, "-H", "n1,hole", "-w", ws, "status", "--json", id)
 	if ctx.Err() != nil {
 		t.Fatal("status with an unreachable host did not return within a minute")
 	}
@@ -492,8 +509,8 @@ func (fl *fleet) hostDown(t *testing.T) {
 		t.Errorf("status: exit %d, stderr %q: want exit 1, %s refused and hole timed out", code, errs, down.Name)
 	}
 	var hs []fleetHost
-	if err := json.Unmarshal([]byte(out), &hs); err != nil || len(hs) != fleetHosts+1 {
-		t.Fatalf("status --json: %d hosts, want %d: %v", len(hs), fleetHosts+1, err)
+	if err := json.Unmarshal([]byte(out), &hs); err != nil || len(hs) != len(fl.hosts)+1 {
+		t.Fatalf("status --json: %d hosts, want %d: %v", len(hs), len(fl.hosts)+1, err)
 	}
 	for _, h := range hs {
 		bad := h.Host == down.Name || h.Host == "hole"

@@ -14,6 +14,11 @@ import (
 // busybox sh, instead of dash: in a private mount namespace, the shell is
 // bound over the file /bin/sh points to, so every script bgjob runs and
 // every wrapper it starts uses it, as on a host whose sh is that shell.
+//
+// What it tests is the shell scripts, not bgjob's Go code (TestLocal
+// runs that under the race detector): it runs a test binary built
+// without the race detector, which runs each of the suite's hundreds of
+// bgjob commands in a third of the CPU time.
 func TestShells(t *testing.T) {
 	if os.Getenv("BGJOB_E2E_SH") != "" {
 		t.Skip("already running under another /bin/sh")
@@ -29,10 +34,7 @@ func TestShells(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := plainTestBinary(t)
 	for _, sh := range []string{"bash", "busybox"} {
 		t.Run(sh, func(t *testing.T) {
 			t.Parallel()
@@ -48,6 +50,27 @@ func TestShells(t *testing.T) {
 			}
 		})
 	}
+}
+
+// plainTestBinary returns this package's test binary built without the
+// race detector: this one if it is, else one built with go test -c.
+func plainTestBinary(t *testing.T) string {
+	if !raceBuild {
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return exe
+	}
+	goCmd, err := exec.LookPath("go") // go test puts GOROOT/bin first on PATH
+	if err != nil {
+		t.Fatalf("go not found to build the test binary without -race: %v", err)
+	}
+	exe := filepath.Join(t.TempDir(), "e2e.test")
+	if out, err := exec.Command(goCmd, "test", "-c", "-o", exe, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go test -c: %v\n%s", err, out)
+	}
+	return exe
 }
 
 // shellBinary returns the file to bind over /bin/sh for sh.

@@ -28,8 +28,10 @@ const maxExecs = 16
 // Options configures Dial. The zero value reads the environment.
 type Options struct {
 	// Getenv reads the environment (DOCKER_HOST, DOCKER_CERT_PATH,
-	// DOCKER_TLS_VERIFY, DOCKER_API_VERSION, CONTAINER_HOST,
-	// XDG_RUNTIME_DIR); nil means os.Getenv.
+	// DOCKER_TLS_VERIFY, DOCKER_API_VERSION, DOCKER_CONTEXT,
+	// DOCKER_CONFIG, HOME, CONTAINER_HOST, XDG_RUNTIME_DIR); nil means
+	// os.Getenv. The docker configuration and contexts are read from
+	// the file system.
 	Getenv func(string) string
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +65,7 @@ func TestExec(t *testing.T) {
 		r := dial(t, c.Host())
 		ctx := context.Background()
 		big := strings.Repeat("#", 200<<10) + "\necho big"
+		lines := strings.Repeat("a line of the script's own stdin\n", 2000)
 		for _, tc := range []struct {
 			name, script, stdin, want string
 			status                    int
@@ -72,6 +74,8 @@ func TestExec(t *testing.T) {
 			{"stdin", "cat; echo .", "in\n", "in\n.\n", 0},
 			{"status", "echo partial; echo why >&2; exit 3", "", "partial\n", 3},
 			{"bootstrap", big, "", "big\n", 0},
+			// busybox's head -c read past the script, into its stdin.
+			{"bootstrap, stdin", "cat\n" + big, lines, lines + "big\n", 0},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				var out bytes.Buffer
@@ -85,8 +89,8 @@ func TestExec(t *testing.T) {
 				} else {
 					err = r.Exec(ctx, tc.script, nil, &out)
 				}
-				if out.String() != tc.want {
-					t.Errorf("stdout %q, want %q", out.String(), tc.want)
+				if got := out.String(); got != tc.want {
+					t.Errorf("stdout %s, want %s", brief(got), brief(tc.want))
 				}
 				var exit *container.ExitError
 				switch {
@@ -98,6 +102,14 @@ func TestExec(t *testing.T) {
 			})
 		}
 	})
+}
+
+// brief quotes s, or when it is long says how long and how it starts.
+func brief(s string) string {
+	if len(s) > 100 {
+		return fmt.Sprintf("%d bytes starting %.40q", len(s), s)
+	}
+	return fmt.Sprintf("%q", s)
 }
 
 // TestExecUser: docker://USER@C runs the scripts as USER.

@@ -45,17 +45,21 @@ type engine struct {
 // defaultDocker is the Docker daemon's address when DOCKER_HOST is unset.
 const defaultDocker = "unix:///var/run/docker.sock"
 
-// newEngine returns an engine of the daemon at host (unix:// or tcp://;
-// "" for Docker's default socket). With fromEnv it reads, as the docker
-// command does, DOCKER_CERT_PATH (TLS with its ca.pem, cert.pem and
-// key.pem), DOCKER_TLS_VERIFY (verify the daemon's certificate) and
+// newEngine returns an engine of the daemon at ep (ep.host "" for Docker's
+// default socket). With fromEnv it reads, as the docker command does,
 // DOCKER_API_VERSION (requests of that version; else the daemon's own,
-// without asking it first).
-func newEngine(host string, fromEnv bool, getenv func(string) string) (*engine, error) {
+// without asking it first) and, unless a docker context gave ep,
+// DOCKER_CERT_PATH (TLS with its ca.pem, cert.pem and key.pem) and
+// DOCKER_TLS_VERIFY (verify the daemon's certificate).
+func newEngine(ep endpoint, fromEnv bool, getenv func(string) string) (*engine, error) {
+	host := ep.host
 	if host == "" {
 		host = defaultDocker
 	}
 	e := &engine{daemon: host}
+	if ep.context != "" {
+		e.daemon += fmt.Sprintf(" (docker context %q)", ep.context)
+	}
 	u, err := url.Parse(host)
 	if err != nil {
 		return nil, fmt.Errorf("daemon address %q: %v", host, err)
@@ -71,6 +75,7 @@ func newEngine(host string, fromEnv bool, getenv func(string) string) (*engine, 
 		if u.Port() == "" {
 			e.addr = net.JoinHostPort(u.Hostname(), "2375")
 		}
+		e.tls = ep.tls
 	default:
 		return nil, fmt.Errorf("daemon address %q: want unix:// or tcp://", host)
 	}
@@ -78,7 +83,7 @@ func newEngine(host string, fromEnv bool, getenv func(string) string) (*engine, 
 		if v := getenv("DOCKER_API_VERSION"); v != "" {
 			e.prefix = "/v" + strings.TrimPrefix(v, "v")
 		}
-		if dir := getenv("DOCKER_CERT_PATH"); dir != "" && e.network == "tcp" {
+		if dir := getenv("DOCKER_CERT_PATH"); dir != "" && e.network == "tcp" && ep.context == "" {
 			if e.tls, err = tlsConfig(dir, getenv("DOCKER_TLS_VERIFY") != ""); err != nil {
 				return nil, err
 			}

@@ -122,6 +122,36 @@ func TestDaemonOverTCP(t *testing.T) {
 				t.Fatalf("Dial: %v; want one line starting %q", err, want)
 			}
 		})
+		t.Run("docker context", func(t *testing.T) {
+			// DOCKER_CONTEXT naming a context of the daemon's socket; the
+			// current context, over TLS with the context's own files
+			// (DOCKER_CERT_PATH, which would fail, is not read for it);
+			// DOCKER_HOST over both.
+			cfg := t.TempDir()
+			files := map[string][]byte{}
+			for _, f := range []string{"ca.pem", "cert.pem", "key.pem"} {
+				b, err := os.ReadFile(filepath.Join(certs, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				files[f] = b
+			}
+			container.WriteDockerContext(t, cfg, "sock", "unix://"+sock, false, nil)
+			container.WriteDockerContext(t, cfg, "over tls", "tcp://"+addr, false, files)
+			if err := os.WriteFile(filepath.Join(cfg, "config.json"), []byte(`{"currentContext": "over tls"}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			other, _ := testCerts(t)
+			for _, env := range []map[string]string{
+				{"DOCKER_CONFIG": cfg, "DOCKER_CONTEXT": "sock"},
+				{"DOCKER_CONFIG": cfg, "DOCKER_CERT_PATH": other, "DOCKER_TLS_VERIFY": "1"},
+				{"DOCKER_CONFIG": cfg, "DOCKER_CONTEXT": "gone", "DOCKER_HOST": "unix://" + sock},
+			} {
+				if err := exec(t, env); err != nil {
+					t.Errorf("%v: %v", env, err)
+				}
+			}
+		})
 	})
 }
 

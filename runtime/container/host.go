@@ -52,15 +52,22 @@ func ParseAddress(host string) (Address, error) {
 // Engine API client cannot dial.
 var errSSHDaemon = errors.New("an ssh:// daemon address is not supported: use a unix:// or tcp:// address, or run bgjob on the daemon's host")
 
-// daemonHost returns the address of the daemon of engine, from env: for
-// Docker DOCKER_HOST ("" for the client's default, unix:///var/run/docker.sock);
-// for Podman CONTAINER_HOST, else its socket under XDG_RUNTIME_DIR when
-// that exists, else /run/podman/podman.sock.
-func daemonHost(engine string, env func(string) string) (string, error) {
+// daemonHost returns the endpoint of the daemon of engine, from env. For
+// Docker: DOCKER_HOST; else the docker context DOCKER_CONTEXT names, else
+// the current one (dockerContext); else the client's default,
+// unix:///var/run/docker.sock. As for the docker command, DOCKER_HOST wins
+// over DOCKER_CONTEXT when both are set: a non-empty DOCKER_HOST selects
+// the "default" context, which is DOCKER_HOST's daemon. For Podman, which
+// has no docker contexts: CONTAINER_HOST, else its socket under
+// XDG_RUNTIME_DIR when that exists, else /run/podman/podman.sock.
+func daemonHost(engine string, env func(string) string) (endpoint, error) {
 	var h, name string
 	switch engine {
 	case Docker:
 		name, h = "DOCKER_HOST", env("DOCKER_HOST")
+		if h == "" {
+			return dockerContext(env)
+		}
 	case Podman:
 		name, h = "CONTAINER_HOST", env("CONTAINER_HOST")
 		if h == "" {
@@ -74,7 +81,7 @@ func daemonHost(engine string, env func(string) string) (string, error) {
 		}
 	}
 	if strings.HasPrefix(h, "ssh://") {
-		return "", fmt.Errorf("%s=%s: %w", name, h, errSSHDaemon)
+		return endpoint{}, fmt.Errorf("%s=%s: %w", name, h, errSSHDaemon)
 	}
-	return h, nil
+	return endpoint{host: h}, nil
 }

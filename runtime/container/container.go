@@ -45,10 +45,12 @@ type Runtime struct {
 }
 
 // Dial returns a runtime of host ("docker://[USER@]CONTAINER" or
-// "podman://[USER@]CONTAINER") once the daemon has said that the container
-// is running. ctx bounds asking. Errors start with the host and wrap
-// ErrNoSuchContainer, ErrNotRunning or ErrDaemon, e.g.
-// "docker://web: no such container".
+// "podman://[USER@]CONTAINER"). It asks the daemon nothing: the first
+// Exec's exec create is what finds the container absent or stopped, which
+// saves every call a round trip. Errors, Dial's and Exec's, start with
+// the host and wrap ErrNoSuchContainer, ErrNotRunning or ErrDaemon, e.g.
+// "docker://web: no such container". ctx is not used; it stays for the
+// dial of transports that need one.
 func Dial(ctx context.Context, host string, opts Options) (*Runtime, error) {
 	addr, err := ParseAddress(host)
 	if err != nil {
@@ -68,21 +70,31 @@ func Dial(ctx context.Context, host string, opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", host, &daemonError{err.Error()})
 	}
-	r := &Runtime{host: host, addr: addr, eng: eng, sem: make(chan struct{}, maxExecs)}
-	res, err := eng.inspectContainer(ctx, addr.Container)
-	if err != nil {
-		eng.close()
-		return nil, r.apiErr(ctx, err)
-	}
-	if st := res.State; st == nil || !st.Running || st.Paused {
-		eng.close()
-		state := "unknown"
-		if st != nil {
-			state = st.Status
+	return &Runtime{host: host, addr: addr, eng: eng, sem: make(chan struct{}, maxExecs)}, nil
+}
+
+// refused words the daemon's refusal of an exec (create or start). Its
+// 404 is the container's absence. Its other refusals do not say the
+// container's state alike (Docker: 409 "is not running", "is paused",
+// "is restarting"; Podman: 500 "container state improper" for one that
+// exited, 409 for one paused), so the container is inspected then, and
+// only then, to say which.
+func (r *Runtime) refused(ctx context.Context, err error) error {
+	if s := statusOf(err); s != 0 && s != http.StatusNotFound {
+		c, ierr := r.eng.inspectContainer(ctx, r.addr.Container)
+		switch {
+		case statusOf(ierr) == http.StatusNotFound:
+			// Removed since.
+			err = ierr
+		case ierr == nil && (c.State == nil || !c.State.Running || c.State.Paused || c.State.Status != "running"):
+			state := "unknown"
+			if c.State != nil {
+				state = c.State.Status
+			}
+			return fmt.Errorf("%s: %w (%s)", r.host, ErrNotRunning, state)
 		}
-		return nil, fmt.Errorf("%s: %w (%s)", host, ErrNotRunning, state)
 	}
-	return r, nil
+	return r.apiErr(ctx, err)
 }
 
 // apiErr words an error of the API: the container's absence, a daemon
@@ -172,11 +184,11 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		User: r.addr.User, AttachStdin: stdin != nil, AttachStdout: true, AttachStderr: true, Cmd: cmd,
 	})
 	if err != nil {
-		return r.apiErr(ctx, err)
+		return r.refused(ctx, err)
 	}
 	conn, err := r.eng.execStart(ctx, id)
 	if err != nil {
-		return r.apiErr(ctx, err)
+		return r.refused(ctx, err)
 	}
 	defer conn.Close()
 

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/client"
+
 	"github.com/bgjob/bgjob/internal/containertest"
 	"github.com/bgjob/bgjob/runtime/container"
 )
@@ -169,11 +171,17 @@ func (w *signalWriter) Write(p []byte) (int, error) {
 }
 
 // TestDialErrors: each way a container cannot be reached is one clear
-// error naming the host, fast.
+// error naming the host, fast, from Dial or else from the first Exec
+// (Dial asks the daemon nothing).
 func TestDialErrors(t *testing.T) {
 	engines(t, func(t *testing.T, d *containertest.Daemon) {
 		stopped := d.Run(t)
 		stopped.Stop(t)
+		paused := d.Run(t)
+		if _, err := d.Client.ContainerPause(context.Background(), paused.Name, client.ContainerPauseOptions{}); err != nil {
+			t.Fatalf("pausing %s: %v", paused.Name, err)
+		}
+		t.Cleanup(func() { d.Client.ContainerUnpause(context.Background(), paused.Name, client.ContainerUnpauseOptions{}) })
 		sock := "DOCKER_HOST"
 		if d.Engine == container.Podman {
 			sock = "CONTAINER_HOST"
@@ -185,6 +193,7 @@ func TestDialErrors(t *testing.T) {
 		}{
 			{"no such container", d.Engine + "://bgjob-test-none", "", container.ErrNoSuchContainer, d.Engine + "://bgjob-test-none: no such container"},
 			{"stopped", stopped.Host(), "", container.ErrNotRunning, stopped.Host() + ": container is not running (exited)"},
+			{"paused", paused.Host(), "", container.ErrNotRunning, paused.Host() + ": container is not running (paused)"},
 			{"daemon down", d.Engine + "://web", "unix:///nonexistent/bgjob.sock", container.ErrDaemon, d.Engine + "://web: no " + d.Engine + " daemon answers at unix:///nonexistent/bgjob.sock"},
 			{"ssh", d.Engine + "://web", "ssh://me@far", container.ErrDaemon, d.Engine + "://web: " + sock + "=ssh://me@far: an ssh:// daemon address is not supported"},
 		} {
@@ -197,9 +206,13 @@ func TestDialErrors(t *testing.T) {
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
-				_, err := container.Dial(ctx, tc.host, container.Options{Getenv: getenv})
+				r, err := container.Dial(ctx, tc.host, container.Options{Getenv: getenv})
+				if err == nil {
+					err = r.Exec(ctx, "true", nil, nil)
+					r.Close()
+				}
 				if !errors.Is(err, tc.want) || !strings.HasPrefix(err.Error(), tc.msg) {
-					t.Fatalf("Dial: %v; want %q (%v)", err, tc.msg, tc.want)
+					t.Fatalf("Dial, Exec: %v; want %q (%v)", err, tc.msg, tc.want)
 				}
 			})
 		}

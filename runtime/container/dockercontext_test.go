@@ -160,9 +160,9 @@ func TestDockerContext(t *testing.T) {
 	}
 }
 
-// TestDialDockerContext: Dial's errors name the docker context, and a
-// context that is named but missing fails Dial before any daemon is
-// asked, with an error of ErrDaemon's kind.
+// TestDialDockerContext: the errors of Dial and the first Exec name the
+// docker context, and a context that is named but missing fails Dial
+// before any daemon is asked, with an error of ErrDaemon's kind.
 func TestDialDockerContext(t *testing.T) {
 	cfgDir := t.TempDir()
 	sock := filepath.Join(t.TempDir(), "none.sock")
@@ -177,9 +177,13 @@ func TestDialDockerContext(t *testing.T) {
 			env := map[string]string{"DOCKER_CONTEXT": tc.context, "DOCKER_CONFIG": cfgDir}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			_, err := Dial(ctx, "docker://web", Options{Getenv: func(k string) string { return env[k] }})
+			r, err := Dial(ctx, "docker://web", Options{Getenv: func(k string) string { return env[k] }})
+			if err == nil {
+				err = r.Exec(ctx, "true", nil, nil)
+				r.Close()
+			}
 			if !errors.Is(err, ErrDaemon) || !strings.HasPrefix(err.Error(), tc.want) {
-				t.Fatalf("Dial: %v; want %q (ErrDaemon)", err, tc.want)
+				t.Fatalf("Dial, Exec: %v; want %q (ErrDaemon)", err, tc.want)
 			}
 		})
 	}

@@ -2,10 +2,12 @@ package bgjob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/bgjob/bgjob/internal/shellgen"
@@ -92,8 +94,11 @@ func (c *Client) execCommits(ctx context.Context, script string, stdin io.Reader
 	}
 	pr, pw := io.Pipe()
 	done := make(chan struct{})
+	out := &countWriter{w: pw}
+	var xerr error
 	go func() {
-		pw.CloseWithError(c.rt.Exec(sctx, script, stdin, pw))
+		xerr = c.rt.Exec(sctx, script, stdin, out)
+		pw.CloseWithError(xerr)
 		close(done)
 	}()
 	// end ends the script early: with cm, gently.
@@ -122,7 +127,24 @@ func (c *Client) execCommits(ctx context.Context, script string, stdin io.Reader
 	if parent.Err() != nil {
 		return parent.Err()
 	}
+	if err != nil && xerr != nil && out.n.Load() == 0 && errors.Is(err, xerr) {
+		// The script wrote nothing: the runtime's error (a container
+		// that is not there, a daemon that does not answer) says it all.
+		return xerr
+	}
 	return err
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n atomic.Int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 // jobs returns a shellgen.Handler's Job that hands fn each job observed,

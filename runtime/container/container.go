@@ -62,13 +62,13 @@ func Dial(ctx context.Context, host string, opts Options) (*Runtime, error) {
 	}
 	daemon, err := daemonHost(addr.Engine, getenv)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", host, &daemonError{err.Error()})
+		return nil, &Error{Host: host, Err: &daemonError{err.Error()}}
 	}
 	// Docker's: DOCKER_CERT_PATH, DOCKER_TLS_VERIFY and
 	// DOCKER_API_VERSION too, as the docker command reads them.
 	eng, err := newEngine(daemon, addr.Engine == Docker, getenv)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", host, &daemonError{err.Error()})
+		return nil, &Error{Host: host, Err: &daemonError{err.Error()}}
 	}
 	return &Runtime{host: host, addr: addr, eng: eng, sem: make(chan struct{}, maxExecs)}, nil
 }
@@ -91,7 +91,7 @@ func (r *Runtime) refused(ctx context.Context, err error) error {
 			if c.State != nil {
 				state = c.State.Status
 			}
-			return fmt.Errorf("%s: %w (%s)", r.host, ErrNotRunning, state)
+			return &Error{Host: r.host, Err: fmt.Errorf("%w (%s)", ErrNotRunning, state)}
 		}
 	}
 	return r.apiErr(ctx, err)
@@ -106,17 +106,17 @@ func (r *Runtime) apiErr(ctx context.Context, err error) error {
 	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || unreached):
 		return ctx.Err()
 	case statusOf(err) == http.StatusNotFound:
-		return fmt.Errorf("%s: %w", r.host, ErrNoSuchContainer)
+		return &Error{Host: r.host, Err: ErrNoSuchContainer}
 	case errors.Is(err, fs.ErrPermission) || unreached && r.denied():
-		return fmt.Errorf("%s: %w", r.host, &daemonError{fmt.Sprintf("permission denied on the %s socket %s", r.addr.Engine, r.eng.daemon)})
+		return &Error{Host: r.host, Err: &daemonError{fmt.Sprintf("permission denied on the %s socket %s", r.addr.Engine, r.eng.daemon)}}
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%s: %w", r.host, &daemonError{fmt.Sprintf("no %s daemon answers at %s", r.addr.Engine, r.eng.daemon)})
+		return &Error{Host: r.host, Err: &daemonError{fmt.Sprintf("no %s daemon answers at %s", r.addr.Engine, r.eng.daemon)}}
 	case unreached:
 		// A TLS handshake that failed, a link that broke.
-		return fmt.Errorf("%s: %w", r.host, &daemonError{fmt.Sprintf("cannot reach the %s daemon at %s: %s", r.addr.Engine, r.eng.daemon, oneLine(ce.err))})
+		return &Error{Host: r.host, Err: &daemonError{fmt.Sprintf("cannot reach the %s daemon at %s: %s", r.addr.Engine, r.eng.daemon, oneLine(ce.err))}}
 	case statusOf(err) == http.StatusConflict:
 		// The daemon refuses execs in a container that stopped.
-		return fmt.Errorf("%s: %w", r.host, ErrNotRunning)
+		return &Error{Host: r.host, Err: ErrNotRunning}
 	}
 	return fmt.Errorf("%s: %w", r.host, err)
 }

@@ -18,6 +18,20 @@ var (
 	ErrDaemon = errors.New("container daemon unreachable")
 )
 
+// Error is a container host that cannot be reached: the container is
+// absent or not running, or its daemon cannot be reached. Err wraps
+// ErrNoSuchContainer, ErrNotRunning or ErrDaemon. Its message names the
+// host and says all there is to say ("docker://web: no such container"):
+// such an error comes from the first script a verb runs, and a caller
+// that finds it under its own wrapping may print it alone.
+type Error struct {
+	Host string
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Host + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
 // daemonError is an error of ErrDaemon's kind whose message says what
 // went wrong, without repeating the kind.
 type daemonError struct{ msg string }

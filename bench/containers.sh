@@ -3,6 +3,8 @@
 # each round runs every command once, in turn; medians of wall-clock time.
 #   bash bench/containers.sh [ROUNDS]     (root; the daemons answering:
 #                                          .ci/containers start)
+# BENCH_BASE=BINARY adds the verbs of another bgjob build (base-status,
+# base-run, base-run20), interleaved with this tree's.
 # Needs the image of the container tests (go test -run TestExec
 # ./runtime/container imports it).
 set -euo pipefail
@@ -36,12 +38,20 @@ for engine in docker podman; do
 		t=$(ms); docker exec "$c" true; echo "exec $(($(ms) - t))" >>/tmp/bgjob-bench.t
 		t=$(ms); $B -H "$engine://$c" status "$id" >/dev/null; echo "status $(($(ms) - t))" >>/tmp/bgjob-bench.t
 		t=$(ms); $B -H "$engine://$c" run -q -- true >/dev/null; echo "run $(($(ms) - t))" >>/tmp/bgjob-bench.t
+		if [ -n "${BENCH_BASE-}" ]; then
+			t=$(ms); $BENCH_BASE -H "$engine://$c" status "$id" >/dev/null; echo "base-status $(($(ms) - t))" >>/tmp/bgjob-bench.t
+			t=$(ms); $BENCH_BASE -H "$engine://$c" run -q -- true >/dev/null; echo "base-run $(($(ms) - t))" >>/tmp/bgjob-bench.t
+		fi
 	done
 	for _ in $(seq 5); do
 		t=$(ms); for n in "${names[@]}"; do docker exec "$n" true; done; echo "loop20 $(($(ms) - t))" >>/tmp/bgjob-bench.t
 		t=$(ms); $B -H "$hosts" run -q -- true >/dev/null; echo "run20 $(($(ms) - t))" >>/tmp/bgjob-bench.t
+		if [ -n "${BENCH_BASE-}" ]; then
+			t=$(ms); $BENCH_BASE -H "$hosts" run -q -- true >/dev/null; echo "base-run20 $(($(ms) - t))" >>/tmp/bgjob-bench.t
+		fi
 	done
-	for m in exec status run loop20 run20; do
+	uptime
+	for m in exec status run loop20 run20 ${BENCH_BASE:+base-status base-run base-run20}; do
 		echo "$engine $m $(awk -v m=$m '$1 == m {print $2}' /tmp/bgjob-bench.t | median) ms"
 	done
 	docker rm -f "${names[@]}" >/dev/null

@@ -204,9 +204,10 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	if out == nil {
 		out = io.Discard
 	}
+	outw := &writeErr{w: out}
 	copied := make(chan error, 1)
 	go func() {
-		_, err := stdcopy.StdCopy(&writeErr{w: out}, errw, conn.Reader)
+		_, err := stdcopy.StdCopy(outw, errw, conn.Reader)
 		copied <- err
 	}()
 
@@ -240,6 +241,19 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	code, err := r.exitCode(ctx, id)
 	if err != nil {
 		return err
+	}
+	if code != 0 && !errw.started {
+		// The shell never ran its first command: the container has no sh,
+		// or not the user. The daemon's words come on stderr (Podman) or
+		// stdout (Docker).
+		msg := firstLine(errw.tail.LastLines(10))
+		if msg == "" {
+			msg = firstLine(string(outw.head))
+		}
+		if msg == "" {
+			msg = fmt.Sprintf("status %d", code)
+		}
+		return &Error{Host: r.host, Err: fmt.Errorf("%w: %s", ErrNoShell, msg)}
 	}
 	if code != 0 {
 		return &ExitError{Host: r.host, Status: code, Stderr: errw.tail.LastLines(10)}
@@ -302,12 +316,14 @@ func (r *Runtime) run(ctx context.Context, argv []string) {
 }
 
 // pidWriter takes the script's stderr: the first line is its pid, sent on
-// pid; the rest is kept in tail.
+// pid; the rest is kept in tail, and so is a first line that is no pid
+// (the shell did not start: the daemon's reason).
 type pidWriter struct {
-	line []byte
-	done bool
-	pid  chan int
-	tail tail.Buffer
+	line    []byte
+	done    bool
+	started bool // the first line was the shell's pid
+	pid     chan int
+	tail    tail.Buffer
 }
 
 func (w *pidWriter) Write(p []byte) (int, error) {
@@ -321,7 +337,10 @@ func (w *pidWriter) Write(p []byte) (int, error) {
 		w.line = append(w.line, p[:i]...)
 		w.done = true
 		if pid, err := strconv.Atoi(string(w.line)); err == nil && pid > 0 {
+			w.started = true
 			w.pid <- pid
+		} else {
+			w.tail.Write(append(w.line, '\n'))
 		}
 		p = p[i+1:]
 	}
@@ -330,14 +349,20 @@ func (w *pidWriter) Write(p []byte) (int, error) {
 }
 
 // writeErr marks the errors of writing to the caller's stdout, to tell
-// them from the stream's.
-type writeErr struct{ w io.Writer }
+// them from the stream's, and keeps the first bytes written (head).
+type writeErr struct {
+	w    io.Writer
+	head []byte
+}
 
 type writeErrT struct{ err error }
 
 func (e *writeErrT) Error() string { return e.err.Error() }
 
 func (w *writeErr) Write(p []byte) (int, error) {
+	if len(w.head) < 512 {
+		w.head = append(w.head, p[:min(len(p), 512-len(w.head))]...)
+	}
 	n, err := w.w.Write(p)
 	if err == nil && n < len(p) {
 		err = io.ErrShortWrite
@@ -346,6 +371,16 @@ func (w *writeErr) Write(p []byte) (int, error) {
 		return n, &writeErrT{err}
 	}
 	return n, nil
+}
+
+// firstLine is the first line of s that is not blank, trimmed.
+func firstLine(s string) string {
+	for l := range strings.Lines(s) {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
 }
 
 // oneLine is err's message on one line.

@@ -13,14 +13,19 @@ var (
 	// ErrNotRunning is wrapped by Dial's error when the container exists
 	// but is not running (created, exited, paused).
 	ErrNotRunning = errors.New("container is not running")
+	// ErrNoShell is wrapped by Exec's error when the container could not
+	// start sh at all: the image has no /bin/sh (or no sh on its PATH), or
+	// the user docker://USER@C names is not in the container.
+	ErrNoShell = errors.New("cannot start sh in the container")
 	// ErrDaemon is wrapped by errors reaching the daemon: none listening,
 	// a socket the user may not open, an address that cannot be used.
 	ErrDaemon = errors.New("container daemon unreachable")
 )
 
 // Error is a container host that cannot be reached: the container is
-// absent or not running, or its daemon cannot be reached. Err wraps
-// ErrNoSuchContainer, ErrNotRunning or ErrDaemon. Its message names the
+// absent or not running, cannot start sh, or its daemon cannot be
+// reached. Err wraps ErrNoSuchContainer, ErrNotRunning, ErrNoShell or
+// ErrDaemon. Its message names the
 // host and says all there is to say ("docker://web: no such container"):
 // such an error comes from the first script a verb runs, and a caller
 // that finds it under its own wrapping may print it alone.

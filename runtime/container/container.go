@@ -47,8 +47,9 @@ type Runtime struct {
 // Dial returns a runtime of host ("docker://[USER@]CONTAINER" or
 // "podman://[USER@]CONTAINER"). It asks the daemon nothing: the first
 // Exec's exec create is what finds the container absent or stopped, which
-// saves every call a round trip. Errors, Dial's and Exec's, start with
-// the host and wrap ErrNoSuchContainer, ErrNotRunning or ErrDaemon, e.g.
+// saves every call a round trip. Errors of reaching the container,
+// Dial's and Exec's, are a *Error: they start with the host and wrap
+// ErrNoSuchContainer, ErrNotRunning, ErrNoShell or ErrDaemon, e.g.
 // "docker://web: no such container". ctx is not used; it stays for the
 // dial of transports that need one.
 func Dial(ctx context.Context, host string, opts Options) (*Runtime, error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -176,7 +177,13 @@ func (t *topSession) read(ctx context.Context, want topWant, live []jobdir.Job, 
 		page, err := t.c.List(ctx, bgjob.ListOptions{AllWorkspaces: t.o.all})
 		ans.jobs, ans.err = page.Jobs, err
 	case want.jobs:
-		// One look per workspace at its jobs that may still change.
+		// One look per workspace at its jobs that may still change,
+		// oldest first (ids sort by their start): the status script then
+		// reads the environments of the host's processes, for escapees,
+		// once, those started since the first job, where newest first
+		// would read them again for each older job (up to three times).
+		live = slices.Clone(live)
+		slices.SortFunc(live, func(a, b jobdir.Job) int { return strings.Compare(a.ID, b.ID) })
 		ids := map[string][]string{}
 		var first []jobdir.Job
 		for _, j := range live {

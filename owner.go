@@ -37,11 +37,18 @@ func thisMachine() machine {
 			break
 		}
 	}
-	if b, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err == nil {
-		m.bootID = strings.TrimSpace(string(b))
-	}
+	m.bootID = thisBoot()
 	m.pidNS, _ = os.Readlink("/proc/self/ns/pid")
 	return m
+}
+
+// thisBoot returns the boot id of this machine, "" where it has none.
+func thisBoot() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // procStart returns field 22 of /proc/PID/stat (the start time in clock

@@ -119,3 +119,31 @@ func (c *Client) WatchFiles(ctx context.Context, jobs []jobdir.Job) (<-chan stri
 	}
 	return events, nil
 }
+
+// MayHaveEnded reports whether any of jobs, read as running, may have
+// ended since without a file event to say so: a wrapper killed with
+// SIGKILL writes no exit_code. On a runtime that is a Watcher (the local
+// machine) it looks up each wrapper's pid in /proc and finds it alive with
+// the start time and boot its meta.json records, as the scripts do, for
+// a few microseconds and no script; it reports true for a job it cannot
+// tell of (not running, no pid or start time recorded, another boot, no
+// /proc) and on any other runtime. Like a file event it is a trigger,
+// never a status: the caller reads the jobs again (Status).
+func (c *Client) MayHaveEnded(jobs []jobdir.Job) bool {
+	if _, ok := c.rt.(Watcher); !ok {
+		return len(jobs) > 0
+	}
+	var boot string
+	if len(jobs) > 0 {
+		boot = thisBoot()
+	}
+	for _, j := range jobs {
+		if j.Status != jobdir.StatusRunning || j.PID <= 0 || j.ProcStart == "" || boot == "" || j.BootID != boot {
+			return true
+		}
+		if start, zombie, found := procStart(j.PID); !found || zombie || start != j.ProcStart {
+			return true
+		}
+	}
+	return false
+}

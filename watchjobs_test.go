@@ -113,3 +113,50 @@ func TestWatchFiles(t *testing.T) {
 		}
 	}
 }
+
+// MayHaveEnded is quiet while a running job's wrapper is alive, and
+// reports a wrapper killed with SIGKILL, which writes no file: Status then
+// says the job ended. It reports what it cannot tell of too: a job not
+// running, a wrapper of another start or boot.
+func TestMayHaveEnded(t *testing.T) {
+	ctx := context.Background()
+	c, err := bgjob.NewClient(local.New(), t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := runStopped(t, c, "sleep 600")
+	if j.Status != jobdir.StatusRunning || j.PID <= 0 || j.ProcStart == "" {
+		t.Fatalf("the job started as %s, pid %d, start %q", j.Status, j.PID, j.ProcStart)
+	}
+	if c.MayHaveEnded(nil) {
+		t.Error("MayHaveEnded of no job: true")
+	}
+	if c.MayHaveEnded([]jobdir.Job{j}) {
+		t.Error("MayHaveEnded of a running job: true")
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*jobdir.Job)
+	}{
+		{"queued", func(j *jobdir.Job) { j.Status = jobdir.StatusQueued }},
+		{"another start", func(j *jobdir.Job) { j.ProcStart += "1" }},
+		{"another boot", func(j *jobdir.Job) { j.BootID = "another" }},
+		{"no pid", func(j *jobdir.Job) { j.PID = 0 }},
+	} {
+		o := j
+		tc.edit(&o)
+		if !c.MayHaveEnded([]jobdir.Job{j, o}) {
+			t.Errorf("MayHaveEnded of a job of %s: false", tc.name)
+		}
+	}
+	if err := syscall.Kill(j.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if !eventually(watchWait, func() bool { return c.MayHaveEnded([]jobdir.Job{j}) }) {
+		t.Fatal("MayHaveEnded never reported the wrapper killed")
+	}
+	got, err := c.Status(ctx, j.ID)
+	if err != nil || len(got) != 1 || !got[0].Status.Ended() {
+		t.Errorf("Status after the wrapper was killed: %v %v, want an ended job", got, err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,11 +20,18 @@ import (
 )
 
 // topEvery is how often top reads the jobs again by default: over SSH the
-// whole list; locally, where file events say when a job is made or
-// removed or a job's file changes, only the jobs that may still change (a
-// wrapper killed with SIGKILL changes no file, and a job's processes come
-// and go without one).
+// whole list. Locally, where file events say when a job is made or
+// removed or a job's file changes, it is how often top looks for what
+// changes without one: a wrapper killed with SIGKILL (Client.MayHaveEnded,
+// no script), and a job that is neither running nor ended.
 const topEvery = time.Second
+
+// topScanEvery is how often, locally, top reads again the jobs that may
+// still change, for their live processes, which come and go without a
+// file event: one status script for them all, whose scan of the host's
+// processes costs about 0.1 s of CPU (docs/benchmarks.md), so not on
+// every tick. The interval, when longer, is the period instead.
+const topScanEvery = 10 * time.Second
 
 // topGap is the least time between two reads of top: a burst of file
 // events is one read, and at most about ten redraws a second.
@@ -42,11 +50,13 @@ func (a *app) topCommand() *cobra.Command {
 		Short: "A live view of the workspace's jobs: their state, output, stop and kill",
 		Long: `Show the jobs of the workspace (-A: of every workspace) in a table, name,
 id, status, exit code, live processes, duration and command, newest
-first, kept current: on this machine file events say when a job is made,
-ends or is removed, and the jobs that may still change are read again
-every second (--interval); over SSH the whole table is read every
-second. A job that ends changes on screen at once locally, within two
-seconds over SSH.
+first, kept current. On this machine file events say when a job is made,
+ends or is removed; every second (--interval) top looks, without running
+a script, for a running job's wrapper gone without one (killed with
+KILL), and every ten seconds (or --interval, when longer) it counts again
+the live processes of the jobs that may still change. Over SSH the whole
+table is read every second. A job that ends changes on screen at once
+locally, within two seconds over SSH.
 
 Keys: j and k or the arrows move; / filters by name, id or command (enter
 keeps the filter, esc drops it); enter shows the job's output, plain text,
@@ -76,7 +86,7 @@ terminal; 'bgjob ls' prints the table once.`,
 	}
 	cmd.Flags().BoolVarP(&o.all, "all-workspaces", "A", false, "show the jobs of every workspace")
 	cmd.Flags().BoolVar(&o.noColor, "no-color", false, "no colour (also when NO_COLOR is set)")
-	cmd.Flags().DurationVar(&o.every, "interval", topEvery, "how often to read the jobs again (locally: those that may still change)")
+	cmd.Flags().DurationVar(&o.every, "interval", topEvery, "how often to read the jobs again (locally: to look for a wrapper gone)")
 	return cmd
 }
 
@@ -167,7 +177,13 @@ func (t *topSession) read(ctx context.Context, want topWant, live []jobdir.Job, 
 		page, err := t.c.List(ctx, bgjob.ListOptions{AllWorkspaces: t.o.all})
 		ans.jobs, ans.err = page.Jobs, err
 	case want.jobs:
-		// One look per workspace at its jobs that may still change.
+		// One look per workspace at its jobs that may still change,
+		// oldest first (ids sort by their start): the status script then
+		// reads the environments of the host's processes, for escapees,
+		// once, those started since the first job, where newest first
+		// would read them again for each older job (up to three times).
+		live = slices.Clone(live)
+		slices.SortFunc(live, func(a, b jobdir.Job) int { return strings.Compare(a.ID, b.ID) })
 		ids := map[string][]string{}
 		var first []jobdir.Job
 		for _, j := range live {
@@ -212,6 +228,30 @@ func live(jobs []jobdir.Job) []jobdir.Job {
 	return l
 }
 
+// tickReads reports whether top's tick reads again, locally, the jobs
+// that may still change without a file event (live): every scanEvery
+// since the last read of them (sinceScan), for their processes; and
+// between, only when one is neither running nor ended (queued), or when a
+// running job's wrapper may have ended (mayHaveEnded).
+func tickReads(l []jobdir.Job, sinceScan, scanEvery time.Duration, mayHaveEnded func([]jobdir.Job) bool) bool {
+	if len(l) == 0 {
+		return false
+	}
+	if sinceScan >= scanEvery {
+		return true
+	}
+	var running []jobdir.Job
+	for _, j := range l {
+		switch {
+		case j.Status == jobdir.StatusRunning:
+			running = append(running, j)
+		case !j.Status.Ended():
+			return true
+		}
+	}
+	return len(running) > 0 && mayHaveEnded(running)
+}
+
 // unended returns the jobs whose files top watches: those not ended.
 func unended(jobs []jobdir.Job) ([]jobdir.Job, string) {
 	var (
@@ -248,6 +288,8 @@ func (t *topSession) run(ctx context.Context) error {
 		want       = topWant{list: true}
 		busy       bool
 		lastRead   time.Time
+		lastScan   time.Time // the start of the last read of the jobs
+		scanEvery  = max(topScanEvery, t.o.every)
 		readAt     <-chan time.Time
 		answers    = make(chan topAnswer, 1)
 		stopErrors = make(chan error, 1)
@@ -297,6 +339,9 @@ func (t *topSession) run(ctx context.Context) error {
 			return
 		}
 		want, busy, lastRead = topWant{}, true, time.Now()
+		if w.list || w.jobs {
+			lastScan = lastRead
+		}
 		go func() { answers <- t.read(ctx, w, l, outID, out) }()
 	}
 	tick := time.NewTicker(t.o.every)
@@ -315,7 +360,7 @@ func (t *topSession) run(ctx context.Context) error {
 		case <-tick.C:
 			switch {
 			case watching:
-				want.jobs = want.jobs || len(live(v.jobs)) > 0
+				want.jobs = want.jobs || tickReads(live(v.jobs), time.Since(lastScan), scanEvery, c.MayHaveEnded)
 			case local:
 				// The workspace made since? Then events come.
 				if listed, err = c.WatchJobs(ctx, t.o.all); err == nil {

@@ -145,3 +145,48 @@ func TestTopRenderWidth(t *testing.T) {
 		t.Errorf("the prompt line is %q", got)
 	}
 }
+
+// Locally top's tick reads the jobs that may change without a file event
+// again only when it must: a running job whose wrapper may have ended (its
+// end), a queued job, or, for their processes, once a scan period has
+// passed; a quiet running job between scans costs no read.
+func TestTopTickReads(t *testing.T) {
+	running := jobdir.Job{Meta: jobdir.Meta{ID: "run"}, Status: jobdir.StatusRunning}
+	queued := jobdir.Job{Meta: jobdir.Meta{ID: "queued"}, Status: jobdir.StatusQueued}
+	leftovers := jobdir.Job{Meta: jobdir.Meta{ID: "leftovers"}, Status: jobdir.StatusExited, LiveProcesses: 2}
+	const every = 10 * time.Second
+	for _, tc := range []struct {
+		name      string
+		jobs      []jobdir.Job
+		sinceScan time.Duration
+		ended     bool // what MayHaveEnded says
+		want      bool
+	}{
+		{"nothing live", nil, time.Hour, true, false},
+		{"running, quiet", []jobdir.Job{running}, time.Second, false, false},
+		{"running, wrapper gone", []jobdir.Job{running}, time.Second, true, true},
+		{"running, scan due", []jobdir.Job{running}, every, false, true},
+		{"queued", []jobdir.Job{queued}, 0, false, true},
+		{"leftovers between scans", []jobdir.Job{leftovers}, time.Second, true, false},
+		{"leftovers, scan due", []jobdir.Job{leftovers}, every, false, true},
+		{"leftovers and running, wrapper gone", []jobdir.Job{leftovers, running}, 0, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked []string
+			got := tickReads(tc.jobs, tc.sinceScan, every, func(jobs []jobdir.Job) bool {
+				for _, j := range jobs {
+					asked = append(asked, j.ID)
+				}
+				return tc.ended
+			})
+			if got != tc.want {
+				t.Errorf("tickReads = %v, want %v", got, tc.want)
+			}
+			for _, id := range asked {
+				if id != "run" {
+					t.Errorf("MayHaveEnded was asked of %s, not running", id)
+				}
+			}
+		})
+	}
+}

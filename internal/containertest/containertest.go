@@ -10,18 +10,13 @@
 package containertest
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"crypto/rand"
-	"debug/elf"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -35,33 +30,6 @@ import (
 
 // BusyboxImage is the image of busybox containers.
 const BusyboxImage = "bgjob-test-busybox:1"
-
-// busyboxes are where a static busybox is looked for, after
-// BGJOB_TEST_BUSYBOX: where .ci/run unpacks Debian's busybox-static, and
-// where installing that package puts it (it replaces Debian's busybox,
-// whose sh the shell tests want).
-var busyboxes = []string{"/var/cache/bgjob-ci/busybox-static/bin/busybox", "/bin/busybox"}
-
-// staticBusybox returns the path of a statically linked busybox: one
-// that runs in a container with no C library.
-func staticBusybox() (string, error) {
-	paths := busyboxes
-	if p := os.Getenv("BGJOB_TEST_BUSYBOX"); p != "" {
-		paths = []string{p}
-	}
-	for _, p := range paths {
-		f, err := elf.Open(p)
-		if err != nil {
-			continue
-		}
-		static := !slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP })
-		f.Close()
-		if static {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("needs a static busybox in %s: BGJOB_TEST_BUSYBOX, or Debian's busybox-static (apt-get download busybox-static; dpkg-deb -x, as .ci/run does)", strings.Join(paths, " or "))
-}
 
 // Daemon is a daemon the tests reach.
 type Daemon struct {
@@ -138,53 +106,6 @@ func (d *Daemon) image() error {
 	defer res.Close()
 	_, err = io.Copy(io.Discard, res)
 	return err
-}
-
-// BusyboxRootfs returns the tar of a root file system holding the static
-// busybox, a link for each of its applets, /etc/passwd (root, user "bg"
-// with uid 1000, nobody) and a 1777 /tmp.
-func BusyboxRootfs() ([]byte, error) {
-	busybox, err := staticBusybox()
-	if err != nil {
-		return nil, err
-	}
-	bin, err := os.ReadFile(busybox)
-	if err != nil {
-		return nil, err
-	}
-	list, err := exec.Command(busybox, "--list").Output()
-	if err != nil {
-		return nil, fmt.Errorf("%s --list: %v", busybox, err)
-	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	now := time.Now()
-	dir := func(name string, mode int64) {
-		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name, Mode: mode, ModTime: now})
-	}
-	file := func(name string, mode int64, b []byte) {
-		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: int64(len(b)), ModTime: now})
-		tw.Write(b)
-	}
-	dir("bin/", 0o755)
-	dir("etc/", 0o755)
-	dir("root/", 0o700)
-	dir("home/", 0o755)
-	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "home/bg/", Mode: 0o755, Uid: 1000, Gid: 1000, ModTime: now})
-	dir("tmp/", 0o1777)
-	file("bin/busybox", 0o755, bin)
-	for _, a := range strings.Fields(string(list)) {
-		// A link of busybox to itself would loop.
-		if a != "busybox" {
-			tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "bin/" + a, Linkname: "busybox", Mode: 0o777, ModTime: now})
-		}
-	}
-	file("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\nbg:x:1000:1000:bg:/home/bg:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n"))
-	file("etc/group", 0o644, []byte("root:x:0:\nbg:x:1000:\nnogroup:x:65534:\n"))
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 // pid1 is the containers' first process: it reaps the orphans that end

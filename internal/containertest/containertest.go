@@ -6,7 +6,10 @@
 //
 // Images are built offline from this machine's static busybox (Debian's
 // busybox-static): a root file system with busybox and its applets, an
-// /etc/passwd and a 1777 /tmp, imported as BusyboxImage.
+// /etc/passwd and a 1777 /tmp, imported as BusyboxImage; and, for what
+// busybox cannot do (run --pty, --max-log-size), the same with the
+// host's own util-linux script, flock and fallocate, bash and dash, and
+// their shared libraries, imported as PTYImage.
 package containertest
 
 import (
@@ -28,8 +31,13 @@ import (
 	ctr "github.com/bgjob/bgjob/runtime/container"
 )
 
-// BusyboxImage is the image of busybox containers.
+// BusyboxImage is the image of busybox containers (BusyboxRootfs).
 const BusyboxImage = "bgjob-test-busybox:1"
+
+// PTYImage is the image of containers that can run --pty and
+// --max-log-size jobs (PTYRootfs). A daemon that has it keeps it: change
+// the tag when what goes into it changes.
+const PTYImage = "bgjob-test-pty:1"
 
 // Daemon is a daemon the tests reach.
 type Daemon struct {
@@ -44,7 +52,7 @@ func Start(t testing.TB, engine string) *Daemon {
 	t.Helper()
 	d, err := connect(engine)
 	if err == nil {
-		err = d.image()
+		err = d.image(BusyboxImage, BusyboxRootfs)
 	}
 	if err != nil {
 		testneed.Missing(t, "containertest: %v (.ci/run installs and starts it)", err)
@@ -88,20 +96,21 @@ func connect(engine string) (*Daemon, error) {
 	return &Daemon{Engine: engine, Client: c}, nil
 }
 
-// image imports BusyboxImage unless the daemon has it.
-func (d *Daemon) image() error {
+// image imports name, a root file system rootfs returns, unless the
+// daemon has it.
+func (d *Daemon) image(name string, rootfs func() ([]byte, error)) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := d.Client.ImageInspect(ctx, BusyboxImage); err == nil {
+	if _, err := d.Client.ImageInspect(ctx, name); err == nil {
 		return nil
 	}
-	rootfs, err := BusyboxRootfs()
+	tar, err := rootfs()
 	if err != nil {
 		return err
 	}
-	res, err := d.Client.ImageImport(ctx, client.ImageImportSource{Source: bytes.NewReader(rootfs), SourceName: "-"}, BusyboxImage, client.ImageImportOptions{})
+	res, err := d.Client.ImageImport(ctx, client.ImageImportSource{Source: bytes.NewReader(tar), SourceName: "-"}, name, client.ImageImportOptions{})
 	if err != nil {
-		return fmt.Errorf("importing %s: %v", BusyboxImage, err)
+		return fmt.Errorf("importing %s: %v", name, err)
 	}
 	defer res.Close()
 	_, err = io.Copy(io.Discard, res)
@@ -113,7 +122,7 @@ func (d *Daemon) image() error {
 // does, and ends on TERM.
 const pid1 = `trap 'exit 0' TERM; while :; do sleep 1000 & wait; done`
 
-// Container is a running container of BusyboxImage.
+// Container is a running container of BusyboxImage or PTYImage.
 type Container struct {
 	Name string
 	d    *Daemon
@@ -126,7 +135,23 @@ func (c *Container) Host() string { return c.d.Engine + "://" + c.Name }
 // when the test ends.
 func (d *Daemon) Run(t testing.TB) *Container {
 	t.Helper()
-	c, err := d.run()
+	return d.runImage(t, BusyboxImage)
+}
+
+// RunPTY starts a container of PTYImage, imported first unless the daemon
+// has it, without network, and removes it when the test ends. A machine
+// without what goes into the image ends the test (testneed.Missing).
+func (d *Daemon) RunPTY(t testing.TB) *Container {
+	t.Helper()
+	if err := d.image(PTYImage, PTYRootfs); err != nil {
+		testneed.Missing(t, "containertest: %v (.ci/run installs it)", err)
+	}
+	return d.runImage(t, PTYImage)
+}
+
+func (d *Daemon) runImage(t testing.TB, image string) *Container {
+	t.Helper()
+	c, err := d.run(image)
 	if err != nil {
 		t.Fatalf("containertest: %v", err)
 	}
@@ -134,7 +159,7 @@ func (d *Daemon) Run(t testing.TB) *Container {
 	return c
 }
 
-func (d *Daemon) run() (*Container, error) {
+func (d *Daemon) run(image string) (*Container, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var b [4]byte
@@ -146,7 +171,7 @@ func (d *Daemon) run() (*Container, error) {
 		hc.Ulimits = []*units.Ulimit{{Name: "nofile", Soft: 1024, Hard: 1024}, {Name: "nproc", Soft: 4096, Hard: 4096}}
 	}
 	_, err := d.Client.ContainerCreate(ctx, client.ContainerCreateOptions{
-		Name: name, Image: BusyboxImage, HostConfig: hc,
+		Name: name, Image: image, HostConfig: hc,
 		Config: &container.Config{Cmd: []string{"sh", "-c", pid1}, NetworkDisabled: true},
 	})
 	if err != nil {

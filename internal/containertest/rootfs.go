@@ -133,3 +133,72 @@ func BusyboxRootfs() ([]byte, error) {
 	}
 	return r.bytes()
 }
+
+// ptyTools are the host's programs PTYRootfs adds to busybox's, in /bin,
+// where they take the place of busybox's applets of the same names: what
+// run --pty needs (util-linux script), what --max-log-size needs
+// (util-linux fallocate, with hole punching), flock for the logs' lock,
+// bash, and dash as /bin/sh. Not busybox as /bin/sh: Debian builds
+// busybox-static's ash to run its own applets before any program of the
+// same name in PATH, so its fallocate, which cannot punch holes, would
+// be the one the scripts run.
+var ptyTools = []string{"dash", "bash", "script", "flock", "fallocate"}
+
+// PTYRootfs returns the tar of BusyboxRootfs's root file system with the
+// host's own script, flock, fallocate, bash and dash (as /bin/sh) in
+// /bin, and the shared libraries they load (ldd's answer), the dynamic
+// loader included, at their paths on the host.
+func PTYRootfs() ([]byte, error) {
+	r := newRootfs()
+	if err := r.busybox(append([]string{"sh"}, ptyTools...)...); err != nil {
+		return nil, err
+	}
+	libs := map[string]bool{}
+	for _, tool := range ptyTools {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			return nil, fmt.Errorf("needs %s on this machine: %v", tool, err)
+		}
+		if err := r.copy("bin/"+tool, p); err != nil {
+			return nil, err
+		}
+		out, err := exec.Command("ldd", p).Output()
+		if err != nil {
+			return nil, fmt.Errorf("ldd %s: %v", p, err)
+		}
+		found, err := sharedLibs(string(out))
+		if err != nil {
+			return nil, fmt.Errorf("ldd %s: %v", p, err)
+		}
+		for _, lib := range found {
+			if !libs[lib] {
+				libs[lib] = true
+				if err := r.copy(strings.TrimPrefix(lib, "/"), lib); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	r.link("bin/sh", "dash")
+	return r.bytes()
+}
+
+// sharedLibs returns the files of the libraries in ldd's output: the
+// paths after "=>" and the loader's, which ldd gives alone; not the
+// vDSO, which the kernel provides. A library ldd did not find is an
+// error.
+func sharedLibs(ldd string) ([]string, error) {
+	var libs []string
+	for _, l := range strings.Split(ldd, "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) >= 3 && f[1] == "=>" && strings.HasPrefix(f[2], "/"):
+			libs = append(libs, f[2])
+		case len(f) >= 3 && f[1] == "=>" && f[2] == "not":
+			return nil, fmt.Errorf("%s not found", f[0])
+		case len(f) >= 1 && strings.HasPrefix(f[0], "/"):
+			libs = append(libs, f[0])
+		}
+	}
+	return libs, nil
+}

@@ -106,6 +106,26 @@ func TestContainerVerbs(t *testing.T) {
 	})
 }
 
+// TestContainerInterrupt: in a busybox container, whose setsid has no -f,
+// a job gets INT as on any host: stop -s INT ends a sleep with 130 and
+// leaves nothing running. (The wrapper was started as a background
+// command there, so the job inherited INT and QUIT ignored, which no
+// shell can trap again: stop -s INT ended only with the KILL after the
+// grace, 137.)
+func TestContainerInterrupt(t *testing.T) {
+	t.Parallel()
+	containerEngines(t, func(t *testing.T, d *containertest.Daemon) {
+		c := d.Run(t)
+		g := []string{"-H", c.Host()}
+		id := strings.TrimSpace(must(t, 0, append(g, "run", "-q", "--", "sleep 300")...))
+		must(t, 0, append(g, "stop", "-s", "INT", "--grace", "20s", id)...)
+		must(t, 130, append(g, "wait", id)...)
+		if j := statusOf(t, g, id); j.Status != jobdir.StatusKilled || j.Signal != "INT" || j.LiveProcesses != 0 {
+			t.Errorf("stop -s INT: %+v, want killed by INT, nothing left", j)
+		}
+	})
+}
+
 // TestContainerRestartLost: a container that restarts makes its running
 // jobs lost, never running.
 func TestContainerRestartLost(t *testing.T) {

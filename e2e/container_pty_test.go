@@ -103,7 +103,9 @@ func TestContainerLogCap(t *testing.T) {
 // a container of the PTY image, type a line and read the answer on the
 // screen, resize the window and read the job's new size, detach with
 // Ctrl-\ (attach exits 0, the job runs on), attach again and end the job:
-// attach exits with its status.
+// attach exits with its status. Ctrl-C reaches a job that traps INT, twice,
+// and attach goes on until --detach-key. (busybox's setsid, which the
+// image has, once left the job's INT ignored.)
 func TestContainerAttach(t *testing.T) {
 	needTerminal(t)
 	t.Parallel()
@@ -145,6 +147,21 @@ func TestContainerAttach(t *testing.T) {
 		}
 		if code, _, _ := bgjob(context.Background(), append(flags, "wait", id)...); code != 3 {
 			t.Errorf("wait after the attach: %d, want 3", code)
+		}
+
+		intr := runJob(t, bin, flags, "--pty", "--", `trap 'echo "got INT"' INT; echo ready; while :; do sleep 1 & wait $!; done`)
+		m3 := newTmux(t, attachCmd(bin, flags, "--detach-key", "ctrl-]", intr))
+		m3.waitFor("ready")
+		m3.keys("C-c")
+		m3.waitFor("got INT")
+		m3.keys("C-c")
+		if !eventually(screenWait, func() bool { return strings.Count(m3.screen(), "got INT") == 2 }) {
+			t.Fatalf("the second Ctrl-C did not reach the job:\n%s", m3.screen())
+		}
+		m3.keys("C-]")
+		m3.waitFor("[exited 0]")
+		if j := statusOf(t, flags, intr); j.Status != jobdir.StatusRunning {
+			t.Fatalf("after Ctrl-C and the detach the job is %s, want running", j.Status)
 		}
 	})
 }

@@ -106,6 +106,48 @@ func TestContainerVerbs(t *testing.T) {
 	})
 }
 
+// TestContainerInterrupt: in a busybox container, whose setsid has no -f,
+// a job gets INT as on any host: stop -s INT ends a sleep with 130 and
+// leaves nothing running. (The wrapper was started as a background
+// command there, so the job inherited INT and QUIT ignored, which no
+// shell can trap again: stop -s INT ended only with the KILL after the
+// grace, 137.)
+func TestContainerInterrupt(t *testing.T) {
+	t.Parallel()
+	containerEngines(t, func(t *testing.T, d *containertest.Daemon) {
+		c := d.Run(t)
+		g := []string{"-H", c.Host()}
+		id := strings.TrimSpace(must(t, 0, append(g, "run", "-q", "--", "sleep 300")...))
+		must(t, 0, append(g, "stop", "-s", "INT", "--grace", "20s", id)...)
+		must(t, 130, append(g, "wait", id)...)
+		if j := statusOf(t, g, id); j.Status != jobdir.StatusKilled || j.Signal != "INT" || j.LiveProcesses != 0 {
+			t.Errorf("stop -s INT: %+v, want killed by INT, nothing left", j)
+		}
+	})
+}
+
+// TestContainerTrapStatus: in a busybox container a script that traps
+// the TERM of a stop ends with its own status, as on any host. (There the
+// shell was run from a subshell, as busybox's ash names no file for its
+// own sh: the TERM killed the subshell, and the job was killed 143.)
+func TestContainerTrapStatus(t *testing.T) {
+	t.Parallel()
+	containerEngines(t, func(t *testing.T, d *containertest.Daemon) {
+		c := d.Run(t)
+		g := []string{"-H", c.Host()}
+		id := strings.TrimSpace(must(t, 0, append(g, "run", "-q", "--", `trap 'echo got TERM; exit 6' TERM; echo ready; sleep 300 & wait $!`)...))
+		must(t, 0, append(g, "wait", "--for", "^ready", "--timeout", "30s", id)...)
+		must(t, 0, append(g, "stop", "--grace", "20s", id)...)
+		must(t, 6, append(g, "wait", id)...)
+		if j := statusOf(t, g, id); j.Status != jobdir.StatusExited || j.LiveProcesses != 0 {
+			t.Errorf("after the stop: %+v, want exited 6, nothing left", j)
+		}
+		if out := must(t, 0, append(g, "logs", id)...); out != "ready\ngot TERM\n" {
+			t.Errorf("logs: %q", out)
+		}
+	})
+}
+
 // TestContainerRestartLost: a container that restarts makes its running
 // jobs lost, never running.
 func TestContainerRestartLost(t *testing.T) {

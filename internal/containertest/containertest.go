@@ -6,22 +6,20 @@
 //
 // Images are built offline from this machine's static busybox (Debian's
 // busybox-static): a root file system with busybox and its applets, an
-// /etc/passwd and a 1777 /tmp, imported as BusyboxImage.
+// /etc/passwd and a 1777 /tmp, imported as BusyboxImage; and, for what
+// busybox cannot do (run --pty, --max-log-size), the same with the
+// host's own util-linux script, flock and fallocate, bash and dash, and
+// their shared libraries, imported as PTYImage.
 package containertest
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"crypto/rand"
-	"debug/elf"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -33,35 +31,13 @@ import (
 	ctr "github.com/bgjob/bgjob/runtime/container"
 )
 
-// BusyboxImage is the image of busybox containers.
+// BusyboxImage is the image of busybox containers (BusyboxRootfs).
 const BusyboxImage = "bgjob-test-busybox:1"
 
-// busyboxes are where a static busybox is looked for, after
-// BGJOB_TEST_BUSYBOX: where .ci/run unpacks Debian's busybox-static, and
-// where installing that package puts it (it replaces Debian's busybox,
-// whose sh the shell tests want).
-var busyboxes = []string{"/var/cache/bgjob-ci/busybox-static/bin/busybox", "/bin/busybox"}
-
-// staticBusybox returns the path of a statically linked busybox: one
-// that runs in a container with no C library.
-func staticBusybox() (string, error) {
-	paths := busyboxes
-	if p := os.Getenv("BGJOB_TEST_BUSYBOX"); p != "" {
-		paths = []string{p}
-	}
-	for _, p := range paths {
-		f, err := elf.Open(p)
-		if err != nil {
-			continue
-		}
-		static := !slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP })
-		f.Close()
-		if static {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("needs a static busybox in %s: BGJOB_TEST_BUSYBOX, or Debian's busybox-static (apt-get download busybox-static; dpkg-deb -x, as .ci/run does)", strings.Join(paths, " or "))
-}
+// PTYImage is the image of containers that can run --pty and
+// --max-log-size jobs (PTYRootfs). A daemon that has it keeps it: change
+// the tag when what goes into it changes.
+const PTYImage = "bgjob-test-pty:1"
 
 // Daemon is a daemon the tests reach.
 type Daemon struct {
@@ -76,7 +52,7 @@ func Start(t testing.TB, engine string) *Daemon {
 	t.Helper()
 	d, err := connect(engine)
 	if err == nil {
-		err = d.image()
+		err = d.image(BusyboxImage, BusyboxRootfs)
 	}
 	if err != nil {
 		testneed.Missing(t, "containertest: %v (.ci/run installs and starts it)", err)
@@ -120,71 +96,25 @@ func connect(engine string) (*Daemon, error) {
 	return &Daemon{Engine: engine, Client: c}, nil
 }
 
-// image imports BusyboxImage unless the daemon has it.
-func (d *Daemon) image() error {
+// image imports name, a root file system rootfs returns, unless the
+// daemon has it.
+func (d *Daemon) image(name string, rootfs func() ([]byte, error)) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := d.Client.ImageInspect(ctx, BusyboxImage); err == nil {
+	if _, err := d.Client.ImageInspect(ctx, name); err == nil {
 		return nil
 	}
-	rootfs, err := BusyboxRootfs()
+	tar, err := rootfs()
 	if err != nil {
 		return err
 	}
-	res, err := d.Client.ImageImport(ctx, client.ImageImportSource{Source: bytes.NewReader(rootfs), SourceName: "-"}, BusyboxImage, client.ImageImportOptions{})
+	res, err := d.Client.ImageImport(ctx, client.ImageImportSource{Source: bytes.NewReader(tar), SourceName: "-"}, name, client.ImageImportOptions{})
 	if err != nil {
-		return fmt.Errorf("importing %s: %v", BusyboxImage, err)
+		return fmt.Errorf("importing %s: %v", name, err)
 	}
 	defer res.Close()
 	_, err = io.Copy(io.Discard, res)
 	return err
-}
-
-// BusyboxRootfs returns the tar of a root file system holding the static
-// busybox, a link for each of its applets, /etc/passwd (root, user "bg"
-// with uid 1000, nobody) and a 1777 /tmp.
-func BusyboxRootfs() ([]byte, error) {
-	busybox, err := staticBusybox()
-	if err != nil {
-		return nil, err
-	}
-	bin, err := os.ReadFile(busybox)
-	if err != nil {
-		return nil, err
-	}
-	list, err := exec.Command(busybox, "--list").Output()
-	if err != nil {
-		return nil, fmt.Errorf("%s --list: %v", busybox, err)
-	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	now := time.Now()
-	dir := func(name string, mode int64) {
-		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name, Mode: mode, ModTime: now})
-	}
-	file := func(name string, mode int64, b []byte) {
-		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: int64(len(b)), ModTime: now})
-		tw.Write(b)
-	}
-	dir("bin/", 0o755)
-	dir("etc/", 0o755)
-	dir("root/", 0o700)
-	dir("home/", 0o755)
-	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "home/bg/", Mode: 0o755, Uid: 1000, Gid: 1000, ModTime: now})
-	dir("tmp/", 0o1777)
-	file("bin/busybox", 0o755, bin)
-	for _, a := range strings.Fields(string(list)) {
-		// A link of busybox to itself would loop.
-		if a != "busybox" {
-			tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "bin/" + a, Linkname: "busybox", Mode: 0o777, ModTime: now})
-		}
-	}
-	file("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\nbg:x:1000:1000:bg:/home/bg:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n"))
-	file("etc/group", 0o644, []byte("root:x:0:\nbg:x:1000:\nnogroup:x:65534:\n"))
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 // pid1 is the containers' first process: it reaps the orphans that end
@@ -192,7 +122,7 @@ func BusyboxRootfs() ([]byte, error) {
 // does, and ends on TERM.
 const pid1 = `trap 'exit 0' TERM; while :; do sleep 1000 & wait; done`
 
-// Container is a running container of BusyboxImage.
+// Container is a running container of BusyboxImage or PTYImage.
 type Container struct {
 	Name string
 	d    *Daemon
@@ -205,7 +135,23 @@ func (c *Container) Host() string { return c.d.Engine + "://" + c.Name }
 // when the test ends.
 func (d *Daemon) Run(t testing.TB) *Container {
 	t.Helper()
-	c, err := d.run()
+	return d.runImage(t, BusyboxImage)
+}
+
+// RunPTY starts a container of PTYImage, imported first unless the daemon
+// has it, without network, and removes it when the test ends. A machine
+// without what goes into the image ends the test (testneed.Missing).
+func (d *Daemon) RunPTY(t testing.TB) *Container {
+	t.Helper()
+	if err := d.image(PTYImage, PTYRootfs); err != nil {
+		testneed.Missing(t, "containertest: %v (.ci/run installs it)", err)
+	}
+	return d.runImage(t, PTYImage)
+}
+
+func (d *Daemon) runImage(t testing.TB, image string) *Container {
+	t.Helper()
+	c, err := d.run(image)
 	if err != nil {
 		t.Fatalf("containertest: %v", err)
 	}
@@ -213,7 +159,7 @@ func (d *Daemon) Run(t testing.TB) *Container {
 	return c
 }
 
-func (d *Daemon) run() (*Container, error) {
+func (d *Daemon) run(image string) (*Container, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var b [4]byte
@@ -225,7 +171,7 @@ func (d *Daemon) run() (*Container, error) {
 		hc.Ulimits = []*units.Ulimit{{Name: "nofile", Soft: 1024, Hard: 1024}, {Name: "nproc", Soft: 4096, Hard: 4096}}
 	}
 	_, err := d.Client.ContainerCreate(ctx, client.ContainerCreateOptions{
-		Name: name, Image: BusyboxImage, HostConfig: hc,
+		Name: name, Image: image, HostConfig: hc,
 		Config: &container.Config{Cmd: []string{"sh", "-c", pid1}, NetworkDisabled: true},
 	})
 	if err != nil {

@@ -45,14 +45,18 @@ if [ "$bg_stdin" = 1 ]; then
 fi
 # Start the wrapper in a session of its own. setsid -f runs it from the
 # foreground, so it does not inherit the SIGINT and SIGQUIT a
-# non-interactive shell ignores for background commands; busybox setsid
-# lacks -f. The wrapper prints its pid once its traps are set (from then on
-# a signal to the group cannot kill it) and closes the pipe, which is what
-# we wait for.
+# non-interactive shell ignores for background commands (no shell can
+# trap them again, so Ctrl-C and stop -s INT would not reach the job).
+# busybox setsid lacks -f: setsid setsid does the same from the
+# foreground: the first makes itself a session leader and runs the
+# second, which, a group leader, forks: its parent exits at once, its
+# child starts the wrapper's session. The wrapper prints
+# its pid once its traps are set (from then on a signal to the group
+# cannot kill it) and closes the pipe, which is what we wait for.
 if bg_w=$(setsid -f /bin/sh "$bg_d/job.sh" run "$bg_umask" </dev/null 2>/dev/null); then
 	:
 elif command -v setsid >/dev/null 2>&1; then
-	bg_w=$(setsid /bin/sh "$bg_d/job.sh" run "$bg_umask" </dev/null 2>/dev/null &)
+	bg_w=$(setsid setsid /bin/sh "$bg_d/job.sh" run "$bg_umask" </dev/null 2>/dev/null)
 elif command -v bash >/dev/null 2>&1; then
 	bg_w=$(bash -c 'set -m; /bin/sh "$1" run "$2" </dev/null 2>/dev/null &' bash "$bg_d/job.sh" "$bg_umask")
 else

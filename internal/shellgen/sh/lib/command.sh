@@ -42,7 +42,12 @@ bg_command() {
 	shift
 	# The subshell becomes the command where it is a program (one process,
 	# as a subshell's last command would be); a builtin such as exit runs
-	# in it.
+	# in it. The shell that runs a script is a program even where command
+	# -v names no file for it: a busybox ash built to prefer its applets
+	# says "sh" for sh. A subshell left waiting for it would die of the
+	# signal a stop sends, and its 128+N would be the job's status, not
+	# the status the script's own trap gives.
+	[ "$bg_argc" -gt 0 ] || exec "$@"
 	case $(command -v -- "$1" 2>/dev/null) in */*) exec "$@" ;; esac
 	command "$@"
 }

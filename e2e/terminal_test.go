@@ -333,37 +333,49 @@ func TestTopAllWorkspaces(t *testing.T) {
 // TestTopAttach, in a real terminal: in top, a on a job without a PTY
 // says so; on python3 -i run with --pty it attaches: a line typed is
 // answered on the screen, Ctrl-\ comes back to top, drawn again, and the
-// job runs on.
+// job runs on. Locally and over SSH.
 func TestTopAttach(t *testing.T) {
 	needTerminal(t)
 	t.Parallel()
 	bin := bgjobBinary(t)
-	flags := []string{"--root", t.TempDir()}
-	py := runJob(t, bin, flags, "--pty", "-n", "py", "--", "python3", "-i", "-q")
-	plain := runJob(t, bin, flags, "-n", "plain", "--", "sleep 600")
-	m := newTmux(t, topCmd(bin, flags, ""))
-	m.waitFor(plain + " running")
-	m.keys("a") // the newest job, plain, is selected
-	m.waitFor("job " + plain + " has no terminal")
-	m.keys("j", "a")
-	m.waitFor(">>>")
-	m.keys("print(6*7)", "Enter")
-	answer := regexp.MustCompile(`(?m)^(>>> )?42\s*$`) // echo is off: the typed line does not show
-	if !eventually(screenWait, func() bool { return answer.MatchString(m.screen()) }) {
-		t.Fatalf("python3 never answered 42:\n%s", m.screen())
-	}
-	m.keys(`C-\`)
-	m.waitFor("detached from job " + py + ", which runs on")
-	if s := m.screen(); !strings.Contains(s, "bgjob top: 2 jobs") || !strings.Contains(s, py+" running") || strings.Contains(s, ">>>") {
-		t.Errorf("after the detach top is not drawn again:\n%s", s)
-	}
-	if j := jobStatus(t, bin, flags, py); j.Status != jobdir.StatusRunning {
-		t.Fatalf("after the detach the job is %s, want running", j.Status)
-	}
-	m.keys("q")
-	m.waitFor("[exited 0]")
-	if !slices.Contains(strings.Split(m.screen(), "\n"), "icanon") {
-		t.Errorf("after q the terminal is not canonical again:\n%s", m.screen())
+	for _, ssh := range []bool{false, true} {
+		name := "local"
+		if ssh {
+			name = "ssh"
+		}
+		t.Run(name, func(t *testing.T) {
+			flags := []string{"--root", t.TempDir()}
+			if ssh {
+				cfg := sshConfig(t, sshtest.Start(t))
+				flags = append(flags, "--ssh-config", cfg, "-H", "bgjob-test")
+			}
+			py := runJob(t, bin, flags, "--pty", "-n", "py", "--", "python3", "-i", "-q")
+			plain := runJob(t, bin, flags, "-n", "plain", "--", "sleep 600")
+			m := newTmux(t, topCmd(bin, flags, ""))
+			m.waitFor(plain + " running")
+			m.keys("a") // the newest job, plain, is selected
+			m.waitFor("job " + plain + " has no terminal")
+			m.keys("j", "a")
+			m.waitFor(">>>")
+			m.keys("print(6*7)", "Enter")
+			answer := regexp.MustCompile(`(?m)^(>>> )?42\s*$`) // echo is off: the typed line does not show
+			if !eventually(screenWait, func() bool { return answer.MatchString(m.screen()) }) {
+				t.Fatalf("python3 never answered 42:\n%s", m.screen())
+			}
+			m.keys(`C-\`)
+			m.waitFor("detached from job " + py + ", which runs on")
+			if s := m.screen(); !strings.Contains(s, "bgjob top: 2 jobs") || !strings.Contains(s, py+" running") || strings.Contains(s, ">>>") {
+				t.Errorf("after the detach top is not drawn again:\n%s", s)
+			}
+			if j := jobStatus(t, bin, flags, py); j.Status != jobdir.StatusRunning {
+				t.Fatalf("after the detach the job is %s, want running", j.Status)
+			}
+			m.keys("q")
+			m.waitFor("[exited 0]")
+			if !slices.Contains(strings.Split(m.screen(), "\n"), "icanon") {
+				t.Errorf("after q the terminal is not canonical again:\n%s", m.screen())
+			}
+		})
 	}
 }
 

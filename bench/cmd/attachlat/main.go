@@ -2,8 +2,8 @@
 
 // Command attachlat measures the typing latency of bgjob attach: it runs
 // attach on a terminal of its own (a pty it holds), types keys into it one
-// at a time and times each key from its write to the terminal to its echo
-// on attach's output. The job attached to must echo each byte at once, as
+// at a time, at random intervals, and times each key from its write to the
+// terminal to its echo on attach's output. The job attached to must echo each byte at once, as
 // a --pty job running
 //
 //	stty raw -echo; while :; do dd bs=1 count=1 2>/dev/null; done
@@ -24,6 +24,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"slices"
@@ -48,7 +49,7 @@ func main() {
 
 func run() error {
 	n := flag.Int("n", 100, "keys to type")
-	gap := flag.Duration("gap", 100*time.Millisecond, "time between one key's echo and the next key")
+	gap := flag.Duration("gap", 100*time.Millisecond, "mean time between one key's echo and the next key (drawn from gap/2 to 3*gap/2)")
 	idle := flag.Duration("idle", 20*time.Second, "time attached and idle over which CPU is measured")
 	host := flag.Int("host", 0, "pid whose descendants are the host side (a loopback sshd); 0: none")
 	label := flag.String("label", "attach", "label of the report's lines")
@@ -103,7 +104,9 @@ func run() error {
 			continue
 		}
 		lat = append(lat, at.Sub(t0))
-		time.Sleep(*gap)
+		// A random gap: a fixed one would lock the keys to the phase of a
+		// host that looks for output every so often.
+		time.Sleep(*gap/2 + rand.N(*gap))
 	}
 	keyEnd := cpuOf(cmd.Process.Pid, *host)
 	keyWall := time.Since(keyStart)

@@ -38,6 +38,11 @@ else
 	bg_c=$!
 	exec 3<&-
 	[ "$bg_limit" -eq 0 ] || bg_deadline "$bg_limit"
+	# The looks at the job back off from a tenth of a second to one a
+	# second: a copy that lasts, such as attach's for as long as someone is
+	# attached, mostly waits for keys, and a look costs a sleep(1). The
+	# clock of a time limit cuts a nap short.
+	bg_sn=100
 	while kill -0 "$bg_c" 2>/dev/null; do
 		if ! bg_running "$bg_d"; then
 			kill "$bg_c" 2>/dev/null
@@ -64,7 +69,9 @@ else
 			kill -KILL "$bg_c" 2>/dev/null
 			bg_err timeout "job $bg_ref did not take the input within the timeout"
 		fi
-		bg_dlnap
+		bg_dlnap "$bg_sn"
+		bg_sn=$((bg_sn * 2))
+		[ "$bg_sn" -le 1000 ] || bg_sn=1000
 	done
 	kill "$bg_dl" 2>/dev/null
 	if ! wait "$bg_c"; then

@@ -57,10 +57,10 @@ bg_intime() {
 	[ -n "$bg_s" ] && [ "$bg_s" = "$bg_dls" ]
 }
 
-# bg_dlnap: bg_nap, cut short when the clock of bg_deadline ends (a
-# trapped signal ends a wait).
+# bg_dlnap [MS]: bg_nap [MS], cut short when the clock of bg_deadline ends
+# (a trapped signal ends a wait).
 bg_dlnap() {
-	bg_nap >/dev/null 2>&1 &
+	bg_nap "${1:-100}" >/dev/null 2>&1 &
 	bg_dln=$!
 	[ -n "$bg_dlup" ] || wait "$bg_dln"
 	kill "$bg_dln" 2>/dev/null

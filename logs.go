@@ -50,6 +50,13 @@ type LogOptions struct {
 	Reader     string
 	// Follow keeps printing what is appended until the job ends.
 	Follow bool
+	// Interactive, with Follow, is for a reader who types into the job
+	// and wants the echo at once (attach): on a host reached by a script
+	// the follow looks again as soon as a log grows, where the host has
+	// GNU tail (which watches the logs with inotify), and every second
+	// besides, rather than every tenth of a second. A follow on this
+	// machine wakes on a write either way.
+	Interactive bool
 	// MaxBytes, when positive, returns at most this many bytes of log
 	// data, all streams together (0: no cap; see DefaultMaxBytes). A range
 	// that would be longer is cut and marked Truncated: Tail and Bytes
@@ -177,7 +184,7 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 	q := shellgen.Logs{
 		Ref: ref, Streams: streams, Tail: o.Tail, Head: o.Head, Bytes: o.Bytes,
 		HasOffset: o.FromOffset, New: o.New, Reader: o.Reader, Follow: o.Follow,
-		MaxBytes: o.MaxBytes,
+		Interactive: o.Interactive, MaxBytes: o.MaxBytes,
 	}
 	if o.New && o.Commit != nil {
 		q.CommitJob, q.Commit = o.Commit.Job.ID, map[string]int64{}

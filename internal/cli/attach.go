@@ -221,7 +221,7 @@ func (s *attachSession) run(ctx context.Context) (_ attachEnd, err error) {
 	defer lcancel()
 	ended := make(chan logsDone, 1)
 	go func() {
-		res, err := s.c.Logs(lctx, job.ID, bgjob.LogOptions{Tail: attachReplay, MaxBytes: attachReplayBytes, Follow: true}, s.out, errw)
+		res, err := s.c.Logs(lctx, job.ID, bgjob.LogOptions{Tail: attachReplay, MaxBytes: attachReplayBytes, Follow: true, Interactive: true}, s.out, errw)
 		ended <- logsDone{res, err}
 	}()
 

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -283,89 +285,134 @@ func TestLogsScriptCommit(t *testing.T) {
 }
 
 // TestLogsScriptFollow follows the log of a running job while it grows
-// and ends, and checks that the chunks are contiguous and complete.
+// and ends, and checks that the chunks are contiguous and complete; an
+// interactive follow (attach's) the same, and it leaves no process of
+// its trigger behind.
 func TestLogsScriptFollow(t *testing.T) {
 	for _, sh := range allShells {
-		t.Run(sh.name, func(t *testing.T) {
-			sh.path(t)
-			t.Parallel()
-			root := filepath.Join(t.TempDir(), "root")
-			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running, Stdout: "before\n"})
-			m, dir := job.Meta, job.Path
-
-			script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: m.ID, Follow: true})
-			if err != nil {
-				t.Fatal(err)
+		for _, interactive := range []bool{false, true} {
+			name := sh.name
+			if interactive {
+				name += "/interactive"
 			}
-			cmd := sh.command(t, "-c", script)
-			cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
-			stdin, err := cmd.StdinPipe() // the script ends early when stdin closes
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				stdin.Close()
-				cmd.Wait()
-			}()
-
-			f, err := os.OpenFile(filepath.Join(dir, "stdout.log"), os.O_APPEND|os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			want := "before\n"
-			var got []chunk
-			jobs := 0
-			next := int64(0)
-			err = decodeEvents(out, func(ev streamEvent) error {
-				switch {
-				case ev.Err != nil:
-					return ev.Err
-				case ev.Job != nil:
-					jobs++
-				case ev.Data != nil:
-					b, err := io.ReadAll(ev.Data)
-					if err != nil {
-						return err
-					}
-					if ev.Offset != next {
-						t.Errorf("chunk at %d, want %d", ev.Offset, next)
-					}
-					next = ev.Offset + int64(len(b))
-					got = append(got, chunk{ev.Stream, ev.Offset, string(b)})
-					// Each chunk makes the job write more, three times, then end.
-					switch len(got) {
-					case 1, 2, 3:
-						s := strings.Repeat(string(rune('a'+len(got))), len(got)) + "\xe6\x97"
-						f.WriteString(s)
-						want += s
-					case 4:
-						f.WriteString("\xa5 last")
-						want += "\xa5 last"
-						job.End(t, 0)
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var all strings.Builder
-			for _, c := range got {
-				all.WriteString(c.Data)
-			}
-			if all.String() != want || jobs != 2 {
-				t.Errorf("followed %q in %d chunks with %d observations, want %q with 2", all.String(), len(got), jobs, want)
-			}
-		})
+			t.Run(name, func(t *testing.T) { testLogsScriptFollow(t, sh, interactive) })
+		}
 	}
+}
+
+func testLogsScriptFollow(t *testing.T, sh shell, interactive bool) {
+	sh.path(t)
+	t.Parallel()
+	root := filepath.Join(t.TempDir(), "root")
+	job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running, Stdout: "before\n"})
+	m, dir := job.Meta, job.Path
+
+	script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: m.ID, Follow: true, Interactive: interactive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := sh.command(t, "-c", script)
+	cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	stdin, err := cmd.StdinPipe() // the script ends early when stdin closes
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		cmd.Wait()
+	}()
+
+	f, err := os.OpenFile(filepath.Join(dir, "stdout.log"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	want := "before\n"
+	var got []chunk
+	jobs := 0
+	next := int64(0)
+	woken := false // the trigger (tail -f) was seen reading the log
+	err = decodeEvents(out, func(ev streamEvent) error {
+		switch {
+		case ev.Err != nil:
+			return ev.Err
+		case ev.Job != nil:
+			jobs++
+		case ev.Data != nil:
+			b, err := io.ReadAll(ev.Data)
+			if err != nil {
+				return err
+			}
+			if ev.Offset != next {
+				t.Errorf("chunk at %d, want %d", ev.Offset, next)
+			}
+			next = ev.Offset + int64(len(b))
+			got = append(got, chunk{ev.Stream, ev.Offset, string(b)})
+			if len(got) > 1 && len(readers(filepath.Join(dir, "stdout.log"))) > 0 {
+				woken = true
+			}
+			// Each chunk makes the job write more, three times, then end.
+			switch len(got) {
+			case 1, 2, 3:
+				s := strings.Repeat(string(rune('a'+len(got))), len(got)) + "\xe6\x97"
+				f.WriteString(s)
+				want += s
+			case 4:
+				f.WriteString("\xa5 last")
+				want += "\xa5 last"
+				job.End(t, 0)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all strings.Builder
+	for _, c := range got {
+		all.WriteString(c.Data)
+	}
+	if all.String() != want || jobs != 2 {
+		t.Errorf("followed %q in %d chunks with %d observations, want %q with 2", all.String(), len(got), jobs, want)
+	}
+	// Only GNU tail (the tail on PATH, whichever the shell) wakes an
+	// interactive follow.
+	if gnu := gnuTail(); woken != (interactive && gnu) {
+		t.Errorf("trigger seen: %v, want %v (interactive %v, GNU tail %v)", woken, interactive && gnu, interactive, gnu)
+	}
+	stdin.Close()
+	cmd.Wait()
+	log := filepath.Join(dir, "stdout.log")
+	if !eventually(5*time.Second, func() bool { return len(readers(log)) == 0 }) {
+		t.Errorf("processes left reading %s after the follow: %v", log, readers(log))
+	}
+}
+
+// gnuTail reports whether tail is GNU's.
+func gnuTail() bool {
+	out, _ := exec.Command("tail", "--version").Output()
+	return bytes.Contains(out, []byte("GNU"))
+}
+
+// readers returns the processes that follow file: whose command line
+// names it after -f (tail -f).
+func readers(file string) []string {
+	var found []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(b, []byte(file)) && bytes.Contains(b, []byte("\x00-f\x00")) {
+			found = append(found, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return found
 }
 
 // TestWaitForScriptRuns waits for lines of an ended job's logs under every

@@ -494,6 +494,10 @@ type Logs struct {
 	Reader     string
 	// Follow keeps printing what is appended until the job ends.
 	Follow bool
+	// Interactive, with Follow, looks again as soon as a log grows (at
+	// most every 20 ms) and every second besides, where the host has GNU
+	// tail and mkfifo; elsewhere, and without it, every tenth of a second.
+	Interactive bool
 	// MaxBytes, when positive, bounds the bytes of the ranges of all
 	// streams together: a range that would be longer is cut (Tail and
 	// Bytes keep its end, the others its start) and a Z record follows its
@@ -561,6 +565,7 @@ func LogsScript(t Target, l Logs) (string, error) {
 		c.setInt("bg_from_stderr", max(l.Offsets["stderr"], 0))
 		c.set("bg_reader", l.Reader)
 		c.setBool("bg_follow", l.Follow)
+		c.setBool("bg_fwake", l.Follow && l.Interactive)
 		c.setInt("bg_max", max(l.MaxBytes, 0))
 		commit := func(st string) int64 {
 			if off, ok := l.Commit[st]; ok && off >= 0 && l.CommitJob != "" {

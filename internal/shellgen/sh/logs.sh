@@ -13,7 +13,9 @@
 # character) and a Z record
 # after its bytes says so. With
 # bg_follow=1 it goes on printing what is appended until the job has ended
-# and the last bytes are out, then prints the observation again.
+# and the last bytes are out, then prints the observation again: it looks
+# every tenth of a second, or with bg_fwake=1 as soon as a log grows and
+# every second (bg_wakeup).
 #
 # New never moves the cursor over what it sends: the reader reports on
 # stdin, in lines "STREAM OFFSET", how far the bytes reached their own
@@ -181,6 +183,7 @@ if [ "$bg_follow" = 1 ]; then
 	# Print whatever arrives until the job has ended; the sizes are taken
 	# after the job is seen to have ended, so its last bytes are drained.
 	bg_watchin
+	bg_wakeup
 	while :; do
 		bg_ended=1
 		bg_running "$bg_d" && bg_ended=0
@@ -197,9 +200,10 @@ if [ "$bg_follow" = 1 ]; then
 		done
 		[ "$bg_ended" = 1 ] && break
 		bg_present
-		bg_nap
+		bg_fnap
 	done
 	bg_unwatch
+	bg_wakedown
 	bg_obslive=1
 	bg_obs "$bg_d"
 fi

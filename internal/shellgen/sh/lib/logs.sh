@@ -161,3 +161,54 @@ bg_escend() {
 	}')
 	bg_to=$((bg_to - ${bg_k:-0}))
 }
+
+# bg_wakeup: with bg_fwake=1 (an interactive follow: attach's), start the
+# trigger that ends bg_fnap as soon as a log grows: GNU tail -f (which
+# watches with inotify) copies what is appended to the logs, and a ticker
+# a newline every second, into a pipe this shell reads (fd 7). The pipe is
+# a FIFO made, opened and removed at once; its writers hold its writing end
+# only, so once this shell is gone the ticker (which looks every second)
+# ends tail and itself. Without GNU tail or mkfifo the follow naps as any
+# follow does.
+bg_wakeup() {
+	bg_wt=
+	[ "${bg_fwake-0}" = 1 ] || return 0
+	case $(tail --version 2>/dev/null) in *GNU*) ;; *) return 0 ;; esac
+	bg_wf=${TMPDIR:-/tmp}/bgjob-wake.$$
+	mkfifo -m 600 "$bg_wf" 2>/dev/null || return 0
+	# Read-write first, which does not wait for the other end; then a
+	# reading and a writing end, and the first goes.
+	# shellcheck disable=SC2094 # one FIFO, opened three ways on purpose
+	exec 6<>"$bg_wf" 7<"$bg_wf" 5>"$bg_wf"
+	exec 6<&-
+	rm -f "$bg_wf"
+	tail -q -c 0 -s 0.1 -f "$bg_d/stdout.log" "$bg_d/stderr.log" >&5 2>/dev/null 5>&- 7<&- &
+	bg_wt=$!
+	(
+		trap '' PIPE
+		while sleep 1 && kill -0 $$ 2>/dev/null && printf '\n'; do :; done
+		kill "$bg_wt"
+	) >&5 2>/dev/null 5>&- 7<&- &
+	bg_wtk=$!
+	exec 5>&-
+}
+
+# bg_fnap: the nap of a follow between its looks: after bg_wakeup, until a
+# log grows or a second passes, but at least 20 ms (at most 50 looks a
+# second however fast the job writes); else bg_nap.
+bg_fnap() {
+	if [ -z "$bg_wt" ]; then
+		bg_nap
+		return
+	fi
+	bg_nap 20
+	dd bs=65536 count=1 of=/dev/null <&7 2>/dev/null
+}
+
+# bg_wakedown: end the trigger of bg_wakeup.
+bg_wakedown() {
+	[ -n "$bg_wt" ] || return 0
+	kill "$bg_wt" "$bg_wtk" 2>/dev/null
+	exec 7<&-
+	bg_wt=
+}

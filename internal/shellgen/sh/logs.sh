@@ -188,10 +188,10 @@ if [ "$bg_follow" = 1 ]; then
 		bg_ended=1
 		bg_running "$bg_d" && bg_ended=0
 		bg_live=1
+		bg_fsizes
 		for bg_st in $bg_streams; do
 			bg_f=$bg_d/$bg_st.log
-			eval "bg_from=\$bg_off_$bg_st"
-			bg_sz=$(wc -c <"$bg_f")
+			eval "bg_from=\$bg_off_$bg_st bg_sz=\$bg_sz_$bg_st"
 			if bg_line "$bg_d/$bg_st.dropped" && [ "${bg_l:-0}" -gt "$bg_from" ]; then bg_from=$bg_l; fi
 			if [ "$bg_sz" -gt "$bg_from" ]; then
 				bg_chunk "$bg_st" "$bg_f" "$bg_from" "$bg_sz"

@@ -77,12 +77,43 @@ bg_chunk() {
 		bg_ct=$((bg_cf + 1048576))
 		[ "$bg_ct" -le "$4" ] || bg_ct=$4
 		printf 'D\t%s\t%s\t%s\t1\n' "$1" "$bg_cf" $((bg_ct - bg_cf))
-		if [ "$bg_ct" -gt "$bg_cf" ]; then tail -c +$((bg_cf + 1)) "$2" | head -c $((bg_ct - bg_cf)); fi
+		if [ "$bg_ct" -gt "$bg_cf" ]; then bg_range "$2" "$bg_cf" $((bg_ct - bg_cf)); fi
 		bg_cd=0
 		if bg_line "${2%.log}.dropped"; then bg_cd=${bg_l:-0}; fi
 		printf 'C\t%s\t%s\n' "$1" "$bg_cd"
 		bg_cf=$bg_ct
 		[ "$bg_cf" -lt "$4" ] || return 0
+	done
+}
+
+# bg_range FILE FROM COUNT: print COUNT bytes of FILE from byte FROM: in
+# one command, GNU dd's, while the trigger of bg_wakeup runs (GNU's tools
+# are there), else with tail and head.
+bg_range() {
+	if [ -n "${bg_wt-}" ]; then
+		dd if="$1" bs=65536 skip="$2" count="$3" iflag=skip_bytes,count_bytes 2>/dev/null
+	else
+		tail -c +$(($2 + 1)) "$1" | head -c "$3"
+	fi
+}
+
+# bg_fsizes: set bg_sz_STREAM to the size of the log of each stream of
+# bg_streams: in one command, GNU stat, while the trigger of bg_wakeup
+# runs, else with wc -c each.
+bg_fsizes() {
+	set --
+	for bg_st in $bg_streams; do set -- "$@" "$bg_d/$bg_st.log"; done
+	if [ -n "${bg_wt-}" ] && bg_x=$(stat -c %s -- "$@" 2>/dev/null); then
+		# shellcheck disable=SC2086 # one size a word
+		set -- $bg_x
+		for bg_st in $bg_streams; do
+			eval "bg_sz_$bg_st=\$1"
+			shift
+		done
+		return 0
+	fi
+	for bg_st in $bg_streams; do
+		eval "bg_sz_$bg_st=\$(wc -c <\"\$bg_d/\$bg_st.log\")"
 	done
 }
 

@@ -4,8 +4,10 @@
 # it is idle: the client's (attach and its children) and the host side's
 # (everything under the loopback sshd):
 #
-#	bash bench/attach.sh
+#	bash bench/attach.sh [BGJOB]
 #
+# BGJOB is the bgjob binary to measure (default: go build ./cmd/bgjob), e.g.
+# one built from an earlier revision for a before and after.
 # The job is a --pty job that echoes each byte at once; bench/cmd/attachlat
 # runs attach on a pty of its own, types ATTACH_KEYS (default 100) keys
 # ATTACH_GAP apart (default 100ms) and times each from its write to its
@@ -30,7 +32,11 @@ cleanup() {
 trap cleanup EXIT
 
 mkdir -p "$tmp/bin" "$tmp/ssh"
-go build -o "$tmp/bin/bgjob" ./cmd/bgjob
+if [ -n "${1:-}" ]; then
+	cp "$1" "$tmp/bin/bgjob"
+else
+	go build -o "$tmp/bin/bgjob" ./cmd/bgjob
+fi
 go build -o "$tmp/attachlat" ./bench/cmd/attachlat
 go build -o "$tmp/sshd" ./bench/cmd/sshd
 export PATH=$tmp/bin:$PATH SSH_AUTH_SOCK=

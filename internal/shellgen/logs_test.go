@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/testneed"
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/jobdir/jobdirtest"
 )
@@ -481,6 +482,55 @@ func TestWaitForScriptRuns(t *testing.T) {
 						t.Errorf("state %q, refusal %q; want %q, %q", state, refused, tt.state, tt.refused)
 					}
 				})
+			}
+		})
+	}
+}
+
+// TestLogsScriptFollowCallerGone: an interactive follow whose caller goes
+// away (its stdin closes: the session ended) ends, and its trigger with
+// it.
+func TestLogsScriptFollowCallerGone(t *testing.T) {
+	if !gnuTail() {
+		testneed.Missing(t, "no GNU tail: an interactive follow has no trigger here (.ci/run's Debian has coreutils)")
+	}
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			t.Parallel()
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running, Stdout: "before\n"})
+			script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: job.Meta.ID, Follow: true, Interactive: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := sh.command(t, "-c", script)
+			cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stdout = io.Discard
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			log := filepath.Join(job.Path, "stdout.log")
+			if !eventually(10*time.Second, func() bool { return len(readers(log)) > 0 }) {
+				stdin.Close()
+				cmd.Wait()
+				t.Fatal("the interactive follow never started its trigger (tail -f)")
+			}
+			stdin.Close()
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				t.Fatal("the follow went on after its caller went away")
+			}
+			if !eventually(5*time.Second, func() bool { return len(readers(log)) == 0 }) {
+				t.Errorf("processes left reading %s after the caller went away: %v", log, readers(log))
 			}
 		})
 	}

@@ -197,6 +197,19 @@ func TestContainerErrors(t *testing.T) {
 			if el := time.Since(start); el > 5*time.Second {
 				t.Errorf("took %s", el)
 			}
+			// --json: one document on stdout, the error, and no list
+			// before it.
+			for _, verb := range [][]string{{"ls"}, {"status"}, {"prune"}, {"stop", "--all"}, {"wait", "x"}} {
+				code, out, _ := bgjob(context.Background(), append(append([]string{"-H", tc.host}, verb...), "--json")...)
+				var doc struct {
+					Error string `json:"error"`
+					Kind  string `json:"kind"`
+				}
+				dec := json.NewDecoder(strings.NewReader(out))
+				if err := dec.Decode(&doc); code != 1 || err != nil || !strings.HasPrefix(doc.Error, tc.want) || dec.More() {
+					t.Errorf("%s --json: exit %d, stdout %q; want one document with the error %q", verb[0], code, out, tc.want)
+				}
+			}
 			if tc.env != "" {
 				return
 			}

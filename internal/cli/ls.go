@@ -68,7 +68,10 @@ func (a *app) list(ctx context.Context, o listOptions) error {
 			reached.Store(true)
 			return c.ListFunc(ctx, o.ListOptions, w.add)
 		})
-		if reached.Load() {
+		// A host that failed before any job was listed (a container
+		// host fails at its first script, not at Dial) prints the
+		// error's document alone, not an empty list before it.
+		if reached.Load() && (res[0].Err == nil || w.n > 0) {
 			if err := w.close(res[0].Value); err != nil {
 				return err
 			}

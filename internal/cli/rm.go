@@ -127,7 +127,10 @@ func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
 		}); err != nil {
 			return err
 		}
-	case reached.Load():
+	case reached.Load() && (res[0].Err == nil || len(res[0].Value)+len(stopped[""])+len(kept[""]) > 0):
+		// A host that failed before doing anything (a container host
+		// fails at its first script, not at Dial) prints the error's
+		// document alone.
 		if err := printJSON(a.stdout, pruneJSON{Jobs: nonNil(res[0].Value), Stopped: nonNil(stopped[""]), Kept: nonNil(kept[""])}); err != nil {
 			return err
 		}

@@ -116,17 +116,9 @@ func TestAttachPTY(t *testing.T) {
 	needTerminal(t)
 	t.Parallel()
 	bin := bgjobBinary(t)
-	for _, ssh := range []bool{false, true} {
-		name := "local"
-		if ssh {
-			name = "ssh"
-		}
-		t.Run(name, func(t *testing.T) {
-			flags := []string{"--root", t.TempDir()}
-			if ssh {
-				cfg := sshConfig(t, sshtest.Start(t))
-				flags = append(flags, "--ssh-config", cfg, "-H", "bgjob-test")
-			}
+	for _, tg := range localAndSSH(t) {
+		t.Run(tg.name, func(t *testing.T) {
+			flags := tg.flags
 			id := runJob(t, bin, flags, "--pty", "-n", "repl", "--", "python3", "-i", "-q")
 			m := newTmux(t, attachCmd(bin, flags, "repl"))
 			m.waitFor(">>>")
@@ -338,17 +330,9 @@ func TestTopAttach(t *testing.T) {
 	needTerminal(t)
 	t.Parallel()
 	bin := bgjobBinary(t)
-	for _, ssh := range []bool{false, true} {
-		name := "local"
-		if ssh {
-			name = "ssh"
-		}
-		t.Run(name, func(t *testing.T) {
-			flags := []string{"--root", t.TempDir()}
-			if ssh {
-				cfg := sshConfig(t, sshtest.Start(t))
-				flags = append(flags, "--ssh-config", cfg, "-H", "bgjob-test")
-			}
+	for _, tg := range localAndSSH(t) {
+		t.Run(tg.name, func(t *testing.T) {
+			flags := tg.flags
 			py := runJob(t, bin, flags, "--pty", "-n", "py", "--", "python3", "-i", "-q")
 			plain := runJob(t, bin, flags, "-n", "plain", "--", "sleep 600")
 			m := newTmux(t, topCmd(bin, flags, ""))

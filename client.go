@@ -130,9 +130,26 @@ func (c *Client) execCommits(ctx context.Context, script string, stdin io.Reader
 	if err != nil && xerr != nil && out.n.Load() == 0 && errors.Is(err, xerr) {
 		// The script wrote nothing: the runtime's error (a container
 		// that is not there, a daemon that does not answer) says it all.
-		return xerr
+		return whole{xerr}
 	}
 	return err
+}
+
+// whole is a runtime's error met before its script wrote anything (a
+// container that is not there, a daemon that does not answer): its
+// message names the host and says all, so a verb returns it as it is,
+// never under its own words (doing).
+type whole struct{ error }
+
+func (e whole) Unwrap() error { return e.error }
+
+// doing returns err under what the verb was doing, "starting job: …",
+// unless it is the runtime's own (whole), which says all.
+func doing(what string, err error) error {
+	if errors.As(err, new(whole)) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // countWriter counts the bytes written through it.

@@ -140,7 +140,7 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 			Refused: refused(func(err error) error { refErr = err; return nil }),
 		})
 		if err != nil {
-			return jobdir.Job{}, fmt.Errorf("starting job: %w", err)
+			return jobdir.Job{}, doing("starting job", err)
 		}
 		if errors.Is(refErr, ErrExists) && s.ID == "" && attempt < 3 {
 			continue
@@ -164,7 +164,7 @@ func (c *Client) resolveAfter(ctx context.Context, refs []string) ([]string, err
 	}
 	jobs, err := c.Status(ctx, refs...)
 	if err != nil {
-		return nil, fmt.Errorf("after: %w", err)
+		return nil, doing("after", err)
 	}
 	ids := make([]string, 0, len(jobs))
 	for _, j := range jobs {

@@ -210,6 +210,11 @@ func TestContainerErrors(t *testing.T) {
 					t.Errorf("%s --json: exit %d, stdout %q; want one document with the error %q", verb[0], code, out, tc.want)
 				}
 			}
+			// run on the host alone: the host's own line, not under
+			// "starting job: " (the library's words for a launch).
+			if code, _, errs := bgjob(context.Background(), "-H", tc.host, "run", "--", "true"); code != 1 || !strings.HasPrefix(errs, "bgjob: error: "+tc.want) || strings.Count(errs, "\n") != 1 {
+				t.Errorf("run: exit %d, stderr %q; want one line %q", code, errs, tc.want)
+			}
 			if tc.env != "" {
 				return
 			}
@@ -268,7 +273,13 @@ func TestContainerMCP(t *testing.T) {
 	if st.Host != c.Host() || code(st) != 3 || st.Output != "in container\n" {
 		t.Fatalf("job_start: %+v", st)
 	}
-	res := ts.callRaw(context.Background(), "job_list", map[string]any{"host": "docker://web"})
+	// A container that is not there: the host's own words, as the CLI
+	// prints them.
+	res := ts.callRaw(context.Background(), "job_start", map[string]any{"command": "true", "host": "docker://bgjob-test-none"})
+	if want := "docker://bgjob-test-none: no such container"; !res.IsError || !strings.Contains(resultText(res), want) || strings.Contains(resultText(res), "starting job") {
+		t.Errorf("job_start on an absent container: %q, want %q alone", resultText(res), want)
+	}
+	res = ts.callRaw(context.Background(), "job_list", map[string]any{"host": "docker://web"})
 	if !res.IsError || !strings.Contains(resultText(res), "not allowed") {
 		t.Fatalf("a host --allow-host does not allow: %q", resultText(res))
 	}

@@ -116,7 +116,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if a.json {
 		printErrorJSON(stdout, err)
 	}
-	fmt.Fprintf(stderr, "bgjob: error: %v\n", containerReason(err))
+	fmt.Fprintf(stderr, "bgjob: error: %v\n", err)
 	if code == 2 {
 		fmt.Fprintf(stderr, "bgjob: hint: %s\n", helpHint(failed))
 	}

@@ -28,15 +28,3 @@ func containerErrorKind(err error) string {
 	}
 	return ""
 }
-
-// containerReason returns the container host's own error when err wraps
-// one (a container absent or stopped, a daemon that cannot be reached:
-// found by the first script a verb runs, under the verb's wrapping), for
-// its message, which names the host and says all; else err.
-func containerReason(err error) error {
-	var ce *ctr.Error
-	if errors.As(err, &ce) {
-		return ce
-	}
-	return err
-}

@@ -56,7 +56,7 @@ type errorJSON struct {
 }
 
 func printErrorJSON(w io.Writer, err error) {
-	printJSON(w, errorJSON{Error: containerReason(err).Error(), Kind: errorKind(err)})
+	printJSON(w, errorJSON{Error: err.Error(), Kind: errorKind(err)})
 }
 
 // flagError is every command's answer to a flag it cannot parse: a usage

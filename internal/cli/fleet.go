@@ -247,7 +247,6 @@ func hostReason(host string, err error) string {
 	if errors.As(err, &he) && he.Host == host {
 		err = he.Err
 	}
-	err = containerReason(err)
 	msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "ssh "+host+": "), host+": ")
 	if bgjob.KindOf(err) == bgjob.KindNoAnswer {
 		msg += " (--host-timeout)"

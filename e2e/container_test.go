@@ -135,15 +135,20 @@ func TestContainerTrapStatus(t *testing.T) {
 	containerEngines(t, func(t *testing.T, d *containertest.Daemon) {
 		c := d.Run(t)
 		g := []string{"-H", c.Host()}
-		id := strings.TrimSpace(must(t, 0, append(g, "run", "-q", "--", `trap 'echo got TERM; exit 6' TERM; echo ready; sleep 300 & wait $!`)...))
-		must(t, 0, append(g, "wait", "--for", "^ready", "--timeout", "30s", id)...)
-		must(t, 0, append(g, "stop", "--grace", "20s", id)...)
-		must(t, 6, append(g, "wait", id)...)
-		if j := statusOf(t, g, id); j.Status != jobdir.StatusExited || j.LiveProcesses != 0 {
-			t.Errorf("after the stop: %+v, want exited 6, nothing left", j)
-		}
-		if out := must(t, 0, append(g, "logs", id)...); out != "ready\ngot TERM\n" {
-			t.Errorf("logs: %q", out)
+		const script = `trap 'echo got TERM; exit 6' TERM; echo ready; sleep 300 & wait $!`
+		// A script, and the same as words (sh -c …): busybox's ash
+		// names no file for its applets, sh included.
+		for _, command := range [][]string{{script}, {"sh", "-c", script}} {
+			id := strings.TrimSpace(must(t, 0, append(append(g, "run", "-q", "--"), command...)...))
+			must(t, 0, append(g, "wait", "--for", "^ready", "--timeout", "30s", id)...)
+			must(t, 0, append(g, "stop", "--grace", "20s", id)...)
+			must(t, 6, append(g, "wait", id)...)
+			if j := statusOf(t, g, id); j.Status != jobdir.StatusExited || j.LiveProcesses != 0 {
+				t.Errorf("%q after the stop: %+v, want exited 6, nothing left", command, j)
+			}
+			if out := must(t, 0, append(g, "logs", id)...); out != "ready\ngot TERM\n" {
+				t.Errorf("%q logs: %q", command, out)
+			}
 		}
 	})
 }

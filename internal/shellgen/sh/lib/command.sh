@@ -49,5 +49,9 @@ bg_command() {
 	# the status the script's own trap gives.
 	[ "$bg_argc" -gt 0 ] || exec "$@"
 	case $(command -v -- "$1" 2>/dev/null) in */*) exec "$@" ;; esac
+	# Nor does it name a file for its other applets (sh -c …, sleep):
+	# command -V says "NAME is NAME" for those, and names a builtin, which
+	# exec cannot run, otherwise.
+	case $(command -V -- "$1" 2>/dev/null) in "$1 is $1") exec "$@" ;; esac
 	command "$@"
 }

@@ -51,11 +51,12 @@ type LogOptions struct {
 	// Follow keeps printing what is appended until the job ends.
 	Follow bool
 	// Interactive, with Follow, is for a reader who types into the job
-	// and wants the echo at once (attach): on a host reached by a script
-	// the follow looks again as soon as a log grows, where the host has
-	// GNU tail (which watches the logs with inotify), and every second
-	// besides, rather than every tenth of a second. A follow on this
-	// machine wakes on a write either way.
+	// and wants the echo at once (attach). On a host reached by a script
+	// a follow looks as soon as a log grows, where the host has GNU tail
+	// (which watches the logs with inotify), and every second besides,
+	// else every tenth of a second; an interactive one at most 20 ms
+	// after a write, another within 200 ms, at most five looks a second.
+	// A follow on this machine wakes on a write either way.
 	Interactive bool
 	// MaxBytes, when positive, returns at most this many bytes of log
 	// data, all streams together (0: no cap; see DefaultMaxBytes). A range

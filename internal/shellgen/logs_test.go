@@ -287,8 +287,8 @@ func TestLogsScriptCommit(t *testing.T) {
 
 // TestLogsScriptFollow follows the log of a running job while it grows
 // and ends, and checks that the chunks are contiguous and complete; an
-// interactive follow (attach's) the same, and it leaves no process of
-// its trigger behind.
+// interactive follow (attach's) the same. Either is woken by its trigger
+// (tail -f) where tail is GNU's, and leaves no process of it behind.
 func TestLogsScriptFollow(t *testing.T) {
 	for _, sh := range allShells {
 		for _, interactive := range []bool{false, true} {
@@ -383,10 +383,10 @@ func testLogsScriptFollow(t *testing.T, sh shell, interactive bool) {
 	if all.String() != want || jobs != 2 {
 		t.Errorf("followed %q in %d chunks with %d observations, want %q with 2", all.String(), len(got), jobs, want)
 	}
-	// Only GNU tail (the tail on PATH, whichever the shell) wakes an
-	// interactive follow.
-	if gnu := gnuTail(); woken != (interactive && gnu) {
-		t.Errorf("trigger seen: %v, want %v (interactive %v, GNU tail %v)", woken, interactive && gnu, interactive, gnu)
+	// Only GNU tail (the tail on PATH, whichever the shell) wakes a
+	// follow.
+	if gnu := gnuTail(); woken != gnu {
+		t.Errorf("trigger seen: %v, want %v (GNU tail)", woken, gnu)
 	}
 	stdin.Close()
 	cmd.Wait()
@@ -487,50 +487,121 @@ func TestWaitForScriptRuns(t *testing.T) {
 	}
 }
 
-// TestLogsScriptFollowCallerGone: an interactive follow whose caller goes
-// away (its stdin closes: the session ended) ends, and its trigger with
-// it.
+// TestLogsScriptFollowCallerGone: a follow, or a wait --for, whose caller
+// goes away (its stdin closes: the session ended) ends, and its trigger
+// with it.
 func TestLogsScriptFollowCallerGone(t *testing.T) {
 	if !gnuTail() {
-		testneed.Missing(t, "no GNU tail: an interactive follow has no trigger here (.ci/run's Debian has coreutils)")
+		testneed.Missing(t, "no GNU tail: a follow has no trigger here (.ci/run's Debian has coreutils)")
 	}
+	for _, sh := range allShells {
+		for _, what := range []string{"follow", "interactive", "wait for"} {
+			t.Run(sh.name+"/"+what, func(t *testing.T) { testFollowCallerGone(t, sh, what) })
+		}
+	}
+}
+
+func testFollowCallerGone(t *testing.T, sh shell, what string) {
+	sh.path(t)
+	t.Parallel()
+	root := filepath.Join(t.TempDir(), "root")
+	job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running, Stdout: "before\n"})
+	target := shellgen.Target{Root: root, Workspace: "w"}
+	var (
+		script string
+		err    error
+	)
+	switch what {
+	case "wait for":
+		script, err = shellgen.WaitForScript(target, shellgen.WaitFor{Ref: job.Meta.ID, Pattern: "never", Timeout: time.Minute})
+	default:
+		script, err = shellgen.LogsScript(target, shellgen.Logs{Ref: job.Meta.ID, Follow: true, Interactive: what == "interactive"})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := sh.command(t, "-c", script)
+	cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(job.Path, "stdout.log")
+	if !eventually(10*time.Second, func() bool { return len(readers(log)) > 0 }) {
+		stdin.Close()
+		cmd.Wait()
+		t.Fatalf("the %s never started its trigger (tail -f)", what)
+	}
+	stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("the %s went on after its caller went away", what)
+	}
+	if !eventually(5*time.Second, func() bool { return len(readers(log)) == 0 }) {
+		t.Errorf("processes left reading %s after the caller went away: %v", log, readers(log))
+	}
+}
+
+// TestWaitForScriptWakes: a wait --for on a running job finds a line
+// written after it began, woken by its trigger (tail -f) where tail is
+// GNU's, and leaves no process of it behind.
+func TestWaitForScriptWakes(t *testing.T) {
 	for _, sh := range allShells {
 		t.Run(sh.name, func(t *testing.T) {
 			sh.path(t)
 			t.Parallel()
 			root := filepath.Join(t.TempDir(), "root")
 			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running, Stdout: "before\n"})
-			script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: job.Meta.ID, Follow: true, Interactive: true})
+			script, err := shellgen.WaitForScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.WaitFor{Ref: job.Meta.ID, Pattern: "^READY", Timeout: time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}
 			cmd := sh.command(t, "-c", script)
 			cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
-			stdin, err := cmd.StdinPipe()
+			stdin, err := cmd.StdinPipe() // open while it waits: its caller is there
 			if err != nil {
 				t.Fatal(err)
 			}
-			cmd.Stdout = io.Discard
+			defer stdin.Close()
+			var out bytes.Buffer
+			cmd.Stdout = &out
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
 			log := filepath.Join(job.Path, "stdout.log")
-			if !eventually(10*time.Second, func() bool { return len(readers(log)) > 0 }) {
-				stdin.Close()
-				cmd.Wait()
-				t.Fatal("the interactive follow never started its trigger (tail -f)")
+			if gnu := gnuTail(); !eventually(10*time.Second, func() bool { return (len(readers(log)) > 0) == gnu }) {
+				t.Errorf("trigger seen: %v, want %v (GNU tail)", !gnu, gnu)
 			}
-			stdin.Close()
+			f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString("not yet\nREADY at last\n")
+			f.Close()
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
 			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(30 * time.Second):
 				cmd.Process.Kill()
-				t.Fatal("the follow went on after its caller went away")
+				t.Fatal("the wait did not see the line")
+			}
+			if !strings.Contains(out.String(), "READY at last\n") || strings.Contains(out.String(), "W\t") {
+				t.Errorf("output %q: want the matching line and no W record", out.String())
 			}
 			if !eventually(5*time.Second, func() bool { return len(readers(log)) == 0 }) {
-				t.Errorf("processes left reading %s after the caller went away: %v", log, readers(log))
+				t.Errorf("processes left reading %s after the wait: %v", log, readers(log))
 			}
 		})
 	}

@@ -471,7 +471,21 @@ func WaitForScript(t Target, w WaitFor) (string, error) {
 		c.setInt("bg_from_stderr", max(w.Offsets["stderr"], 0))
 		c.setInt("bg_limit", millis(w.Timeout))
 		c.setBool("bg_once", w.Once)
+		c.setInt("bg_ffloor", int64(followFloor(false)/time.Millisecond))
 	})
+}
+
+// followFloor is the least time between two looks of a follow or of wait
+// --for at a log that grows, where the host has GNU tail to wake them
+// when it does: a reader who types into the job (Logs.Interactive) sees
+// its echo within 20 ms; any other within 200 ms, at most five looks a
+// second however fast the job writes, each of which starts processes on
+// the host.
+func followFloor(interactive bool) time.Duration {
+	if interactive {
+		return 20 * time.Millisecond
+	}
+	return 200 * time.Millisecond
 }
 
 // Logs selects what LogsScript prints.
@@ -494,9 +508,10 @@ type Logs struct {
 	Reader     string
 	// Follow keeps printing what is appended until the job ends.
 	Follow bool
-	// Interactive, with Follow, looks again as soon as a log grows (at
-	// most every 20 ms) and every second besides, where the host has GNU
-	// tail and mkfifo; elsewhere, and without it, every tenth of a second.
+	// Interactive, with Follow, looks again at most 20 ms after a log
+	// grows, where another follow waits 200 ms (followFloor). A follow
+	// looks as soon as a log grows and every second besides where the
+	// host has GNU tail and mkfifo, else every tenth of a second.
 	Interactive bool
 	// MaxBytes, when positive, bounds the bytes of the ranges of all
 	// streams together: a range that would be longer is cut (Tail and
@@ -565,7 +580,7 @@ func LogsScript(t Target, l Logs) (string, error) {
 		c.setInt("bg_from_stderr", max(l.Offsets["stderr"], 0))
 		c.set("bg_reader", l.Reader)
 		c.setBool("bg_follow", l.Follow)
-		c.setBool("bg_fwake", l.Follow && l.Interactive)
+		c.setInt("bg_ffloor", int64(followFloor(l.Interactive)/time.Millisecond))
 		c.setInt("bg_max", max(l.MaxBytes, 0))
 		commit := func(st string) int64 {
 			if off, ok := l.Commit[st]; ok && off >= 0 && l.CommitJob != "" {

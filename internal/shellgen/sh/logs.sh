@@ -14,8 +14,9 @@
 # after its bytes says so. With
 # bg_follow=1 it goes on printing what is appended until the job has ended
 # and the last bytes are out, then prints the observation again: it looks
-# every tenth of a second, or with bg_fwake=1 as soon as a log grows and
-# every second (bg_wakeup).
+# as soon as a log grows, at most every bg_ffloor milliseconds, and every
+# second, where the host has GNU tail (bg_wakeup); else every tenth of a
+# second.
 #
 # New never moves the cursor over what it sends: the reader reports on
 # stdin, in lines "STREAM OFFSET", how far the bytes reached their own

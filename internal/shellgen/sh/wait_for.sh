@@ -12,7 +12,9 @@
 # looking once: F records with the offset each log was read to and W
 # pending (the caller's trigger runs it again from there). When its stdin
 # closes it ends at once, printing nothing more, and so does every process
-# it started, a slow grep too (bg_watchin).
+# it started, a slow grep too (bg_watchin). It looks again as soon as a log
+# grows, at most every bg_ffloor milliseconds, and every second, where the
+# host has GNU tail (bg_wakeup); else every tenth of a second.
 bg_readroot
 bg_find "$bg_ws" "$bg_ref" || bg_err "$bg_fk" "$bg_ref"
 # grep exits 2 on an expression it cannot compile.
@@ -24,9 +26,10 @@ bg_ga=-E
 if printf 'x\n' | grep -a x >/dev/null 2>&1; then bg_ga=-aE; fi
 bg_tty=0
 bg_ispty "$bg_d" && bg_tty=1
-bg_dl=
+bg_dl= bg_wt=
 if [ "$bg_once" != 1 ]; then
 	bg_watchin
+	bg_wakeup
 	[ "$bg_limit" -eq 0 ] || bg_deadline "$bg_limit"
 fi
 # bg_untty: the bytes as matched, without the CRs of a PTY job.
@@ -40,14 +43,18 @@ while :; do
 	bg_ended=1
 	bg_running "$bg_d" && bg_ended=0
 	bg_live=$((1 - bg_ended))
+	bg_fsizes
 	for bg_st in $bg_streams; do
 		bg_f=$bg_d/$bg_st.log
-		eval "bg_from=\$bg_from_$bg_st"
-		bg_sz=$(wc -c <"$bg_f")
+		eval "bg_from=\$bg_from_$bg_st bg_sz=\$bg_sz_$bg_st"
 		if bg_line "$bg_d/$bg_st.dropped" && [ "${bg_l:-0}" -gt "$bg_from" ]; then bg_from=$bg_l; fi
 		[ "$bg_sz" -gt "$bg_from" ] || continue
 		bg_to=$bg_sz
-		if [ "$bg_ended" = 0 ]; then
+		# While the job runs only whole lines are matched: the range ends
+		# after its last newline, found only when it does not end in one.
+		bg_c=10
+		[ "$bg_ended" = 1 ] || bg_c=$(tail -c +"$bg_sz" "$bg_f" | head -c 1 | od -An -tu1)
+		if [ "$bg_ended" = 0 ] && [ $((${bg_c:-0} + 0)) != 10 ]; then
 			bg_ln=$(tail -c +$((bg_from + 1)) "$bg_f" | head -c $((bg_sz - bg_from)) | wc -l)
 			bg_to=$((bg_from + $(tail -c +$((bg_from + 1)) "$bg_f" | head -n "$bg_ln" | wc -c)))
 		fi
@@ -104,9 +111,12 @@ while :; do
 		break
 	fi
 	bg_present
-	bg_dlnap
+	bg_fnap
 done
-[ "$bg_once" = 1 ] || bg_unwatch
+if [ "$bg_once" != 1 ]; then
+	bg_unwatch
+	bg_wakedown
+fi
 [ "$bg_state" = match ] || printf 'W\t%s\n' "$bg_state"
 # The job as the wait left it; its processes are not counted (nothing
 # shows them here).

@@ -193,17 +193,15 @@ bg_escend() {
 	bg_to=$((bg_to - ${bg_k:-0}))
 }
 
-# bg_wakeup: with bg_fwake=1 (an interactive follow: attach's), start the
-# trigger that ends bg_fnap as soon as a log grows: GNU tail -f (which
-# watches with inotify) copies what is appended to the logs, and a ticker
-# a newline every second, into a pipe this shell reads (fd 7). The pipe is
+# bg_wakeup: where the host has GNU tail and mkfifo, start the trigger
+# that ends bg_fnap as soon as a log grows: GNU tail -f (which watches
+# with inotify) copies what is appended to the logs, and a ticker a
+# newline every second, into a pipe this shell reads (fd 7). The pipe is
 # a FIFO made, opened and removed at once; its writers hold its writing end
 # only, so once this shell is gone the ticker (which looks every second)
-# ends tail and itself. Without GNU tail or mkfifo the follow naps as any
-# follow does.
+# ends tail and itself. Elsewhere bg_fnap naps a tenth of a second.
 bg_wakeup() {
 	bg_wt=
-	[ "${bg_fwake-0}" = 1 ] || return 0
 	case $(tail --version 2>/dev/null) in *GNU*) ;; *) return 0 ;; esac
 	bg_wf=${TMPDIR:-/tmp}/bgjob-wake.$$
 	mkfifo -m 600 "$bg_wf" 2>/dev/null || return 0
@@ -224,16 +222,22 @@ bg_wakeup() {
 	exec 5>&-
 }
 
-# bg_fnap: the nap of a follow between its looks: after bg_wakeup, until a
-# log grows or a second passes, but at least 20 ms (at most 50 looks a
-# second however fast the job writes); else bg_nap.
+# bg_fnap: the nap of a follow, or of wait --for, between its looks: after
+# bg_wakeup, until a log grows or a second passes, but at least bg_ffloor
+# milliseconds (attach's 20, at most 50 looks a second however fast the
+# job writes; else 200, at most 5); without the trigger a tenth of a
+# second. The clock of a wait (bg_deadline) ends it early.
 bg_fnap() {
 	if [ -z "$bg_wt" ]; then
-		bg_nap
+		bg_dlnap
 		return
 	fi
-	bg_nap 20
-	dd bs=65536 count=1 of=/dev/null <&7 2>/dev/null
+	bg_dlnap "${bg_ffloor:-200}"
+	[ -z "${bg_dlup-}" ] || return 0
+	dd bs=65536 count=1 of=/dev/null <&7 2>/dev/null &
+	bg_fw=$!
+	[ -n "${bg_dlup-}" ] || wait "$bg_fw"
+	kill "$bg_fw" 2>/dev/null
 }
 
 # bg_wakedown: end the trigger of bg_wakeup.

@@ -62,7 +62,7 @@ bg_intime() {
 bg_dlnap() {
 	bg_nap "${1:-100}" >/dev/null 2>&1 &
 	bg_dln=$!
-	[ -n "$bg_dlup" ] || wait "$bg_dln"
+	[ -n "${bg_dlup-}" ] || wait "$bg_dln"
 	kill "$bg_dln" 2>/dev/null
 }
 

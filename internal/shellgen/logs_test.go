@@ -403,13 +403,13 @@ func gnuTail() bool {
 }
 
 // readers returns the processes that follow file: whose command line
-// names it after -f (tail -f).
+// names it after -f or -F (tail -f, tail -F).
 func readers(file string) []string {
 	var found []string
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(b, []byte(file)) && bytes.Contains(b, []byte("\x00-f\x00")) {
+		if err == nil && bytes.Contains(b, []byte(file)) && (bytes.Contains(b, []byte("\x00-f\x00")) || bytes.Contains(b, []byte("\x00-F\x00"))) {
 			found = append(found, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
 		}
 	}
@@ -602,6 +602,58 @@ func TestWaitForScriptWakes(t *testing.T) {
 			}
 			if !eventually(5*time.Second, func() bool { return len(readers(log)) == 0 }) {
 				t.Errorf("processes left reading %s after the wait: %v", log, readers(log))
+			}
+		})
+	}
+}
+
+// TestWaitScriptWakes: a wait on a running job sees it end, woken by its
+// trigger (tail -F on exit_code) where tail is GNU's, and leaves no
+// process of it behind.
+func TestWaitScriptWakes(t *testing.T) {
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			t.Parallel()
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running})
+			script, err := shellgen.WaitScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Wait{Refs: []string{job.Meta.ID}, Timeout: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := sh.command(t, "-c", script)
+			cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+			stdin, err := cmd.StdinPipe() // open while it waits: its caller is there
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdin.Close()
+			var out bytes.Buffer
+			cmd.Stdout = &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			code := filepath.Join(job.Path, "exit_code")
+			if gnu := gnuTail(); !eventually(10*time.Second, func() bool { return (len(readers(code)) > 0) == gnu }) {
+				t.Errorf("trigger seen: %v, want %v (GNU tail)", !gnu, gnu)
+			}
+			job.End(t, 7)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				t.Fatal("the wait did not see the job end")
+			}
+			if !strings.Contains(out.String(), "\nJ\t") || strings.Contains(out.String(), "W\t") {
+				t.Errorf("output %q: want the job's observation and no W record", out.String())
+			}
+			if !eventually(5*time.Second, func() bool { return len(readers(code)) == 0 }) {
+				t.Errorf("processes left following %s after the wait: %v", code, readers(code))
 			}
 		})
 	}

@@ -415,14 +415,17 @@ type Wait struct {
 	Once bool
 }
 
-// WaitScript returns the script that waits, polling on the host, until the
-// jobs have ended (exit_code written or wrapper gone), then prints their
-// observations. It ends early, printing nothing more, when its stdin closes.
+// WaitScript returns the script that waits on the host until the jobs
+// have ended (exit_code written or wrapper gone), then prints their
+// observations. It looks when an exit_code appears and every second where
+// the host has GNU tail, else every tenth of a second. It ends early,
+// printing nothing more, when its stdin closes.
 func WaitScript(t Target, w Wait) (string, error) {
 	return t.refScript("wait.sh", w.Refs, func(c *config) {
 		c.setBool("bg_any", w.Any)
 		c.setInt("bg_limit", millis(w.Timeout))
 		c.setBool("bg_once", w.Once)
+		c.setInt("bg_ffloor", int64(followFloor(false)/time.Millisecond))
 	})
 }
 
@@ -475,9 +478,9 @@ func WaitForScript(t Target, w WaitFor) (string, error) {
 	})
 }
 
-// followFloor is the least time between two looks of a follow or of wait
-// --for at a log that grows, where the host has GNU tail to wake them
-// when it does: a reader who types into the job (Logs.Interactive) sees
+// followFloor is the least time between two looks of a follow, of wait
+// --for at a log that grows, or of a wait, where the host has GNU tail to
+// wake them: a reader who types into the job (Logs.Interactive) sees
 // its echo within 20 ms; any other within 200 ms, at most five looks a
 // second however fast the job writes, each of which starts processes on
 // the host.

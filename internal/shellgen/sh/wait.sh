@@ -20,9 +20,20 @@ set -- $bg_dirs
 IFS=' 	
 '
 set +f
-bg_dl=
+# bg_wakeexit DIR...: bg_wakeup by name on the exit_code of each DIR: a
+# wait looks when one appears, and every second (a job whose wrapper died
+# writes none).
+bg_wakeexit() {
+	for bg_x in "$@"; do
+		set -- "$@" "$bg_x/exit_code"
+		shift
+	done
+	bg_wakeup -F "$@"
+}
+bg_dl= bg_wt=
 if [ "$bg_once" != 1 ]; then
 	bg_watchin
+	bg_wakeexit "$@"
 	[ "$bg_limit" -eq 0 ] || bg_deadline "$bg_limit"
 fi
 while :; do
@@ -41,9 +52,12 @@ while :; do
 		break
 	fi
 	bg_present
-	bg_dlnap
+	bg_fnap
 done
-[ "$bg_once" = 1 ] || bg_unwatch
+if [ "$bg_once" != 1 ]; then
+	bg_unwatch
+	bg_wakedown
+fi
 for bg_x in "$@"; do bg_obs "$bg_x"; done
 # Record the ended jobs seen without processes (bg_leftovers).
 bg_leftovers

@@ -29,7 +29,7 @@ bg_ispty "$bg_d" && bg_tty=1
 bg_dl= bg_wt=
 if [ "$bg_once" != 1 ]; then
 	bg_watchin
-	bg_wakeup
+	bg_wakeup -f "$bg_d/stdout.log" "$bg_d/stderr.log"
 	[ "$bg_limit" -eq 0 ] || bg_deadline "$bg_limit"
 fi
 # bg_untty: the bytes as matched, without the CRs of a PTY job.

@@ -193,13 +193,14 @@ bg_escend() {
 	bg_to=$((bg_to - ${bg_k:-0}))
 }
 
-# bg_wakeup: where the host has GNU tail and mkfifo, start the trigger
-# that ends bg_fnap as soon as a log grows: GNU tail -f (which watches
-# with inotify) copies what is appended to the logs, and a ticker a
-# newline every second, into a pipe this shell reads (fd 7). The pipe is
-# a FIFO made, opened and removed at once; its writers hold its writing end
-# only, so once this shell is gone the ticker (which looks every second)
-# ends tail and itself. Elsewhere bg_fnap naps a tenth of a second.
+# bg_wakeup -f|-F FILE...: where the host has GNU tail and mkfifo, start
+# the trigger that ends bg_fnap as soon as one of FILEs grows (-f: the
+# logs) or appears (-F, by name: an exit_code): GNU tail (which watches
+# with inotify) copies what is appended, and a ticker a newline every
+# second, into a pipe this shell reads (fd 7). The pipe is a FIFO made,
+# opened and removed at once; its writers hold its writing end only, so
+# once this shell is gone the ticker (which looks every second) ends tail
+# and itself. Elsewhere bg_fnap naps a tenth of a second.
 bg_wakeup() {
 	bg_wt=
 	case $(tail --version 2>/dev/null) in *GNU*) ;; *) return 0 ;; esac
@@ -211,7 +212,7 @@ bg_wakeup() {
 	exec 6<>"$bg_wf" 7<"$bg_wf" 5>"$bg_wf"
 	exec 6<&-
 	rm -f "$bg_wf"
-	tail -q -c 0 -s 0.1 -f "$bg_d/stdout.log" "$bg_d/stderr.log" >&5 2>/dev/null 5>&- 7<&- &
+	tail -q -c 0 -s 0.1 "$@" >&5 2>/dev/null 5>&- 7<&- &
 	bg_wt=$!
 	(
 		trap '' PIPE
@@ -222,7 +223,7 @@ bg_wakeup() {
 	exec 5>&-
 }
 
-# bg_fnap: the nap of a follow, or of wait --for, between its looks: after
+# bg_fnap: the nap of a follow, or of a wait, between its looks: after
 # bg_wakeup, until a log grows or a second passes, but at least bg_ffloor
 # milliseconds (attach's 20, at most 50 looks a second however fast the
 # job writes; else 200, at most 5); without the trigger a tenth of a

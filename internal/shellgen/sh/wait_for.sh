@@ -32,9 +32,14 @@ if [ "$bg_once" != 1 ]; then
 	bg_wakeup -f "$bg_d/stdout.log" "$bg_d/stderr.log"
 	[ "$bg_limit" -eq 0 ] || bg_deadline "$bg_limit"
 fi
-# bg_untty: the bytes as matched, without the CRs of a PTY job.
-bg_untty() {
-	if [ "$bg_tty" = 1 ]; then tr -d '\r'; else cat; fi
+# bg_matched FROM COUNT: the bytes of bg_f as matched, without the CRs of
+# a PTY job.
+bg_matched() {
+	if [ "$bg_tty" = 1 ]; then
+		bg_range "$bg_f" "$1" "$2" | tr -d '\r'
+	else
+		bg_range "$bg_f" "$1" "$2"
+	fi
 }
 bg_state=
 while :; do
@@ -53,7 +58,7 @@ while :; do
 		# While the job runs only whole lines are matched: the range ends
 		# after its last newline, found only when it does not end in one.
 		bg_c=10
-		[ "$bg_ended" = 1 ] || bg_c=$(tail -c +"$bg_sz" "$bg_f" | head -c 1 | od -An -tu1)
+		[ "$bg_ended" = 1 ] || bg_c=$(bg_range "$bg_f" $((bg_sz - 1)) 1 | od -An -tu1)
 		if [ "$bg_ended" = 0 ] && [ $((${bg_c:-0} + 0)) != 10 ]; then
 			bg_ln=$(tail -c +$((bg_from + 1)) "$bg_f" | head -c $((bg_sz - bg_from)) | wc -l)
 			bg_to=$((bg_from + $(tail -c +$((bg_from + 1)) "$bg_f" | head -n "$bg_ln" | wc -c)))
@@ -62,7 +67,7 @@ while :; do
 		bg_mt=$bg_to
 		[ "$bg_tty" = 0 ] || bg_mt=$bg_sz
 		[ "$bg_mt" -gt "$bg_from" ] || continue
-		bg_m=$(tail -c +$((bg_from + 1)) "$bg_f" | head -c $((bg_mt - bg_from)) | bg_untty | LC_ALL=C grep -n "$bg_ga" -e "$bg_re" | head -n 1 | cut -d: -f1)
+		bg_m=$(bg_matched "$bg_from" $((bg_mt - bg_from)) | LC_ALL=C grep -n "$bg_ga" -e "$bg_re" | head -n 1 | cut -d: -f1)
 		if [ -n "$bg_m" ]; then
 			bg_s=$((bg_from + $(tail -c +$((bg_from + 1)) "$bg_f" | head -n $((bg_m - 1)) | wc -c)))
 			bg_e=$((bg_from + $(tail -c +$((bg_from + 1)) "$bg_f" | head -n "$bg_m" | wc -c)))

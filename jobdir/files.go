@@ -18,8 +18,9 @@ const (
 )
 
 // EndedAtLayout is the time layout of ended_at and of meta.json's
-// host_started_at (always UTC, to the millisecond). Where the host's
-// date(1) has no %N the wrapper writes whole seconds
+// host_started_at (always UTC, to the millisecond). Where neither the
+// wrapper's shell has EPOCHREALTIME nor the host's date(1) has %N (BSD;
+// busybox before this version) the wrapper writes whole seconds
 // ("2006-01-02T15:04:05Z"); readers take both (RFC 3339).
 const EndedAtLayout = "2006-01-02T15:04:05.000Z"
 

@@ -8,3 +8,6 @@ func RecordFields() map[Kind]int {
 	}
 	return m
 }
+
+// LibFunc returns the text of the library function name ("" if none).
+func LibFunc(name string) string { return library().text[name] }

@@ -2,14 +2,32 @@
 # before it sets bg_root (may be empty: the host's default) and
 # bg_workspace (may be empty: no workspace, e.g. list --all-workspaces).
 # bgjob's files are private; the launcher keeps the caller's umask
-# (bg_umask) for the command.
-if [ "${bg_keepumask-}" = 1 ]; then bg_umask=$(umask); fi
+# (bg_umask) for the command. It and the uid of the default root come
+# from /proc/PID/status (its Umask line is Linux 4.7's), read up to the
+# Uid line, not from $(umask) and $(id -u): each a fork.
+bg_bu= bg_bi=
+if [ "${bg_keepumask-}" = 1 ] || [ -z "$bg_root" ]; then
+	if [ -r /proc/$$/status ]; then
+		while IFS= read -r bg_bl; do
+			case $bg_bl in
+			Umask:*) bg_bu=${bg_bl#Umask:} bg_bu=${bg_bu#"${bg_bu%%[0-7]*}"} ;;
+			Uid:*)
+				# Real, effective, saved, file system: id -u is the effective.
+				bg_bi=${bg_bl#Uid:} bg_bi=${bg_bi#"${bg_bi%%[0-9]*}"}
+				bg_bi=${bg_bi#*[!0-9]} bg_bi=${bg_bi#"${bg_bi%%[0-9]*}"} bg_bi=${bg_bi%%[!0-9]*}
+				break
+				;;
+			esac
+		done </proc/$$/status 2>/dev/null
+	fi
+	if [ "${bg_keepumask-}" = 1 ]; then bg_umask=${bg_bu:-$(umask)}; fi
+fi
 umask 077
 # What this script starts is not a process of the job that may have run
 # bgjob (the wrapper exports these into the job's environment).
 unset BGJOB_JOB_ID BGJOB_JOB_DIR
 printf '\n@@bgjob-begin@@\n'
-[ -n "$bg_root" ] || bg_root=/tmp/bgjob-$(id -u)
+[ -n "$bg_root" ] || bg_root=/tmp/bgjob-${bg_bi:-$(id -u)}
 bg_nl='
 '
 bg_tab='	'

@@ -27,6 +27,11 @@ if [ -n "$bg_name" ]; then
 	[ -d "$bg_ws/.names" ] || mkdir "$bg_ws/.names" 2>/dev/null
 	printf '%s\n' "$bg_id" >"$bg_ws/.names/$bg_name" 2>/dev/null
 fi
+# Which setsid runs: command -v names a shell's own (busybox ash runs its
+# applets) without a path, and it has no -f (below). The answer goes to
+# job.sh, which the wrapper overwrites next: read back without a fork.
+bg_ss=
+if command -v setsid >"$bg_d/job.sh" 2>/dev/null; then IFS= read -r bg_ss <"$bg_d/job.sh"; fi
 # The status records are made now, while there is room: at the end the
 # wrapper overwrites them in place, so a job that fills the disk still
 # records how it ended, and so does a stop (stop.tmp) on a full disk.
@@ -52,8 +57,11 @@ fi
 # second, which, a group leader, forks: its parent exits at once, its
 # child starts the wrapper's session. The wrapper prints
 # its pid once its traps are set (from then on a signal to the group
-# cannot kill it) and closes the pipe, which is what we wait for.
-if bg_w=$(setsid -f /bin/sh "$bg_d/job.sh" run "$bg_umask" </dev/null 2>/dev/null); then
+# cannot kill it) and closes the pipe, which is what we wait for. A
+# setsid known to lack -f is not tried with it: a process less.
+bg_sf=1
+case $bg_ss in */* | '') ;; *) bg_sf= ;; esac
+if [ -n "$bg_sf" ] && bg_w=$(setsid -f /bin/sh "$bg_d/job.sh" run "$bg_umask" </dev/null 2>/dev/null); then
 	:
 elif command -v setsid >/dev/null 2>&1; then
 	bg_w=$(setsid setsid /bin/sh "$bg_d/job.sh" run "$bg_umask" </dev/null 2>/dev/null)

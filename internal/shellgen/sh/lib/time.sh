@@ -105,13 +105,32 @@ bg_epoch() {
 }
 
 # bg_stamp: set bg_ts to the host's clock as ended_at holds it: UTC,
-# YYYY-mm-ddTHH:MM:SS.fffZ (milliseconds, as started_at) where date(1)
-# knows %N, else to the second (busybox and BSD dates print it as it
-# is); fail, bg_ts "", when date prints no time at all.
+# YYYY-mm-ddTHH:MM:SS.fffZ (milliseconds, as started_at) from the shell's
+# EPOCHREALTIME (bash 5, busybox ash: no process started) or date(1)
+# where it knows %N, else to the second (busybox and BSD dates print it
+# as it is); fail, bg_ts "", when date prints no time at all. A shell's
+# EPOCHREALTIME ignores an assignment; one that takes it (dash) had a
+# plain variable from the environment, which is put back.
 bg_stamp() {
-	bg_ts=$(date -u '+%Y-%m-%dT%H:%M:%S.%N' 2>/dev/null) || bg_ts=
-	bg_tf=${bg_ts#*.}
-	bg_ts=${bg_ts%%.*}
+	bg_ts= bg_tf=
+	if [ -n "${EPOCHREALTIME-}" ]; then
+		bg_ts=$EPOCHREALTIME
+		EPOCHREALTIME=
+		if [ -n "$EPOCHREALTIME" ]; then
+			bg_ts=$EPOCHREALTIME
+			bg_tf=${bg_ts#*[.,]}
+			bg_ts=${bg_ts%%[.,]*}
+			case $bg_ts in '' | *[!0-9]*) bg_ts= ;; *) bg_civil "$bg_ts" ;; esac
+		else
+			EPOCHREALTIME=$bg_ts
+			bg_ts=
+		fi
+	fi
+	if [ -z "$bg_ts" ]; then
+		bg_ts=$(date -u '+%Y-%m-%dT%H:%M:%S.%N' 2>/dev/null) || bg_ts=
+		bg_tf=${bg_ts#*.}
+		bg_ts=${bg_ts%%.*}
+	fi
 	case $bg_ts in
 	[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]) ;;
 	*)
@@ -123,6 +142,25 @@ bg_stamp() {
 	[0-9][0-9][0-9]*) case $bg_tf in *[!0-9]*) ;; *) bg_ts=$bg_ts.${bg_tf%"${bg_tf#???}"} ;; esac ;;
 	esac
 	bg_ts=${bg_ts}Z
+}
+
+# bg_civil SECONDS: set bg_ts to SECONDS since 1970 as a UTC date,
+# YYYY-mm-ddTHH:MM:SS (the inverse of bg_epoch; the days to a date as in
+# Howard Hinnant's civil_from_days).
+bg_civil() {
+	bg_cz=$(($1 / 86400 + 719468))
+	bg_cs=$(($1 % 86400))
+	bg_cera=$((bg_cz / 146097))
+	bg_cdoe=$((bg_cz - bg_cera * 146097))
+	bg_cyoe=$(((bg_cdoe - bg_cdoe / 1460 + bg_cdoe / 36524 - bg_cdoe / 146096) / 365))
+	bg_cdoy=$((bg_cdoe - (365 * bg_cyoe + bg_cyoe / 4 - bg_cyoe / 100)))
+	bg_cmp=$(((5 * bg_cdoy + 2) / 153))
+	bg_cd=$((100 + bg_cdoy - (153 * bg_cmp + 2) / 5 + 1))
+	if [ "$bg_cmp" -lt 10 ]; then bg_cm=$((103 + bg_cmp)); else bg_cm=$((91 + bg_cmp)); fi
+	bg_cy=$((bg_cyoe + bg_cera * 400))
+	[ "$bg_cm" -gt 102 ] || bg_cy=$((bg_cy + 1))
+	bg_ch=$((100 + bg_cs / 3600)) bg_cmi=$((100 + bg_cs / 60 % 60)) bg_cse=$((100 + bg_cs % 60))
+	bg_ts=$bg_cy-${bg_cm#1}-${bg_cd#1}T${bg_ch#1}:${bg_cmi#1}:${bg_cse#1}
 }
 
 # bg_now: set bg_nw to the host's clock, in seconds since 1970.

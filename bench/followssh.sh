@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# bench/followssh.sh: the CPU of following, and of waiting for, a job over
+# SSH, on both sides: bgjob's (and its children's) on the caller, and the
+# host's, counted as the CPU of the loopback sshd's finished children (a
+# session's processes are reaped by their parents up to the listener, so
+# its cutime and cstime grow by what the session used; the job itself is
+# in a session of its own and is not counted). For each of three rounds:
+# logs -f and wait --for of a job that prints 20 lines a second for 5 s,
+# then the same of a quiet job (sleep 5), then wait of a quiet job.
+#
+#	bash bench/followssh.sh [BGJOB...]   (default: go build ./cmd/bgjob)
+#
+# Needs openssh-server. With several binaries their rounds are interleaved.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d /tmp/bgjob-followssh.XXXXXX)
+sshd_pid=
+cleanup() {
+	set +e
+	[ -n "$sshd_pid" ] && kill "$sshd_pid" 2>/dev/null && wait "$sshd_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+bins=("$@")
+if [ ${#bins[@]} = 0 ]; then
+	go build -o "$tmp/bgjob" ./cmd/bgjob
+	bins=("$tmp/bgjob")
+fi
+go build -o "$tmp/sshd" ./bench/cmd/sshd
+mkdir -p "$tmp/ssh"
+"$tmp/sshd" -dir "$tmp/ssh" -timeout 30m >"$tmp/ssh/path" 2>"$tmp/ssh/err" &
+sshd_pid=$!
+for _ in $(seq 100); do
+	[ -s "$tmp/ssh/path" ] && break
+	sleep 0.1
+done
+cfg=$(cat "$tmp/ssh/path")
+listener=$(pgrep -f -- "-f $tmp/ssh/sshd_config" | head -1)
+tick=$(getconf CLK_TCK)
+g=(--ssh-config "$cfg" -H bench --root "$tmp/root")
+
+# host: the CPU seconds the listener's finished children used so far.
+host() { awk -v t="$tick" '{ printf "%.2f", ($14 + $15 + $16 + $17) / t }' "/proc/$listener/stat"; }
+# cpu CMD...: the CPU seconds of CMD and its children (bash's times).
+cpu() {
+	local out
+	out=$( (
+		"$@" >/dev/null 2>&1 || true
+		times
+	) | tail -1)
+	awk -v l="$out" 'BEGIN { split(l, f, " "); s = 0; for (i = 1; i <= 2; i++) { split(f[i], p, "m"); s += p[1] * 60 + p[2] }; printf "%.2f", s }'
+}
+# measure BGJOB LABEL JOB VERB...: start JOB, then run VERB on it and
+# print the CPU on both sides.
+measure() {
+	local bg=$1 label=$2 job=$3 id a b here
+	shift 3
+	id=$("$bg" "${g[@]}" run -q -- "$job")
+	sleep 0.3
+	a=$(host)
+	here=$(cpu "$bg" "${g[@]}" "$@" "$id")
+	sleep 0.5 # the session's last processes are reaped
+	b=$(host)
+	printf '  %-22s caller %5.2fs  host %5.2fs\n' "$label" "$here" "$(awk -v a="$a" -v b="$b" 'BEGIN { print b - a }')"
+}
+chatty='i=0; while [ $i -lt 100 ]; do echo "line $i"; i=$((i+1)); sleep 0.05; done; echo READY'
+quiet='sleep 5; echo READY'
+for round in 1 2 3; do
+	for bg in "${bins[@]}"; do
+		echo "round $round, $bg (load $(cut -d' ' -f1 /proc/loadavg)):"
+		measure "$bg" "logs -f, chatty" "$chatty" logs -f
+		measure "$bg" "wait --for, chatty" "$chatty" wait --for READY --timeout 60s
+		measure "$bg" "logs -f, quiet" "$quiet" logs -f
+		measure "$bg" "wait --for, quiet" "$quiet" wait --for READY --timeout 60s
+		measure "$bg" "wait, quiet" "$quiet" wait
+	done
+done

@@ -24,7 +24,8 @@ bg_line() {
 # than 8 KiB is read by head(1), as the shells' read takes a system call
 # per byte. Sizes come from find(1): for a job under the directory
 # bg_mzscan looked at, from its scan, else one find per job, kept for the
-# script's next look (bg_mzc, "<newline>DIR<tab>COUNT" for each).
+# script's next look (bg_mzc, "<newline>DIR<tab>COUNT" for each, COUNT
+# the limits passed, 0 to 2).
 bg_metaline() {
 	bg_l= bg_mbig=
 	[ ! -L "$1" ] && [ -e "$1/meta.json" ] || return 1
@@ -42,7 +43,16 @@ bg_metaline() {
 			bg_mzk=${bg_mzk%%"$bg_nl"*}
 			;;
 		*)
-			bg_mzk=$(cd "$1" 2>/dev/null && find meta.json -size +8192c -print -size +"$bg_metamax"c -print 2>/dev/null | wc -l)
+			# One process (exec: bash forks again for a command with a
+			# redirection), given a path that starts no expression; find
+			# prints it once for each limit passed.
+			case $1 in /*) bg_mzp=$1/meta.json ;; *) bg_mzp=./$1/meta.json ;; esac
+			bg_mzk=$(exec find "$bg_mzp" -size +8192c -print -size +"$bg_metamax"c -print 2>/dev/null)
+			case $bg_mzk in
+			"$bg_mzp$bg_nl$bg_mzp") bg_mzk=2 ;;
+			"$bg_mzp") bg_mzk=1 ;;
+			*) bg_mzk=0 ;;
+			esac
 			bg_mzc="${bg_mzc-}$bg_nl$1$bg_tab$bg_mzk"
 			;;
 		esac

@@ -122,9 +122,17 @@ bg_pick() {
 }
 
 # bg_ispty DIR: succeed when the job in DIR was started with --pty (its
-# meta.json says "pty":true).
+# meta.json says "pty":true): in the line bg_metaline reads, without a
+# process once a look has learnt its size; one too large to read, grep
+# reads.
 bg_ispty() {
-	grep -q '"pty":true' "$1/meta.json" 2>/dev/null
+	bg_metaline "$1" || return 1
+	if [ -n "$bg_mbig" ]; then
+		grep -q '"pty":true' "$1/meta.json" 2>/dev/null
+		return
+	fi
+	case $bg_l in *'"pty":true'*) return 0 ;; esac
+	return 1
 }
 
 # bg_find WSDIR REF: set bg_d to the job directory REF names in WSDIR: the

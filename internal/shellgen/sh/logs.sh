@@ -28,6 +28,9 @@
 # reader reported nothing, was delivered.
 bg_readroot
 bg_find "$bg_ws" "$bg_ref" || bg_err "$bg_fk" "$bg_ref"
+# An ended job's sizes are read at once, by one process (bg_endsizes).
+bg_esz_stdout= bg_esz_stderr=
+[ ! -e "$bg_d/exit_code" ] || bg_endsizes "$bg_d"
 # A read does not look at the host's processes: the job's record does not
 # count them (the L record is left out), but at the end of a follow.
 bg_obslive=0
@@ -87,7 +90,10 @@ if [ "$bg_mode" = new ]; then
 fi
 for bg_st in $bg_streams; do
 	bg_f=$bg_d/$bg_st.log
-	bg_sz=$(wc -c <"$bg_f")
+	# An ended job's log size came with the others (bg_endsizes); else
+	# it is read now, after bg_running's look.
+	eval "bg_sz=\${bg_esz_$bg_st}"
+	[ "$bg_live" = 0 ] && [ -n "$bg_sz" ] || bg_sz=$(exec wc -c <"$bg_f")
 	bg_to=$bg_sz
 	bg_ahead=
 	bg_dr=0

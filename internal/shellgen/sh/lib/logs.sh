@@ -97,9 +97,49 @@ bg_range() {
 	fi
 }
 
+# bg_endsizes DIR: read the sizes of the files of the job in DIR, which
+# has ended (its exit_code is written after its logs), with one wc(1):
+# bg_esz_STREAM to the size of the log of each stream of bg_streams (""
+# when wc gave none), and what bg_metaline needs to know of meta.json's
+# (bg_mzc).
+bg_endsizes() {
+	bg_zd=$1
+	set -- meta.json
+	for bg_st in $bg_streams; do
+		eval "bg_esz_$bg_st="
+		set -- "$@" "$bg_st.log"
+	done
+	bg_zx=$(cd "$bg_zd" 2>/dev/null && exec wc -c "$@" 2>/dev/null)
+	# A line "SIZE NAME" for each file (padded, but for one file), then a
+	# total.
+	set -f
+	bg_oifs=$IFS
+	IFS=$bg_nl
+	# shellcheck disable=SC2086 # the lines are words on purpose
+	set -- $bg_zx
+	IFS=$bg_oifs
+	set +f
+	for bg_zl in "$@"; do
+		bg_zs=${bg_zl% *}
+		bg_zs=${bg_zs##* }
+		case $bg_zs in '' | *[!0-9]*) continue ;; esac
+		case ${bg_zl##* } in
+		meta.json)
+			bg_mzk=0
+			[ "$bg_zs" -le 8192 ] || bg_mzk=1
+			[ "$bg_zs" -le "$bg_metamax" ] || bg_mzk=2
+			bg_mzc="${bg_mzc-}$bg_nl$bg_zd$bg_tab$bg_mzk"
+			;;
+		stdout.log) bg_esz_stdout=$bg_zs ;;
+		stderr.log) bg_esz_stderr=$bg_zs ;;
+		esac
+	done
+}
+
 # bg_fsizes: set bg_sz_STREAM to the size of the log of each stream of
 # bg_streams: in one command, GNU stat, while the trigger of bg_wakeup
-# runs, else with wc -c each.
+# runs, else with wc -c each (exec: bash forks again for a command with a
+# redirection).
 bg_fsizes() {
 	set --
 	for bg_st in $bg_streams; do set -- "$@" "$bg_d/$bg_st.log"; done
@@ -113,7 +153,7 @@ bg_fsizes() {
 		return 0
 	fi
 	for bg_st in $bg_streams; do
-		eval "bg_sz_$bg_st=\$(wc -c <\"\$bg_d/\$bg_st.log\")"
+		eval "bg_sz_$bg_st=\$(exec wc -c <\"\$bg_d/\$bg_st.log\")"
 	done
 }
 

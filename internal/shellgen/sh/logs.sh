@@ -100,13 +100,21 @@ for bg_st in $bg_streams; do
 	bg_back=0
 	if bg_line "$bg_d/$bg_st.dropped"; then bg_dr=${bg_l:-0}; fi
 	case $bg_mode in
+	# An empty log, or one read from its start, takes fewer processes.
 	tail)
-		bg_from=$((bg_sz - $(tail -n "$bg_n" "$bg_f" | wc -c)))
+		bg_from=0
+		[ "$bg_sz" = 0 ] || bg_from=$((bg_sz - $(tail -n "$bg_n" "$bg_f" | wc -c)))
 		bg_back=1
 		;;
 	head)
 		bg_from=$bg_dr
-		bg_to=$((bg_dr + $(tail -c +$((bg_dr + 1)) "$bg_f" | head -n "$bg_n" | wc -c)))
+		if [ "$bg_sz" = "$bg_dr" ]; then
+			bg_to=$bg_dr
+		elif [ "$bg_dr" = 0 ]; then
+			bg_to=$((0 + $(head -n "$bg_n" "$bg_f" | wc -c)))
+		else
+			bg_to=$((bg_dr + $(tail -c +$((bg_dr + 1)) "$bg_f" | head -n "$bg_n" | wc -c)))
+		fi
 		;;
 	bytes)
 		bg_from=$((bg_sz - bg_n))

@@ -56,7 +56,8 @@ bg_cursorunlock() {
 # bg_chunk STREAM FILE FROM TO: print bytes FROM..TO of FILE as D records
 # (see records.go). Once the job has ended (bg_live=0) the bytes cannot
 # change, and one record carries them (one tail from the end when TO is the
-# file's end, bg_sz). While it runs, the --max-log-size capper may drop
+# file's end, bg_sz; one head from its start). While it runs, the
+# --max-log-size capper may drop
 # bytes as they are read, so the range goes out in pieces of at most 1 MiB,
 # each followed by a C record with the dropped count read after the piece:
 # the reader discards what lies below it. (The capper records a drop before
@@ -67,6 +68,8 @@ bg_chunk() {
 		[ "$4" -gt "$3" ] || return 0
 		if [ "$4" = "${bg_sz-}" ]; then
 			tail -c $(($4 - $3)) "$2"
+		elif [ "$3" = 0 ]; then
+			head -c "$4" "$2"
 		else
 			tail -c +$(($3 + 1)) "$2" | head -c $(($4 - $3))
 		fi
@@ -88,10 +91,12 @@ bg_chunk() {
 
 # bg_range FILE FROM COUNT: print COUNT bytes of FILE from byte FROM: in
 # one command, GNU dd's, while the trigger of bg_wakeup runs (GNU's tools
-# are there), else with tail and head.
+# are there), else with head, and tail first unless FROM is 0.
 bg_range() {
 	if [ -n "${bg_wt-}" ]; then
 		dd if="$1" bs=65536 skip="$2" count="$3" iflag=skip_bytes,count_bytes 2>/dev/null
+	elif [ "$2" = 0 ]; then
+		head -c "$3" "$1"
 	else
 		tail -c +$(($2 + 1)) "$1" | head -c "$3"
 	fi

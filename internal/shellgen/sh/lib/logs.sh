@@ -103,10 +103,10 @@ bg_range() {
 }
 
 # bg_endsizes DIR: read the sizes of the files of the job in DIR, which
-# has ended (its exit_code is written after its logs), with one wc(1):
-# bg_esz_STREAM to the size of the log of each stream of bg_streams (""
-# when wc gave none), and what bg_metaline needs to know of meta.json's
-# (bg_mzc).
+# has ended (the wrapper writes exit_code after the last of its logs),
+# with one wc(1): set bg_esz_STREAM to the size of the log of each stream
+# of bg_streams ("" when wc gave none), and tell bg_metaline how large
+# meta.json is (bg_mzc), so that it runs no find.
 bg_endsizes() {
 	bg_zd=$1
 	set -- meta.json
@@ -130,10 +130,10 @@ bg_endsizes() {
 		case $bg_zs in '' | *[!0-9]*) continue ;; esac
 		case ${bg_zl##* } in
 		meta.json)
-			bg_mzk=0
-			[ "$bg_zs" -le 8192 ] || bg_mzk=1
-			[ "$bg_zs" -le "$bg_metamax" ] || bg_mzk=2
-			bg_mzc="${bg_mzc-}$bg_nl$bg_zd$bg_tab$bg_mzk"
+			bg_zk=0
+			[ "$bg_zs" -le 8192 ] || bg_zk=1
+			[ "$bg_zs" -le "$bg_metamax" ] || bg_zk=2
+			bg_mzc="${bg_mzc-}$bg_nl$bg_zd$bg_tab$bg_zk"
 			;;
 		stdout.log) bg_esz_stdout=$bg_zs ;;
 		stderr.log) bg_esz_stderr=$bg_zs ;;

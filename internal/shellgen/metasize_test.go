@@ -48,7 +48,8 @@ func runJobs(t *testing.T, sh shell, script string) (map[string]jobdir.Job, []re
 
 // TestMetaSizeBound: a meta.json larger than jobdir.MaxMetaSize is not
 // read and its job is unreadable, in a listing (one scan of the
-// workspace), in a listing of every workspace and by itself (status);
+// workspace), in a listing of every workspace, by itself (status) and
+// in a read of its logs;
 // one larger than the shells' cheap read (8 KiB) but within the bound is
 // read whole. Before the bound, the oversized job listed as exited, read
 // a byte per system call (an 8 MB one made ls take seconds).
@@ -109,6 +110,20 @@ func TestMetaSizeBound(t *testing.T) {
 				check(t, jobs, over.ID, big.ID, small.ID)
 				if len(refused) != 0 {
 					t.Errorf("refused: %v", refused)
+				}
+			})
+			t.Run("logs", func(t *testing.T) {
+				// An ended job's read learns meta.json's size with its logs'.
+				for _, id := range []string{small.ID, big.ID, over.ID} {
+					s, err := shellgen.LogsScript(tg, shellgen.Logs{Ref: id, Streams: []string{"stdout", "stderr"}, Tail: 10})
+					if err != nil {
+						t.Fatal(err)
+					}
+					jobs, refused := runJobs(t, sh, s)
+					check(t, jobs, id)
+					if len(refused) != 0 {
+						t.Errorf("refused: %v", refused)
+					}
 				}
 			})
 		})

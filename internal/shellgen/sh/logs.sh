@@ -29,6 +29,9 @@
 # reader reported nothing, was delivered.
 bg_readroot
 bg_find "$bg_ws" "$bg_ref" || bg_err "$bg_fk" "$bg_ref"
+# An ended job's sizes are read at once, by one process (bg_endsizes).
+bg_esz_stdout= bg_esz_stderr=
+[ ! -e "$bg_d/exit_code" ] || bg_endsizes "$bg_d"
 # A read does not look at the host's processes: the job's record does not
 # count them (the L record is left out), but at the end of a follow.
 bg_obslive=0
@@ -88,20 +91,31 @@ if [ "$bg_mode" = new ]; then
 fi
 for bg_st in $bg_streams; do
 	bg_f=$bg_d/$bg_st.log
-	bg_sz=$(wc -c <"$bg_f")
+	# An ended job's log size came with the others (bg_endsizes); else
+	# it is read now, after bg_running's look.
+	eval "bg_sz=\${bg_esz_$bg_st}"
+	[ "$bg_live" = 0 ] && [ -n "$bg_sz" ] || bg_sz=$(exec wc -c <"$bg_f")
 	bg_to=$bg_sz
 	bg_ahead=
 	bg_dr=0
 	bg_back=0
 	if bg_line "$bg_d/$bg_st.dropped"; then bg_dr=${bg_l:-0}; fi
 	case $bg_mode in
+	# An empty log, or one read from its start, takes fewer processes.
 	tail)
-		bg_from=$((bg_sz - $(tail -n "$bg_n" "$bg_f" | wc -c)))
+		bg_from=0
+		[ "$bg_sz" = 0 ] || bg_from=$((bg_sz - $(tail -n "$bg_n" "$bg_f" | wc -c)))
 		bg_back=1
 		;;
 	head)
 		bg_from=$bg_dr
-		bg_to=$((bg_dr + $(tail -c +$((bg_dr + 1)) "$bg_f" | head -n "$bg_n" | wc -c)))
+		if [ "$bg_sz" = "$bg_dr" ]; then
+			bg_to=$bg_dr
+		elif [ "$bg_dr" = 0 ]; then
+			bg_to=$((0 + $(head -n "$bg_n" "$bg_f" | wc -c)))
+		else
+			bg_to=$((bg_dr + $(tail -c +$((bg_dr + 1)) "$bg_f" | head -n "$bg_n" | wc -c)))
+		fi
 		;;
 	bytes)
 		bg_from=$((bg_sz - bg_n))

@@ -24,7 +24,8 @@ bg_line() {
 # than 8 KiB is read by head(1), as the shells' read takes a system call
 # per byte. Sizes come from find(1): for a job under the directory
 # bg_mzscan looked at, from its scan, else one find per job, kept for the
-# script's next look (bg_mzc, "<newline>DIR<tab>COUNT" for each).
+# script's next look (bg_mzc, "<newline>DIR<tab>COUNT" for each, COUNT
+# the limits passed, 0 to 2).
 bg_metaline() {
 	bg_l= bg_mbig=
 	[ ! -L "$1" ] && [ -e "$1/meta.json" ] || return 1
@@ -42,7 +43,16 @@ bg_metaline() {
 			bg_mzk=${bg_mzk%%"$bg_nl"*}
 			;;
 		*)
-			bg_mzk=$(cd "$1" 2>/dev/null && find meta.json -size +8192c -print -size +"$bg_metamax"c -print 2>/dev/null | wc -l)
+			# One process (exec: bash forks again for a command with a
+			# redirection), given a path that starts no expression; find
+			# prints it once for each limit passed.
+			case $1 in /*) bg_mzp=$1/meta.json ;; *) bg_mzp=./$1/meta.json ;; esac
+			bg_mzk=$(exec find "$bg_mzp" -size +8192c -print -size +"$bg_metamax"c -print 2>/dev/null)
+			case $bg_mzk in
+			"$bg_mzp$bg_nl$bg_mzp") bg_mzk=2 ;;
+			"$bg_mzp") bg_mzk=1 ;;
+			*) bg_mzk=0 ;;
+			esac
 			bg_mzc="${bg_mzc-}$bg_nl$1$bg_tab$bg_mzk"
 			;;
 		esac
@@ -61,11 +71,11 @@ bg_metaline() {
 # bg_mzscan BASE GLOB: learn, with one find(1), which of the meta.json
 # files GLOB names in BASE are larger than 8 KiB, and which larger than
 # bg_metamax bytes (those are printed twice), for bg_metaline to read
-# the jobs under BASE.
+# the jobs under BASE. One process: the exec saves bash a fork.
 bg_mzscan() {
 	bg_mzs=$1
 	# shellcheck disable=SC2086 # GLOB is expanded on purpose
-	bg_mzf=$bg_nl$(cd "$1" 2>/dev/null && find $2 -size +8192c -print -size +"$bg_metamax"c -print 2>/dev/null)$bg_nl
+	bg_mzf=$bg_nl$(cd "$1" 2>/dev/null && exec find $2 -size +8192c -print -size +"$bg_metamax"c -print 2>/dev/null)$bg_nl
 }
 
 # bg_meta DIR: read DIR/meta.json and set bg_w (the wrapper's pid, also the
@@ -112,9 +122,17 @@ bg_pick() {
 }
 
 # bg_ispty DIR: succeed when the job in DIR was started with --pty (its
-# meta.json says "pty":true).
+# meta.json says "pty":true): in the line bg_metaline reads, without a
+# process once a look has learnt its size; one too large to read, grep
+# reads.
 bg_ispty() {
-	grep -q '"pty":true' "$1/meta.json" 2>/dev/null
+	bg_metaline "$1" || return 1
+	if [ -n "$bg_mbig" ]; then
+		grep -q '"pty":true' "$1/meta.json" 2>/dev/null
+		return
+	fi
+	case $bg_l in *'"pty":true'*) return 0 ;; esac
+	return 1
 }
 
 # bg_find WSDIR REF: set bg_d to the job directory REF names in WSDIR: the

@@ -56,7 +56,8 @@ bg_cursorunlock() {
 # bg_chunk STREAM FILE FROM TO: print bytes FROM..TO of FILE as D records
 # (see records.go). Once the job has ended (bg_live=0) the bytes cannot
 # change, and one record carries them (one tail from the end when TO is the
-# file's end, bg_sz). While it runs, the --max-log-size capper may drop
+# file's end, bg_sz; one head from its start). While it runs, the
+# --max-log-size capper may drop
 # bytes as they are read, so the range goes out in pieces of at most 1 MiB,
 # each followed by a C record with the dropped count read after the piece:
 # the reader discards what lies below it. (The capper records a drop before
@@ -67,6 +68,8 @@ bg_chunk() {
 		[ "$4" -gt "$3" ] || return 0
 		if [ "$4" = "${bg_sz-}" ]; then
 			tail -c $(($4 - $3)) "$2"
+		elif [ "$3" = 0 ]; then
+			head -c "$4" "$2"
 		else
 			tail -c +$(($3 + 1)) "$2" | head -c $(($4 - $3))
 		fi
@@ -88,18 +91,60 @@ bg_chunk() {
 
 # bg_range FILE FROM COUNT: print COUNT bytes of FILE from byte FROM: in
 # one command, GNU dd's, while the trigger of bg_wakeup runs (GNU's tools
-# are there), else with tail and head.
+# are there), else with head, and tail first unless FROM is 0.
 bg_range() {
 	if [ -n "${bg_wt-}" ]; then
 		dd if="$1" bs=65536 skip="$2" count="$3" iflag=skip_bytes,count_bytes 2>/dev/null
+	elif [ "$2" = 0 ]; then
+		head -c "$3" "$1"
 	else
 		tail -c +$(($2 + 1)) "$1" | head -c "$3"
 	fi
 }
 
+# bg_endsizes DIR: read the sizes of the files of the job in DIR, which
+# has ended (the wrapper writes exit_code after the last of its logs),
+# with one wc(1): set bg_esz_STREAM to the size of the log of each stream
+# of bg_streams ("" when wc gave none), and tell bg_metaline how large
+# meta.json is (bg_mzc), so that it runs no find.
+bg_endsizes() {
+	bg_zd=$1
+	set -- meta.json
+	for bg_st in $bg_streams; do
+		eval "bg_esz_$bg_st="
+		set -- "$@" "$bg_st.log"
+	done
+	bg_zx=$(cd "$bg_zd" 2>/dev/null && exec wc -c "$@" 2>/dev/null)
+	# A line "SIZE NAME" for each file (padded, but for one file), then a
+	# total.
+	set -f
+	bg_oifs=$IFS
+	IFS=$bg_nl
+	# shellcheck disable=SC2086 # the lines are words on purpose
+	set -- $bg_zx
+	IFS=$bg_oifs
+	set +f
+	for bg_zl in "$@"; do
+		bg_zs=${bg_zl% *}
+		bg_zs=${bg_zs##* }
+		case $bg_zs in '' | *[!0-9]*) continue ;; esac
+		case ${bg_zl##* } in
+		meta.json)
+			bg_zk=0
+			[ "$bg_zs" -le 8192 ] || bg_zk=1
+			[ "$bg_zs" -le "$bg_metamax" ] || bg_zk=2
+			bg_mzc="${bg_mzc-}$bg_nl$bg_zd$bg_tab$bg_zk"
+			;;
+		stdout.log) bg_esz_stdout=$bg_zs ;;
+		stderr.log) bg_esz_stderr=$bg_zs ;;
+		esac
+	done
+}
+
 # bg_fsizes: set bg_sz_STREAM to the size of the log of each stream of
 # bg_streams: in one command, GNU stat, while the trigger of bg_wakeup
-# runs, else with wc -c each.
+# runs, else with wc -c each (exec: bash forks again for a command with a
+# redirection).
 bg_fsizes() {
 	set --
 	for bg_st in $bg_streams; do set -- "$@" "$bg_d/$bg_st.log"; done
@@ -113,7 +158,7 @@ bg_fsizes() {
 		return 0
 	fi
 	for bg_st in $bg_streams; do
-		eval "bg_sz_$bg_st=\$(wc -c <\"\$bg_d/\$bg_st.log\")"
+		eval "bg_sz_$bg_st=\$(exec wc -c <\"\$bg_d/\$bg_st.log\")"
 	done
 }
 

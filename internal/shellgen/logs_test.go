@@ -658,3 +658,42 @@ func TestWaitScriptWakes(t *testing.T) {
 		})
 	}
 }
+
+// TestLogsScriptEndedLogGrows: an ended job's log may still grow (an
+// escapee of the job writes to it): a read's bytes are those at the
+// offsets its records name, even when the log grew between the look at
+// its size and the read of its bytes (a tail(1) that appends first).
+// Read from the log's end, the last lines were the grown file's, under
+// the old offsets.
+func TestLogsScriptEndedLogGrows(t *testing.T) {
+	realTail, err := exec.LookPath("tail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{Stdout: "line1\nline2\n"})
+			log := filepath.Join(job.Path, "stdout.log")
+			bin := t.TempDir()
+			grow := "#!/bin/sh\n[ -e " + bin + "/grown ] || { : >" + bin + "/grown; printf 'grown\\n' >>" + log + "; }\nexec " + realTail + " \"$@\"\n"
+			if err := os.WriteFile(filepath.Join(bin, "tail"), []byte(grow), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			got, _ := runLogs(t, sh, root, shellgen.Logs{Ref: job.Meta.ID, Tail: 1})
+			final, err := os.ReadFile(log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 {
+				t.Fatalf("chunks %+v, want one", got)
+			}
+			c := got[0]
+			if end := c.Offset + int64(len(c.Data)); end > int64(len(final)) || string(final[c.Offset:end]) != c.Data {
+				t.Errorf("chunk %+v: its bytes are not the log's at its offset (log %q)", c, final)
+			}
+		})
+	}
+}

@@ -54,11 +54,10 @@ bg_cursorunlock() {
 }
 
 # bg_chunk STREAM FILE FROM TO: print bytes FROM..TO of FILE as D records
-# (see records.go). Once the job has ended (bg_live=0) the bytes cannot
-# change, and one record carries them (one tail from the end when TO is the
-# file's end, bg_sz; one head from its start). While it runs, the
-# --max-log-size capper may drop
-# bytes as they are read, so the range goes out in pieces of at most 1 MiB,
+# (see records.go). Once the job has ended (bg_live=0) its bytes do not
+# change and one record carries them, read at their offsets (bg_range),
+# never from the log's end: an escapee of the job may still append to it.
+# While it runs, the --max-log-size capper may drop bytes as they are read, so the range goes out in pieces of at most 1 MiB,
 # each followed by a C record with the dropped count read after the piece:
 # the reader discards what lies below it. (The capper records a drop before
 # it punches the hole, so bytes at or above that count were read intact.)
@@ -66,13 +65,7 @@ bg_chunk() {
 	if [ "${bg_live-1}" = 0 ]; then
 		printf 'D\t%s\t%s\t%s\t0\n' "$1" "$3" $(($4 - $3))
 		[ "$4" -gt "$3" ] || return 0
-		if [ "$4" = "${bg_sz-}" ]; then
-			tail -c $(($4 - $3)) "$2"
-		elif [ "$3" = 0 ]; then
-			head -c "$4" "$2"
-		else
-			tail -c +$(($3 + 1)) "$2" | head -c $(($4 - $3))
-		fi
+		bg_range "$2" "$3" $(($4 - $3))
 		return 0
 	fi
 	bg_cf=$3

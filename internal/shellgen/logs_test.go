@@ -697,3 +697,57 @@ func TestLogsScriptEndedLogGrows(t *testing.T) {
 		})
 	}
 }
+
+// TestWaitsNeedNoTrigger: a wait, a wait --for and a follow that need no
+// nap (the job has ended, the line is there) start no trigger: tail is
+// neither asked its version nor started with -f or -F.
+func TestWaitsNeedNoTrigger(t *testing.T) {
+	realTail, err := exec.LookPath("tail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			target := shellgen.Target{Root: root, Workspace: "w"}
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{Stdout: "ready\n"})
+			bin := t.TempDir()
+			marker := filepath.Join(bin, "asked")
+			spy := "#!/bin/sh\ncase \" $* \" in *' -f '* | *' -F '* | *' --version '*) : >" + marker + " ;; esac\nexec " + realTail + " \"$@\"\n"
+			if err := os.WriteFile(filepath.Join(bin, "tail"), []byte(spy), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			wait, err := shellgen.WaitScript(target, shellgen.Wait{Refs: []string{job.Meta.ID}, Timeout: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitFor, err := shellgen.WaitForScript(target, shellgen.WaitFor{Ref: job.Meta.ID, Pattern: "^ready", Timeout: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			follow, err := shellgen.LogsScript(target, shellgen.Logs{Ref: job.Meta.ID, Follow: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, script := range map[string]string{"wait": wait, "wait for": waitFor, "follow": follow} {
+				os.Remove(marker)
+				cmd := sh.command(t, "-c", script)
+				cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+				stdin, err := cmd.StdinPipe() // open: its caller is there
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, err := cmd.Output()
+				stdin.Close()
+				if err != nil || !strings.Contains(string(out), shellgen.EndMarker) {
+					t.Fatalf("%s: %v\n%s", name, err, out)
+				}
+				if _, err := os.Stat(marker); err == nil {
+					t.Errorf("%s of an ended job started its trigger", name)
+				}
+			}
+		})
+	}
+}

@@ -198,7 +198,7 @@ if [ "$bg_follow" = 1 ]; then
 	# Print whatever arrives until the job has ended; the sizes are taken
 	# after the job is seen to have ended, so its last bytes are drained.
 	bg_watchin
-	bg_wakeup -f "$bg_d/stdout.log" "$bg_d/stderr.log"
+	bg_wup= bg_wt=
 	while :; do
 		bg_ended=1
 		bg_running "$bg_d" && bg_ended=0
@@ -215,6 +215,7 @@ if [ "$bg_follow" = 1 ]; then
 		done
 		[ "$bg_ended" = 1 ] && break
 		bg_present
+		[ -n "$bg_wup" ] || bg_wakeup -f "$bg_d/stdout.log" "$bg_d/stderr.log"
 		bg_fnap
 	done
 	bg_unwatch

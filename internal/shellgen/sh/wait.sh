@@ -30,10 +30,9 @@ bg_wakeexit() {
 	done
 	bg_wakeup -F "$@"
 }
-bg_dl= bg_wt=
+bg_dl= bg_wt= bg_wup=
 if [ "$bg_once" != 1 ]; then
 	bg_watchin
-	bg_wakeexit "$@"
 	[ "$bg_limit" -eq 0 ] || bg_deadline "$bg_limit"
 fi
 while :; do
@@ -52,6 +51,7 @@ while :; do
 		break
 	fi
 	bg_present
+	[ -n "$bg_wup" ] || bg_wakeexit "$@"
 	bg_fnap
 done
 if [ "$bg_once" != 1 ]; then

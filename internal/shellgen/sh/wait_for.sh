@@ -26,10 +26,9 @@ bg_ga=-E
 if printf 'x\n' | grep -a x >/dev/null 2>&1; then bg_ga=-aE; fi
 bg_tty=0
 bg_ispty "$bg_d" && bg_tty=1
-bg_dl= bg_wt=
+bg_dl= bg_wt= bg_wup=
 if [ "$bg_once" != 1 ]; then
 	bg_watchin
-	bg_wakeup -f "$bg_d/stdout.log" "$bg_d/stderr.log"
 	[ "$bg_limit" -eq 0 ] || bg_deadline "$bg_limit"
 fi
 # bg_matched FROM COUNT: the bytes of bg_f as matched, without the CRs of
@@ -116,6 +115,7 @@ while :; do
 		break
 	fi
 	bg_present
+	[ -n "$bg_wup" ] || bg_wakeup -f "$bg_d/stdout.log" "$bg_d/stderr.log"
 	bg_fnap
 done
 if [ "$bg_once" != 1 ]; then

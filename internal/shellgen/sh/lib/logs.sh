@@ -238,9 +238,11 @@ bg_escend() {
 # second, into a pipe this shell reads (fd 7). The pipe is a FIFO made,
 # opened and removed at once; its writers hold its writing end only, so
 # once this shell is gone the ticker (which looks every second) ends tail
-# and itself. Elsewhere bg_fnap naps a tenth of a second.
+# and itself. Elsewhere bg_fnap naps a tenth of a second. A script calls
+# it before its first nap, unless bg_wup says it did: one that needs no
+# nap (the job had ended, the line was there) starts none of this.
 bg_wakeup() {
-	bg_wt=
+	bg_wup=1 bg_wt=
 	case $(tail --version 2>/dev/null) in *GNU*) ;; *) return 0 ;; esac
 	bg_wf=${TMPDIR:-/tmp}/bgjob-wake.$$
 	mkfifo -m 600 "$bg_wf" 2>/dev/null || return 0

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -747,6 +748,192 @@ func TestWaitsNeedNoTrigger(t *testing.T) {
 				if _, err := os.Stat(marker); err == nil {
 					t.Errorf("%s of an ended job started its trigger", name)
 				}
+			}
+		})
+	}
+}
+
+// TestWaitsOnARemovedJob: a job whose directory goes away (bgjob rm,
+// prune) while a wait, a wait --for or a follow looks at it is not
+// found, as it would be by a look now: the wait said every job exited 0,
+// wait --for that a job with no id ended without the line.
+func TestWaitsOnARemovedJob(t *testing.T) {
+	for _, sh := range allShells {
+		for _, what := range []string{"wait", "wait for", "follow"} {
+			t.Run(sh.name+"/"+what, func(t *testing.T) {
+				sh.path(t)
+				t.Parallel()
+				root := filepath.Join(t.TempDir(), "root")
+				target := shellgen.Target{Root: root, Workspace: "w"}
+				job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running, Stdout: "before\n"})
+				var (
+					script string
+					err    error
+				)
+				switch what {
+				case "wait":
+					script, err = shellgen.WaitScript(target, shellgen.Wait{Refs: []string{job.Meta.ID}, Timeout: time.Minute})
+				case "wait for":
+					script, err = shellgen.WaitForScript(target, shellgen.WaitFor{Ref: job.Meta.ID, Pattern: "never", Timeout: time.Minute})
+				default:
+					script, err = shellgen.LogsScript(target, shellgen.Logs{Ref: job.Meta.ID, Follow: true})
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				cmd := sh.command(t, "-c", script)
+				cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+				stdin, err := cmd.StdinPipe() // open: its caller is there
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer stdin.Close()
+				var out bytes.Buffer
+				cmd.Stdout = &out
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(300 * time.Millisecond) // it is waiting
+				if err := os.Rename(job.Path, filepath.Join(t.TempDir(), "elsewhere")); err != nil {
+					t.Fatal(err)
+				}
+				done := make(chan error, 1)
+				go func() { done <- cmd.Wait() }()
+				select {
+				case <-done:
+				case <-time.After(30 * time.Second):
+					cmd.Process.Kill()
+					t.Fatal("it went on after the job was removed")
+				}
+				if !strings.Contains(out.String(), "E\tnotfound\t"+job.Meta.ID+"\n") {
+					t.Errorf("output %q: want E notfound %s", out.String(), job.Meta.ID)
+				}
+			})
+		}
+	}
+}
+
+// TestWaitForScriptAnyDD: where GNU tail comes with a dd that has no
+// byte offsets (BSD's), a wait --for woken by its trigger still reads
+// the lines it matches: it read them with that dd, which refused, and
+// missed the line.
+func TestWaitForScriptAnyDD(t *testing.T) {
+	if !gnuTail() {
+		testneed.Missing(t, "no GNU tail: no trigger here (.ci/run's Debian has coreutils)")
+	}
+	realDD, err := exec.LookPath("dd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	oldDD := "#!/bin/sh\nfor a; do case $a in iflag=*) echo 'dd: unknown operand iflag' >&2; exit 1 ;; esac; done\nexec " + realDD + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "dd"), []byte(oldDD), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running, Stdout: "before\n"})
+			script, err := shellgen.WaitForScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.WaitFor{Ref: job.Meta.ID, Pattern: "^READY", Timeout: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := sh.command(t, "-c", script)
+			cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdin.Close()
+			var out bytes.Buffer
+			cmd.Stdout = &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			log := filepath.Join(job.Path, "stdout.log")
+			if !eventually(10*time.Second, func() bool { return len(readers(log)) > 0 }) {
+				t.Fatal("the trigger (tail -f) never started")
+			}
+			f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString("READY now\n")
+			f.Close()
+			time.Sleep(500 * time.Millisecond)
+			job.End(t, 0)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				t.Fatal("the wait went on")
+			}
+			if !strings.Contains(out.String(), "READY now\n") || strings.Contains(out.String(), "W\tended") {
+				t.Errorf("output %q: want the matching line", out.String())
+			}
+		})
+	}
+}
+
+// TestFollowKilledAtItsFIFO: a follow whose caller goes away while it
+// makes its trigger's FIFO (between mkfifo and rm, here a mkfifo that
+// then takes its time) leaves no FIFO behind.
+func TestFollowKilledAtItsFIFO(t *testing.T) {
+	if !gnuTail() {
+		testneed.Missing(t, "no GNU tail: no trigger here (.ci/run's Debian has coreutils)")
+	}
+	realMkfifo, err := exec.LookPath("mkfifo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	slow := "#!/bin/sh\n" + realMkfifo + " \"$@\" && exec sleep 30\n"
+	if err := os.WriteFile(filepath.Join(bin, "mkfifo"), []byte(slow), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			tmp := t.TempDir()
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running})
+			script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: job.Meta.ID, Follow: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := sh.command(t, "-c", script)
+			cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // it leads its group, as runtimes start scripts
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stdout = io.Discard
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			fifos := func() []string { m, _ := filepath.Glob(filepath.Join(tmp, "bgjob-wake.*")); return m }
+			if !eventually(10*time.Second, func() bool { return len(fifos()) > 0 }) {
+				stdin.Close()
+				cmd.Wait()
+				t.Fatal("the follow never made its FIFO")
+			}
+			stdin.Close() // the caller goes away
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				t.Fatal("the follow went on after its caller went away")
+			}
+			if left := fifos(); len(left) > 0 {
+				t.Errorf("left behind: %v", left)
 			}
 		})
 	}

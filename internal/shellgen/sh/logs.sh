@@ -220,6 +220,7 @@ if [ "$bg_follow" = 1 ]; then
 	done
 	bg_unwatch
 	bg_wakedown
+	# A job removed while followed is not found.
 	bg_obslive=1
-	bg_obs "$bg_d"
+	bg_obs "$bg_d" || bg_err notfound "$bg_ref"
 fi

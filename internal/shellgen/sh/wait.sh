@@ -58,6 +58,7 @@ if [ "$bg_once" != 1 ]; then
 	bg_unwatch
 	bg_wakedown
 fi
-for bg_x in "$@"; do bg_obs "$bg_x"; done
+# A job removed while waited on is not found, as it would be now.
+for bg_x in "$@"; do bg_obs "$bg_x" || printf 'E\tnotfound\t%s\n' "${bg_x##*/}"; done
 # Record the ended jobs seen without processes (bg_leftovers).
 bg_leftovers

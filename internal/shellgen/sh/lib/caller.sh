@@ -22,6 +22,9 @@ bg_watchin() {
 		cat <&3 >/dev/null 2>&1 &
 		bg_wc=$!
 		wait "$bg_wc"
+		# The FIFO of bg_wakeup goes first: a KILL between its mkfifo and
+		# its rm would leave it.
+		rm -f "${TMPDIR:-/tmp}/bgjob-wake.$$"
 		kill -s KILL "$bg_wk"
 	) >/dev/null 2>&1 &
 	bg_cat=$!

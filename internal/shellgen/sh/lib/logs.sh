@@ -83,10 +83,10 @@ bg_chunk() {
 }
 
 # bg_range FILE FROM COUNT: print COUNT bytes of FILE from byte FROM: in
-# one command, GNU dd's, while the trigger of bg_wakeup runs (GNU's tools
-# are there), else with head, and tail first unless FROM is 0.
+# one command, dd's, where bg_wakeup found a dd that counts in bytes,
+# else with head, and tail first unless FROM is 0.
 bg_range() {
-	if [ -n "${bg_wt-}" ]; then
+	if [ -n "${bg_wdd-}" ]; then
 		dd if="$1" bs=65536 skip="$2" count="$3" iflag=skip_bytes,count_bytes 2>/dev/null
 	elif [ "$2" = 0 ]; then
 		head -c "$3" "$1"
@@ -245,7 +245,9 @@ bg_wakeup() {
 	bg_wup=1 bg_wt=
 	case $(tail --version 2>/dev/null) in *GNU*) ;; *) return 0 ;; esac
 	bg_wf=${TMPDIR:-/tmp}/bgjob-wake.$$
-	mkfifo -m 600 "$bg_wf" 2>/dev/null || return 0
+	# A FIFO of this name is left by a script of this pid that was killed
+	# in between (bg_watchin removes it first, but for a moment): stale.
+	mkfifo -m 600 "$bg_wf" 2>/dev/null || { rm -f "$bg_wf" && mkfifo -m 600 "$bg_wf"; } 2>/dev/null || return 0
 	# Read-write first, which does not wait for the other end; then a
 	# reading and a writing end, and the first goes.
 	# shellcheck disable=SC2094 # one FIFO, opened three ways on purpose
@@ -254,6 +256,10 @@ bg_wakeup() {
 	rm -f "$bg_wf"
 	tail -q -c 0 -s 0.1 "$@" >&5 2>/dev/null 5>&- 7<&- &
 	bg_wt=$!
+	# bg_range reads with dd's byte offsets where that dd has them (GNU's,
+	# busybox's; GNU tail may come with another dd).
+	bg_wdd=
+	if dd if=/dev/null of=/dev/null count=0 iflag=skip_bytes,count_bytes 2>/dev/null; then bg_wdd=1; fi
 	(
 		trap '' PIPE
 		while sleep 1 && kill -0 $$ 2>/dev/null && printf '\n'; do :; done
@@ -286,5 +292,5 @@ bg_wakedown() {
 	[ -n "$bg_wt" ] || return 0
 	kill "$bg_wt" "$bg_wtk" 2>/dev/null
 	exec 7<&-
-	bg_wt=
+	bg_wt= bg_wdd=
 }

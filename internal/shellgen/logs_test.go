@@ -551,6 +551,39 @@ func testFollowCallerGone(t *testing.T, sh shell, what string) {
 	}
 }
 
+// waiting starts script under sh as a runtime does, its stdin open (its
+// caller is there), and returns its output and a func that waits for it
+// to end, failing the test after 30 s (what says what was waited for).
+func waiting(t *testing.T, sh shell, script string) (*bytes.Buffer, func(what string)) {
+	t.Helper()
+	cmd := sh.command(t, "-c", script)
+	cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close() })
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return &out, func(what string) {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("it went on: %s", what)
+		}
+	}
+}
+
 // TestWaitForScriptWakes: a wait --for on a running job finds a line
 // written after it began, woken by its trigger (tail -f) where tail is
 // GNU's, and leaves no process of it behind.
@@ -565,18 +598,7 @@ func TestWaitForScriptWakes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cmd := sh.command(t, "-c", script)
-			cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
-			stdin, err := cmd.StdinPipe() // open while it waits: its caller is there
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer stdin.Close()
-			var out bytes.Buffer
-			cmd.Stdout = &out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			out, ended := waiting(t, sh, script)
 			log := filepath.Join(job.Path, "stdout.log")
 			if gnu := gnuTail(); !eventually(10*time.Second, func() bool { return (len(readers(log)) > 0) == gnu }) {
 				t.Errorf("trigger seen: %v, want %v (GNU tail)", !gnu, gnu)
@@ -587,17 +609,7 @@ func TestWaitForScriptWakes(t *testing.T) {
 			}
 			f.WriteString("not yet\nREADY at last\n")
 			f.Close()
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatal(err)
-				}
-			case <-time.After(30 * time.Second):
-				cmd.Process.Kill()
-				t.Fatal("the wait did not see the line")
-			}
+			ended("the wait did not see the line")
 			if !strings.Contains(out.String(), "READY at last\n") || strings.Contains(out.String(), "W\t") {
 				t.Errorf("output %q: want the matching line and no W record", out.String())
 			}
@@ -622,34 +634,13 @@ func TestWaitScriptWakes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cmd := sh.command(t, "-c", script)
-			cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
-			stdin, err := cmd.StdinPipe() // open while it waits: its caller is there
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer stdin.Close()
-			var out bytes.Buffer
-			cmd.Stdout = &out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			out, ended := waiting(t, sh, script)
 			code := filepath.Join(job.Path, "exit_code")
 			if gnu := gnuTail(); !eventually(10*time.Second, func() bool { return (len(readers(code)) > 0) == gnu }) {
 				t.Errorf("trigger seen: %v, want %v (GNU tail)", !gnu, gnu)
 			}
 			job.End(t, 7)
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatal(err)
-				}
-			case <-time.After(30 * time.Second):
-				cmd.Process.Kill()
-				t.Fatal("the wait did not see the job end")
-			}
+			ended("the wait did not see the job end")
 			if !strings.Contains(out.String(), "\nJ\t") || strings.Contains(out.String(), "W\t") {
 				t.Errorf("output %q: want the job's observation and no W record", out.String())
 			}
@@ -781,30 +772,12 @@ func TestWaitsOnARemovedJob(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				cmd := sh.command(t, "-c", script)
-				cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
-				stdin, err := cmd.StdinPipe() // open: its caller is there
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer stdin.Close()
-				var out bytes.Buffer
-				cmd.Stdout = &out
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
+				out, ended := waiting(t, sh, script)
 				time.Sleep(300 * time.Millisecond) // it is waiting
 				if err := os.Rename(job.Path, filepath.Join(t.TempDir(), "elsewhere")); err != nil {
 					t.Fatal(err)
 				}
-				done := make(chan error, 1)
-				go func() { done <- cmd.Wait() }()
-				select {
-				case <-done:
-				case <-time.After(30 * time.Second):
-					cmd.Process.Kill()
-					t.Fatal("it went on after the job was removed")
-				}
+				ended("the job was removed")
 				if !strings.Contains(out.String(), "E\tnotfound\t"+job.Meta.ID+"\n") {
 					t.Errorf("output %q: want E notfound %s", out.String(), job.Meta.ID)
 				}
@@ -840,18 +813,7 @@ func TestWaitForScriptAnyDD(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cmd := sh.command(t, "-c", script)
-			cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer stdin.Close()
-			var out bytes.Buffer
-			cmd.Stdout = &out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			out, ended := waiting(t, sh, script)
 			log := filepath.Join(job.Path, "stdout.log")
 			if !eventually(10*time.Second, func() bool { return len(readers(log)) > 0 }) {
 				t.Fatal("the trigger (tail -f) never started")
@@ -864,14 +826,7 @@ func TestWaitForScriptAnyDD(t *testing.T) {
 			f.Close()
 			time.Sleep(500 * time.Millisecond)
 			job.End(t, 0)
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case <-done:
-			case <-time.After(30 * time.Second):
-				cmd.Process.Kill()
-				t.Fatal("the wait went on")
-			}
+			ended("the job ended")
 			if !strings.Contains(out.String(), "READY now\n") || strings.Contains(out.String(), "W\tended") {
 				t.Errorf("output %q: want the matching line", out.String())
 			}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -514,7 +515,7 @@ func testFollowCallerGone(t *testing.T, sh shell, what string) {
 	)
 	switch what {
 	case "wait for":
-		script, err = shellgen.WaitForScript(target, shellgen.WaitFor{Ref: job.Meta.ID, Pattern: "never", Timeout: time.Minute})
+		script, err = shellgen.WaitForScript(target, shellgen.WaitFor{Ref: job.Meta.ID, Pattern: "never"})
 	default:
 		script, err = shellgen.LogsScript(target, shellgen.Logs{Ref: job.Meta.ID, Follow: true, Interactive: what == "interactive"})
 	}
@@ -836,7 +837,8 @@ func TestWaitForScriptAnyDD(t *testing.T) {
 
 // TestFollowKilledAtItsFIFO: a follow whose caller goes away while it
 // makes its trigger's FIFO (between mkfifo and rm, here a mkfifo that
-// then takes its time) leaves no FIFO behind.
+// then takes its time) leaves no FIFO behind, and one left by a script
+// that was killed there (its pid gone) is removed by the next.
 func TestFollowKilledAtItsFIFO(t *testing.T) {
 	if !gnuTail() {
 		testneed.Missing(t, "no GNU tail: no trigger here (.ci/run's Debian has coreutils)")
@@ -861,6 +863,10 @@ func TestFollowKilledAtItsFIFO(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			stale := filepath.Join(tmp, "bgjob-wake.999999999") // above any pid_max
+			if err := syscall.Mkfifo(stale, 0o600); err != nil {
+				t.Fatal(err)
+			}
 			cmd := sh.command(t, "-c", script)
 			cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // it leads its group, as runtimes start scripts
@@ -873,10 +879,10 @@ func TestFollowKilledAtItsFIFO(t *testing.T) {
 				t.Fatal(err)
 			}
 			fifos := func() []string { m, _ := filepath.Glob(filepath.Join(tmp, "bgjob-wake.*")); return m }
-			if !eventually(10*time.Second, func() bool { return len(fifos()) > 0 }) {
+			if !eventually(10*time.Second, func() bool { f := fifos(); return len(f) > 0 && !slices.Contains(f, stale) }) {
 				stdin.Close()
 				cmd.Wait()
-				t.Fatal("the follow never made its FIFO")
+				t.Fatal("the follow never made its FIFO, or kept the stale one")
 			}
 			stdin.Close() // the caller goes away
 			done := make(chan error, 1)

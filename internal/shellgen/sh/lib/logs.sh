@@ -245,6 +245,13 @@ bg_wakeup() {
 	bg_wup=1 bg_wt=
 	case $(tail --version 2>/dev/null) in *GNU*) ;; *) return 0 ;; esac
 	bg_wf=${TMPDIR:-/tmp}/bgjob-wake.$$
+	# FIFOs of scripts killed between their mkfifo and rm (a runtime that
+	# kills a script's group at once) go: theirs, and their pids gone.
+	if [ -d /proc/self ]; then
+		for bg_wx in "${bg_wf%.*}".*; do
+			if [ -p "$bg_wx" ] && [ -O "$bg_wx" ] && [ ! -d "/proc/${bg_wx##*.}" ]; then rm -f "$bg_wx"; fi
+		done
+	fi
 	# A FIFO of this name is left by a script of this pid that was killed
 	# in between (bg_watchin removes it first, but for a moment): stale.
 	mkfifo -m 600 "$bg_wf" 2>/dev/null || { rm -f "$bg_wf" && mkfifo -m 600 "$bg_wf"; } 2>/dev/null || return 0

@@ -659,22 +659,16 @@ func TestWaitScriptWakes(t *testing.T) {
 // Read from the log's end, the last lines were the grown file's, under
 // the old offsets.
 func TestLogsScriptEndedLogGrows(t *testing.T) {
-	realTail, err := exec.LookPath("tail")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, sh := range allShells {
 		t.Run(sh.name, func(t *testing.T) {
 			sh.path(t)
 			root := filepath.Join(t.TempDir(), "root")
 			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{Stdout: "line1\nline2\n"})
 			log := filepath.Join(job.Path, "stdout.log")
-			bin := t.TempDir()
-			grow := "#!/bin/sh\n[ -e " + bin + "/grown ] || { : >" + bin + "/grown; printf 'grown\\n' >>" + log + "; }\nexec " + realTail + " \"$@\"\n"
-			if err := os.WriteFile(filepath.Join(bin, "tail"), []byte(grow), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			grown := filepath.Join(t.TempDir(), "grown")
+			shadow(t, "tail", func(real string) string {
+				return "[ -e " + grown + " ] || { : >" + grown + "; printf 'grown\\n' >>" + log + "; }\nexec " + real + " \"$@\"\n"
+			})
 			got, _ := runLogs(t, sh, root, shellgen.Logs{Ref: job.Meta.ID, Tail: 1})
 			final, err := os.ReadFile(log)
 			if err != nil {
@@ -695,23 +689,16 @@ func TestLogsScriptEndedLogGrows(t *testing.T) {
 // nap (the job has ended, the line is there) start no trigger: tail is
 // neither asked its version nor started with -f or -F.
 func TestWaitsNeedNoTrigger(t *testing.T) {
-	realTail, err := exec.LookPath("tail")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, sh := range allShells {
 		t.Run(sh.name, func(t *testing.T) {
 			sh.path(t)
 			root := filepath.Join(t.TempDir(), "root")
 			target := shellgen.Target{Root: root, Workspace: "w"}
 			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{Stdout: "ready\n"})
-			bin := t.TempDir()
-			marker := filepath.Join(bin, "asked")
-			spy := "#!/bin/sh\ncase \" $* \" in *' -f '* | *' -F '* | *' --version '*) : >" + marker + " ;; esac\nexec " + realTail + " \"$@\"\n"
-			if err := os.WriteFile(filepath.Join(bin, "tail"), []byte(spy), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			marker := filepath.Join(t.TempDir(), "asked")
+			shadow(t, "tail", func(real string) string {
+				return "case \" $* \" in *' -f '* | *' -F '* | *' --version '*) : >" + marker + " ;; esac\nexec " + real + " \"$@\"\n"
+			})
 			wait, err := shellgen.WaitScript(target, shellgen.Wait{Refs: []string{job.Meta.ID}, Timeout: time.Minute})
 			if err != nil {
 				t.Fatal(err)
@@ -795,16 +782,9 @@ func TestWaitForScriptAnyDD(t *testing.T) {
 	if !gnuTail() {
 		testneed.Missing(t, "no GNU tail: no trigger here (.ci/run's Debian has coreutils)")
 	}
-	realDD, err := exec.LookPath("dd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := t.TempDir()
-	oldDD := "#!/bin/sh\nfor a; do case $a in iflag=*) echo 'dd: unknown operand iflag' >&2; exit 1 ;; esac; done\nexec " + realDD + " \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "dd"), []byte(oldDD), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	shadow(t, "dd", func(real string) string {
+		return "for a; do case $a in iflag=*) echo 'dd: unknown operand iflag' >&2; exit 1 ;; esac; done\nexec " + real + " \"$@\"\n"
+	})
 	for _, sh := range allShells {
 		t.Run(sh.name, func(t *testing.T) {
 			sh.path(t)
@@ -843,16 +823,7 @@ func TestFollowKilledAtItsFIFO(t *testing.T) {
 	if !gnuTail() {
 		testneed.Missing(t, "no GNU tail: no trigger here (.ci/run's Debian has coreutils)")
 	}
-	realMkfifo, err := exec.LookPath("mkfifo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := t.TempDir()
-	slow := "#!/bin/sh\n" + realMkfifo + " \"$@\" && exec sleep 30\n"
-	if err := os.WriteFile(filepath.Join(bin, "mkfifo"), []byte(slow), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	shadow(t, "mkfifo", func(real string) string { return real + " \"$@\" && exec sleep 30\n" })
 	for _, sh := range allShells {
 		t.Run(sh.name, func(t *testing.T) {
 			sh.path(t)
@@ -898,4 +869,21 @@ func TestFollowKilledAtItsFIFO(t *testing.T) {
 			}
 		})
 	}
+}
+
+// shadow puts first on PATH (t.Setenv) a script named name, whose body is
+// what body returns given the real name's path; it returns the script's
+// directory.
+func shadow(t *testing.T, name string, body func(real string) string) string {
+	t.Helper()
+	real, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body(real)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return bin
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/testneed"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
@@ -317,6 +318,58 @@ func TestLaunchArgvShells(t *testing.T) {
 					t.Parallel()
 					checkLaunch(t, &sh, s.s1, s.s2, s.env, s.dir)
 				})
+			}
+		})
+	}
+}
+
+// TestLaunchUmaskInPIDNamespace: a launch in a PID namespace that kept
+// its parent's /proc records the caller's umask, not that of the process
+// its pid names in that /proc (pid 1 there is the host's init).
+func TestLaunchUmaskInPIDNamespace(t *testing.T) {
+	// A umask other than init's, so that reading the wrong process shows.
+	want := "0077"
+	if b, err := os.ReadFile("/proc/1/status"); err == nil && strings.Contains(string(b), "\nUmask:\t0077\n") {
+		want = "0027"
+	}
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			argv := append([]string{sh.path(t)}, sh.argv[1:]...)
+			unshare, err := exec.LookPath("unshare")
+			if err != nil {
+				testneed.Missing(t, "unshare (util-linux): %v", err)
+			}
+			// Root makes a PID namespace; others need a user namespace too.
+			ns := []string{"-pf"}
+			if os.Getuid() != 0 {
+				ns = []string{"-Urpf"}
+			}
+			if out, err := exec.Command(unshare, append(ns, "true")...).CombinedOutput(); err != nil {
+				testneed.Missing(t, "a PID namespace (unshare %s): %v: %s", strings.Join(ns, " "), err, out)
+			}
+			root := filepath.Join(t.TempDir(), "root")
+			m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "w", Argv: []string{"true"}, Env: []string{}}
+			m.Command, _ = shellgen.QuoteArgv(m.Argv)
+			launch, err := shellgen.LaunchScript(shellgen.Launch{Target: shellgen.Target{Root: root, Workspace: "w"}, Meta: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := append(append(ns, argv...), "-c", "umask "+want+"\n"+launch)
+			cmd := exec.Command(unshare, args...)
+			cmd.Dir = t.TempDir()
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("launch in a PID namespace: %v\n%s", err, out)
+			}
+			b, err := os.ReadFile(filepath.Join(root, "w", m.ID, jobdir.MetaFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := jobdir.DecodeMeta(b)
+			if err != nil {
+				t.Fatalf("meta.json %q: %v", b, err)
+			}
+			if got.Umask != want {
+				t.Errorf("meta.json records umask %q, want the caller's %q", got.Umask, want)
 			}
 		})
 	}

@@ -3,11 +3,15 @@
 # bg_workspace (may be empty: no workspace, e.g. list --all-workspaces).
 # bgjob's files are private; the launcher keeps the caller's umask
 # (bg_umask) for the command. It and the uid of the default root come
-# from /proc/PID/status (its Umask line is Linux 4.7's), read up to the
-# Uid line, not from $(umask) and $(id -u): each a fork.
+# from /proc/self/status (its Umask line is Linux 4.7's), read up to the
+# Uid line, not from $(umask) and $(id -u): each a fork. self, not $$: in
+# a PID namespace whose /proc is its parent's, /proc/$$ is another
+# process (pid 1 there is the host's init), while self is always the
+# reader, this shell (no shell forks for a loop's redirection, and a child
+# would have the same umask and uid).
 bg_bu= bg_bi=
 if [ "${bg_keepumask-}" = 1 ] || [ -z "$bg_root" ]; then
-	if [ -r /proc/$$/status ]; then
+	if [ -r /proc/self/status ]; then
 		while IFS= read -r bg_bl; do
 			case $bg_bl in
 			Umask:*) bg_bu=${bg_bl#Umask:} bg_bu=${bg_bu#"${bg_bu%%[0-7]*}"} ;;
@@ -18,7 +22,7 @@ if [ "${bg_keepumask-}" = 1 ] || [ -z "$bg_root" ]; then
 				break
 				;;
 			esac
-		done </proc/$$/status 2>/dev/null
+		done </proc/self/status 2>/dev/null
 	fi
 	if [ "${bg_keepumask-}" = 1 ]; then bg_umask=${bg_bu:-$(umask)}; fi
 fi

@@ -652,36 +652,47 @@ func TestWaitScriptWakes(t *testing.T) {
 	}
 }
 
-// TestLogsScriptEndedLogGrows: an ended job's log may still grow (an
-// escapee of the job writes to it): a read's bytes are those at the
-// offsets its records name, even when the log grew between the look at
-// its size and the read of its bytes (a tail(1) that appends first).
-// Read from the log's end, the last lines were the grown file's, under
-// the old offsets.
+// TestLogsScriptEndedLogGrows: the last lines of a log that grows while
+// it is read (an escapee of an ended job appends) are those of the log
+// when its size was read, at their offsets: tail -n of the grown file
+// started the range inside a line. Logs of 12 bytes and of 160 KiB (the
+// lines are counted in a window of the file, widened until it holds
+// them).
 func TestLogsScriptEndedLogGrows(t *testing.T) {
+	var long strings.Builder
+	for i := range 4000 {
+		fmt.Fprintf(&long, "line %038d\n", i) // 44 bytes
+	}
 	for _, sh := range allShells {
-		t.Run(sh.name, func(t *testing.T) {
-			sh.path(t)
-			root := filepath.Join(t.TempDir(), "root")
-			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{Stdout: "line1\nline2\n"})
-			log := filepath.Join(job.Path, "stdout.log")
-			grown := filepath.Join(t.TempDir(), "grown")
-			shadow(t, "tail", func(real string) string {
-				return "[ -e " + grown + " ] || { : >" + grown + "; printf 'grown\\n' >>" + log + "; }\nexec " + real + " \"$@\"\n"
+		for _, tt := range []struct {
+			name, log string
+			tail      int
+		}{
+			{"short", "line1\nline2\n", 1},
+			{"long, one line", long.String(), 1},
+			{"long, 3,000 lines", long.String(), 3000},
+		} {
+			t.Run(sh.name+"/"+tt.name, func(t *testing.T) {
+				sh.path(t)
+				root := filepath.Join(t.TempDir(), "root")
+				job := jobdirtest.Make(t, root, "w", jobdirtest.Job{Stdout: tt.log})
+				log := filepath.Join(job.Path, "stdout.log")
+				grown := filepath.Join(t.TempDir(), "grown")
+				shadow(t, "tail", func(real string) string {
+					return "[ -e " + grown + " ] || { : >" + grown + "; printf 'grown, a line longer than the others\\n' >>" + log + "; }\nexec " + real + " \"$@\"\n"
+				})
+				got, _ := runLogs(t, sh, root, shellgen.Logs{Ref: job.Meta.ID, Tail: tt.tail})
+				lines := strings.SplitAfter(tt.log, "\n")
+				lines = lines[:len(lines)-1]
+				want := strings.Join(lines[len(lines)-tt.tail:], "")
+				if len(got) != 1 {
+					t.Fatalf("chunks %+v, want one", got)
+				}
+				if c := got[0]; c.Data != want || c.Offset != int64(len(tt.log)-len(want)) {
+					t.Errorf("chunk at %d of %d bytes %.60q..., want the last %d lines of the log as it was: at %d, %d bytes", c.Offset, len(c.Data), c.Data, tt.tail, len(tt.log)-len(want), len(want))
+				}
 			})
-			got, _ := runLogs(t, sh, root, shellgen.Logs{Ref: job.Meta.ID, Tail: 1})
-			final, err := os.ReadFile(log)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) != 1 {
-				t.Fatalf("chunks %+v, want one", got)
-			}
-			c := got[0]
-			if end := c.Offset + int64(len(c.Data)); end > int64(len(final)) || string(final[c.Offset:end]) != c.Data {
-				t.Errorf("chunk %+v: its bytes are not the log's at its offset (log %q)", c, final)
-			}
-		})
+		}
 	}
 }
 

@@ -104,7 +104,7 @@ for bg_st in $bg_streams; do
 	# An empty log, or one read from its start, takes fewer processes.
 	tail)
 		bg_from=0
-		[ "$bg_sz" = 0 ] || bg_from=$((bg_sz - $(tail -n "$bg_n" "$bg_f" | wc -c)))
+		[ "$bg_sz" = 0 ] || bg_tailfrom "$bg_f" "$bg_sz" "$bg_n"
 		bg_back=1
 		;;
 	head)
@@ -137,8 +137,9 @@ for bg_st in $bg_streams; do
 		[ "$bg_live" = 0 ] || bg_utf8end "$bg_f" "$bg_sz" "$bg_from"
 		[ "$bg_live$bg_tty" != 11 ] || bg_escend "$bg_f" "$bg_from"
 		if [ "$bg_n" -gt 0 ] || [ "$bg_zero" = 1 ]; then
-			bg_tl=$((bg_to - $(head -c "$bg_to" "$bg_f" | tail -n "$bg_n" | wc -c)))
-			[ "$bg_tl" -le "$bg_from" ] || bg_from=$bg_tl
+			bg_tl=$bg_from
+			bg_tailfrom "$bg_f" "$bg_to" "$bg_n"
+			[ "$bg_from" -ge "$bg_tl" ] || bg_from=$bg_tl
 			bg_back=1
 		fi
 		;;

@@ -95,6 +95,26 @@ bg_range() {
 	fi
 }
 
+# bg_tailfrom FILE SIZE N: set bg_from to the offset where the last N
+# lines of the first SIZE bytes of FILE start. tail -n alone counts from
+# the end the file has when it reads, and a log that grew after SIZE was
+# read (a running job's, an escapee's) put the start inside a line: the
+# lines are counted in a window that ends at SIZE, 64 KiB first, four
+# times larger until it holds their start (tail -n gave less than the
+# window) or starts at the file's.
+bg_tailfrom() {
+	bg_tw=65536
+	while [ "$bg_tw" -lt "$2" ]; do
+		bg_tn=$(bg_range "$1" $(($2 - bg_tw)) "$bg_tw" | tail -n "$3" | wc -c)
+		if [ "$bg_tn" -lt "$bg_tw" ]; then
+			bg_from=$(($2 - bg_tn))
+			return 0
+		fi
+		bg_tw=$((bg_tw * 4))
+	done
+	bg_from=$(($2 - $(head -c "$2" "$1" | tail -n "$3" | wc -c)))
+}
+
 # bg_endsizes DIR: read the sizes of the files of the job in DIR, which
 # has ended (the wrapper writes exit_code after the last of its logs),
 # with one wc(1): set bg_esz_STREAM to the size of the log of each stream

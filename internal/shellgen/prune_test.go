@@ -1,6 +1,7 @@
 package shellgen_test
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -70,5 +71,40 @@ func TestPruneRule(t *testing.T) {
 		if _, err := shellgen.PruneScript(shellgen.Target{Workspace: "w"}, p); err == nil {
 			t.Errorf("PruneScript(%+v) made a script, want an error", p)
 		}
+	}
+}
+
+// TestLeftoversNotIntoARemoval: a look that found an ended job without
+// processes does not record so (leftovers) into its directory once a
+// removal has begun (meta.json gone): the record kept the emptied
+// directory alive, a job without meta.json, and the removal said it held
+// files bgjob did not write.
+func TestLeftoversNotIntoARemoval(t *testing.T) {
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			target := shellgen.Target{Root: root, Workspace: "w"}
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Exited})
+			// The removal comes as the record is moved into place, after
+			// the look found the job without processes: it empties the
+			// directory but for the record being written.
+			removed := filepath.Join(t.TempDir(), "removed")
+			shadow(t, "mv", func(real string) string {
+				return "case $* in *" + job.Path + "/leftovers*) [ -e " + removed + " ] || { : >" + removed + "; rm -f " + job.Path + "/meta.json; for f in " + job.Path + "/*; do case $f in *leftovers.tmp*) ;; *) rm -f \"$f\" ;; esac; done; } ;; esac\nexec " + real + " \"$@\"\n"
+			})
+			status, err := shellgen.StatusScript(target, []string{job.Meta.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runScript(t, &sh, t.TempDir(), nil, status)
+			if _, err := os.Stat(removed); err != nil {
+				t.Fatalf("the look recorded no leftovers: %v", err)
+			}
+			left, _ := filepath.Glob(filepath.Join(job.Path, "*"))
+			if len(left) > 0 {
+				t.Errorf("the removed job's directory holds %q, want nothing", left)
+			}
+		})
 	}
 }

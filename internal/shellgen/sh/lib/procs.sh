@@ -278,8 +278,13 @@ bg_leftovers() {
 	set -- $bg_lrec
 	IFS=$bg_oifs
 	set +f
+	# Not into a job being removed (its meta.json goes first): the record
+	# would keep its directory, which a removal had emptied, alive. One
+	# written while a removal began is taken back.
 	for bg_lv in "$@"; do
+		[ -e "$bg_lv/meta.json" ] || continue
 		{ printf '0\n' >"$bg_lv/leftovers.tmp$$" && mv -f "$bg_lv/leftovers.tmp$$" "$bg_lv/leftovers"; } 2>/dev/null || rm -f "$bg_lv/leftovers.tmp$$"
+		[ -e "$bg_lv/meta.json" ] || rm -f "$bg_lv/leftovers"
 	done
 	bg_lun1= bg_lun2= bg_lrescan=
 }

@@ -2,6 +2,7 @@ package shellgen_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -897,4 +898,48 @@ func shadow(t *testing.T, name string, body func(real string) string) string {
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	return bin
+}
+
+// TestLogsScriptLogNotAFile: a log that is gone, a directory, a link or a
+// FIFO (none of which bgjob makes) is an E io record naming it, at once:
+// the read printed the shell's errors, followed the link, or hung on the
+// FIFO.
+func TestLogsScriptLogNotAFile(t *testing.T) {
+	for _, sh := range allShells {
+		for _, tt := range []struct {
+			name string
+			make func(path string) error
+		}{
+			{"gone", os.Remove},
+			{"a directory", func(p string) error { os.Remove(p); return os.Mkdir(p, 0o700) }},
+			{"a link", func(p string) error { os.Remove(p); return os.Symlink("/etc/hostname", p) }},
+			{"a FIFO", func(p string) error { os.Remove(p); return syscall.Mkfifo(p, 0o600) }},
+		} {
+			t.Run(sh.name+"/"+tt.name, func(t *testing.T) {
+				sh.path(t)
+				root := filepath.Join(t.TempDir(), "root")
+				job := jobdirtest.Make(t, root, "w", jobdirtest.Job{Stdout: "out\n", Stderr: "err\n"})
+				if err := tt.make(filepath.Join(job.Path, "stdout.log")); err != nil {
+					t.Fatal(err)
+				}
+				script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: job.Meta.ID, Tail: 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, sh.path(t), append(sh.argv[1:], "-c", script)...)
+				present(t, cmd)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("%v\n%s", err, stderr.Bytes())
+				}
+				if want := "E\tio\tthe stdout.log of job " + job.Meta.ID + " is missing or not a regular file\n"; !strings.Contains(string(out), want) || stderr.Len() > 0 {
+					t.Errorf("output %q, stderr %q; want %q and no stderr", out, stderr.Bytes(), want)
+				}
+			})
+		}
+	}
 }

@@ -29,6 +29,16 @@
 # reader reported nothing, was delivered.
 bg_readroot
 bg_find "$bg_ws" "$bg_ref" || bg_err "$bg_fk" "$bg_ref"
+# The wrapper makes both logs before meta.json: one that is gone, or is no
+# longer a file (a link is never followed, a FIFO would hang the read), was
+# put there by someone else; unless a removal has begun (meta.json goes
+# first).
+for bg_st in $bg_streams; do
+	if [ ! -f "$bg_d/$bg_st.log" ] || [ -L "$bg_d/$bg_st.log" ]; then
+		[ -e "$bg_d/meta.json" ] || bg_err notfound "$bg_ref"
+		bg_err io "the $bg_st.log of job ${bg_d##*/} is missing or not a regular file"
+	fi
+done
 # An ended job's sizes are read at once, by one process (bg_endsizes).
 bg_esz_stdout= bg_esz_stderr=
 [ ! -e "$bg_d/exit_code" ] || bg_endsizes "$bg_d"

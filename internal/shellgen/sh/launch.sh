@@ -84,5 +84,4 @@ esac
 # The launch knows its meta.json is small (bg_metasmall): bg_metaline
 # reads it without finding its size first.
 [ "$bg_metasmall" != 1 ] || bg_mzc="${bg_mzc-}$bg_nl$bg_d${bg_tab}0"
-bg_obslive=0
-bg_obs "$bg_d"
+bg_obsrec "$bg_d"

@@ -71,7 +71,8 @@ func (c *Client) target() shellgen.Target {
 // exec returns or ctx ends, so that scripts that wait notice when their
 // caller goes away. A script that has printed its end marker is left to
 // exit by itself, so that what it started in the background (run's
-// pruning pass) lives on; one that is cut short is ended.
+// pruning pass) lives on, and exec returns then, without waiting for the
+// runtime to see it exit; one that is cut short is ended.
 func (c *Client) exec(ctx context.Context, script string, stdin io.Reader, watch bool, h shellgen.Handler) error {
 	return c.execCommits(ctx, script, stdin, watch, h, nil)
 }
@@ -85,10 +86,21 @@ func (c *Client) exec(ctx context.Context, script string, stdin io.Reader, watch
 func (c *Client) execCommits(ctx context.Context, script string, stdin io.Reader, watch bool, h shellgen.Handler, cm *commits) error {
 	parent := ctx
 	if cm != nil {
-		ctx, stdin = context.WithoutCancel(ctx), cm
+		stdin = cm
 	}
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// The script's context ends with ctx only until the script has
+	// printed its end marker (unhook): then it is left to exit by itself.
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	detached := false
+	defer func() {
+		if !detached {
+			cancel()
+		}
+	}()
+	unhook := func() bool { return false }
+	if cm == nil {
+		unhook = context.AfterFunc(ctx, cancel)
+	}
 	if watch && stdin == nil {
 		stdin = ctxReader{sctx}
 	}
@@ -123,6 +135,18 @@ func (c *Client) execCommits(ctx context.Context, script string, stdin io.Reader
 		end()
 	}
 	pr.Close()
+	if err == nil && !stopped && unhook() {
+		// The end marker: all the script reports is in. The caller does
+		// not wait for the runtime to see the script exit (a container's
+		// stream to close and its exec inspect, an SSH session's exit
+		// status), whose status no verb reads once the output is whole.
+		detached = true
+		go func() {
+			<-done
+			cancel()
+		}()
+		return nil
+	}
 	<-done
 	if parent.Err() != nil {
 		return parent.Err()

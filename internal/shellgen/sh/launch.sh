@@ -56,7 +56,7 @@ fi
 # foreground: the first makes itself a session leader and runs the
 # second, which, a group leader, forks: its parent exits at once, its
 # child starts the wrapper's session. The wrapper prints
-# its pid once its traps are set (from then on a signal to the group
+# meta.json's line once its traps are set (from then on a signal to the group
 # cannot kill it) and closes the pipe, which is what we wait for. A
 # setsid known to lack -f is not tried with it: a process less.
 bg_sf=1
@@ -81,8 +81,7 @@ nometa)
 	;;
 esac
 [ -z "$bg_namelk" ] || rm -rf "$bg_namelk"
-# The launch knows its meta.json is small (bg_metasmall): bg_metaline
-# reads it without finding its size first.
-[ "$bg_metasmall" != 1 ] || bg_mzc="${bg_mzc-}$bg_nl$bg_d${bg_tab}0"
-bg_obslive=0
-bg_obs "$bg_d"
+# The wrapper reported meta.json's line: when it is small (bg_metasmall),
+# bg_metaline takes it from there (bg_mzm) without reading the file.
+[ "$bg_metasmall" != 1 ] || bg_mzc="${bg_mzc-}$bg_nl$bg_d${bg_tab}m" bg_mzm=$bg_w
+bg_obsrec "$bg_d"

@@ -13,7 +13,5 @@ bg_samename() {
 	case $bg_l in *"\"name\":\"$bg_name\""*) ;; *) return 0 ;; esac
 	bg_esc "$bg_nx"
 	printf 'H\theld\t%s\n' "$bg_e"
-	bg_obslive=0
-	bg_obs "$bg_nx"
-	bg_obslive=1
+	bg_obsrec "$bg_nx"
 }

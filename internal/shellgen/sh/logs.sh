@@ -44,8 +44,7 @@ bg_esz_stdout= bg_esz_stderr=
 [ ! -e "$bg_d/exit_code" ] || bg_endsizes "$bg_d"
 # A read does not look at the host's processes: the job's record does not
 # count them (the L record is left out), but at the end of a follow.
-bg_obslive=0
-bg_obs "$bg_d" || bg_err notfound "$bg_ref"
+bg_obsrec "$bg_d" || bg_err notfound "$bg_ref"
 bg_left=$bg_max
 bg_live=0
 bg_running "$bg_d" && bg_live=1
@@ -232,6 +231,5 @@ if [ "$bg_follow" = 1 ]; then
 	bg_unwatch
 	bg_wakedown
 	# A job removed while followed is not found.
-	bg_obslive=1
 	bg_obs "$bg_d" || bg_err notfound "$bg_ref"
 fi

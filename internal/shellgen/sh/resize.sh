@@ -18,5 +18,4 @@ stty -F "$bg_t" cols "$bg_cols" rows "$bg_rows" 2>/dev/null </dev/null ||
 	bg_err io "cannot set the size of $bg_t, job $bg_ref's terminal"
 printf '%s %s %s\n' "$bg_t" "$bg_cols" "$bg_rows" >"$bg_d/terminal.tmp" &&
 	mv -f "$bg_d/terminal.tmp" "$bg_d/terminal"
-bg_obslive=0
-bg_obs "$bg_d"
+bg_obsrec "$bg_d"

@@ -86,5 +86,4 @@ else
 fi
 # The job as it took the data; its processes are not counted (nothing
 # shows them here).
-bg_obslive=0
-bg_obs "$bg_d"
+bg_obsrec "$bg_d"

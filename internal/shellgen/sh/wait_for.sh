@@ -125,5 +125,4 @@ fi
 [ "$bg_state" = match ] || printf 'W\t%s\n' "$bg_state"
 # The job as the wait left it; its processes are not counted (nothing
 # shows them here). A job removed while waited on is not found.
-bg_obslive=0
-bg_obs "$bg_d" || bg_err notfound "$bg_ref"
+bg_obsrec "$bg_d" || bg_err notfound "$bg_ref"

@@ -2,7 +2,7 @@
 # and records the child's real status (docs/design.md). The launcher runs
 # it as "job.sh run UMASK". It writes meta.json (bg_meta, the part Go
 # encoded, then the host's fields with the printf format bg_metafmt) before
-# the command can start, and only then tells the launcher its pid. The
+# the command can start, and only then reports it to the launcher. The
 # configuration block before it sets bg_id; the command: bg_cmd run by bg_sh ("": bash
 # where the host has it, else sh), with bg_cmdfile=1 the script in
 # command.sh instead, or, when bg_argc > 0, the bg_argc words quoted in
@@ -77,7 +77,10 @@ fi
 if printf "$bg_metafmt" "$bg_meta" "$bg_buf" "$bg_um" "$bg_hs" "$$" "$$" "$bg_st" "$bg_boot" >"$bg_d/meta.json.tmp" &&
 	mv -f "$bg_d/meta.json.tmp" "$bg_d/meta.json"; then
 	[ -z "$bg_queue" ] || bg_qline
-	printf '%s %s\n' "$$" "$bg_st"
+	# The report is meta.json's line, which the launcher prints without
+	# reading the file back (a read takes a system call per byte).
+	# shellcheck disable=SC2059 # as above
+	printf "$bg_metafmt" "$bg_meta" "$bg_buf" "$bg_um" "$bg_hs" "$$" "$$" "$bg_st" "$bg_boot"
 else
 	printf 'nometa\n'
 	exit 1

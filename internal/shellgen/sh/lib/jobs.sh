@@ -25,7 +25,8 @@ bg_line() {
 # per byte. Sizes come from find(1): for a job under the directory
 # bg_mzscan looked at, from its scan, else one find per job, kept for the
 # script's next look (bg_mzc, "<newline>DIR<tab>COUNT" for each, COUNT
-# the limits passed, 0 to 2).
+# the limits passed, 0 to 2, or m: the line is bg_mzm, which the caller
+# has already, the launcher from the wrapper's report).
 bg_metaline() {
 	bg_l= bg_mbig=
 	[ ! -L "$1" ] && [ -e "$1/meta.json" ] || return 1
@@ -58,6 +59,7 @@ bg_metaline() {
 		esac
 	fi
 	case $bg_mzk in
+	m) bg_l=$bg_mzm ;;
 	*2) bg_mbig=1 ;;
 	*1) bg_l=$(head -n 1 "$1/meta.json" 2>/dev/null) ;;
 	*) IFS= read -r bg_l 2>/dev/null <"$1/meta.json" || : ;;

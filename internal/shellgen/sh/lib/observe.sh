@@ -13,9 +13,21 @@
 # meta.json first, so a meta.json gone by then means the files read may
 # have vanished under the reads (an exit_code read as "", a job seen as
 # lost): the job is reported as one without a meta.json.
-# Last comes the L record of its live processes (bg_live), unless
-# bg_obslive is 0 (the launcher's report of a job it has just started).
+# Last comes the L record of its live processes (bg_live); bg_obsrec
+# leaves it out.
 bg_obs() {
+	bg_ofull=
+	bg_obsrec "$1" "${2-}" || return 1
+	[ -n "$bg_ofull" ] || return 0
+	bg_live "$1"
+	printf 'L\t%s\t%s\n' "$bg_lc" "$bg_pm"
+}
+
+# bg_obsrec DIR [strict]: bg_obs without the L record, for a report that
+# does not count processes (a launcher's of the job it has just started, a
+# read's), and without the process scan's functions in its script. Sets
+# bg_ofull when it printed more than the J record.
+bg_obsrec() {
 	[ ! -L "$1" ] || return 1
 	if ! bg_metaline "$1"; then
 		bg_obsnometa "$1" "${2-}"
@@ -53,10 +65,7 @@ bg_obs() {
 	[ -z "$bg_oy2" ] || printf 'Y\tstderr\t%s\n' "${bg_oy2#x}"
 	[ -z "$bg_oq" ] || printf 'Q\t%s\n' "${bg_oq#x}"
 	[ -z "$bg_ou" ] || printf 'U\t%s\n' "${bg_ou#x}"
-	if [ "${bg_obslive-1}" = 1 ]; then
-		bg_live "$1"
-		printf 'L\t%s\t%s\n' "$bg_lc" "$bg_pm"
-	fi
+	bg_ofull=1
 	return 0
 }
 

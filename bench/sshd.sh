@@ -1,0 +1,18 @@
+# bench/sshd.sh: sourced by the bench scripts that measure over SSH. It
+# starts the loopback test sshd (bench/cmd/sshd) for $tmp, sets cfg (its
+# ssh_config, host "bench") and listener (the listening sshd's pid), and
+# defines host: the CPU seconds the listener's finished children (every
+# session and what it started; a job runs in a session of its own and is
+# not counted) used so far. The caller kills $sshd_pid when it is done.
+go build -o "$tmp/sshd" ./bench/cmd/sshd
+mkdir -p "$tmp/ssh"
+"$tmp/sshd" -dir "$tmp/ssh" -timeout 30m >"$tmp/ssh/path" 2>"$tmp/ssh/err" &
+sshd_pid=$!
+for _ in $(seq 100); do
+	[ -s "$tmp/ssh/path" ] && break
+	sleep 0.1
+done
+cfg=$(cat "$tmp/ssh/path")
+listener=$(pgrep -f -- "-f $tmp/ssh/sshd_config" | head -1)
+tick=$(getconf CLK_TCK)
+host() { awk -v t="$tick" '{ printf "%.3f", ($14 + $15 + $16 + $17) / t }' "/proc/$listener/stat"; }

@@ -24,7 +24,14 @@ func runStopped(t *testing.T, c *bgjob.Client, script string) jobdir.Job {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { syscall.Kill(-j.PGID, syscall.SIGKILL) })
+	t.Cleanup(func() {
+		// Gone before the test's directories are removed: a wrapper that
+		// was still writing its last files made the removal fail.
+		syscall.Kill(-j.PGID, syscall.SIGKILL)
+		for deadline := time.Now().Add(10 * time.Second); syscall.Kill(-j.PGID, 0) == nil && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
 	return j
 }
 

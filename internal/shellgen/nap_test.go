@@ -1,0 +1,73 @@
+package shellgen_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/jobdir/jobdirtest"
+)
+
+// sleeps puts first on PATH a sleep that appends "PPID ARGS" to a file
+// before it sleeps, and returns a func that reads those lines.
+func sleeps(t *testing.T) func() []string {
+	t.Helper()
+	log := filepath.Join(t.TempDir(), "sleeps")
+	shadow(t, "sleep", func(real string) string {
+		return "printf '%s %s\\n' \"$PPID\" \"$*\" >>" + log + "\nexec " + real + " \"$@\"\n"
+	})
+	return func() []string {
+		b, _ := os.ReadFile(log)
+		return strings.Fields(strings.ReplaceAll(string(b), " ", "_"))
+	}
+}
+
+// followQuiet follows job, running and writing nothing, under sh, its
+// script's pid written first to a file, until look says enough, then ends
+// the job; it returns the script's pid.
+func followQuiet(t *testing.T, sh shell, root string, job *jobdirtest.Dir, look func() bool) string {
+	t.Helper()
+	script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: job.Meta.ID, Follow: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidf := filepath.Join(t.TempDir(), "pid")
+	_, ended := waiting(t, sh, "echo $$ >"+pidf+"\n"+script)
+	if !eventually(20*time.Second, look) {
+		t.Error("the follow did not look as often as expected")
+	}
+	job.End(t, 0)
+	ended("the job ended")
+	pid, err := os.ReadFile(pidf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(pid))
+}
+
+// TestNapIsOneProcess: where there is no trigger (a tail that is not
+// GNU's), a follow naps a tenth of a second at a time with a sleep the
+// script starts itself, one process a nap: the nap was a subshell that
+// started the sleep, two.
+func TestNapIsOneProcess(t *testing.T) {
+	shadow(t, "tail", func(real string) string {
+		return "[ \"$1\" != --version ] || { echo 'tail (BusyBox)'; exit 0; }\nexec " + real + " \"$@\"\n"
+	})
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running})
+			naps := sleeps(t)
+			pid := followQuiet(t, sh, root, job, func() bool { return len(naps()) >= 5 })
+			for _, n := range naps() {
+				if !strings.HasPrefix(n, pid+"_") {
+					t.Errorf("a sleep %q (parent_args) not started by the script, pid %s", n, pid)
+				}
+			}
+		})
+	}
+}

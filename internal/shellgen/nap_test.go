@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/testneed"
 	"github.com/bgjob/bgjob/jobdir/jobdirtest"
 )
 
@@ -66,6 +67,42 @@ func TestNapIsOneProcess(t *testing.T) {
 			for _, n := range naps() {
 				if !strings.HasPrefix(n, pid+"_") {
 					t.Errorf("a sleep %q (parent_args) not started by the script, pid %s", n, pid)
+				}
+			}
+		})
+	}
+}
+
+// TestQuietLookNapsOnce: with the trigger (GNU tail), a follow of a job
+// that writes nothing, woken by the ticker once a second, naps on the
+// trigger alone, with no sleep for the floor between looks (bg_ffloor):
+// that sleep comes only after a read of the trigger that took less than
+// the floor. It came first, one process more each look.
+func TestQuietLookNapsOnce(t *testing.T) {
+	if !gnuTail() {
+		testneed.Missing(t, "no GNU tail: no trigger here (.ci/run's Debian has coreutils)")
+	}
+	if _, err := os.Stat("/proc/uptime"); err != nil {
+		testneed.Missing(t, "no /proc/uptime: the floor's sleep comes first")
+	}
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running})
+			naps := sleeps(t)
+			ticks := func() (n int) {
+				for _, s := range naps() {
+					if strings.HasSuffix(s, "_1") {
+						n++
+					}
+				}
+				return n
+			}
+			followQuiet(t, sh, root, job, func() bool { return ticks() >= 3 })
+			for _, s := range naps() {
+				if !strings.HasSuffix(s, "_1") {
+					t.Errorf("a sleep %q (parent_args) besides the ticker's", s)
 				}
 			}
 		})

@@ -108,3 +108,40 @@ func TestQuietLookNapsOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestWaitForLookProcesses: a look of wait --for at new whole lines that
+// do not match starts od (-j: it reads the last byte itself), dd and
+// grep -q, no head -n or cut: those ask where a match is, after grep -q said
+// there is one. The look piped the last byte from dd into od, and grep's
+// line numbers through head and cut, every time.
+func TestWaitForLookProcesses(t *testing.T) {
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running, Stdout: "before\n"})
+			log := filepath.Join(t.TempDir(), "started")
+			for _, tool := range []string{"od", "head", "cut", "grep"} {
+				shadow(t, tool, func(real string) string {
+					return "printf '%s\\n' \"" + tool + " $*\" >>" + log + "\nexec " + real + " \"$@\"\n"
+				})
+			}
+			started := func() string { b, _ := os.ReadFile(log); return string(b) }
+			script, err := shellgen.WaitForScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.WaitFor{Ref: job.Meta.ID, Pattern: "^READY", Timeout: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, ended := waiting(t, sh, script)
+			if !eventually(10*time.Second, func() bool { return strings.Contains(started(), "grep -q") }) {
+				t.Errorf("no look asked grep -q; started:\n%s", started())
+			}
+			for _, l := range strings.Split(strings.TrimSpace(started()), "\n") {
+				if strings.HasPrefix(l, "head -n") || strings.HasPrefix(l, "cut") || strings.HasPrefix(l, "od") && !strings.Contains(l, " -j ") {
+					t.Errorf("a look started %q", l)
+				}
+			}
+			job.End(t, 0)
+			ended("the job ended")
+		})
+	}
+}

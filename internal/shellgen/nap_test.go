@@ -1,6 +1,7 @@
 package shellgen_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,6 +143,52 @@ func TestWaitForLookProcesses(t *testing.T) {
 			}
 			job.End(t, 0)
 			ended("the job ended")
+		})
+	}
+}
+
+// TestChattyLookNapsOnce: with the trigger (GNU tail), a follow of a job
+// that writes more often than the floor allows looks (bg_ffloor), whose
+// every look finds new bytes, naps with the floor's sleep alone: the read
+// of the trigger would end at once. It read the trigger every look, one
+// process more.
+func TestChattyLookNapsOnce(t *testing.T) {
+	if !gnuTail() {
+		testneed.Missing(t, "no GNU tail: no trigger here (.ci/run's Debian has coreutils)")
+	}
+	if _, err := os.Stat("/proc/uptime"); err != nil {
+		testneed.Missing(t, "no /proc/uptime: the floor's sleep comes first")
+	}
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running})
+			log := filepath.Join(t.TempDir(), "started")
+			shadow(t, "stat", func(real string) string { return "echo look >>" + log + "\nexec " + real + " \"$@\"\n" })
+			shadow(t, "dd", func(real string) string {
+				return "case \"$*\" in *if=*) ;; *) echo read >>" + log + " ;; esac\nexec " + real + " \"$@\"\n"
+			})
+			count := func(what string) int { b, _ := os.ReadFile(log); return strings.Count(string(b), what+"\n") }
+			script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: job.Meta.ID, Follow: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, ended := waiting(t, sh, script)
+			f, err := os.OpenFile(filepath.Join(job.Path, "stdout.log"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 1000 && count("look") < 12; i++ {
+				fmt.Fprintf(f, "line %d\n", i)
+				time.Sleep(20 * time.Millisecond)
+			}
+			f.Close()
+			job.End(t, 0)
+			ended("the job ended")
+			if looks, reads := count("look"), count("read"); looks < 12 || reads > looks/2 {
+				t.Errorf("%d looks, %d reads of the trigger: want at least 12 looks, at most half as many reads", looks, reads)
+			}
 		})
 	}
 }

@@ -284,13 +284,23 @@ bg_wakeup() {
 # the trigger comes first, and the floor's sleep only when the read took
 # less (the host's uptime, bg_uptime, says): a quiet job's look, woken by
 # the ticker, starts one process to nap, not two. Without the uptime the
-# floor's sleep comes first.
+# floor's sleep comes first. A job that writes faster than the floor
+# (the read took less) is hot: while each look finds new bytes (the
+# script sets bg_fnew) the nap is the floor's sleep alone, as the read
+# would end at once; a look that finds none ends it (the next read may
+# find what the trigger copied meanwhile: one look more).
 bg_fnap() {
 	if [ -z "$bg_wt" ]; then
 		bg_dlnap
 		return
 	fi
 	bg_fl=${bg_ffloor:-200}
+	if [ -n "${bg_fhot-}" ] && [ -n "${bg_fnew-}" ]; then
+		bg_fnew=
+		bg_dlnap "$bg_fl"
+		return
+	fi
+	bg_fnew= bg_fhot=
 	if ! bg_uptime; then
 		bg_dlnap "$bg_fl"
 		bg_fl=0
@@ -303,7 +313,9 @@ bg_fnap() {
 	kill "$bg_fw" 2>/dev/null
 	[ "$bg_fl" -gt 0 ] && [ -z "${bg_dlup-}" ] && bg_uptime || return 0
 	bg_fl=$((bg_fl - (bg_up - bg_ft)))
-	[ "$bg_fl" -le 0 ] || bg_dlnap "$bg_fl"
+	[ "$bg_fl" -gt 0 ] || return 0
+	bg_fhot=1
+	bg_dlnap "$bg_fl"
 }
 
 # bg_uptime: set bg_up to the host's uptime in milliseconds, read from

@@ -53,11 +53,12 @@ while :; do
 		eval "bg_from=\$bg_from_$bg_st bg_sz=\$bg_sz_$bg_st"
 		if bg_line "$bg_d/$bg_st.dropped" && [ "${bg_l:-0}" -gt "$bg_from" ]; then bg_from=$bg_l; fi
 		[ "$bg_sz" -gt "$bg_from" ] || continue
+		bg_fnew=1
 		bg_to=$bg_sz
 		# While the job runs only whole lines are matched: the range ends
 		# after its last newline, found only when it does not end in one.
 		bg_c=10
-		[ "$bg_ended" = 1 ] || bg_c=$(bg_range "$bg_f" $((bg_sz - 1)) 1 | od -An -tu1)
+		[ "$bg_ended" = 1 ] || bg_c=$(od -An -tu1 -j $((bg_sz - 1)) -N 1 "$bg_f" 2>/dev/null)
 		if [ "$bg_ended" = 0 ] && [ $((${bg_c:-0} + 0)) != 10 ]; then
 			bg_ln=$(tail -c +$((bg_from + 1)) "$bg_f" | head -c $((bg_sz - bg_from)) | wc -l)
 			bg_to=$((bg_from + $(tail -c +$((bg_from + 1)) "$bg_f" | head -n "$bg_ln" | wc -c)))
@@ -66,7 +67,12 @@ while :; do
 		bg_mt=$bg_to
 		[ "$bg_tty" = 0 ] || bg_mt=$bg_sz
 		[ "$bg_mt" -gt "$bg_from" ] || continue
-		bg_m=$(bg_matched "$bg_from" $((bg_mt - bg_from)) | LC_ALL=C grep -n "$bg_ga" -e "$bg_re" | head -n 1 | cut -d: -f1)
+		# A look asks grep whether a line matches (-q: no output, a process
+		# each for dd and grep); only a match asks which.
+		bg_m=
+		if bg_matched "$bg_from" $((bg_mt - bg_from)) | LC_ALL=C grep -q "$bg_ga" -e "$bg_re"; then
+			bg_m=$(bg_matched "$bg_from" $((bg_mt - bg_from)) | LC_ALL=C grep -n "$bg_ga" -e "$bg_re" | head -n 1 | cut -d: -f1)
+		fi
 		if [ -n "$bg_m" ]; then
 			bg_s=$((bg_from + $(tail -c +$((bg_from + 1)) "$bg_f" | head -n $((bg_m - 1)) | wc -c)))
 			bg_e=$((bg_from + $(tail -c +$((bg_from + 1)) "$bg_f" | head -n "$bg_m" | wc -c)))

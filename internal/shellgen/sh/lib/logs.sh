@@ -300,18 +300,55 @@ bg_wakeup() {
 # bg_wakeup, until a log grows or a second passes, but at least bg_ffloor
 # milliseconds (attach's 20, at most 50 looks a second however fast the
 # job writes; else 200, at most 5); without the trigger a tenth of a
-# second. The clock of a wait (bg_deadline) ends it early.
+# second. The clock of a wait (bg_deadline) ends it early. The read of
+# the trigger comes first, and the floor's sleep only when the read took
+# less (the host's uptime, bg_uptime, says): a quiet job's look, woken by
+# the ticker, starts one process to nap, not two. Without the uptime the
+# floor's sleep comes first. A job that writes faster than the floor
+# (the read took less) is hot: while each look finds new bytes (the
+# script sets bg_fnew) the nap is the floor's sleep alone, as the read
+# would end at once; a look that finds none ends it (the next read may
+# find what the trigger copied meanwhile: one look more).
 bg_fnap() {
 	if [ -z "$bg_wt" ]; then
 		bg_dlnap
 		return
 	fi
-	bg_dlnap "${bg_ffloor:-200}"
+	bg_fl=${bg_ffloor:-200}
+	if [ -n "${bg_fhot-}" ] && [ -n "${bg_fnew-}" ]; then
+		bg_fnew=
+		bg_dlnap "$bg_fl"
+		return
+	fi
+	bg_fnew= bg_fhot=
+	if ! bg_uptime; then
+		bg_dlnap "$bg_fl"
+		bg_fl=0
+	fi
 	[ -z "${bg_dlup-}" ] || return 0
+	bg_ft=$bg_up
 	dd bs=65536 count=1 of=/dev/null <&7 2>/dev/null &
 	bg_fw=$!
 	[ -n "${bg_dlup-}" ] || wait "$bg_fw"
 	kill "$bg_fw" 2>/dev/null
+	[ "$bg_fl" -gt 0 ] && [ -z "${bg_dlup-}" ] && bg_uptime || return 0
+	bg_fl=$((bg_fl - (bg_up - bg_ft)))
+	[ "$bg_fl" -gt 0 ] || return 0
+	bg_fhot=1
+	bg_dlnap "$bg_fl"
+}
+
+# bg_uptime: set bg_up to the host's uptime in milliseconds, read from
+# /proc/uptime (to the hundredth of a second) by the shell, no process
+# started; fail where there is none.
+bg_uptime() {
+	bg_up=
+	[ -r /proc/uptime ] && IFS=' .' read -r bg_up bg_ux bg_x 2>/dev/null </proc/uptime || return 1
+	case $bg_up$bg_ux in '' | *[!0-9]*) return 1 ;; esac
+	case $bg_ux in ??) ;; *) return 1 ;; esac
+	bg_up=${bg_up}${bg_ux}0
+	bg_up=${bg_up#"${bg_up%%[!0]*}"}
+	bg_up=${bg_up:-0}
 }
 
 # bg_wakedown: end the trigger of bg_wakeup.

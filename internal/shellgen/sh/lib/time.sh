@@ -58,12 +58,19 @@ bg_intime() {
 }
 
 # bg_dlnap [MS]: bg_nap [MS], cut short when the clock of bg_deadline ends
-# (a trapped signal ends a wait).
+# (a trapped signal ends a wait). One process, the sleep itself (a
+# function in the background would be a subshell more): a sleep that
+# refuses the fraction (it exits 1 to 128, not ended by a signal) is
+# followed by a whole second's.
 bg_dlnap() {
-	bg_nap "${1:-100}" >/dev/null 2>&1 &
-	bg_dln=$!
-	[ -n "${bg_dlup-}" ] || wait "$bg_dln"
-	kill "$bg_dln" 2>/dev/null
+	bg_secs "${1:-100}"
+	for bg_dlsec in "$bg_sec" 1; do
+		sleep "$bg_dlsec" >/dev/null 2>&1 &
+		bg_dln=$! bg_dlr=0
+		[ -n "${bg_dlup-}" ] || wait "$bg_dln" || bg_dlr=$?
+		kill "$bg_dln" 2>/dev/null
+		[ "$bg_dlr" -gt 0 ] && [ "$bg_dlr" -le 128 ] && [ -z "${bg_dlup-}" ] || return 0
+	done
 }
 
 # bg_epoch STAMP: set bg_ep to the seconds since 1970 of STAMP, a UTC time

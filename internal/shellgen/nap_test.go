@@ -1,0 +1,194 @@
+package shellgen_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/testneed"
+	"github.com/bgjob/bgjob/jobdir/jobdirtest"
+)
+
+// sleeps puts first on PATH a sleep that appends "PPID ARGS" to a file
+// before it sleeps, and returns a func that reads those lines.
+func sleeps(t *testing.T) func() []string {
+	t.Helper()
+	log := filepath.Join(t.TempDir(), "sleeps")
+	shadow(t, "sleep", func(real string) string {
+		return "printf '%s %s\\n' \"$PPID\" \"$*\" >>" + log + "\nexec " + real + " \"$@\"\n"
+	})
+	return func() []string {
+		b, _ := os.ReadFile(log)
+		return strings.Fields(strings.ReplaceAll(string(b), " ", "_"))
+	}
+}
+
+// followQuiet follows job, running and writing nothing, under sh, its
+// script's pid written first to a file, until look says enough, then ends
+// the job; it returns the script's pid.
+func followQuiet(t *testing.T, sh shell, root string, job *jobdirtest.Dir, look func() bool) string {
+	t.Helper()
+	script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: job.Meta.ID, Follow: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidf := filepath.Join(t.TempDir(), "pid")
+	_, ended := waiting(t, sh, "echo $$ >"+pidf+"\n"+script)
+	if !eventually(20*time.Second, look) {
+		t.Error("the follow did not look as often as expected")
+	}
+	job.End(t, 0)
+	ended("the job ended")
+	pid, err := os.ReadFile(pidf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(pid))
+}
+
+// TestNapIsOneProcess: where there is no trigger (a tail that is not
+// GNU's), a follow naps a tenth of a second at a time with a sleep the
+// script starts itself, one process a nap: the nap was a subshell that
+// started the sleep, two.
+func TestNapIsOneProcess(t *testing.T) {
+	shadow(t, "tail", func(real string) string {
+		return "[ \"$1\" != --version ] || { echo 'tail (BusyBox)'; exit 0; }\nexec " + real + " \"$@\"\n"
+	})
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running})
+			naps := sleeps(t)
+			pid := followQuiet(t, sh, root, job, func() bool { return len(naps()) >= 5 })
+			for _, n := range naps() {
+				if !strings.HasPrefix(n, pid+"_") {
+					t.Errorf("a sleep %q (parent_args) not started by the script, pid %s", n, pid)
+				}
+			}
+		})
+	}
+}
+
+// TestQuietLookNapsOnce: with the trigger (GNU tail), a follow of a job
+// that writes nothing, woken by the ticker once a second, naps on the
+// trigger alone, with no sleep for the floor between looks (bg_ffloor):
+// that sleep comes only after a read of the trigger that took less than
+// the floor. It came first, one process more each look.
+func TestQuietLookNapsOnce(t *testing.T) {
+	if !gnuTail() {
+		testneed.Missing(t, "no GNU tail: no trigger here (.ci/run's Debian has coreutils)")
+	}
+	if _, err := os.Stat("/proc/uptime"); err != nil {
+		testneed.Missing(t, "no /proc/uptime: the floor's sleep comes first")
+	}
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running})
+			naps := sleeps(t)
+			ticks := func() (n int) {
+				for _, s := range naps() {
+					if strings.HasSuffix(s, "_1") {
+						n++
+					}
+				}
+				return n
+			}
+			followQuiet(t, sh, root, job, func() bool { return ticks() >= 3 })
+			for _, s := range naps() {
+				if !strings.HasSuffix(s, "_1") {
+					t.Errorf("a sleep %q (parent_args) besides the ticker's", s)
+				}
+			}
+		})
+	}
+}
+
+// TestWaitForLookProcesses: a look of wait --for at new whole lines that
+// do not match starts od (-j: it reads the last byte itself), dd and
+// grep -q, no head -n or cut: those ask where a match is, after grep -q said
+// there is one. The look piped the last byte from dd into od, and grep's
+// line numbers through head and cut, every time.
+func TestWaitForLookProcesses(t *testing.T) {
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running, Stdout: "before\n"})
+			log := filepath.Join(t.TempDir(), "started")
+			for _, tool := range []string{"od", "head", "cut", "grep"} {
+				shadow(t, tool, func(real string) string {
+					return "printf '%s\\n' \"" + tool + " $*\" >>" + log + "\nexec " + real + " \"$@\"\n"
+				})
+			}
+			started := func() string { b, _ := os.ReadFile(log); return string(b) }
+			script, err := shellgen.WaitForScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.WaitFor{Ref: job.Meta.ID, Pattern: "^READY", Timeout: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, ended := waiting(t, sh, script)
+			if !eventually(10*time.Second, func() bool { return strings.Contains(started(), "grep -q") }) {
+				t.Errorf("no look asked grep -q; started:\n%s", started())
+			}
+			for _, l := range strings.Split(strings.TrimSpace(started()), "\n") {
+				if strings.HasPrefix(l, "head -n") || strings.HasPrefix(l, "cut") || strings.HasPrefix(l, "od") && !strings.Contains(l, " -j ") {
+					t.Errorf("a look started %q", l)
+				}
+			}
+			job.End(t, 0)
+			ended("the job ended")
+		})
+	}
+}
+
+// TestChattyLookNapsOnce: with the trigger (GNU tail), a follow of a job
+// that writes more often than the floor allows looks (bg_ffloor), whose
+// every look finds new bytes, naps with the floor's sleep alone: the read
+// of the trigger would end at once. It read the trigger every look, one
+// process more.
+func TestChattyLookNapsOnce(t *testing.T) {
+	if !gnuTail() {
+		testneed.Missing(t, "no GNU tail: no trigger here (.ci/run's Debian has coreutils)")
+	}
+	if _, err := os.Stat("/proc/uptime"); err != nil {
+		testneed.Missing(t, "no /proc/uptime: the floor's sleep comes first")
+	}
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running})
+			log := filepath.Join(t.TempDir(), "started")
+			shadow(t, "stat", func(real string) string { return "echo look >>" + log + "\nexec " + real + " \"$@\"\n" })
+			shadow(t, "dd", func(real string) string {
+				return "case \"$*\" in *if=*) ;; *) echo read >>" + log + " ;; esac\nexec " + real + " \"$@\"\n"
+			})
+			count := func(what string) int { b, _ := os.ReadFile(log); return strings.Count(string(b), what+"\n") }
+			script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: job.Meta.ID, Follow: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, ended := waiting(t, sh, script)
+			f, err := os.OpenFile(filepath.Join(job.Path, "stdout.log"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 1000 && count("look") < 12; i++ {
+				fmt.Fprintf(f, "line %d\n", i)
+				time.Sleep(20 * time.Millisecond)
+			}
+			f.Close()
+			job.End(t, 0)
+			ended("the job ended")
+			if looks, reads := count("look"), count("read"); looks < 12 || reads > looks/2 {
+				t.Errorf("%d looks, %d reads of the trigger: want at least 12 looks, at most half as many reads", looks, reads)
+			}
+		})
+	}
+}

@@ -26,21 +26,9 @@ if [ ${#bins[@]} = 0 ]; then
 	go build -o "$tmp/bgjob" ./cmd/bgjob
 	bins=("$tmp/bgjob")
 fi
-go build -o "$tmp/sshd" ./bench/cmd/sshd
-mkdir -p "$tmp/ssh"
-"$tmp/sshd" -dir "$tmp/ssh" -timeout 30m >"$tmp/ssh/path" 2>"$tmp/ssh/err" &
-sshd_pid=$!
-for _ in $(seq 100); do
-	[ -s "$tmp/ssh/path" ] && break
-	sleep 0.1
-done
-cfg=$(cat "$tmp/ssh/path")
-listener=$(pgrep -f -- "-f $tmp/ssh/sshd_config" | head -1)
-tick=$(getconf CLK_TCK)
+. bench/sshd.sh
 g=(--ssh-config "$cfg" -H bench --root "$tmp/root")
 
-# host: the CPU seconds the listener's finished children used so far.
-host() { awk -v t="$tick" '{ printf "%.2f", ($14 + $15 + $16 + $17) / t }' "/proc/$listener/stat"; }
 # cpu CMD...: the CPU seconds of CMD and its children (bash's times).
 cpu() {
 	local out

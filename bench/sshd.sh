@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034,SC2154 # sourced: tmp comes from the caller, which uses sshd_pid and cfg
 # bench/sshd.sh: sourced by the bench scripts that measure over SSH. It
 # starts the loopback test sshd (bench/cmd/sshd) for $tmp, sets cfg (its
 # ssh_config, host "bench") and listener (the listening sshd's pid), and

@@ -53,7 +53,7 @@ func anatomy(b *strings.Builder, indent, script string) error {
 	}
 	var funcs []string
 	for {
-		m := funcRE.FindStringSubmatch(rest)
+		m := funcRE().FindStringSubmatch(rest)
 		if m == nil || !strings.HasPrefix(rest, m[0]) {
 			break
 		}

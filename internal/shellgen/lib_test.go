@@ -30,7 +30,7 @@ func TestLibFiles(t *testing.T) {
 		if n := strings.Count(src, "\n"); n >= 400 {
 			t.Errorf("lib/%s has %d lines, want under 400: split it by topic", e.Name(), n)
 		}
-		for _, m := range funcRE.FindAllStringSubmatch(src, -1) {
+		for _, m := range funcRE().FindAllStringSubmatch(src, -1) {
 			defined[m[1]]++
 			if library().file[m[1]] != e.Name() {
 				t.Errorf("%s, defined in lib/%s, is not in the library as a function of that file", m[1], e.Name())

@@ -102,7 +102,9 @@ type lib struct {
 	text  map[string]string // name -> minified definition
 }
 
-var funcRE = regexp.MustCompile(`(?m)^(bg_[a-z0-9_]+)\(\) \{\n`)
+// funcRE finds a library function's definition; compiled with the
+// library, not at every start.
+var funcRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^(bg_[a-z0-9_]+)\(\) \{\n`) })
 
 // library is sh/lib/*.sh, parsed once, on the first script made (not at
 // every start of the binary: bgjob --version makes none).
@@ -128,7 +130,7 @@ var library = sync.OnceValue(func() lib {
 // parse adds the functions of the library file named file, whose text is
 // src.
 func (l *lib) parse(file, src string) {
-	locs := funcRE.FindAllStringSubmatchIndex(src, -1)
+	locs := funcRE().FindAllStringSubmatchIndex(src, -1)
 	for _, loc := range locs {
 		name := src[loc[2]:loc[3]]
 		end := strings.Index(src[loc[0]:], "\n}\n")

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -112,11 +113,14 @@ func (c *configCache) get(k cacheKey) (values, bool) {
 	return e.Values, true
 }
 
-var (
-	envRef       = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-	includeLine  = regexp.MustCompile(`(?i)^\s*include(\s*=\s*|\s+)(.*)$`)
-	matchUncache = regexp.MustCompile(`(?i)^\s*match\b.*\b(exec|localnetwork)\b`)
-)
+// configPatterns are compiled when a cache entry is first stored, not at
+// every bgjob start (package init runs for every verb, local ones too).
+var configPatterns = sync.OnceValue(func() (p struct{ envRef, includeLine, matchUncache *regexp.Regexp }) {
+	p.envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+	p.includeLine = regexp.MustCompile(`(?i)^\s*include(\s*=\s*|\s+)(.*)$`)
+	p.matchUncache = regexp.MustCompile(`(?i)^\s*match\b.*\b(exec|localnetwork)\b`)
+	return p
+})
 
 // put stores v, the answer ssh started computing at started after reading
 // files. Failing to write is not an error: the next call asks ssh again.
@@ -139,6 +143,7 @@ func (c *configCache) put(k cacheKey, v values, files []string, started time.Tim
 	}
 	add(k.inputs[1]) // the ssh binary
 	add("/etc/passwd")
+	pat := configPatterns()
 	for _, f := range files {
 		add(f)
 		b, err := os.ReadFile(f)
@@ -148,13 +153,13 @@ func (c *configCache) put(k cacheKey, v values, files []string, started time.Tim
 		sc := bufio.NewScanner(bytes.NewReader(b))
 		for sc.Scan() {
 			line := sc.Text()
-			if matchUncache.MatchString(line) {
+			if pat.matchUncache.MatchString(line) {
 				return
 			}
-			for _, m := range envRef.FindAllStringSubmatch(line, -1) {
+			for _, m := range pat.envRef.FindAllStringSubmatch(line, -1) {
 				e.Env[m[1]] = os.Getenv(m[1])
 			}
-			m := includeLine.FindStringSubmatch(line)
+			m := pat.includeLine.FindStringSubmatch(line)
 			if m == nil {
 				continue
 			}

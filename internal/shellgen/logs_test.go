@@ -943,3 +943,40 @@ func TestLogsScriptLogNotAFile(t *testing.T) {
 		}
 	}
 }
+
+// TestLogsScriptJobRemovedAtItsSize: a job removed just as a read takes
+// the size of its log is not found: the read went on with no size, and
+// busybox sh died on the arithmetic (exit status 2, no end marker).
+func TestLogsScriptJobRemovedAtItsSize(t *testing.T) {
+	for _, sh := range allShells {
+		for _, follow := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/follow=%v", sh.name, follow), func(t *testing.T) {
+				sh.path(t)
+				root := filepath.Join(t.TempDir(), "root")
+				job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running, Stdout: "before\n"})
+				// The removal comes as wc runs, after the shell opened nothing
+				// (wc prints no size, as for a log that is gone).
+				elsewhere := filepath.Join(t.TempDir(), "elsewhere")
+				shadow(t, "wc", func(string) string {
+					return "mv " + job.Path + " " + elsewhere + " 2>/dev/null\nexit 1\n"
+				})
+				script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: job.Meta.ID, Follow: follow})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cmd := sh.command(t, "-c", script)
+				cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+				present(t, cmd)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("%v\n%s", err, stderr.Bytes())
+				}
+				if want := "E\tnotfound\t" + job.Meta.ID + "\n"; !strings.Contains(string(out), want) {
+					t.Errorf("output %q; want %q", out, want)
+				}
+			})
+		}
+	}
+}

@@ -29,15 +29,16 @@
 # reader reported nothing, was delivered.
 bg_readroot
 bg_find "$bg_ws" "$bg_ref" || bg_err "$bg_fk" "$bg_ref"
-# The wrapper makes both logs before meta.json: one that is gone, or is no
-# longer a file (a link is never followed, a FIFO would hang the read), was
-# put there by someone else; unless a removal has begun (meta.json goes
-# first).
+# bg_nolog STREAM: end the read, whose job's STREAM log is gone or no
+# longer a file. The wrapper makes both logs before meta.json: unless a
+# removal has begun (meta.json goes first), someone else put it there (a
+# link is never followed, a FIFO would hang the read).
+bg_nolog() {
+	[ -e "$bg_d/meta.json" ] || bg_err notfound "$bg_ref"
+	bg_err io "the $1.log of job ${bg_d##*/} is missing or not a regular file"
+}
 for bg_st in $bg_streams; do
-	if [ ! -f "$bg_d/$bg_st.log" ] || [ -L "$bg_d/$bg_st.log" ]; then
-		[ -e "$bg_d/meta.json" ] || bg_err notfound "$bg_ref"
-		bg_err io "the $bg_st.log of job ${bg_d##*/} is missing or not a regular file"
-	fi
+	if [ ! -f "$bg_d/$bg_st.log" ] || [ -L "$bg_d/$bg_st.log" ]; then bg_nolog "$bg_st"; fi
 done
 # An ended job's sizes are read at once, by one process (bg_endsizes).
 bg_esz_stdout= bg_esz_stderr=
@@ -103,7 +104,9 @@ for bg_st in $bg_streams; do
 	# An ended job's log size came with the others (bg_endsizes); else
 	# it is read now, after bg_running's look.
 	eval "bg_sz=\${bg_esz_$bg_st}"
-	[ "$bg_live" = 0 ] && [ -n "$bg_sz" ] || bg_sz=$(exec wc -c <"$bg_f")
+	[ "$bg_live" = 0 ] && [ -n "$bg_sz" ] || bg_sz=$(exec wc -c <"$bg_f" 2>/dev/null)
+	# Removed since the look above: no size to read from.
+	[ -n "$bg_sz" ] || bg_nolog "$bg_st"
 	bg_to=$bg_sz
 	bg_ahead=
 	bg_dr=0

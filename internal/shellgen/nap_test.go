@@ -80,12 +80,7 @@ func TestNapIsOneProcess(t *testing.T) {
 // that sleep comes only after a read of the trigger that took less than
 // the floor. It came first, one process more each look.
 func TestQuietLookNapsOnce(t *testing.T) {
-	if !gnuTail() {
-		testneed.Missing(t, "no GNU tail: no trigger here (.ci/run's Debian has coreutils)")
-	}
-	if _, err := os.Stat("/proc/uptime"); err != nil {
-		testneed.Missing(t, "no /proc/uptime: the floor's sleep comes first")
-	}
+	needTimedTrigger(t)
 	for _, sh := range allShells {
 		t.Run(sh.name, func(t *testing.T) {
 			sh.path(t)
@@ -153,12 +148,7 @@ func TestWaitForLookProcesses(t *testing.T) {
 // of the trigger would end at once. It read the trigger every look, one
 // process more.
 func TestChattyLookNapsOnce(t *testing.T) {
-	if !gnuTail() {
-		testneed.Missing(t, "no GNU tail: no trigger here (.ci/run's Debian has coreutils)")
-	}
-	if _, err := os.Stat("/proc/uptime"); err != nil {
-		testneed.Missing(t, "no /proc/uptime: the floor's sleep comes first")
-	}
+	needTimedTrigger(t)
 	for _, sh := range allShells {
 		t.Run(sh.name, func(t *testing.T) {
 			sh.path(t)
@@ -190,5 +180,17 @@ func TestChattyLookNapsOnce(t *testing.T) {
 				t.Errorf("%d looks, %d reads of the trigger: want at least 12 looks, at most half as many reads", looks, reads)
 			}
 		})
+	}
+}
+
+// needTimedTrigger ends t where a follow's nap has no trigger (no GNU
+// tail) or cannot time the trigger's read (no /proc/uptime).
+func needTimedTrigger(t *testing.T) {
+	t.Helper()
+	if !gnuTail() {
+		testneed.Missing(t, "no GNU tail: no trigger here (.ci/run's Debian has coreutils)")
+	}
+	if _, err := os.Stat("/proc/uptime"); err != nil {
+		testneed.Missing(t, "no /proc/uptime: the floor's sleep comes first")
 	}
 }

@@ -1,6 +1,7 @@
 package bgjob
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -214,7 +215,7 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 	// job's files are on this machine (a Watcher's are). The script, which
 	// tells when the job has ended and reads its last bytes, runs when
 	// logWakes says so.
-	keep, quick := logWakes(0)
+	keep, quick := logWakes(res.Job.Dir, 0)
 	_, err := watched(ctx, w, []string{res.Job.Dir}, 0, keep, func(ctx context.Context) error {
 		if quick() && appended(res.Job.Dir, streams, &res, stdout, stderr) == nil {
 			return errPending
@@ -245,21 +246,26 @@ const followTick = 3 * time.Second
 // machine: keep is watched's, and quick, called at the start of each look,
 // says whether that look may be done in Go, from the logs alone: a wake by
 // a write to a log, or the tick within followTick of the last look that
-// was not quick. The first look, another file's change (the job's end),
-// the tick after that, and the look at timeout (0: none) are the
+// was not quick. The script ran just before the watch of dir was in place
+// (the read that found the job running), so the first look is quick too,
+// unless a file that ends a job is there by then (endedIn): its change may
+// have come before the watch. Another file's change (the job's end), the
+// tick after followTick, and the look at timeout (0: none) are the
 // script's.
-func logWakes(timeout time.Duration) (keep func(name string) bool, quick func() bool) {
-	var (
-		woke     string
-		scripted time.Time
-	)
+func logWakes(dir string, timeout time.Duration) (keep func(name string) bool, quick func() bool) {
+	var woke string
+	scripted := time.Now()
+	first := true
 	last := time.Now().Add(timeout)
 	keep = func(name string) bool { woke = name; return true }
 	quick = func() bool {
 		name := woke
 		woke = ""
+		wasFirst := first
+		first = false
 		switch {
 		case timeout > 0 && !time.Now().Before(last):
+		case wasFirst && endedIn(dir):
 		case name == "stdout.log" || name == "stderr.log":
 			return true
 		case name == "" && time.Since(scripted) < followTick:
@@ -269,6 +275,26 @@ func logWakes(timeout time.Duration) (keep func(name string) bool, quick func() 
 		return false
 	}
 	return keep, quick
+}
+
+// endedIn says whether the job in dir, on this machine, holds a file that
+// ends a job: exit_code, not_run, or an exit_code.tmp that holds a status
+// (the launcher fills it with blanks; the wrapper writes the status over
+// them, then renames it: bg_tmpcode). A wrapper killed without one is seen
+// by the script's look at the tick.
+func endedIn(dir string) bool {
+	for _, name := range []string{"exit_code", "not_run"} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "exit_code.tmp"))
+	if err != nil {
+		return false
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	code, _, _ := bytes.Cut(line, []byte(" "))
+	return len(code) > 0 && !slices.ContainsFunc(code, func(c byte) bool { return c < '0' || c > '9' })
 }
 
 // appended copies what the job in dir has appended to its logs since res's

@@ -80,7 +80,7 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	// reading of the pattern (mayMatch): only a possible match, and the
 	// looks logWakes gives the script, run the script, which matches,
 	// reports the match and tells when the job has ended.
-	keep, quick := logWakes(o.Timeout)
+	keep, quick := logWakes(j.Dir, o.Timeout)
 	re, reErr := regexp.Compile("(?m)" + pattern)
 	timedOut, err := watched(ctx, w, []string{j.Dir}, o.Timeout, keep, func(ctx context.Context) error {
 		if quick() && reErr == nil && !mayMatch(j.Dir, j.Meta.PTY, &q, re) {

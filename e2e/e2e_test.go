@@ -19,6 +19,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	lib "github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/internal/cli"
 	"github.com/bgjob/bgjob/internal/sshtest"
 	"github.com/bgjob/bgjob/jobdir"
@@ -59,6 +60,8 @@ func params(t *testing.T, setup func(*testscript.Env)) testscript.Params {
 			e.Setenv("SHELL", "/bin/sh")
 			// Under -race, every exiting bgjob would sleep a second.
 			e.Setenv("GORACE", "atexit_sleep_ms=0")
+			// Every status made in Go is checked against its script.
+			e.Setenv(lib.NativeCheckEnv, "1")
 			if setup != nil {
 				setup(e)
 			}

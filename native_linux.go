@@ -1,0 +1,175 @@
+package bgjob
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+// nativeStatus returns, for a client whose job files are on this machine
+// (a Watcher's), what status.sh would print for refs, made in Go, when
+// every ref is a job that needs nothing but its files: an id whose
+// directory holds a meta.json of at most 8 KiB (bg_metaline reads one
+// larger otherwise), an exit_code, and a leftovers record of 0 (bg_live
+// then takes it at its word and does not scan). Any other case, an odd
+// byte in a file, or a root the script would refuse, is the script's
+// (ok false): it stays the specification, and this is only the common
+// case of it, compared byte for byte with it (TestNativeStatusIsTheScripts,
+// and every status of the e2e tests under BGJOB_NATIVE_CHECK).
+func (c *Client) nativeStatus(refs []string) (out string, ok bool) {
+	if _, watch := c.rt.(Watcher); !watch || c.root == "" || len(refs) == 0 {
+		return "", false
+	}
+	if !ownDir(c.root) || !ownDir(filepath.Join(c.root, c.workspace)) {
+		return "", false
+	}
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		return "", false
+	}
+	boot, ok := firstLine("/proc/sys/kernel/random/boot_id")
+	if !ok {
+		return "", false
+	}
+	var b strings.Builder
+	b.WriteString("\n@@bgjob-begin@@\nB\t" + boot + "\n")
+	for _, ref := range refs {
+		if !jobdir.IsID(ref) || !nativeObs(&b, filepath.Join(c.root, c.workspace, ref)) {
+			return "", false
+		}
+	}
+	b.WriteString("\n@@bgjob-end@@\n")
+	return b.String(), true
+}
+
+// ownDir says whether dir is a directory, not a symbolic link, owned by
+// this process's effective user: what bg_readroot asks of the root and
+// the workspace (it refuses the others; the script says how).
+func ownDir(dir string) bool {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Geteuid()
+}
+
+// nativeObs writes bg_obs's records of the ended, recorded job in dir
+// (bg_obsrec's, then the L record bg_live prints for it), or reports
+// false for a job that is not such.
+func nativeObs(b *strings.Builder, dir string) bool {
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return false
+	}
+	meta := filepath.Join(dir, "meta.json")
+	if fi, err := os.Lstat(meta); err != nil || !fi.Mode().IsRegular() || fi.Size() > 8192 {
+		return false
+	}
+	line, ok := firstLine(meta)
+	if !ok || line == "" {
+		return false
+	}
+	code, ok := firstLine(filepath.Join(dir, "exit_code"))
+	if !ok {
+		return false
+	}
+	if left, ok := firstLine(filepath.Join(dir, "leftovers")); !ok || left != "0" {
+		return false
+	}
+	var rec strings.Builder
+	rec.WriteString("J\t" + escRecord(dir) + "\nM\t" + line + "\n")
+	if w, ok := pickPID(line); ok {
+		// What bg_proc leaves in bg_s: the start time, "" for a process
+		// that is not there or is a zombie. The shell names the file by
+		// the digits as they are: a pid with a leading zero (no file) or
+		// too large for an int is the script's.
+		pid, err := strconv.Atoi(w)
+		if err != nil || w[0] == '0' {
+			return false
+		}
+		start, zombie, found := procStart(pid)
+		if !found || zombie {
+			start = ""
+		}
+		rec.WriteString("P\t" + start + "\n")
+	}
+	rec.WriteString("X\t" + code + "\n")
+	for _, f := range []struct{ file, tag string }{
+		{"ended_at", "T\t"}, {"stop", "S\t"}, {"stdout.dropped", "Y\tstdout\t"},
+		{"stderr.dropped", "Y\tstderr\t"}, {"queued", "Q\t"}, {"not_run", "U\t"},
+	} {
+		name := filepath.Join(dir, f.file)
+		if _, err := os.Stat(name); err != nil {
+			if !os.IsNotExist(err) {
+				return false
+			}
+			continue
+		}
+		l, ok := firstLine(name)
+		if !ok {
+			return false
+		}
+		rec.WriteString(f.tag + l + "\n")
+	}
+	// Read last, as the script's check: a removal takes meta.json first.
+	if _, err := os.Stat(meta); err != nil {
+		return false
+	}
+	b.WriteString(rec.String())
+	b.WriteString("L\t0\tproc\n")
+	return true
+}
+
+// firstLine is what `IFS= read -r bg_l <file` leaves in bg_l: the file's
+// first line, without its newline. A file that is not there, cannot be
+// read, or holds a byte the shells read each their own way (NUL), or a
+// line too long to be sure of, is not ok.
+func firstLine(name string) (string, bool) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	buf := make([]byte, 8193)
+	n, err := f.Read(buf)
+	if err != nil && n == 0 {
+		// An empty file reads as "".
+		if fi, serr := f.Stat(); serr == nil && fi.Size() == 0 {
+			return "", true
+		}
+		return "", false
+	}
+	line, _, found := bytes.Cut(buf[:n], []byte("\n"))
+	if !found && n == len(buf) || bytes.IndexByte(line, 0) >= 0 {
+		return "", false
+	}
+	return string(line), true
+}
+
+// pickPID is bg_pick's pid: meta.json's line split at commas as the shell
+// splits it (a last empty field is no field), the fourth field from the
+// end, "pid":DIGITS, when there are four.
+func pickPID(line string) (string, bool) {
+	fields := strings.Split(line, ",")
+	if fields[len(fields)-1] == "" {
+		fields = fields[:len(fields)-1]
+	}
+	if len(fields) < 4 {
+		return "", false
+	}
+	w, ok := strings.CutPrefix(fields[len(fields)-4], `"pid":`)
+	if !ok || w == "" || strings.Trim(w, "0123456789") != "" {
+		return "", false
+	}
+	return w, true
+}
+
+// escRecord is bg_esc: a backslash, newline or tab in s written as \\, \n
+// or \t, as a record's field.
+func escRecord(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\t", `\t`).Replace(s)
+}

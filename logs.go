@@ -416,7 +416,7 @@ func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliv
 		}
 	}
 	var errs []error
-	err = c.execCommits(ctx, script, nil, q.Follow, shellgen.Handler{
+	h := shellgen.Handler{
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { res.Job = j; return nil }),
 		Refused: gather(&errs),
 		Cut: func(stream string) {
@@ -440,9 +440,43 @@ func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliv
 			res.grow(stream, offset, offset+n)
 			return err
 		},
-	}, cm)
+	}
+	if r, closeLogs, ok := c.nativeLogs(q); ok && cm == nil {
+		// Made in Go on this machine (nativeLogs): the same records.
+		defer closeLogs()
+		if os.Getenv(NativeCheckEnv) != "" {
+			if r, err = c.checkNativeLogs(ctx, script, q, r); err != nil {
+				return err
+			}
+		}
+		_, err = h.Decode(r)
+	} else {
+		if ok {
+			closeLogs()
+		}
+		err = c.execCommits(ctx, script, nil, q.Follow, h, cm)
+	}
 	if err != nil {
 		return err
 	}
 	return errors.Join(errs...)
+}
+
+// checkNativeLogs is checkNative for a read: r is what nativeLogs made.
+func (c *Client) checkNativeLogs(ctx context.Context, script string, q shellgen.Logs, r io.Reader) (io.Reader, error) {
+	remake := func() (string, bool) {
+		r, closeLogs, ok := c.nativeLogs(q)
+		if !ok {
+			return "", false
+		}
+		defer closeLogs()
+		b, err := io.ReadAll(r)
+		return string(b), err == nil
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.checkNative(ctx, script, string(b), remake)
+	return strings.NewReader(out), err
 }

@@ -22,7 +22,41 @@ import (
 // case of it, compared byte for byte with it (TestNativeStatusIsTheScripts,
 // and every status of the e2e tests under BGJOB_NATIVE_CHECK).
 func (c *Client) nativeStatus(refs []string) (out string, ok bool) {
-	if _, watch := c.rt.(Watcher); !watch || c.root == "" || len(refs) == 0 {
+	begin, ok := c.nativeBegin()
+	if !ok || len(refs) == 0 {
+		return "", false
+	}
+	var b strings.Builder
+	b.WriteString(begin)
+	for _, ref := range refs {
+		if !jobdir.IsID(ref) {
+			return "", false
+		}
+		dir := filepath.Join(c.root, c.workspace, ref)
+		obs, _, ok := nativeObsRec(dir)
+		if !ok {
+			return "", false
+		}
+		if left, ok := firstLine(filepath.Join(dir, "leftovers")); !ok || left != "0" {
+			return "", false
+		}
+		b.WriteString(obs)
+		b.WriteString("L\t0\tproc\n")
+	}
+	b.WriteString(nativeEnd)
+	return b.String(), true
+}
+
+// nativeEnd is the end marker every script prints last (bg_end).
+const nativeEnd = "\n@@bgjob-end@@\n"
+
+// nativeBegin returns what every script prints first (begin.sh: the begin
+// marker, the B record of the boot id) where a read may be made in Go: on
+// this machine (a Watcher's files), with /proc, under a root and a
+// workspace that are directories of this user, not links (bg_readroot
+// refuses links and a root of another user; the script says how).
+func (c *Client) nativeBegin() (string, bool) {
+	if _, watch := c.rt.(Watcher); !watch || c.root == "" {
 		return "", false
 	}
 	if !ownDir(c.root) || !ownDir(filepath.Join(c.root, c.workspace)) {
@@ -35,15 +69,7 @@ func (c *Client) nativeStatus(refs []string) (out string, ok bool) {
 	if !ok {
 		return "", false
 	}
-	var b strings.Builder
-	b.WriteString("\n@@bgjob-begin@@\nB\t" + boot + "\n")
-	for _, ref := range refs {
-		if !jobdir.IsID(ref) || !nativeObs(&b, filepath.Join(c.root, c.workspace, ref)) {
-			return "", false
-		}
-	}
-	b.WriteString("\n@@bgjob-end@@\n")
-	return b.String(), true
+	return "\n@@bgjob-begin@@\nB\t" + boot + "\n", true
 }
 
 // ownDir says whether dir is a directory, not a symbolic link, owned by
@@ -58,27 +84,25 @@ func ownDir(dir string) bool {
 	return ok && int(st.Uid) == os.Geteuid()
 }
 
-// nativeObs writes bg_obs's records of the ended, recorded job in dir
-// (bg_obsrec's, then the L record bg_live prints for it), or reports
-// false for a job that is not such.
-func nativeObs(b *strings.Builder, dir string) bool {
+// nativeObsRec returns bg_obsrec's records (J, M, P, X, T, S, Y, Q, U) of
+// the ended job in dir (its exit_code is there), and its meta.json line,
+// or not ok for a job that is not such or a file read otherwise than the
+// shell would read it.
+func nativeObsRec(dir string) (recs, meta string, ok bool) {
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-		return false
+		return "", "", false
 	}
-	meta := filepath.Join(dir, "meta.json")
-	if fi, err := os.Lstat(meta); err != nil || !fi.Mode().IsRegular() || fi.Size() > 8192 {
-		return false
+	mfile := filepath.Join(dir, "meta.json")
+	if fi, err := os.Lstat(mfile); err != nil || !fi.Mode().IsRegular() || fi.Size() > 8192 {
+		return "", "", false
 	}
-	line, ok := firstLine(meta)
+	line, ok := firstLine(mfile)
 	if !ok || line == "" {
-		return false
+		return "", "", false
 	}
 	code, ok := firstLine(filepath.Join(dir, "exit_code"))
 	if !ok {
-		return false
-	}
-	if left, ok := firstLine(filepath.Join(dir, "leftovers")); !ok || left != "0" {
-		return false
+		return "", "", false
 	}
 	var rec strings.Builder
 	rec.WriteString("J\t" + escRecord(dir) + "\nM\t" + line + "\n")
@@ -89,7 +113,7 @@ func nativeObs(b *strings.Builder, dir string) bool {
 		// too large for an int is the script's.
 		pid, err := strconv.Atoi(w)
 		if err != nil || w[0] == '0' {
-			return false
+			return "", "", false
 		}
 		start, zombie, found := procStart(pid)
 		if !found || zombie {
@@ -105,23 +129,21 @@ func nativeObs(b *strings.Builder, dir string) bool {
 		name := filepath.Join(dir, f.file)
 		if _, err := os.Stat(name); err != nil {
 			if !os.IsNotExist(err) {
-				return false
+				return "", "", false
 			}
 			continue
 		}
 		l, ok := firstLine(name)
 		if !ok {
-			return false
+			return "", "", false
 		}
 		rec.WriteString(f.tag + l + "\n")
 	}
 	// Read last, as the script's check: a removal takes meta.json first.
-	if _, err := os.Stat(meta); err != nil {
-		return false
+	if _, err := os.Stat(mfile); err != nil {
+		return "", "", false
 	}
-	b.WriteString(rec.String())
-	b.WriteString("L\t0\tproc\n")
-	return true
+	return rec.String(), line, true
 }
 
 // firstLine is what `IFS= read -r bg_l <file` leaves in bg_l: the file's

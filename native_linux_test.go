@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,5 +169,140 @@ func write(t *testing.T, name, body string) {
 	t.Helper()
 	if err := os.WriteFile(name, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNativeLogsIsTheScripts: where a read is made in Go (a plain read of
+// an ended job), what it prints is, byte for byte, what logs.sh prints
+// under each shell, for every range, stream and cap; the other reads are
+// left to the script.
+func TestNativeLogsIsTheScripts(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "r\too")
+	// A line longer than the 64 KiB window bg_tailfrom starts with, so
+	// that it widens; lines of carriage returns, bytes that are no UTF-8,
+	// a NUL, characters of 2, 3 and 4 bytes that caps cut, a log without
+	// its last newline, an empty one, bytes the --max-log-size cap
+	// dropped.
+	long := strings.Repeat("x", 70<<10)
+	jobs := map[string]jobdirtest.Job{
+		"lines": {Stdout: "one\ntwo\r\nthree\n\n\nsix é\n", Stderr: "é€𝄞 no newline"},
+		"long":  {Stdout: long + "\né\n" + long, Stderr: "\xff\xc3\x00\x80\n\xe2\x82"},
+		"empty": {},
+		"cut":   {Stdout: "ab€cd\n𝄞\n", Stderr: "𝄞𝄞𝄞", StdoutDropped: 2, StderrDropped: 4},
+	}
+	// Each range with both logs, uncapped and capped at 3 bytes, and with
+	// stderr alone, capped at 1 and 5.
+	var qs []shellgen.Logs
+	for _, c := range []struct {
+		streams []string
+		max     []int64
+	}{{[]string{"stdout", "stderr"}, []int64{0, 3}}, {[]string{"stderr"}, []int64{1, 5}}} {
+		for _, max := range c.max {
+			base := shellgen.Logs{Streams: c.streams, MaxBytes: max}
+			for _, n := range []int{Zero, 1, 3, 1000} {
+				tail, head, bytes := base, base, base
+				tail.Tail, head.Head, bytes.Bytes = n, n, int64(n)
+				qs = append(qs, tail, head, bytes)
+			}
+			for _, off := range []int64{3, 1 << 40} {
+				o := base
+				o.HasOffset, o.Offsets = true, map[string]int64{"stdout": off, "stderr": off + 1}
+				qs = append(qs, o)
+			}
+			qs = append(qs, base)
+		}
+	}
+	c, err := NewClient(local.New(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shells := nativeShells(t)
+	ctx := context.Background()
+	for name, j := range jobs {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			j.State = jobdirtest.Exited
+			d := jobdirtest.Make(t, root, "default", j)
+			want := make([]string, len(qs))
+			scripts := make([]string, len(qs))
+			for i, q := range qs {
+				q.Ref = d.Meta.ID
+				r, closeLogs, ok := c.nativeLogs(q)
+				if !ok {
+					t.Fatalf("logs %+v: left to the script, want it made in Go", q)
+				}
+				b, err := io.ReadAll(r)
+				closeLogs()
+				if err != nil {
+					t.Fatal(err)
+				}
+				want[i] = string(b)
+				if scripts[i], err = shellgen.LogsScript(c.target(), q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// One shell runs the scripts, each in a subshell, the outputs
+			// apart by sep: /bin/sh every one, bash and busybox sh every
+			// third, which is their share of the time this test may take.
+			sep := fmt.Sprintf("\n@@sep-%d@@\n", os.Getpid())
+			for sh, path := range shells {
+				var all strings.Builder
+				var picked []int
+				for i := range qs {
+					if sh == "/bin/sh" || i%3 == 0 {
+						picked = append(picked, i)
+						fmt.Fprintf(&all, "(\n%s\n)\nprintf '%%s' '%s'\n", scripts[i], sep)
+					}
+				}
+				var out bytes.Buffer
+				if err := (&local.Runtime{Shell: path}).Exec(ctx, all.String(), nil, &out); err != nil {
+					t.Fatalf("%s: %v", sh, err)
+				}
+				got := strings.Split(out.String(), sep)
+				if len(got) != len(picked)+1 {
+					t.Fatalf("%s: %d outputs, want %d", sh, len(got)-1, len(picked))
+				}
+				bad := 0
+				for k, i := range picked {
+					q := qs[i]
+					if got[k] != want[i] && bad < 3 {
+						bad++
+						t.Errorf("logs tail %d head %d bytes %d offsets %v streams %v max %d:\nmade in Go %q\nthe script under %s %q",
+							q.Tail, q.Head, q.Bytes, q.Offsets, q.Streams, q.MaxBytes, want[i], sh, got[k])
+					}
+				}
+			}
+		})
+	}
+
+	// What is left to the script.
+	ended := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited, Stdout: "x\n"})
+	pty := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited, Meta: jobdir.Meta{PTY: true}})
+	running := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Running})
+	link := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited})
+	if err := os.Remove(filepath.Join(link.Path, "stderr.log")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/hostname", filepath.Join(link.Path, "stderr.log")); err != nil {
+		t.Fatal(err)
+	}
+	octal := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited, Stdout: "0123456789\n"})
+	write(t, filepath.Join(octal.Path, "stdout.dropped"), "010\n")
+	both := []string{"stdout", "stderr"}
+	for _, l := range []struct {
+		name string
+		q    shellgen.Logs
+	}{
+		{"a PTY job", shellgen.Logs{Ref: pty.Meta.ID, Streams: both}},
+		{"a running job", shellgen.Logs{Ref: running.Meta.ID, Streams: both}},
+		{"a log that is a link", shellgen.Logs{Ref: link.Meta.ID, Streams: both}},
+		{"a dropped count with a leading 0", shellgen.Logs{Ref: octal.Meta.ID, Streams: both, Head: 1}},
+		{"a name", shellgen.Logs{Ref: "some-name", Streams: both}},
+		{"a reader's cursor", shellgen.Logs{Ref: ended.Meta.ID, Streams: both, New: true}},
+		{"a follow", shellgen.Logs{Ref: ended.Meta.ID, Streams: both, Follow: true}},
+	} {
+		if _, _, ok := c.nativeLogs(l.q); ok {
+			t.Errorf("%s: made in Go, want it left to the script", l.name)
+		}
 	}
 }

@@ -2,6 +2,15 @@
 
 package bgjob
 
+import (
+	"io"
+
+	"github.com/bgjob/bgjob/internal/shellgen"
+)
+
 // nativeStatus is made in Go on Linux only (it reads /proc); elsewhere
 // the script runs.
 func (c *Client) nativeStatus([]string) (string, bool) { return "", false }
+
+// nativeLogs is made in Go on Linux only; elsewhere the script runs.
+func (c *Client) nativeLogs(shellgen.Logs) (io.Reader, func(), bool) { return nil, nil, false }

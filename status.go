@@ -22,7 +22,7 @@ func (c *Client) Status(ctx context.Context, refs ...string) ([]jobdir.Job, erro
 	}
 	if out, ok := c.nativeStatus(refs); ok {
 		if os.Getenv(NativeCheckEnv) != "" {
-			if out, err = c.checkNative(ctx, script, refs, out); err != nil {
+			if out, err = c.checkNative(ctx, script, out, func() (string, bool) { return c.nativeStatus(refs) }); err != nil {
 				return nil, err
 			}
 		}
@@ -37,11 +37,12 @@ func (c *Client) Status(ctx context.Context, refs ...string) ([]jobdir.Job, erro
 // with it.
 const NativeCheckEnv = "BGJOB_NATIVE_CHECK"
 
-// checkNative runs script, whose records native (made in Go for refs)
-// must equal, and returns the records to read, or an error naming the
-// difference. A job can change between the two reads (a removal, the end
-// of a job): a difference is looked at again, both ways, once.
-func (c *Client) checkNative(ctx context.Context, script string, refs []string, native string) (string, error) {
+// checkNative runs script, whose output native (what a read made in Go
+// printed) must equal, and returns the records to read, or an error naming
+// the difference. A job can change between the two reads (a removal, the
+// end of a job): a difference is looked at again, both ways (remake makes
+// the native one again), once.
+func (c *Client) checkNative(ctx context.Context, script, native string, remake func() (string, bool)) (string, error) {
 	for try := 0; ; try++ {
 		var sh bytes.Buffer
 		if err := c.rt.Exec(ctx, script, nil, &sh); err != nil {
@@ -51,10 +52,10 @@ func (c *Client) checkNative(ctx context.Context, script string, refs []string, 
 			return native, nil
 		}
 		if try == 1 {
-			return "", fmt.Errorf("status made in Go differs from its script's: %q, the script's %q", native, sh.String())
+			return "", fmt.Errorf("a read made in Go differs from its script's: %q, the script's %q", native, sh.String())
 		}
 		var ok bool
-		if native, ok = c.nativeStatus(refs); !ok {
+		if native, ok = remake(); !ok {
 			return sh.String(), nil
 		}
 	}

@@ -533,6 +533,28 @@ type Logs struct {
 	Commit    map[string]int64
 }
 
+// Range is how logs.sh reads l's range: its bg_mode (all, tail, head,
+// bytes, offset or new), its count of lines or bytes bg_n, and bg_zero,
+// which asks New with Tail for an empty range.
+func (l Logs) Range() (mode string, n int64, zero bool) {
+	mode = "all"
+	switch {
+	case l.New && l.Tail != 0:
+		mode, n, zero = "new", int64(max(l.Tail, 0)), l.Tail < 0
+	case l.Tail != 0:
+		mode, n = "tail", int64(max(l.Tail, 0))
+	case l.Head != 0:
+		mode, n = "head", int64(max(l.Head, 0))
+	case l.Bytes != 0:
+		mode, n = "bytes", max(l.Bytes, 0)
+	case l.HasOffset:
+		mode = "offset"
+	case l.New:
+		mode = "new"
+	}
+	return mode, n, zero
+}
+
 // LogsScript returns the script that prints a job's logs: the job's
 // observation, then for each stream D records with the bytes of the range
 // (see records.go). With Follow it goes on printing D records as the logs
@@ -558,21 +580,7 @@ func LogsScript(t Target, l Logs) (string, error) {
 	if _, err := refs([]string{l.Ref}); err != nil {
 		return "", err
 	}
-	mode, n, zero := "all", int64(0), false
-	switch {
-	case l.New && l.Tail != 0:
-		mode, n, zero = "new", int64(max(l.Tail, 0)), l.Tail < 0
-	case l.Tail != 0:
-		mode, n = "tail", int64(max(l.Tail, 0))
-	case l.Head != 0:
-		mode, n = "head", int64(max(l.Head, 0))
-	case l.Bytes != 0:
-		mode, n = "bytes", max(l.Bytes, 0)
-	case l.HasOffset:
-		mode = "offset"
-	case l.New:
-		mode = "new"
-	}
+	mode, n, zero := l.Range()
 	return t.script("logs.sh", func(c *config) {
 		c.set("bg_ref", l.Ref)
 		c.set("bg_streams", strings.Join(l.Streams, " "))

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# What a look at an ended job costs when it is made in Go on this machine
+# (status of a job whose leftovers are recorded; logs, --tail and --bytes
+# of an ended job): each beside the same verb of an older binary, and
+# beside bgjob --version and a Go hello world (the floor), interleaved
+# (bench/cmd/interleave); then again with EXTRA more idle processes on the
+# host, which none of these reads looks at.
+#   bash bench/native.sh [OLD_COMMIT] [EXTRA] [ROUNDS]
+# (defaults: HEAD~3, 2000, 30)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+old=${1:-HEAD~3} extra=${2:-2000} n=${3:-30}
+tmp=$(mktemp -d)
+go build -o "$tmp/new" ./cmd/bgjob
+git worktree add -q --detach "$tmp/src" "$old"
+(cd "$tmp/src" && go build -o "$tmp/old" ./cmd/bgjob)
+git worktree remove --force "$tmp/src"
+go build -o "$tmp/interleave" ./bench/cmd/interleave
+mkdir "$tmp/hello"
+printf 'package main\n\nfunc main() { println("hi") }\n' >"$tmp/hello/main.go"
+(cd "$tmp/hello" && go mod init hello >/dev/null 2>&1 && go build -o "$tmp/floor" .)
+export BGJOB_ROOT=$tmp/root
+idle=()
+cleanup() {
+	[ ${#idle[@]} = 0 ] || kill "${idle[@]}" 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+id=$("$tmp/new" run -q -- 'seq 1 1000; echo err >&2')
+sleep 0.5
+# The first status records the job's leftovers (two scans).
+"$tmp/new" status "$id" >/dev/null
+measure() {
+	echo "## $1: $(ls -d /proc/[0-9]* | wc -l) processes, load $(cut -d' ' -f1 /proc/loadavg)"
+	"$tmp/interleave" -title "$1" -n "$n" -base floor \
+		-c "floor=$tmp/floor" -c "version=$tmp/new --version" \
+		-c "status-old=$tmp/old status $id" -c "status-new=$tmp/new status $id" \
+		-c "tail-old=$tmp/old logs --tail 10 $id" -c "tail-new=$tmp/new logs --tail 10 $id" \
+		-c "logs-old=$tmp/old logs $id" -c "logs-new=$tmp/new logs $id"
+}
+measure "the host's own processes"
+for _ in $(seq "$extra"); do
+	sleep 100000 &
+	idle+=($!)
+done
+sleep 0.5
+measure "$extra more idle processes"

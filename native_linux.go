@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
@@ -42,6 +43,55 @@ func (c *Client) nativeStatus(refs []string) (out string, ok bool) {
 		}
 		b.WriteString(obs)
 		b.WriteString("L\t0\tproc\n")
+	}
+	b.WriteString(nativeEnd)
+	return b.String(), true
+}
+
+// nativeList returns, as nativeStatus, what list.sh would print for q,
+// made in Go, when q lists one workspace (not every workspace, not the
+// owned jobs) and every job it prints has ended with its leftovers
+// recorded: the directory names that are ids, newest first, before
+// q.Before, at most q.Max, then an N record if more are left.
+func (c *Client) nativeList(q shellgen.List) (string, bool) {
+	if q.AllWorkspaces || q.Owned {
+		return "", false
+	}
+	begin, ok := c.nativeBegin()
+	if !ok {
+		return "", false
+	}
+	ws := filepath.Join(c.root, c.workspace)
+	ents, err := os.ReadDir(ws)
+	if err != nil {
+		return "", false
+	}
+	var b strings.Builder
+	b.WriteString(begin)
+	n := 0
+	for i := len(ents) - 1; i >= 0; i-- {
+		id := ents[i].Name()
+		if !jobdir.IsID(id) || q.Before != "" && id >= q.Before {
+			continue
+		}
+		dir := filepath.Join(ws, id)
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+			continue
+		}
+		if q.Max > 0 && n >= q.Max {
+			b.WriteString("N\tmore\n")
+			break
+		}
+		obs, _, ok := nativeObsRec(dir)
+		if !ok {
+			return "", false
+		}
+		if left, ok := firstLine(filepath.Join(dir, "leftovers")); !ok || left != "0" {
+			return "", false
+		}
+		b.WriteString(obs)
+		b.WriteString("L\t0\tproc\n")
+		n++
 	}
 	b.WriteString(nativeEnd)
 	return b.String(), true

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
@@ -304,5 +305,75 @@ func TestNativeLogsIsTheScripts(t *testing.T) {
 		if _, _, ok := c.nativeLogs(l.q); ok {
 			t.Errorf("%s: made in Go, want it left to the script", l.name)
 		}
+	}
+}
+
+// TestNativeListIsTheScripts: where ls is made in Go (one workspace whose
+// listed jobs have all ended with their leftovers recorded), what it
+// prints is, byte for byte, what list.sh prints under each shell, with
+// and without a limit and a cursor; other lists are left to the script.
+func TestNativeListIsTheScripts(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "r\too")
+	var ids []string
+	start := time.Now().Add(-time.Hour)
+	for i := range 4 {
+		d := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited, ExitCode: i,
+			Meta: jobdir.Meta{StartedAt: start.Add(time.Duration(i) * time.Second)}})
+		write(t, filepath.Join(d.Path, "leftovers"), "0\n")
+		ids = append(ids, d.Meta.ID)
+	}
+	ws := filepath.Join(root, "default")
+	// Entries that are not jobs: a file and a directory whose names are
+	// no ids, and a link named as an id.
+	write(t, filepath.Join(ws, "123"), "")
+	if err := os.Mkdir(filepath.Join(ws, "1abc"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(ws, ids[0]), filepath.Join(ws, "20991231T000000-zzzzzz")); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClient(local.New(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shells := nativeShells(t)
+	ctx := context.Background()
+	for _, q := range []shellgen.List{{}, {Max: 1}, {Max: 4}, {Max: 100}, {Before: ids[2]}, {Before: ids[2], Max: 1}, {Before: ids[0]}} {
+		got, ok := c.nativeList(q)
+		if !ok {
+			t.Fatalf("ls %+v: left to the script, want it made in Go", q)
+		}
+		s, err := shellgen.ListScript(c.target(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for sh, path := range shells {
+			var want bytes.Buffer
+			if err := (&local.Runtime{Shell: path}).Exec(ctx, s, nil, &want); err != nil {
+				t.Fatalf("%s: %v", sh, err)
+			}
+			if got != want.String() {
+				t.Errorf("ls %+v made in Go:\n%q\nthe script under %s:\n%q", q, got, sh, want.String())
+			}
+		}
+	}
+	for _, q := range []shellgen.List{{AllWorkspaces: true}, {Owned: true}} {
+		if _, ok := c.nativeList(q); ok {
+			t.Errorf("ls %+v: made in Go, want it left to the script", q)
+		}
+	}
+	// A job that is not ended and recorded, among those listed: the
+	// script's; past the limit it is not read.
+	jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Running,
+		Meta: jobdir.Meta{StartedAt: start.Add(-time.Minute)}})
+	if _, ok := c.nativeList(shellgen.List{}); ok {
+		t.Errorf("ls with a running job: made in Go, want it left to the script")
+	}
+	if _, ok := c.nativeList(shellgen.List{Max: 4}); !ok {
+		t.Errorf("ls --limit 4, a running job older than the four: left to the script, want it made in Go")
+	}
+	jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited})
+	if _, ok := c.nativeList(shellgen.List{Max: 1}); ok {
+		t.Errorf("ls --limit 1 of a job whose leftovers are not recorded: made in Go, want it left to the script")
 	}
 }

@@ -246,18 +246,27 @@ const followTick = 3 * time.Second
 // machine: keep is watched's, and quick, called at the start of each look,
 // says whether that look may be done in Go, from the logs alone: a wake by
 // a write to a log, or the tick within followTick of the last look that
-// was not quick. The script ran just before the watch of dir was in place
-// (the read that found the job running), so the first look is quick too,
-// unless a file that ends a job is there by then (endedIn): its change may
-// have come before the watch. Another file's change (the job's end), the
-// tick after followTick, and the look at timeout (0: none) are the
-// script's.
+// was not quick. A file written under a .tmp name wakes no look: its
+// rename to its own name does. The script ran just before the watch of
+// dir was in place (the read that found the job running), so the first
+// look is quick too, unless a file that ends a job is there by then
+// (endedIn): its change may have come before the watch. Another file's
+// change (the job's end), the tick after followTick, and the look at
+// timeout (0: none) are the script's.
 func logWakes(dir string, timeout time.Duration) (keep func(name string) bool, quick func() bool) {
 	var woke string
 	scripted := time.Now()
 	first := true
 	last := time.Now().Add(timeout)
-	keep = func(name string) bool { woke = name; return true }
+	keep = func(name string) bool {
+		// A job file is written as NAME.tmp, then renamed: the rename is
+		// the change (ended_at.tmp comes just before exit_code).
+		if strings.HasSuffix(name, ".tmp") {
+			return false
+		}
+		woke = name
+		return true
+	}
 	quick = func() bool {
 		name := woke
 		woke = ""

@@ -51,6 +51,9 @@ func TestLogWakesOtherFile(t *testing.T) {
 	if !quick() {
 		t.Errorf("a write to stdout.log: the script's look, want Go's")
 	}
+	if keep("ended_at.tmp") {
+		t.Errorf("ended_at.tmp woke a look, want none: its rename does")
+	}
 	keep("exit_code")
 	if quick() {
 		t.Errorf("exit_code changed: Go's look, want the script's")

@@ -266,19 +266,28 @@ bg_wakeup() {
 	case $(tail --version 2>/dev/null) in *GNU*) ;; *) return 0 ;; esac
 	bg_wf=${TMPDIR:-/tmp}/bgjob-wake.$$
 	# FIFOs of scripts killed between their mkfifo and rm (a runtime that
-	# kills a script's group at once) go: theirs, and their pids gone.
+	# kills a script's group at once) go: theirs, and their pids gone; so
+	# does a regular file of the name, which one such script made (below).
 	if [ -d /proc/self ]; then
 		for bg_wx in "${bg_wf%.*}".*; do
-			if [ -p "$bg_wx" ] && [ -O "$bg_wx" ] && [ ! -d "/proc/${bg_wx##*.}" ]; then rm -f "$bg_wx"; fi
+			if { [ -p "$bg_wx" ] || [ -f "$bg_wx" ]; } && [ -O "$bg_wx" ] && [ ! -d "/proc/${bg_wx##*.}" ]; then rm -f "$bg_wx"; fi
 		done
 	fi
 	# A FIFO of this name is left by a script of this pid that was killed
 	# in between (bg_watchin removes it first, but for a moment): stale.
 	mkfifo -m 600 "$bg_wf" 2>/dev/null || { rm -f "$bg_wf" && mkfifo -m 600 "$bg_wf"; } 2>/dev/null || return 0
 	# Read-write first, which does not wait for the other end; then a
-	# reading and a writing end, and the first goes.
+	# reading and a writing end, and the first goes. The FIFO may go
+	# before it is opened (another script's sweep, a cleaner of the
+	# temporary directory), and <> and > create a regular file of a name
+	# that is not there: only a FIFO is opened, and a file made of the
+	# name meanwhile is closed and removed at once, with no trigger.
 	# shellcheck disable=SC2094 # one FIFO, opened three ways on purpose
-	exec 6<>"$bg_wf" 7<"$bg_wf" 5>"$bg_wf"
+	if ! [ -p "$bg_wf" ] || ! { command exec 6<>"$bg_wf" 7<"$bg_wf" 5>"$bg_wf"; } 2>/dev/null || ! [ -p "$bg_wf" ]; then
+		exec 5>&- 6<&- 7<&-
+		rm -f "$bg_wf"
+		return 0
+	fi
 	exec 6<&-
 	rm -f "$bg_wf"
 	tail -q -c 0 -s 0.1 "$@" >&5 2>/dev/null 5>&- 7<&- &

@@ -154,11 +154,31 @@ bg_endsizes() {
 	done
 }
 
+# bg_nolog STREAM: end the read, whose job's STREAM log is gone or no
+# longer a file. The wrapper makes both logs before meta.json: unless a
+# removal has begun (meta.json goes first), someone else put it there (a
+# link is never followed, a FIFO would hang the read).
+bg_nolog() {
+	[ -e "$bg_d/meta.json" ] || bg_err notfound "$bg_ref"
+	bg_err io "the $1.log of job ${bg_d##*/} is missing or not a regular file"
+}
+
+# bg_logsok: succeed when the log of each stream of bg_streams is a
+# regular file, not a link; else fail, that stream in bg_st (the caller
+# ends with bg_nolog).
+bg_logsok() {
+	for bg_st in $bg_streams; do
+		if [ ! -f "$bg_d/$bg_st.log" ] || [ -L "$bg_d/$bg_st.log" ]; then return 1; fi
+	done
+}
+
 # bg_fsizes: set bg_sz_STREAM to the size of the log of each stream of
 # bg_streams: in one command, GNU stat, while the trigger of bg_wakeup
 # runs, else with wc -c each (exec: bash forks again for a command with a
-# redirection).
+# redirection). Fail, the stream in bg_st, where a log is not a regular
+# file (bg_logsok) or has no size (it went after that look).
 bg_fsizes() {
+	bg_logsok || return 1
 	set --
 	for bg_st in $bg_streams; do set -- "$@" "$bg_d/$bg_st.log"; done
 	if [ -n "${bg_wt-}" ] && bg_x=$(stat -c %s -- "$@" 2>/dev/null); then
@@ -171,7 +191,9 @@ bg_fsizes() {
 		return 0
 	fi
 	for bg_st in $bg_streams; do
-		eval "bg_sz_$bg_st=\$(exec wc -c <\"\$bg_d/\$bg_st.log\")"
+		bg_x=$(exec wc -c 2>/dev/null <"$bg_d/$bg_st.log")
+		[ -n "$bg_x" ] || return 1
+		eval "bg_sz_$bg_st=\$bg_x"
 	done
 }
 

@@ -48,20 +48,32 @@ func bound(ctx context.Context, deadline time.Time, expired error) (context.Cont
 	}
 }
 
-// waitBound bounds a wait of timeout (0: ctx as is) on the client's clock,
-// answerGrace after the host's: end turns the error of a wait the bound
-// cut short into one wrapping ErrTimeout.
-func waitBound(ctx context.Context, timeout time.Duration) (context.Context, func(error) error) {
+// waitBound bounds a wait of timeout begun at since (0: ctx as is; see
+// timeLeft) on the client's clock, answerGrace after the host's: end turns
+// the error of a wait the bound cut short into one wrapping ErrTimeout,
+// which names timeout.
+func waitBound(ctx context.Context, timeout time.Duration, since time.Time) (context.Context, func(error) error) {
 	if timeout <= 0 {
 		return ctx, func(err error) error { return err }
 	}
 	expired := fmt.Errorf("waiting %s: %w (the host did not answer)", waitLabel(timeout), ErrTimeout)
-	return bound(ctx, time.Now().Add(timeout+answerGrace), expired)
+	return bound(ctx, time.Now().Add(timeLeft(timeout, since)+answerGrace), expired)
 }
 
-// waitLabel is a wait's timeout as its errors say it: to the hundredth of
-// a second, so that the 1.999936s left of a 2s --timeout once connected
-// reads 2s.
+// timeLeft is what is left now of a wait's timeout (0: none) that began at
+// since (zero: now), such as before its caller connected: at least a
+// moment, so that a host reached at the deadline still reports the jobs as
+// they are.
+func timeLeft(timeout time.Duration, since time.Time) time.Duration {
+	if timeout <= 0 || since.IsZero() {
+		return timeout
+	}
+	return max(timeout-time.Since(since), time.Millisecond)
+}
+
+// waitLabel is a wait's timeout as its errors say it, the whole timeout
+// the caller gave (never what was left of it once connected), to the
+// hundredth of a second.
 func waitLabel(timeout time.Duration) string {
 	if timeout >= time.Second {
 		return timeout.Round(10 * time.Millisecond).String()

@@ -151,13 +151,16 @@ func (f *Fleet) List(ctx context.Context, o ListOptions) []Result[Page] {
 }
 
 // Wait waits for the jobs on every host. o.Timeout bounds the whole call,
-// connecting included, not each host: a host reached late, when fewer
-// hosts than the fleet's parallelism are waited on at once, gets what is
-// left of it, and one not reached by then an error wrapping ErrTimeout.
+// connecting included, from o.Since (zero: now), not each host: a host
+// reached late, when fewer hosts than the fleet's parallelism are waited
+// on at once, gets what is left of it, and one not reached by then an
+// error wrapping ErrTimeout. Every host's timeout error names o.Timeout.
 func (f *Fleet) Wait(ctx context.Context, refs []string, o WaitOptions) []Result[[]jobdir.Job] {
-	var deadline time.Time
 	if o.Timeout > 0 {
-		deadline = time.Now().Add(o.Timeout)
+		if o.Since.IsZero() {
+			o.Since = time.Now()
+		}
+		deadline := o.Since.Add(o.Timeout)
 		g, dial := *f, f.dial
 		g.dial = func(ctx context.Context, host string) (*Client, func(), error) {
 			dctx, cancel := context.WithDeadline(ctx, deadline)
@@ -171,13 +174,7 @@ func (f *Fleet) Wait(ctx context.Context, refs []string, o WaitOptions) []Result
 		f = &g
 	}
 	return Each(ctx, f, func(ctx context.Context, _ string, c *Client) ([]jobdir.Job, error) {
-		ho := o
-		if !deadline.IsZero() {
-			// At least a moment, so that a host reached after the
-			// deadline still reports the jobs as they are.
-			ho.Timeout = max(time.Until(deadline), time.Millisecond)
-		}
-		return c.Wait(ctx, refs, ho)
+		return c.Wait(ctx, refs, o)
 	})
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/jobdir/jobdirtest"
 	"github.com/bgjob/bgjob/runtime/local"
 )
 
@@ -159,5 +160,29 @@ func TestFleetParallel(t *testing.T) {
 		if r.Host != hosts[i] || r.Err != nil || len(r.Value.Jobs) != 0 {
 			t.Errorf("result %d: %+v, want host %s with no jobs", i, r, hosts[i])
 		}
+	}
+}
+
+// TestFleetWaitNamesItsTimeout: a wait that times out on a host reached
+// late names the timeout it was given, not what was left of it once
+// connected: a 400ms wait over a 150ms connection said "waiting 250ms".
+func TestFleetWaitNamesItsTimeout(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	j := jobdirtest.Make(t, root, jobdir.DefaultWorkspace, jobdirtest.Job{State: jobdirtest.Running})
+	dial := func(ctx context.Context, host string) (*bgjob.Client, func(), error) {
+		// A slow connection.
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(150 * time.Millisecond):
+		}
+		c, err := bgjob.NewClient(local.New(), root, "")
+		return c, func() {}, err
+	}
+	f := bgjob.NewFleet([]string{"slow"}, dial, 1)
+	r := f.Wait(context.Background(), []string{j.Meta.ID}, bgjob.WaitOptions{Timeout: 400 * time.Millisecond})[0]
+	if !errors.Is(r.Err, bgjob.ErrTimeout) || !strings.Contains(r.Err.Error(), "waiting 400ms: ") {
+		t.Errorf("wait: %v; want a timeout naming 400ms", r.Err)
 	}
 }

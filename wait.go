@@ -16,6 +16,9 @@ type WaitOptions struct {
 	Any bool
 	// Timeout gives up after this long with ErrTimeout (0: never).
 	Timeout time.Duration
+	// Since, when not zero, is when the wait began, before its caller
+	// connected: Timeout counts from it, and the error names Timeout.
+	Since time.Time
 }
 
 // Wait blocks until the jobs have ended and returns them. Over SSH the
@@ -30,20 +33,21 @@ type WaitOptions struct {
 // answer either).
 func (c *Client) Wait(ctx context.Context, refs []string, o WaitOptions) (jobs []jobdir.Job, err error) {
 	parent := ctx
-	ctx, end := waitBound(ctx, o.Timeout)
+	ctx, end := waitBound(ctx, o.Timeout, o.Since)
 	defer func() {
 		err = end(err)
 		if jobs == nil && errors.Is(err, ErrTimeout) && parent.Err() == nil {
 			jobs = c.standing(parent, refs)
 		}
 	}()
-	q := shellgen.Wait{Refs: refs, Any: o.Any, Timeout: o.Timeout}
+	left := timeLeft(o.Timeout, o.Since)
+	q := shellgen.Wait{Refs: refs, Any: o.Any, Timeout: left}
 	w, watch := c.rt.(Watcher)
 	if !watch {
-		return c.wait(ctx, q)
+		return c.wait(ctx, q, o.Timeout)
 	}
 	q.Once, q.Timeout = true, 0
-	jobs, err = c.wait(ctx, q)
+	jobs, err = c.wait(ctx, q, o.Timeout)
 	if !errors.Is(err, errPending) {
 		return jobs, err
 	}
@@ -52,8 +56,8 @@ func (c *Client) Wait(ctx context.Context, refs []string, o WaitOptions) (jobs [
 		dirs[i] = j.Dir
 	}
 	exited := func(name string) bool { return name == jobdir.ExitCodeFile }
-	timedOut, err := watched(ctx, w, dirs, o.Timeout, exited, func(ctx context.Context) error {
-		looked, err := c.wait(ctx, q)
+	timedOut, err := watched(ctx, w, dirs, left, exited, func(ctx context.Context) error {
+		looked, err := c.wait(ctx, q, o.Timeout)
 		if looked != nil {
 			jobs = looked
 		}
@@ -98,8 +102,9 @@ func (c *Client) standing(ctx context.Context, refs []string) []jobdir.Job {
 }
 
 // wait runs one WaitScript and returns the jobs it reports; when the script
-// did not see them end, the error wraps ErrTimeout or errPending.
-func (c *Client) wait(ctx context.Context, q shellgen.Wait) ([]jobdir.Job, error) {
+// did not see them end, the error wraps ErrTimeout (naming timeout, the
+// wait's whole) or errPending.
+func (c *Client) wait(ctx context.Context, q shellgen.Wait, timeout time.Duration) ([]jobdir.Job, error) {
 	script, err := shellgen.WaitScript(c.target(), q)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
@@ -120,7 +125,7 @@ func (c *Client) wait(ctx context.Context, q shellgen.Wait) ([]jobdir.Job, error
 	case len(errs) > 0:
 		return jobs, errors.Join(errs...)
 	case state == "timeout":
-		return jobs, fmt.Errorf("waiting %s: %w", waitLabel(q.Timeout), ErrTimeout)
+		return jobs, fmt.Errorf("waiting %s: %w", waitLabel(timeout), ErrTimeout)
 	case state == "pending":
 		return jobs, errPending
 	}

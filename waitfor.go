@@ -21,6 +21,9 @@ type WaitForOptions struct {
 	Stdout, Stderr bool
 	// Timeout gives up after this long with ErrTimeout (0: never).
 	Timeout time.Duration
+	// Since, when not zero, is when the wait began, before its caller
+	// connected: Timeout counts from it, and the error names Timeout.
+	Since time.Time
 }
 
 // Match is the line WaitFor found: its place in the log, and its bytes
@@ -47,7 +50,7 @@ type Match struct {
 // its time on a long line is ended with the script that runs it. The job
 // does not count its processes (ProcessScan jobdir.ScanNone).
 func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOptions) (job jobdir.Job, m Match, err error) {
-	ctx, end := waitBound(ctx, o.Timeout)
+	ctx, end := waitBound(ctx, o.Timeout, o.Since)
 	defer func() {
 		if err = end(err); err != nil {
 			m = Match{}
@@ -59,7 +62,8 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	if err := checkERE(pattern); err != nil {
 		return jobdir.Job{}, Match{}, err
 	}
-	q := shellgen.WaitFor{Ref: ref, Pattern: pattern, Timeout: o.Timeout}
+	left := timeLeft(o.Timeout, o.Since)
+	q := shellgen.WaitFor{Ref: ref, Pattern: pattern, Timeout: left}
 	switch {
 	case o.Stdout && !o.Stderr:
 		q.Streams = []string{"stdout"}
@@ -68,10 +72,10 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	}
 	w, watch := c.rt.(Watcher)
 	if !watch {
-		return c.waitFor(ctx, &q)
+		return c.waitFor(ctx, &q, o.Timeout)
 	}
 	q.Once, q.Timeout = true, 0
-	j, m, err := c.waitFor(ctx, &q)
+	j, m, err := c.waitFor(ctx, &q, o.Timeout)
 	if !errors.Is(err, errPending) {
 		return j, m, err
 	}
@@ -80,13 +84,13 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	// reading of the pattern (mayMatch): only a possible match, and the
 	// looks logWakes gives the script, run the script, which matches,
 	// reports the match and tells when the job has ended.
-	keep, quick := logWakes(j.Dir, o.Timeout)
+	keep, quick := logWakes(j.Dir, left)
 	re, reErr := regexp.Compile("(?m)" + pattern)
-	timedOut, err := watched(ctx, w, []string{j.Dir}, o.Timeout, keep, func(ctx context.Context) error {
+	timedOut, err := watched(ctx, w, []string{j.Dir}, left, keep, func(ctx context.Context) error {
 		if quick() && reErr == nil && !mayMatch(j.Dir, j.Meta.PTY, &q, re) {
 			return errPending
 		}
-		looked, lm, err := c.waitFor(ctx, &q)
+		looked, lm, err := c.waitFor(ctx, &q, o.Timeout)
 		if looked.ID != "" {
 			j, m = looked, lm
 		}
@@ -99,8 +103,9 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 }
 
 // waitFor runs one WaitForScript. Looking once without a match, it moves
-// q's offsets to where the script stopped and returns errPending.
-func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor) (jobdir.Job, Match, error) {
+// q's offsets to where the script stopped and returns errPending; at the
+// timeout the error names timeout, the wait's whole.
+func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor, timeout time.Duration) (jobdir.Job, Match, error) {
 	script, err := shellgen.WaitForScript(c.target(), *q)
 	if err != nil {
 		return jobdir.Job{}, Match{}, fmt.Errorf("%w: %w", ErrUsage, err)
@@ -141,7 +146,7 @@ func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor) (jobdir.Job, 
 	case found:
 		return job, m, nil
 	case state == "timeout":
-		return job, Match{}, fmt.Errorf("waiting %s for %q: %w", waitLabel(q.Timeout), q.Pattern, ErrTimeout)
+		return job, Match{}, fmt.Errorf("waiting %s for %q: %w", waitLabel(timeout), q.Pattern, ErrTimeout)
 	case state == "ended":
 		return job, Match{}, fmt.Errorf("job %s: %w %q", job.ID, ErrNoMatch, q.Pattern)
 	case state == "pending":

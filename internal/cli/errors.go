@@ -50,14 +50,37 @@ func errorKind(err error) string {
 }
 
 // errorJSON is the --json form of an error: {"error": "...", "kind": "..."}.
+// A verb whose document says what it did before it failed embeds it, so
+// that --json prints one value carrying both (see shownError).
 type errorJSON struct {
-	Error string `json:"error"`
-	Kind  string `json:"kind"`
+	Error string `json:"error,omitempty"`
+	Kind  string `json:"kind,omitempty"`
 }
 
-func printErrorJSON(w io.Writer, err error) {
-	printJSON(w, errorJSON{Error: err.Error(), Kind: errorKind(err)})
+// errorJSONOf is the --json form of err; empty for nil.
+func errorJSONOf(err error) errorJSON {
+	if err == nil {
+		return errorJSON{}
+	}
+	return errorJSON{Error: err.Error(), Kind: errorKind(err)}
 }
+
+// printErrorJSON prints err's --json form on w, unless a verb's document
+// already carried it.
+func printErrorJSON(w io.Writer, err error) {
+	var shown *shownError
+	if errors.As(err, &shown) {
+		return
+	}
+	printJSON(w, errorJSONOf(err))
+}
+
+// shownError is an error that a verb's --json document carries (its
+// errorJSON embedded): Run says it on stderr only.
+type shownError struct{ err error }
+
+func (e *shownError) Error() string { return e.err.Error() }
+func (e *shownError) Unwrap() error { return e.err }
 
 // flagError is every command's answer to a flag it cannot parse: a usage
 // error that suggests the flag meant (--tiemout: --timeout).

@@ -80,7 +80,7 @@ outside MCP or with keep are never stopped.`,
 	f.BoolVar(&o.All, "all", false, "remove every ended job (no --keep or --older-than)")
 	f.DurationVar(&o.OlderThan, "older-than", o.OlderThan, "remove ended jobs that ended longer ago than this (0: no age limit)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be removed")
-	f.BoolVar(&a.json, "json", false, `print {"jobs": [removed jobs], "stopped": [jobs of gone owners], "kept": [{id, name, status, reason, live_processes}]}`)
+	f.BoolVar(&a.json, "json", false, `print {"jobs": [removed jobs], "stopped": [jobs of gone owners], "kept": [{id, name, status, reason, live_processes}]}, with "error" and "kind" when it failed`)
 	return cmd
 }
 
@@ -131,9 +131,16 @@ func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
 		// A host that failed before doing anything (a container host
 		// fails at its first script, not at Dial) prints the error's
 		// document alone.
-		if err := printJSON(a.stdout, pruneJSON{Jobs: nonNil(res[0].Value), Stopped: nonNil(stopped[""]), Kept: nonNil(kept[""])}); err != nil {
-			return err
+		// What prune did and why it failed are one document.
+		err := failures(a, res)
+		doc := pruneJSON{Jobs: nonNil(res[0].Value), Stopped: nonNil(stopped[""]), Kept: nonNil(kept[""]), errorJSON: errorJSONOf(err)}
+		if perr := printJSON(a.stdout, doc); perr != nil {
+			return perr
 		}
+		if err != nil {
+			return &shownError{err: err}
+		}
+		return nil
 	}
 	return failures(a, res)
 }
@@ -148,11 +155,13 @@ func nonNil[T any](s []T) []T {
 
 // pruneJSON is prune's --json: the jobs removed (with --dry-run, those
 // that would be), the running jobs stopped first because their owner is
-// gone, and those the rule selects but prune kept.
+// gone, and those the rule selects but prune kept; and, when a job could
+// not be removed, the error and its kind.
 type pruneJSON struct {
 	Jobs    []jobdir.Job `json:"jobs"`
 	Stopped []jobdir.Job `json:"stopped"`
 	Kept    []keptJSON   `json:"kept"`
+	errorJSON
 }
 
 // keptJSON is a job prune kept, and why: reason live_processes (it has

@@ -122,7 +122,7 @@ func (a *app) wait(ctx context.Context, refs []string, o bgjob.WaitOptions) erro
 }
 
 func (a *app) waitFor(ctx context.Context, ref string, o waitOptions) error {
-	c, release, timeout, err := a.waitClient(ctx, o.Timeout)
+	c, release, since, err := a.waitClient(ctx, o.Timeout)
 	if errors.Is(err, bgjob.ErrTimeout) {
 		return &exitError{code: exitTimeout, err: err}
 	}
@@ -130,7 +130,7 @@ func (a *app) waitFor(ctx context.Context, ref string, o waitOptions) error {
 		return err
 	}
 	defer release()
-	j, m, err := c.WaitFor(ctx, ref, o.pattern, bgjob.WaitForOptions{Stdout: o.stdout, Stderr: o.stderr, Timeout: timeout})
+	j, m, err := c.WaitFor(ctx, ref, o.pattern, bgjob.WaitForOptions{Stdout: o.stdout, Stderr: o.stderr, Timeout: o.Timeout, Since: since})
 	switch {
 	case errors.Is(err, bgjob.ErrTimeout):
 		return &exitError{code: exitTimeout, err: err}

@@ -901,9 +901,10 @@ func shadow(t *testing.T, name string, body func(real string) string) string {
 }
 
 // TestLogsScriptLogNotAFile: a log that is gone, a directory, a link or a
-// FIFO (none of which bgjob makes) is an E io record naming it, at once:
-// the read printed the shell's errors, followed the link, or hung on the
-// FIFO.
+// FIFO (none of which bgjob makes) is an E io record naming it, at once,
+// for a read and a wait --for alike: the read printed the shell's errors,
+// followed the link, or hung on the FIFO; the wait --for did so too, and
+// waited on for the job's end.
 func TestLogsScriptLogNotAFile(t *testing.T) {
 	for _, sh := range allShells {
 		for _, tt := range []struct {
@@ -915,42 +916,66 @@ func TestLogsScriptLogNotAFile(t *testing.T) {
 			{"a link", func(p string) error { os.Remove(p); return os.Symlink("/etc/hostname", p) }},
 			{"a FIFO", func(p string) error { os.Remove(p); return syscall.Mkfifo(p, 0o600) }},
 		} {
-			t.Run(sh.name+"/"+tt.name, func(t *testing.T) {
-				sh.path(t)
-				root := filepath.Join(t.TempDir(), "root")
-				job := jobdirtest.Make(t, root, "w", jobdirtest.Job{Stdout: "out\n", Stderr: "err\n"})
-				if err := tt.make(filepath.Join(job.Path, "stdout.log")); err != nil {
-					t.Fatal(err)
-				}
-				script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: job.Meta.ID, Tail: 10})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				cmd := exec.CommandContext(ctx, sh.path(t), append(sh.argv[1:], "-c", script)...)
-				present(t, cmd)
-				var stderr bytes.Buffer
-				cmd.Stderr = &stderr
-				out, err := cmd.Output()
-				if err != nil {
-					t.Fatalf("%v\n%s", err, stderr.Bytes())
-				}
-				if want := "E\tio\tthe stdout.log of job " + job.Meta.ID + " is missing or not a regular file\n"; !strings.Contains(string(out), want) || stderr.Len() > 0 {
-					t.Errorf("output %q, stderr %q; want %q and no stderr", out, stderr.Bytes(), want)
-				}
-			})
+			for _, reader := range logReaders {
+				t.Run(sh.name+"/"+tt.name+"/"+reader.name, func(t *testing.T) {
+					sh.path(t)
+					root := filepath.Join(t.TempDir(), "root")
+					job := jobdirtest.Make(t, root, "w", jobdirtest.Job{Stdout: "out\n", Stderr: "err\n"})
+					if err := tt.make(filepath.Join(job.Path, "stdout.log")); err != nil {
+						t.Fatal(err)
+					}
+					script, err := reader.script(shellgen.Target{Root: root, Workspace: "w"}, job.Meta.ID)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					cmd := exec.CommandContext(ctx, sh.path(t), append(sh.argv[1:], "-c", script)...)
+					present(t, cmd)
+					// A read hung on the FIFO holds stderr open after the
+					// shell is killed.
+					cmd.WaitDelay = time.Second
+					var stderr bytes.Buffer
+					cmd.Stderr = &stderr
+					out, err := cmd.Output()
+					if err != nil {
+						t.Fatalf("%v\n%s", err, stderr.Bytes())
+					}
+					if want := "E\tio\tthe stdout.log of job " + job.Meta.ID + " is missing or not a regular file\n"; !strings.Contains(string(out), want) || stderr.Len() > 0 {
+						t.Errorf("output %q, stderr %q; want %q and no stderr", out, stderr.Bytes(), want)
+					}
+				})
+			}
 		}
 	}
 }
 
-// TestLogsScriptJobRemovedAtItsSize: a job removed just as a read takes
-// the size of its log is not found: the read went on with no size, and
-// busybox sh died on the arithmetic (exit status 2, no end marker).
+// logReaders are the scripts that read a job's logs: a read (the last 10
+// lines), a follow and a wait --for.
+var logReaders = []struct {
+	name   string
+	script func(t shellgen.Target, ref string) (string, error)
+}{
+	{"read", func(t shellgen.Target, ref string) (string, error) {
+		return shellgen.LogsScript(t, shellgen.Logs{Ref: ref, Tail: 10})
+	}},
+	{"follow", func(t shellgen.Target, ref string) (string, error) {
+		return shellgen.LogsScript(t, shellgen.Logs{Ref: ref, Follow: true})
+	}},
+	{"wait for", func(t shellgen.Target, ref string) (string, error) {
+		return shellgen.WaitForScript(t, shellgen.WaitFor{Ref: ref, Pattern: "never", Timeout: time.Minute})
+	}},
+}
+
+// TestLogsScriptJobRemovedAtItsSize: a job removed just as a read, a
+// follow or a wait --for takes the size of its log is not found: the read
+// went on with no size, and busybox sh died on the arithmetic (exit status
+// 2, no end marker); the wait --for went on looking until the job was
+// seen to end, and printed the shell's errors.
 func TestLogsScriptJobRemovedAtItsSize(t *testing.T) {
 	for _, sh := range allShells {
-		for _, follow := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/follow=%v", sh.name, follow), func(t *testing.T) {
+		for _, reader := range logReaders {
+			t.Run(sh.name+"/"+reader.name, func(t *testing.T) {
 				sh.path(t)
 				root := filepath.Join(t.TempDir(), "root")
 				job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running, Stdout: "before\n"})
@@ -960,7 +985,7 @@ func TestLogsScriptJobRemovedAtItsSize(t *testing.T) {
 				shadow(t, "wc", func(string) string {
 					return "mv " + job.Path + " " + elsewhere + " 2>/dev/null\nexit 1\n"
 				})
-				script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: job.Meta.ID, Follow: follow})
+				script, err := reader.script(shellgen.Target{Root: root, Workspace: "w"}, job.Meta.ID)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -973,8 +998,8 @@ func TestLogsScriptJobRemovedAtItsSize(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%v\n%s", err, stderr.Bytes())
 				}
-				if want := "E\tnotfound\t" + job.Meta.ID + "\n"; !strings.Contains(string(out), want) {
-					t.Errorf("output %q; want %q", out, want)
+				if want := "E\tnotfound\t" + job.Meta.ID + "\n"; !strings.Contains(string(out), want) || stderr.Len() > 0 {
+					t.Errorf("output %q, stderr %q; want %q and no stderr", out, stderr.Bytes(), want)
 				}
 			})
 		}

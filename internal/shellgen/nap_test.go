@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -192,5 +193,105 @@ func needTimedTrigger(t *testing.T) {
 	}
 	if _, err := os.Stat("/proc/uptime"); err != nil {
 		testneed.Missing(t, "no /proc/uptime: the floor's sleep comes first")
+	}
+}
+
+// TestTriggerFIFOGoneFirst: where the trigger's FIFO goes between its
+// mkfifo and its opening (another script's sweep, a cleaner of the
+// temporary directory), the follow makes no regular file of its name,
+// leaves nothing there, and still sees the job's lines and its end:
+// opening the name read-write created a regular file, which the trigger
+// then read and wrote.
+func TestTriggerFIFOGoneFirst(t *testing.T) {
+	if !gnuTail() {
+		testneed.Missing(t, "no GNU tail: no trigger here (.ci/run's Debian has coreutils)")
+	}
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			log := filepath.Join(t.TempDir(), "made")
+			shadow(t, "mkfifo", func(real string) string {
+				return real + " \"$@\" || exit\nfor a; do :; done\ncase $a in */bgjob-wake.*) echo mkfifo >>" + log + "; rm -f \"$a\" ;; esac\n"
+			})
+			shadow(t, "rm", func(real string) string {
+				return "for a; do case $a in */bgjob-wake.*) [ ! -f \"$a\" ] || echo \"regular file $a\" >>" + log + " ;; esac; done\nexec " + real + " \"$@\"\n"
+			})
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running, Stdout: "before\n"})
+			script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: job.Meta.ID, Follow: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, ended := waiting(t, sh, script)
+			made := func() string { b, _ := os.ReadFile(log); return string(b) }
+			if !eventually(10*time.Second, func() bool { return strings.Contains(made(), "mkfifo") }) {
+				t.Fatal("the follow made no FIFO")
+			}
+			f, err := os.OpenFile(filepath.Join(job.Path, "stdout.log"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString("after\n")
+			f.Close()
+			job.End(t, 0)
+			ended("the job ended")
+			if strings.Contains(made(), "regular file") {
+				t.Errorf("the follow made a regular file of its trigger's name: %s", made())
+			}
+			if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
+				t.Errorf("left in TMPDIR: %v", left)
+			}
+			if !strings.Contains(out.String(), "before\n") || !strings.Contains(out.String(), "after\n") {
+				t.Errorf("output %q: want both lines", out.String())
+			}
+		})
+	}
+}
+
+// TestTriggerSweepsRegularFile: the sweep of the trigger's leftovers
+// removes a regular file of its name, of a script whose pid is gone (one
+// killed between opening its FIFO's name and removing it), as it removes
+// a FIFO: it removed FIFOs only.
+func TestTriggerSweepsRegularFile(t *testing.T) {
+	if !gnuTail() {
+		testneed.Missing(t, "no GNU tail: no trigger here (.ci/run's Debian has coreutils)")
+	}
+	if _, err := os.Stat("/proc/self"); err != nil {
+		testneed.Missing(t, "no /proc: the sweep needs it")
+	}
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			// No process has a pid this large (pid_max is at most 2^22).
+			stale := []string{filepath.Join(tmp, "bgjob-wake.99999991"), filepath.Join(tmp, "bgjob-wake.99999992")}
+			if err := os.WriteFile(stale[0], nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(stale[1], 0o600); err != nil {
+				t.Fatal(err)
+			}
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running, Stdout: "before\n"})
+			script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: job.Meta.ID, Follow: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, ended := waiting(t, sh, script)
+			log := filepath.Join(job.Path, "stdout.log")
+			if !eventually(10*time.Second, func() bool { return len(readers(log)) > 0 }) {
+				t.Error("the follow never started its trigger (tail -f)")
+			}
+			job.End(t, 0)
+			ended("the job ended")
+			for _, p := range stale {
+				if _, err := os.Lstat(p); err == nil {
+					t.Errorf("the sweep left %s", p)
+				}
+			}
+		})
 	}
 }

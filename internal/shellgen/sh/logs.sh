@@ -29,17 +29,7 @@
 # reader reported nothing, was delivered.
 bg_readroot
 bg_find "$bg_ws" "$bg_ref" || bg_err "$bg_fk" "$bg_ref"
-# bg_nolog STREAM: end the read, whose job's STREAM log is gone or no
-# longer a file. The wrapper makes both logs before meta.json: unless a
-# removal has begun (meta.json goes first), someone else put it there (a
-# link is never followed, a FIFO would hang the read).
-bg_nolog() {
-	[ -e "$bg_d/meta.json" ] || bg_err notfound "$bg_ref"
-	bg_err io "the $1.log of job ${bg_d##*/} is missing or not a regular file"
-}
-for bg_st in $bg_streams; do
-	if [ ! -f "$bg_d/$bg_st.log" ] || [ -L "$bg_d/$bg_st.log" ]; then bg_nolog "$bg_st"; fi
-done
+bg_logsok || bg_nolog "$bg_st"
 # An ended job's sizes are read at once, by one process (bg_endsizes).
 bg_esz_stdout= bg_esz_stderr=
 [ ! -e "$bg_d/exit_code" ] || bg_endsizes "$bg_d"
@@ -216,7 +206,11 @@ if [ "$bg_follow" = 1 ]; then
 		bg_ended=1
 		bg_running "$bg_d" && bg_ended=0
 		bg_live=1
-		bg_fsizes
+		if ! bg_fsizes; then
+			bg_unwatch
+			bg_wakedown
+			bg_nolog "$bg_st"
+		fi
 		for bg_st in $bg_streams; do
 			bg_f=$bg_d/$bg_st.log
 			eval "bg_from=\$bg_off_$bg_st bg_sz=\$bg_sz_$bg_st"

@@ -47,7 +47,13 @@ while :; do
 	bg_ended=1
 	bg_running "$bg_d" && bg_ended=0
 	bg_live=$((1 - bg_ended))
-	bg_fsizes
+	if ! bg_fsizes; then
+		if [ "$bg_once" != 1 ]; then
+			bg_unwatch
+			bg_wakedown
+		fi
+		bg_nolog "$bg_st"
+	fi
 	for bg_st in $bg_streams; do
 		bg_f=$bg_d/$bg_st.log
 		eval "bg_from=\$bg_from_$bg_st bg_sz=\$bg_sz_$bg_st"

@@ -154,11 +154,31 @@ bg_endsizes() {
 	done
 }
 
+# bg_nolog STREAM: end the read, whose job's STREAM log is gone or no
+# longer a file. The wrapper makes both logs before meta.json: unless a
+# removal has begun (meta.json goes first), someone else put it there (a
+# link is never followed, a FIFO would hang the read).
+bg_nolog() {
+	[ -e "$bg_d/meta.json" ] || bg_err notfound "$bg_ref"
+	bg_err io "the $1.log of job ${bg_d##*/} is missing or not a regular file"
+}
+
+# bg_logsok: succeed when the log of each stream of bg_streams is a
+# regular file, not a link; else fail, that stream in bg_st (the caller
+# ends with bg_nolog).
+bg_logsok() {
+	for bg_st in $bg_streams; do
+		if [ ! -f "$bg_d/$bg_st.log" ] || [ -L "$bg_d/$bg_st.log" ]; then return 1; fi
+	done
+}
+
 # bg_fsizes: set bg_sz_STREAM to the size of the log of each stream of
 # bg_streams: in one command, GNU stat, while the trigger of bg_wakeup
 # runs, else with wc -c each (exec: bash forks again for a command with a
-# redirection).
+# redirection). Fail, the stream in bg_st, where a log is not a regular
+# file (bg_logsok) or has no size (it went after that look).
 bg_fsizes() {
+	bg_logsok || return 1
 	set --
 	for bg_st in $bg_streams; do set -- "$@" "$bg_d/$bg_st.log"; done
 	if [ -n "${bg_wt-}" ] && bg_x=$(stat -c %s -- "$@" 2>/dev/null); then
@@ -171,7 +191,9 @@ bg_fsizes() {
 		return 0
 	fi
 	for bg_st in $bg_streams; do
-		eval "bg_sz_$bg_st=\$(exec wc -c <\"\$bg_d/\$bg_st.log\")"
+		bg_x=$(exec wc -c 2>/dev/null <"$bg_d/$bg_st.log")
+		[ -n "$bg_x" ] || return 1
+		eval "bg_sz_$bg_st=\$bg_x"
 	done
 }
 
@@ -266,19 +288,28 @@ bg_wakeup() {
 	case $(tail --version 2>/dev/null) in *GNU*) ;; *) return 0 ;; esac
 	bg_wf=${TMPDIR:-/tmp}/bgjob-wake.$$
 	# FIFOs of scripts killed between their mkfifo and rm (a runtime that
-	# kills a script's group at once) go: theirs, and their pids gone.
+	# kills a script's group at once) go: theirs, and their pids gone; so
+	# does a regular file of the name, which one such script made (below).
 	if [ -d /proc/self ]; then
 		for bg_wx in "${bg_wf%.*}".*; do
-			if [ -p "$bg_wx" ] && [ -O "$bg_wx" ] && [ ! -d "/proc/${bg_wx##*.}" ]; then rm -f "$bg_wx"; fi
+			if { [ -p "$bg_wx" ] || [ -f "$bg_wx" ]; } && [ -O "$bg_wx" ] && [ ! -d "/proc/${bg_wx##*.}" ]; then rm -f "$bg_wx"; fi
 		done
 	fi
 	# A FIFO of this name is left by a script of this pid that was killed
 	# in between (bg_watchin removes it first, but for a moment): stale.
 	mkfifo -m 600 "$bg_wf" 2>/dev/null || { rm -f "$bg_wf" && mkfifo -m 600 "$bg_wf"; } 2>/dev/null || return 0
 	# Read-write first, which does not wait for the other end; then a
-	# reading and a writing end, and the first goes.
+	# reading and a writing end, and the first goes. The FIFO may go
+	# before it is opened (another script's sweep, a cleaner of the
+	# temporary directory), and <> and > create a regular file of a name
+	# that is not there: only a FIFO is opened, and a file made of the
+	# name meanwhile is closed and removed at once, with no trigger.
 	# shellcheck disable=SC2094 # one FIFO, opened three ways on purpose
-	exec 6<>"$bg_wf" 7<"$bg_wf" 5>"$bg_wf"
+	if ! [ -p "$bg_wf" ] || ! { command exec 6<>"$bg_wf" 7<"$bg_wf" 5>"$bg_wf"; } 2>/dev/null || ! [ -p "$bg_wf" ]; then
+		exec 5>&- 6<&- 7<&-
+		rm -f "$bg_wf"
+		return 0
+	fi
 	exec 6<&-
 	rm -f "$bg_wf"
 	tail -q -c 0 -s 0.1 "$@" >&5 2>/dev/null 5>&- 7<&- &

@@ -194,3 +194,76 @@ func needTimedTrigger(t *testing.T) {
 		testneed.Missing(t, "no /proc/uptime: the floor's sleep comes first")
 	}
 }
+
+// TestBurstSettles: with the trigger (GNU tail), a follow of a job that
+// wrote a burst far larger than the trigger's FIFO (64 KiB), then nothing,
+// looks once a second again (the ticker's) as soon as it has read the
+// burst: the trigger's tail had copied the whole burst into the FIFO, 64
+// KiB a read, so the follow went on looking at the floor's pace until the
+// FIFO had carried all of it (4 MiB: about 64 looks, some 13 s).
+func TestBurstSettles(t *testing.T) {
+	needTimedTrigger(t)
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running})
+			log := filepath.Join(t.TempDir(), "started")
+			const burst = 4 << 20
+			// A look prints "look SIZE" (stat's first line), a tick of the
+			// ticker "tick".
+			shadow(t, "stat", func(real string) string {
+				return "bg_o=$(" + real + " \"$@\") || exit\nprintf 'look %s\\n' \"${bg_o%%[!0-9]*}\" >>" + log + "\nprintf '%s\\n' \"$bg_o\"\n"
+			})
+			shadow(t, "sleep", func(real string) string {
+				return "[ \"$*\" != 1 ] || echo tick >>" + log + "\nexec " + real + " \"$@\"\n"
+			})
+			lines := func() []string { b, _ := os.ReadFile(log); return strings.Split(strings.TrimSpace(string(b)), "\n") }
+			script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: job.Meta.ID, Follow: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, ended := waiting(t, sh, script)
+			if !eventually(10*time.Second, func() bool { return strings.Contains(strings.Join(lines(), " "), "tick") }) {
+				t.Fatal("the follow's trigger did not start")
+			}
+			f, err := os.OpenFile(filepath.Join(job.Path, "stdout.log"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			line := strings.Repeat("x", 99) + "\n"
+			if _, err := f.WriteString(strings.Repeat(line, burst/len(line))); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			// From the look that read the burst's end, four ticks.
+			after := func() []string {
+				ls := lines()
+				for i, l := range ls {
+					if l == fmt.Sprintf("look %d", burst/len(line)*len(line)) {
+						return ls[i+1:]
+					}
+				}
+				return nil
+			}
+			count := func(what string) (n int) {
+				for _, l := range after() {
+					if strings.HasPrefix(l, what) {
+						n++
+					}
+				}
+				return n
+			}
+			if !eventually(30*time.Second, func() bool { return count("tick") >= 4 }) {
+				t.Fatalf("no four ticks after the burst was read:\n%s", strings.Join(lines(), "\n"))
+			}
+			job.End(t, 0)
+			ended("the job ended")
+			// Four ticks, the looks they woke, and the few that settle the
+			// trigger after the burst.
+			if n := count("look"); n > 8 {
+				t.Errorf("%d looks over the four seconds after the burst was read, want at most 8:\n%s", n, strings.Join(after(), "\n"))
+			}
+		})
+	}
+}

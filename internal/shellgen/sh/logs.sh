@@ -223,7 +223,7 @@ if [ "$bg_follow" = 1 ]; then
 			if bg_line "$bg_d/$bg_st.dropped" && [ "${bg_l:-0}" -gt "$bg_from" ]; then bg_from=$bg_l; fi
 			if [ "$bg_sz" -gt "$bg_from" ]; then
 				bg_chunk "$bg_st" "$bg_f" "$bg_from" "$bg_sz"
-				bg_fnew=1
+				bg_fnew=$((${bg_fnew:-0} + bg_sz - bg_from))
 				eval "bg_off_$bg_st=\$bg_sz"
 			fi
 		done

@@ -53,7 +53,7 @@ while :; do
 		eval "bg_from=\$bg_from_$bg_st bg_sz=\$bg_sz_$bg_st"
 		if bg_line "$bg_d/$bg_st.dropped" && [ "${bg_l:-0}" -gt "$bg_from" ]; then bg_from=$bg_l; fi
 		[ "$bg_sz" -gt "$bg_from" ] || continue
-		bg_fnew=1
+		bg_fnew=$((${bg_fnew:-0} + bg_sz - bg_from))
 		bg_to=$bg_sz
 		# While the job runs only whole lines are matched: the range ends
 		# after its last newline, found only when it does not end in one.

@@ -256,11 +256,12 @@ bg_escend() {
 # logs) or appears (-F, by name: an exit_code): GNU tail (which watches
 # with inotify) copies what is appended, and a ticker a newline every
 # second, into a pipe this shell reads (fd 7). The pipe is a FIFO made,
-# opened and removed at once; its writers hold its writing end only, so
-# once this shell is gone the ticker (which looks every second) ends tail
-# and itself. Elsewhere bg_fnap naps a tenth of a second. A script calls
-# it before its first nap, unless bg_wup says it did: one that needs no
-# nap (the job had ended, the line was there) starts none of this.
+# opened and removed at once; this shell keeps a writing end (fd 5) for a
+# tail started again (bg_wtail). Once this shell is gone tail ends (--pid)
+# and the ticker (which looks every second) too. Elsewhere bg_fnap naps a
+# tenth of a second. A script calls it before its first nap, unless bg_wup
+# says it did: one that needs no nap (the job had ended, the line was
+# there) starts none of this.
 bg_wakeup() {
 	bg_wup=1 bg_wt=
 	case $(tail --version 2>/dev/null) in *GNU*) ;; *) return 0 ;; esac
@@ -281,8 +282,10 @@ bg_wakeup() {
 	exec 6<>"$bg_wf" 7<"$bg_wf" 5>"$bg_wf"
 	exec 6<&-
 	rm -f "$bg_wf"
-	tail -q -c 0 -s 0.1 "$@" >&5 2>/dev/null 5>&- 7<&- &
-	bg_wt=$!
+	bg_wm=$1 bg_wfiles=
+	shift
+	for bg_wx in "$@"; do bg_wfiles=$bg_wfiles$bg_nl$bg_wx; done
+	bg_wtail
 	# bg_range reads with dd's byte offsets where that dd has them (GNU's,
 	# busybox's; GNU tail may come with another dd).
 	bg_wdd=
@@ -290,10 +293,24 @@ bg_wakeup() {
 	(
 		trap '' PIPE
 		while sleep 1 && kill -0 $$ 2>/dev/null && printf '\n'; do :; done
-		kill "$bg_wt"
 	) >&5 2>/dev/null 5>&- 7<&- &
 	bg_wtk=$!
-	exec 5>&-
+}
+
+# bg_wtail: start the tail of bg_wakeup (bg_wm, -f or -F, on the files of
+# bg_wfiles, one a line), from the files' ends, writing into the trigger's
+# FIFO; it ends itself once this shell is gone (--pid). bg_wgrown counts
+# what it has had to copy since (bg_fnap).
+bg_wtail() {
+	set -f
+	bg_oifs=$IFS
+	IFS=$bg_nl
+	# shellcheck disable=SC2086 # one file a line
+	set -- $bg_wfiles
+	IFS=$bg_oifs
+	set +f
+	tail -q -c 0 -s 0.1 --pid=$$ "$bg_wm" "$@" >&5 2>/dev/null 5>&- 7<&- &
+	bg_wt=$! bg_wgrown=0
 }
 
 # bg_fnap: the nap of a follow, or of a wait, between its looks: after
@@ -306,21 +323,37 @@ bg_wakeup() {
 # the ticker, starts one process to nap, not two. Without the uptime the
 # floor's sleep comes first. A job that writes faster than the floor
 # (the read took less) is hot: while each look finds new bytes (the
-# script sets bg_fnew) the nap is the floor's sleep alone, as the read
-# would end at once; a look that finds none ends it (the next read may
-# find what the trigger copied meanwhile: one look more).
+# script sets bg_fnew to how many) the nap is the floor's sleep alone, as
+# the read would end at once; a look that finds none ends it (the next
+# read may find what the trigger copied meanwhile: one look more).
+#
+# tail copies into the FIFO all that a log grows by, 64 KiB at most
+# waiting there: after a burst it would keep the trigger readable, and the
+# follow looking at the floor's pace, until the FIFO had carried all of
+# it, 64 KiB a read. Once the looks have found more than 32 KiB since tail
+# started, the first nap that would read the trigger starts tail again
+# from the logs' ends instead, and naps the floor's sleep only: the look
+# after it reads what was appended meanwhile, and the one after that what
+# the old tail had left in the FIFO.
 bg_fnap() {
 	if [ -z "$bg_wt" ]; then
 		bg_dlnap
 		return
 	fi
 	bg_fl=${bg_ffloor:-200}
+	bg_wgrown=$((bg_wgrown + ${bg_fnew:-0}))
 	if [ -n "${bg_fhot-}" ] && [ -n "${bg_fnew-}" ]; then
 		bg_fnew=
 		bg_dlnap "$bg_fl"
 		return
 	fi
 	bg_fnew= bg_fhot=
+	if [ "$bg_wgrown" -gt 32768 ]; then
+		kill "$bg_wt" 2>/dev/null
+		bg_wtail
+		bg_dlnap "$bg_fl"
+		return
+	fi
 	if ! bg_uptime; then
 		bg_dlnap "$bg_fl"
 		bg_fl=0
@@ -355,6 +388,6 @@ bg_uptime() {
 bg_wakedown() {
 	[ -n "$bg_wt" ] || return 0
 	kill "$bg_wt" "$bg_wtk" 2>/dev/null
-	exec 7<&-
+	exec 7<&- 5>&-
 	bg_wt= bg_wdd=
 }

@@ -267,3 +267,59 @@ func TestBurstSettles(t *testing.T) {
 		})
 	}
 }
+
+// TestChattyLooksSlowDown: with the trigger (GNU tail), a follow of a job
+// that writes all the time (a line every 20 ms) looks about once a second
+// once it has found new bytes at a few looks in a row: the least time
+// between looks doubles from the floor (200 ms) at each up to a second
+// (bg_fceil). It looked five times a second for as long as the job wrote,
+// each look some three processes on the host.
+func TestChattyLooksSlowDown(t *testing.T) {
+	needTimedTrigger(t)
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running})
+			log := filepath.Join(t.TempDir(), "started")
+			shadow(t, "stat", func(real string) string { return "echo look >>" + log + "\nexec " + real + " \"$@\"\n" })
+			shadow(t, "sleep", func(real string) string {
+				return "[ \"$*\" != 1 ] || echo tick >>" + log + "\nexec " + real + " \"$@\"\n"
+			})
+			lines := func() []string { b, _ := os.ReadFile(log); return strings.Fields(string(b)) }
+			script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: job.Meta.ID, Follow: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, ended := waiting(t, sh, script)
+			f, err := os.OpenFile(filepath.Join(job.Path, "stdout.log"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Written until six ticks have come; counted over the last four.
+			count := func(what string) (ticks, n int) {
+				for _, l := range lines() {
+					if l == "tick" {
+						ticks++
+					} else if ticks >= 2 && l == what {
+						n++
+					}
+				}
+				return ticks, n
+			}
+			for i := 0; i < 2000; i++ {
+				if ticks, _ := count("look"); ticks >= 6 {
+					break
+				}
+				fmt.Fprintf(f, "line %d\n", i)
+				time.Sleep(20 * time.Millisecond)
+			}
+			f.Close()
+			job.End(t, 0)
+			ended("the job ended")
+			if ticks, looks := count("look"); ticks < 6 || looks > 7 {
+				t.Errorf("%d looks from the second tick on (%d ticks), want at most 7:\n%s", looks, ticks, strings.Join(lines(), " "))
+			}
+		})
+	}
+}

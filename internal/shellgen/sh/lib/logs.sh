@@ -324,8 +324,11 @@ bg_wtail() {
 # floor's sleep comes first. A job that writes faster than the floor
 # (the read took less) is hot: while each look finds new bytes (the
 # script sets bg_fnew to how many) the nap is the floor's sleep alone, as
-# the read would end at once; a look that finds none ends it (the next
-# read may find what the trigger copied meanwhile: one look more).
+# the read would end at once, and it doubles at each such nap up to
+# bg_fceil milliseconds (a second; attach's stays 20): a job that writes
+# all the time is looked at about once a second. A look that finds none
+# ends it (the next read may find what the trigger copied meanwhile: one
+# look more).
 #
 # tail copies into the FIFO all that a log grows by, 64 KiB at most
 # waiting there: after a burst it would keep the trigger readable, and the
@@ -344,7 +347,9 @@ bg_fnap() {
 	bg_wgrown=$((bg_wgrown + ${bg_fnew:-0}))
 	if [ -n "${bg_fhot-}" ] && [ -n "${bg_fnew-}" ]; then
 		bg_fnew=
-		bg_dlnap "$bg_fl"
+		bg_fhot=$((bg_fhot * 2))
+		[ "$bg_fhot" -le "${bg_fceil:-$bg_fl}" ] || bg_fhot=${bg_fceil:-$bg_fl}
+		bg_dlnap "$bg_fhot"
 		return
 	fi
 	bg_fnew= bg_fhot=
@@ -367,7 +372,7 @@ bg_fnap() {
 	[ "$bg_fl" -gt 0 ] && [ -z "${bg_dlup-}" ] && bg_uptime || return 0
 	bg_fl=$((bg_fl - (bg_up - bg_ft)))
 	[ "$bg_fl" -gt 0 ] || return 0
-	bg_fhot=1
+	bg_fhot=${bg_ffloor:-200}
 	bg_dlnap "$bg_fl"
 }
 

@@ -27,6 +27,16 @@ func sleeps(t *testing.T) func() []string {
 	}
 }
 
+// tickEverySecond returns script with its ticker ticking every second
+// (bg_ftick=1), for the tests that count looks by the tick.
+func tickEverySecond(t *testing.T, script string) string {
+	t.Helper()
+	if !strings.Contains(script, "\nbg_ftick=3\n") {
+		t.Fatal("the script sets no bg_ftick=3")
+	}
+	return strings.Replace(script, "\nbg_ftick=3\n", "\nbg_ftick=1\n", 1)
+}
+
 // followQuiet follows job, running and writing nothing, under sh, its
 // script's pid written first to a file, until look says enough, then ends
 // the job; it returns the script's pid.
@@ -37,7 +47,7 @@ func followQuiet(t *testing.T, sh shell, root string, job *jobdirtest.Dir, look 
 		t.Fatal(err)
 	}
 	pidf := filepath.Join(t.TempDir(), "pid")
-	_, ended := waiting(t, sh, "echo $$ >"+pidf+"\n"+script)
+	_, ended := waiting(t, sh, "echo $$ >"+pidf+"\n"+tickEverySecond(t, script))
 	if !eventually(20*time.Second, look) {
 		t.Error("the follow did not look as often as expected")
 	}
@@ -223,7 +233,7 @@ func TestBurstSettles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, ended := waiting(t, sh, script)
+			_, ended := waiting(t, sh, tickEverySecond(t, script))
 			if !eventually(10*time.Second, func() bool { return strings.Contains(strings.Join(lines(), " "), "tick") }) {
 				t.Fatal("the follow's trigger did not start")
 			}
@@ -291,7 +301,7 @@ func TestChattyLooksSlowDown(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, ended := waiting(t, sh, script)
+			_, ended := waiting(t, sh, tickEverySecond(t, script))
 			f, err := os.OpenFile(filepath.Join(job.Path, "stdout.log"), os.O_APPEND|os.O_WRONLY, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -319,6 +329,41 @@ func TestChattyLooksSlowDown(t *testing.T) {
 			ended("the job ended")
 			if ticks, looks := count("look"); ticks < 6 || looks > 7 {
 				t.Errorf("%d looks from the second tick on (%d ticks), want at most 7:\n%s", looks, ticks, strings.Join(lines(), " "))
+			}
+		})
+	}
+}
+
+// TestFollowWakesAtTheEnd: with the trigger (GNU tail), a follow of a quiet
+// job ends when the job's exit_code appears, woken by the trigger, with
+// no tick of the ticker since: it watches exit_code too (tail -F). It
+// woke on the logs only, and saw a job's end at the next tick, which is
+// why it ticked every second.
+func TestFollowWakesAtTheEnd(t *testing.T) {
+	needTimedTrigger(t)
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running})
+			log := filepath.Join(t.TempDir(), "started")
+			shadow(t, "sleep", func(real string) string {
+				return "case $* in *.*) ;; *) echo tick >>" + log + " ;; esac\nexec " + real + " \"$@\"\n"
+			})
+			ticks := func() int { b, _ := os.ReadFile(log); return strings.Count(string(b), "tick\n") }
+			script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: job.Meta.ID, Follow: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, ended := waiting(t, sh, script)
+			if !eventually(10*time.Second, func() bool { return ticks() >= 1 }) {
+				t.Fatal("the follow's ticker did not start")
+			}
+			job.End(t, 0)
+			n := ticks()
+			ended("the job ended")
+			if ticks() > n {
+				t.Errorf("the follow saw the job's end at a tick of the ticker (%d ticks before the end, %d after)", n, ticks())
 			}
 		})
 	}

@@ -426,6 +426,7 @@ func WaitScript(t Target, w Wait) (string, error) {
 		c.setInt("bg_limit", millis(w.Timeout))
 		c.setBool("bg_once", w.Once)
 		c.setInt("bg_ffloor", int64(followFloor(false)/time.Millisecond))
+		c.setInt("bg_ftick", int64(followTick/time.Second))
 	})
 }
 
@@ -475,6 +476,7 @@ func WaitForScript(t Target, w WaitFor) (string, error) {
 		c.setInt("bg_limit", millis(w.Timeout))
 		c.setBool("bg_once", w.Once)
 		c.setInt("bg_ffloor", int64(followFloor(false)/time.Millisecond))
+		c.setInt("bg_ftick", int64(followTick/time.Second))
 		c.setInt("bg_fceil", int64(followCeil(false)/time.Millisecond))
 	})
 }
@@ -491,6 +493,14 @@ func followFloor(interactive bool) time.Duration {
 	}
 	return 200 * time.Millisecond
 }
+
+// followTick is how often a follow, a wait --for or a wait looks on a
+// host with GNU tail when nothing woke it: its trigger wakes it when a log
+// grows or the job's exit_code appears, and the tick is for a job whose
+// wrapper died without writing one (or was removed). Each tick is three
+// processes on the host (the ticker's sleep, stat, the trigger's dd): at
+// one a second they were a quiet follow's largest cost after its start.
+const followTick = 3 * time.Second
 
 // followCeil is how long the least time between two looks grows to while
 // each look finds new bytes: the floor doubles at every such look, up to
@@ -600,6 +610,7 @@ func LogsScript(t Target, l Logs) (string, error) {
 		c.set("bg_reader", l.Reader)
 		c.setBool("bg_follow", l.Follow)
 		c.setInt("bg_ffloor", int64(followFloor(l.Interactive)/time.Millisecond))
+		c.setInt("bg_ftick", int64(followTick/time.Second))
 		c.setInt("bg_fceil", int64(followCeil(l.Interactive)/time.Millisecond))
 		c.setInt("bg_max", max(l.MaxBytes, 0))
 		commit := func(st string) int64 {

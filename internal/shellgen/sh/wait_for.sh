@@ -13,8 +13,9 @@
 # pending (the caller's trigger runs it again from there). When its stdin
 # closes it ends at once, printing nothing more, and so does every process
 # it started, a slow grep too (bg_watchin). It looks again as soon as a log
-# grows, at most every bg_ffloor milliseconds, and every second, where the
-# host has GNU tail (bg_wakeup); else every tenth of a second.
+# grows or the job's exit_code appears, at most every bg_ffloor
+# milliseconds, and every bg_ftick seconds, where the host has GNU tail
+# (bg_wakeup); else every tenth of a second.
 bg_readroot
 bg_find "$bg_ws" "$bg_ref" || bg_err "$bg_fk" "$bg_ref"
 # grep exits 2 on an expression it cannot compile.
@@ -121,7 +122,13 @@ while :; do
 		break
 	fi
 	bg_present
-	[ -n "$bg_wup" ] || bg_wakeup -f "$bg_d/stdout.log" "$bg_d/stderr.log"
+	# The trigger wakes when a log grows or exit_code appears; a job that
+	# ended before it started is looked at again at once.
+	if [ -z "$bg_wup" ]; then
+		bg_wakeup -F "$bg_d/stdout.log" "$bg_d/stderr.log" "$bg_d/exit_code"
+		bg_fend=$bg_d/exit_code
+		[ ! -e "$bg_d/exit_code" ] || continue
+	fi
 	bg_fnap
 done
 if [ "$bg_once" != 1 ]; then

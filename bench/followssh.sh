@@ -4,7 +4,9 @@
 # host's, counted as the CPU of the loopback sshd's finished children (a
 # session's processes are reaped by their parents up to the listener, so
 # its cutime and cstime grow by what the session used; the job itself is
-# in a session of its own and is not counted). For each of three rounds:
+# in a session of its own and is not counted); where bench/sshd.sh can
+# make a cgroup for the sshd (hostcg), the CPU of all the sshd's processes,
+# the jobs started on this machine, outside it. For each of three rounds:
 # logs -f and wait --for of a job that prints 20 lines a second for 5 s,
 # then the same of a quiet job (sleep 5), then wait of a quiet job.
 #
@@ -18,6 +20,9 @@ sshd_pid=
 cleanup() {
 	set +e
 	[ -n "$sshd_pid" ] && kill "$sshd_pid" 2>/dev/null && wait "$sshd_pid" 2>/dev/null
+	if [ -n "${cg-}" ]; then
+		for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
+	fi
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -26,8 +31,10 @@ if [ ${#bins[@]} = 0 ]; then
 	go build -o "$tmp/bgjob" ./cmd/bgjob
 	bins=("$tmp/bgjob")
 fi
+hostcg=1
 . bench/sshd.sh
 g=(--ssh-config "$cfg" -H bench --root "$tmp/root")
+if [ -n "$cg" ]; then echo "host CPU: the cgroup $cg"; else echo 'host CPU: the reaped children of the listener'; fi
 
 # cpu CMD...: the CPU seconds of CMD and its children (bash's times).
 cpu() {
@@ -43,11 +50,13 @@ cpu() {
 measure() {
 	local bg=$1 label=$2 job=$3 id a b here
 	shift 3
-	id=$("$bg" "${g[@]}" run -q -- "$job")
+	# Started here (the same root): a job started over SSH is in the
+	# sshd's cgroup.
+	id=$("$bg" --root "$tmp/root" run -q -- "$job")
 	sleep 0.3
 	a=$(host)
 	here=$(cpu "$bg" "${g[@]}" "$@" "$id")
-	sleep 0.5 # the session's last processes are reaped
+	sleep 1.2 # the session's last processes end (the ticker's second) and are reaped
 	b=$(host)
 	printf '  %-22s caller %5.2fs  host %5.2fs\n' "$label" "$here" "$(awk -v a="$a" -v b="$b" 'BEGIN { print b - a }')"
 }

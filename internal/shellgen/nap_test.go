@@ -28,6 +28,16 @@ func sleeps(t *testing.T) func() []string {
 	}
 }
 
+// tickEverySecond returns script with its ticker ticking every second
+// (bg_ftick=1), for the tests that count looks by the tick.
+func tickEverySecond(t *testing.T, script string) string {
+	t.Helper()
+	if !strings.Contains(script, "\nbg_ftick=3\n") {
+		t.Fatal("the script sets no bg_ftick=3")
+	}
+	return strings.Replace(script, "\nbg_ftick=3\n", "\nbg_ftick=1\n", 1)
+}
+
 // followQuiet follows job, running and writing nothing, under sh, its
 // script's pid written first to a file, until look says enough, then ends
 // the job; it returns the script's pid.
@@ -38,7 +48,7 @@ func followQuiet(t *testing.T, sh shell, root string, job *jobdirtest.Dir, look 
 		t.Fatal(err)
 	}
 	pidf := filepath.Join(t.TempDir(), "pid")
-	_, ended := waiting(t, sh, "echo $$ >"+pidf+"\n"+script)
+	_, ended := waiting(t, sh, "echo $$ >"+pidf+"\n"+tickEverySecond(t, script))
 	if !eventually(20*time.Second, look) {
 		t.Error("the follow did not look as often as expected")
 	}
@@ -193,6 +203,170 @@ func needTimedTrigger(t *testing.T) {
 	}
 	if _, err := os.Stat("/proc/uptime"); err != nil {
 		testneed.Missing(t, "no /proc/uptime: the floor's sleep comes first")
+	}
+}
+
+// TestBurstSettles: with the trigger (GNU tail), a follow of a job that
+// wrote a burst far larger than the trigger's FIFO (64 KiB), then nothing,
+// looks once a second again (the ticker's) as soon as it has read the
+// burst: the trigger's tail had copied the whole burst into the FIFO, 64
+// KiB a read, so the follow went on looking at the floor's pace until the
+// FIFO had carried all of it (4 MiB: about 64 looks, some 13 s).
+func TestBurstSettles(t *testing.T) {
+	needTimedTrigger(t)
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running})
+			log := filepath.Join(t.TempDir(), "started")
+			const burst = 4 << 20
+			// A look prints "look SIZE" (stat's first line), a tick of the
+			// ticker "tick".
+			shadow(t, "stat", func(real string) string {
+				return "bg_o=$(" + real + " \"$@\") || exit\nprintf 'look %s\\n' \"${bg_o%%[!0-9]*}\" >>" + log + "\nprintf '%s\\n' \"$bg_o\"\n"
+			})
+			shadow(t, "sleep", func(real string) string {
+				return "[ \"$*\" != 1 ] || echo tick >>" + log + "\nexec " + real + " \"$@\"\n"
+			})
+			lines := func() []string { b, _ := os.ReadFile(log); return strings.Split(strings.TrimSpace(string(b)), "\n") }
+			script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: job.Meta.ID, Follow: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, ended := waiting(t, sh, tickEverySecond(t, script))
+			if !eventually(10*time.Second, func() bool { return strings.Contains(strings.Join(lines(), " "), "tick") }) {
+				t.Fatal("the follow's trigger did not start")
+			}
+			f, err := os.OpenFile(filepath.Join(job.Path, "stdout.log"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			line := strings.Repeat("x", 99) + "\n"
+			if _, err := f.WriteString(strings.Repeat(line, burst/len(line))); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			// From the look that read the burst's end, four ticks.
+			after := func() []string {
+				ls := lines()
+				for i, l := range ls {
+					if l == fmt.Sprintf("look %d", burst/len(line)*len(line)) {
+						return ls[i+1:]
+					}
+				}
+				return nil
+			}
+			count := func(what string) (n int) {
+				for _, l := range after() {
+					if strings.HasPrefix(l, what) {
+						n++
+					}
+				}
+				return n
+			}
+			if !eventually(30*time.Second, func() bool { return count("tick") >= 4 }) {
+				t.Fatalf("no four ticks after the burst was read:\n%s", strings.Join(lines(), "\n"))
+			}
+			job.End(t, 0)
+			ended("the job ended")
+			// Four ticks, the looks they woke, and the few that settle the
+			// trigger after the burst.
+			if n := count("look"); n > 8 {
+				t.Errorf("%d looks over the four seconds after the burst was read, want at most 8:\n%s", n, strings.Join(after(), "\n"))
+			}
+		})
+	}
+}
+
+// TestChattyLooksSlowDown: with the trigger (GNU tail), a follow of a job
+// that writes all the time (a line every 20 ms) looks about once a second
+// once it has found new bytes at a few looks in a row: the least time
+// between looks doubles from the floor (200 ms) at each up to a second
+// (bg_fceil). It looked five times a second for as long as the job wrote,
+// each look some three processes on the host.
+func TestChattyLooksSlowDown(t *testing.T) {
+	needTimedTrigger(t)
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running})
+			log := filepath.Join(t.TempDir(), "started")
+			shadow(t, "stat", func(real string) string { return "echo look >>" + log + "\nexec " + real + " \"$@\"\n" })
+			shadow(t, "sleep", func(real string) string {
+				return "[ \"$*\" != 1 ] || echo tick >>" + log + "\nexec " + real + " \"$@\"\n"
+			})
+			lines := func() []string { b, _ := os.ReadFile(log); return strings.Fields(string(b)) }
+			script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: job.Meta.ID, Follow: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, ended := waiting(t, sh, tickEverySecond(t, script))
+			f, err := os.OpenFile(filepath.Join(job.Path, "stdout.log"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Written until six ticks have come; counted over the last four.
+			count := func(what string) (ticks, n int) {
+				for _, l := range lines() {
+					if l == "tick" {
+						ticks++
+					} else if ticks >= 2 && l == what {
+						n++
+					}
+				}
+				return ticks, n
+			}
+			for i := 0; i < 2000; i++ {
+				if ticks, _ := count("look"); ticks >= 6 {
+					break
+				}
+				fmt.Fprintf(f, "line %d\n", i)
+				time.Sleep(20 * time.Millisecond)
+			}
+			f.Close()
+			job.End(t, 0)
+			ended("the job ended")
+			if ticks, looks := count("look"); ticks < 6 || looks > 7 {
+				t.Errorf("%d looks from the second tick on (%d ticks), want at most 7:\n%s", looks, ticks, strings.Join(lines(), " "))
+			}
+		})
+	}
+}
+
+// TestFollowWakesAtTheEnd: with the trigger (GNU tail), a follow of a quiet
+// job ends when the job's exit_code appears, woken by the trigger, with
+// no tick of the ticker since: it watches exit_code too (tail -F). It
+// woke on the logs only, and saw a job's end at the next tick, which is
+// why it ticked every second.
+func TestFollowWakesAtTheEnd(t *testing.T) {
+	needTimedTrigger(t)
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running})
+			log := filepath.Join(t.TempDir(), "started")
+			shadow(t, "sleep", func(real string) string {
+				return "case $* in *.*) ;; *) echo tick >>" + log + " ;; esac\nexec " + real + " \"$@\"\n"
+			})
+			ticks := func() int { b, _ := os.ReadFile(log); return strings.Count(string(b), "tick\n") }
+			script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: job.Meta.ID, Follow: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, ended := waiting(t, sh, script)
+			if !eventually(10*time.Second, func() bool { return ticks() >= 1 }) {
+				t.Fatal("the follow's ticker did not start")
+			}
+			job.End(t, 0)
+			n := ticks()
+			ended("the job ended")
+			if ticks() > n {
+				t.Errorf("the follow saw the job's end at a tick of the ticker (%d ticks before the end, %d after)", n, ticks())
+			}
+		})
 	}
 }
 

@@ -426,6 +426,7 @@ func WaitScript(t Target, w Wait) (string, error) {
 		c.setInt("bg_limit", millis(w.Timeout))
 		c.setBool("bg_once", w.Once)
 		c.setInt("bg_ffloor", int64(followFloor(false)/time.Millisecond))
+		c.setInt("bg_ftick", int64(followTick/time.Second))
 	})
 }
 
@@ -475,6 +476,8 @@ func WaitForScript(t Target, w WaitFor) (string, error) {
 		c.setInt("bg_limit", millis(w.Timeout))
 		c.setBool("bg_once", w.Once)
 		c.setInt("bg_ffloor", int64(followFloor(false)/time.Millisecond))
+		c.setInt("bg_ftick", int64(followTick/time.Second))
+		c.setInt("bg_fceil", int64(followCeil(false)/time.Millisecond))
 	})
 }
 
@@ -489,6 +492,28 @@ func followFloor(interactive bool) time.Duration {
 		return 20 * time.Millisecond
 	}
 	return 200 * time.Millisecond
+}
+
+// followTick is how often a follow, a wait --for or a wait looks on a
+// host with GNU tail when nothing woke it: its trigger wakes it when a log
+// grows or the job's exit_code appears, and the tick is for a job whose
+// wrapper died without writing one (or was removed). Each tick is three
+// processes on the host (the ticker's sleep, stat, the trigger's dd): at
+// one a second they were a quiet follow's largest cost after its start.
+const followTick = 3 * time.Second
+
+// followCeil is how long the least time between two looks grows to while
+// each look finds new bytes: the floor doubles at every such look, up to
+// a second (the trigger's ticker), so a job that writes all the time is
+// looked at about once a second, as a quiet one is, not five times (each
+// look starts about three processes on the host, five for wait --for);
+// the first look after a quiet spell still comes within the floor. A
+// reader who types into the job keeps the 20 ms.
+func followCeil(interactive bool) time.Duration {
+	if interactive {
+		return followFloor(true)
+	}
+	return time.Second
 }
 
 // Logs selects what LogsScript prints.
@@ -512,7 +537,8 @@ type Logs struct {
 	// Follow keeps printing what is appended until the job ends.
 	Follow bool
 	// Interactive, with Follow, looks again at most 20 ms after a log
-	// grows, where another follow waits 200 ms (followFloor). A follow
+	// grows, where another follow waits 200 ms (followFloor), up to a
+	// second while the log keeps growing (followCeil). A follow
 	// looks as soon as a log grows and every second besides where the
 	// host has GNU tail and mkfifo, else every tenth of a second.
 	Interactive bool
@@ -592,6 +618,8 @@ func LogsScript(t Target, l Logs) (string, error) {
 		c.set("bg_reader", l.Reader)
 		c.setBool("bg_follow", l.Follow)
 		c.setInt("bg_ffloor", int64(followFloor(l.Interactive)/time.Millisecond))
+		c.setInt("bg_ftick", int64(followTick/time.Second))
+		c.setInt("bg_fceil", int64(followCeil(l.Interactive)/time.Millisecond))
 		c.setInt("bg_max", max(l.MaxBytes, 0))
 		commit := func(st string) int64 {
 			if off, ok := l.Commit[st]; ok && off >= 0 && l.CommitJob != "" {

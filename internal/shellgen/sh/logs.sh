@@ -14,9 +14,9 @@
 # after its bytes says so. With
 # bg_follow=1 it goes on printing what is appended until the job has ended
 # and the last bytes are out, then prints the observation again: it looks
-# as soon as a log grows, at most every bg_ffloor milliseconds, and every
-# second, where the host has GNU tail (bg_wakeup); else every tenth of a
-# second.
+# as soon as a log grows or the job's exit_code appears, at most every
+# bg_ffloor milliseconds, and every bg_ftick seconds, where the host has
+# GNU tail (bg_wakeup); else every tenth of a second.
 #
 # New never moves the cursor over what it sends: the reader reports on
 # stdin, in lines "STREAM OFFSET", how far the bytes reached their own
@@ -217,13 +217,19 @@ if [ "$bg_follow" = 1 ]; then
 			if bg_line "$bg_d/$bg_st.dropped" && [ "${bg_l:-0}" -gt "$bg_from" ]; then bg_from=$bg_l; fi
 			if [ "$bg_sz" -gt "$bg_from" ]; then
 				bg_chunk "$bg_st" "$bg_f" "$bg_from" "$bg_sz"
-				bg_fnew=1
+				bg_fnew=$((${bg_fnew:-0} + bg_sz - bg_from))
 				eval "bg_off_$bg_st=\$bg_sz"
 			fi
 		done
 		[ "$bg_ended" = 1 ] && break
 		bg_present
-		[ -n "$bg_wup" ] || bg_wakeup -f "$bg_d/stdout.log" "$bg_d/stderr.log"
+		# The trigger wakes when a log grows or exit_code appears; a job that
+		# ended before it started is looked at again at once.
+		if [ -z "$bg_wup" ]; then
+			bg_wakeup -F "$bg_d/stdout.log" "$bg_d/stderr.log" "$bg_d/exit_code"
+			bg_fend=$bg_d/exit_code
+			[ ! -e "$bg_d/exit_code" ] || continue
+		fi
 		bg_fnap
 	done
 	bg_unwatch

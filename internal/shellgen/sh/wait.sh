@@ -21,8 +21,8 @@ IFS='
 '
 set +f
 # bg_wakeexit DIR...: bg_wakeup by name on the exit_code of each DIR: a
-# wait looks when one appears, and every second (a job whose wrapper died
-# writes none).
+# wait looks when one appears, and every bg_ftick seconds (a job whose
+# wrapper died writes none).
 bg_wakeexit() {
 	for bg_x in "$@"; do
 		set -- "$@" "$bg_x/exit_code"

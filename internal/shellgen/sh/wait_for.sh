@@ -13,8 +13,9 @@
 # pending (the caller's trigger runs it again from there). When its stdin
 # closes it ends at once, printing nothing more, and so does every process
 # it started, a slow grep too (bg_watchin). It looks again as soon as a log
-# grows, at most every bg_ffloor milliseconds, and every second, where the
-# host has GNU tail (bg_wakeup); else every tenth of a second.
+# grows or the job's exit_code appears, at most every bg_ffloor
+# milliseconds, and every bg_ftick seconds, where the host has GNU tail
+# (bg_wakeup); else every tenth of a second.
 bg_readroot
 bg_find "$bg_ws" "$bg_ref" || bg_err "$bg_fk" "$bg_ref"
 # grep exits 2 on an expression it cannot compile.
@@ -59,7 +60,7 @@ while :; do
 		eval "bg_from=\$bg_from_$bg_st bg_sz=\$bg_sz_$bg_st"
 		if bg_line "$bg_d/$bg_st.dropped" && [ "${bg_l:-0}" -gt "$bg_from" ]; then bg_from=$bg_l; fi
 		[ "$bg_sz" -gt "$bg_from" ] || continue
-		bg_fnew=1
+		bg_fnew=$((${bg_fnew:-0} + bg_sz - bg_from))
 		bg_to=$bg_sz
 		# While the job runs only whole lines are matched: the range ends
 		# after its last newline, found only when it does not end in one.
@@ -127,7 +128,13 @@ while :; do
 		break
 	fi
 	bg_present
-	[ -n "$bg_wup" ] || bg_wakeup -f "$bg_d/stdout.log" "$bg_d/stderr.log"
+	# The trigger wakes when a log grows or exit_code appears; a job that
+	# ended before it started is looked at again at once.
+	if [ -z "$bg_wup" ]; then
+		bg_wakeup -F "$bg_d/stdout.log" "$bg_d/stderr.log" "$bg_d/exit_code"
+		bg_fend=$bg_d/exit_code
+		[ ! -e "$bg_d/exit_code" ] || continue
+	fi
 	bg_fnap
 done
 if [ "$bg_once" != 1 ]; then

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -465,6 +467,77 @@ func TestTriggerSweepsRegularFile(t *testing.T) {
 				if _, err := os.Lstat(p); err == nil {
 					t.Errorf("the sweep left %s", p)
 				}
+			}
+		})
+	}
+}
+
+// TestTriggerLeftNothingOpen: a follow killed in its nap (here not the
+// leader of its process group, so its watcher kills it alone) leaves no
+// process with its trigger's FIFO open for long: the nap's dd held the
+// FIFO's writing end the script keeps, so it never saw the end of the
+// FIFO and waited for ever, one process left on the host per follow cut.
+func TestTriggerLeftNothingOpen(t *testing.T) {
+	needTimedTrigger(t)
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			root := filepath.Join(t.TempDir(), "root")
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running})
+			script, err := shellgen.LogsScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.Logs{Ref: job.Meta.ID, Follow: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := sh.command(t, "-c", script)
+			cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+			// The caller stays (stdin open) until the script is killed.
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdin.Close()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// holders lists the processes with a file of tmp open: the
+			// trigger's FIFO, removed once opened.
+			holders := func() (found []string) {
+				ents, _ := os.ReadDir("/proc")
+				for _, e := range ents {
+					fds, _ := os.ReadDir(filepath.Join("/proc", e.Name(), "fd"))
+					for _, fd := range fds {
+						if l, _ := os.Readlink(filepath.Join("/proc", e.Name(), "fd", fd.Name())); strings.HasPrefix(l, tmp+"/") {
+							b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+							found = append(found, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
+							break
+						}
+					}
+				}
+				return found
+			}
+			if !eventually(10*time.Second, func() bool { return len(readers(filepath.Join(job.Path, "stdout.log"))) > 0 }) {
+				t.Fatal("the follow never started its trigger (tail -f)")
+			}
+			// In its nap: the dd that reads the FIFO is there.
+			if !eventually(10*time.Second, func() bool { return slices.ContainsFunc(holders(), func(s string) bool { return strings.Contains(s, " dd ") || strings.Contains(s, ": dd ") }) }) {
+				t.Fatalf("no dd napping on the trigger: %v", holders())
+			}
+			cmd.Process.Kill()
+			cmd.Wait()
+			// tail ends within its tenth of a second (--pid), the ticker at
+			// its next tick (3 s), the dd once no writer is left.
+			if !eventually(15*time.Second, func() bool { return len(holders()) == 0 }) {
+				left := holders()
+				for _, h := range left {
+					if pid, _, ok := strings.Cut(h, ":"); ok {
+						if p, err := strconv.Atoi(pid); err == nil {
+							syscall.Kill(p, syscall.SIGKILL)
+						}
+					}
+				}
+				t.Errorf("left with the trigger's FIFO open, 15 s after the follow was killed: %v", left)
 			}
 		})
 	}

@@ -128,7 +128,9 @@ bg_fnap() {
 	fi
 	[ -z "${bg_dlup-}" ] || return 0
 	bg_ft=$bg_up
-	dd bs=65536 count=1 of=/dev/null <&7 2>/dev/null &
+	# Not holding the writing end this shell keeps (fd 5): a reader that
+	# held one would wait for ever once this shell is killed in its nap.
+	dd bs=65536 count=1 of=/dev/null <&7 5>&- 7<&- 2>/dev/null &
 	bg_fw=$!
 	[ -n "${bg_dlup-}" ] || wait "$bg_fw"
 	kill "$bg_fw" 2>/dev/null

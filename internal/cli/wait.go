@@ -229,6 +229,10 @@ func jobsExit(a *app, res []bgjob.Result[[]jobdir.Job]) error {
 			case j.Status == jobdir.StatusNotRun:
 				fmt.Fprintf(a.stderr, "%sjob %s was not run: %s\n", prefix, j.ID, j.Error)
 				add(1)
+			case j.Status == jobdir.StatusUnreadable:
+				// Its files do not say how it ended, nor whether it has.
+				fmt.Fprintf(a.stderr, "%sjob %s is unreadable: %s\n", prefix, j.ID, j.Error)
+				add(1)
 			case j.ExitCode != nil && *j.ExitCode != 0:
 				if a.many() {
 					fmt.Fprintf(a.stderr, "%sjob %s %s with status %d\n", prefix, j.ID, j.Status, *j.ExitCode)

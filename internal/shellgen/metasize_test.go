@@ -229,3 +229,61 @@ func TestExitCodeRemovedWhileRead(t *testing.T) {
 		})
 	}
 }
+
+// TestMetaFIFOIsNotRead: a meta.json that is a FIFO (put there by hand) is
+// never opened: its job is unreadable, and a listing, a status by id or by
+// a name (whose search greps every meta.json) and a read of its logs
+// answer at once. Each waited for ever on the FIFO (ls 30 s, to the
+// client's host timeout).
+func TestMetaFIFOIsNotRead(t *testing.T) {
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			tgt := shellgen.Target{Root: root, Workspace: "w"}
+			fifo := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Exited, Stdout: "out\n"})
+			good := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Exited, Meta: jobdir.Meta{Name: "good"}})
+			meta := filepath.Join(fifo.Path, "meta.json")
+			if err := os.Remove(meta); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(meta, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			list, _ := shellgen.ListScript(tgt, shellgen.List{})
+			byID, _ := shellgen.StatusScript(tgt, []string{fifo.Meta.ID})
+			byName, _ := shellgen.StatusScript(tgt, []string{"nosuchname", "good"})
+			logs, _ := shellgen.LogsScript(tgt, shellgen.Logs{Ref: fifo.Meta.ID, Streams: []string{"stdout"}})
+			for _, c := range []struct{ name, script string }{{"ls", list}, {"status by id", byID}, {"status by name", byName}, {"logs", logs}} {
+				cmd := sh.command(t, "-c", c.script)
+				cmd.Env = append(os.Environ(), "PATH="+sh.asSh(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+				var out bytes.Buffer
+				cmd.Stdout = &out
+				// What it started may hold its output once it is killed.
+				cmd.WaitDelay = 2 * time.Second
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				timer := time.AfterFunc(20*time.Second, func() { cmd.Process.Kill() })
+				cmd.Wait()
+				if !timer.Stop() {
+					t.Errorf("%s: no answer within 20 s (it read the FIFO)", c.name)
+					continue
+				}
+				if !strings.Contains(out.String(), "@@bgjob-end@@") {
+					t.Errorf("%s: no end marker: %q", c.name, out.String())
+				}
+			}
+			if t.Failed() {
+				return
+			}
+			jobs, _ := runJobs(t, sh, list)
+			if j := jobs[fifo.Meta.ID]; j.Status != jobdir.StatusUnreadable {
+				t.Errorf("the job whose meta.json is a FIFO: %s, want unreadable", j.Status)
+			}
+			if j := jobs[good.Meta.ID]; j.Status != jobdir.StatusExited {
+				t.Errorf("the other job: %s, want exited", j.Status)
+			}
+		})
+	}
+}

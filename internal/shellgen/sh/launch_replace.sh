@@ -14,7 +14,7 @@ bg_samename() {
 	bg_namelock
 	# The jobs of the name, one meta.json per line, then those with live
 	# processes.
-	bg_nsel=$(printf '%s\0' "$bg_ws"/[0-9]*/meta.json | xargs -0 grep -l -F -e "\"name\":\"$bg_name\"" 2>/dev/null)
+	bg_nsel=$(bg_metagrep "$bg_ws" "\"name\":\"$bg_name\"")
 	set -f
 	IFS=$bg_nl
 	set -- $bg_nsel

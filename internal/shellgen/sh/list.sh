@@ -41,7 +41,7 @@ bg_EOF
 elif [ "$bg_owned" = 1 ]; then
 	bg_mzscan "$bg_ws" './[0-9]*/meta.json'
 	# One grep reads every meta.json: most jobs have no owner.
-	bg_all=$(printf '%s\0' "$bg_ws"/[0-9]*/meta.json | xargs -0 grep -l -F -e '"owner":{"kind":' 2>/dev/null | LC_ALL=C sort -r)
+	bg_all=$(bg_metagrep "$bg_ws" '"owner":{"kind":' | LC_ALL=C sort -r)
 	while IFS= read -r bg_x; do
 		[ -n "$bg_x" ] || continue
 		bg_one "${bg_x%/meta.json}" || break

@@ -19,7 +19,8 @@ bg_line() {
 }
 
 # bg_metaline DIR: set bg_l to the first line of DIR/meta.json; fail when
-# it is missing or DIR is a symbolic link (never followed). One larger than bg_metamax bytes is not read: bg_l is ""
+# it is missing or not a regular file, or DIR is a symbolic link (never
+# followed). One larger than bg_metamax bytes is not read: bg_l is ""
 # and bg_mbig is 1 (no meta.json bgjob writes is that large). One larger
 # than 8 KiB is read by head(1), as the shells' read takes a system call
 # per byte. Sizes come from find(1): for a job under the directory
@@ -29,7 +30,9 @@ bg_line() {
 # has already, the launcher from the wrapper's report).
 bg_metaline() {
 	bg_l= bg_mbig=
-	[ ! -L "$1" ] && [ -e "$1/meta.json" ] || return 1
+	# Not a regular file (a FIFO, which a read would wait on for ever): as
+	# missing.
+	[ ! -L "$1" ] && [ -f "$1/meta.json" ] || return 1
 	bg_mzx=./${1#"${bg_mzs-}"/}/meta.json
 	if [ -n "${bg_mzs-}" ] && [ "$bg_mzx" != "./$1/meta.json" ]; then
 		case $bg_mzf in
@@ -188,7 +191,7 @@ bg_find() {
 	done
 	[ "$bg_fi" -gt 0 ] || return 1
 	# Older jobs: let grep read their meta.json, the newest match last.
-	bg_fx=$(printf '%s\0' "$bg_fw"/[0-9]*/meta.json | xargs -0 grep -l -F -e "\"name\":\"$bg_fn\"" 2>/dev/null)
+	bg_fx=$(bg_metagrep "$bg_fw" "\"name\":\"$bg_fn\"")
 	while [ -n "$bg_fx" ]; do
 		bg_fy=${bg_fx##*"$bg_nl"}
 		bg_fy=${bg_fy%/meta.json}
@@ -199,4 +202,13 @@ bg_find() {
 		case $bg_fx in *"$bg_nl"*) bg_fx=${bg_fx%"$bg_nl"*} ;; *) bg_fx= ;; esac
 	done
 	return 1
+}
+
+# bg_metagrep DIR TEXT: print, one a line, the meta.json files of the jobs
+# in DIR that hold TEXT, with one grep; it reads regular files only (a
+# FIFO put there would keep it waiting for ever).
+bg_metagrep() {
+	for bg_gx in "$1"/[0-9]*/meta.json; do
+		[ ! -f "$bg_gx" ] || printf '%s\0' "$bg_gx"
+	done | xargs -0 grep -l -F -e "$2" 2>/dev/null
 }

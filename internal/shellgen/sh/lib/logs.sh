@@ -122,7 +122,9 @@ bg_tailfrom() {
 # meta.json is (bg_mzc), so that it runs no find.
 bg_endsizes() {
 	bg_zd=$1
-	set -- meta.json
+	# A meta.json that is not a regular file is not read (bg_metaline).
+	set --
+	[ ! -f "$1/meta.json" ] || set -- meta.json
 	for bg_st in $bg_streams; do
 		eval "bg_esz_$bg_st="
 		set -- "$@" "$bg_st.log"

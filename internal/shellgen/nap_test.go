@@ -521,7 +521,9 @@ func TestTriggerLeftNothingOpen(t *testing.T) {
 				t.Fatal("the follow never started its trigger (tail -f)")
 			}
 			// In its nap: the dd that reads the FIFO is there.
-			if !eventually(10*time.Second, func() bool { return slices.ContainsFunc(holders(), func(s string) bool { return strings.Contains(s, " dd ") || strings.Contains(s, ": dd ") }) }) {
+			if !eventually(10*time.Second, func() bool {
+				return slices.ContainsFunc(holders(), func(s string) bool { return strings.Contains(s, " dd ") || strings.Contains(s, ": dd ") })
+			}) {
 				t.Fatalf("no dd napping on the trigger: %v", holders())
 			}
 			cmd.Process.Kill()

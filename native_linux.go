@@ -33,16 +33,11 @@ func (c *Client) nativeStatus(refs []string) (out string, ok bool) {
 		if !jobdir.IsID(ref) {
 			return "", false
 		}
-		dir := filepath.Join(c.root, c.workspace, ref)
-		obs, _, ok := nativeObsRec(dir)
+		obs, ok := nativeObs(filepath.Join(c.root, c.workspace, ref))
 		if !ok {
 			return "", false
 		}
-		if left, ok := firstLine(filepath.Join(dir, "leftovers")); !ok || left != "0" {
-			return "", false
-		}
 		b.WriteString(obs)
-		b.WriteString("L\t0\tproc\n")
 	}
 	b.WriteString(nativeEnd)
 	return b.String(), true
@@ -82,15 +77,11 @@ func (c *Client) nativeList(q shellgen.List) (string, bool) {
 			b.WriteString("N\tmore\n")
 			break
 		}
-		obs, _, ok := nativeObsRec(dir)
+		obs, ok := nativeObs(dir)
 		if !ok {
 			return "", false
 		}
-		if left, ok := firstLine(filepath.Join(dir, "leftovers")); !ok || left != "0" {
-			return "", false
-		}
 		b.WriteString(obs)
-		b.WriteString("L\t0\tproc\n")
 		n++
 	}
 	b.WriteString(nativeEnd)
@@ -132,6 +123,20 @@ func ownDir(dir string) bool {
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && int(st.Uid) == os.Geteuid()
+}
+
+// nativeObs returns bg_obs's records of the ended job in dir whose
+// leftovers are recorded: bg_obsrec's, then the L record bg_live prints
+// for it without a scan (0, proc); not ok for any other job.
+func nativeObs(dir string) (string, bool) {
+	obs, _, ok := nativeObsRec(dir)
+	if !ok {
+		return "", false
+	}
+	if left, ok := firstLine(filepath.Join(dir, "leftovers")); !ok || left != "0" {
+		return "", false
+	}
+	return obs + "L\t0\tproc\n", true
 }
 
 // nativeObsRec returns bg_obsrec's records (J, M, P, X, T, S, Y, Q, U) of

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/bgjob/bgjob/internal/shellgen"
@@ -90,17 +89,7 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 		More:    func() { next = last },
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { return keep(j) }),
 	}
-	if out, ok := c.nativeList(q); ok {
-		// Made in Go on this machine (nativeList): the same records.
-		if os.Getenv(NativeCheckEnv) != "" {
-			if out, err = c.checkNative(ctx, script, out, func() (string, bool) { return c.nativeList(q) }); err != nil {
-				return "", err
-			}
-		}
-		_, err = h.Decode(strings.NewReader(out))
-	} else {
-		err = c.exec(ctx, script, nil, false, h)
-	}
+	err = c.look(ctx, script, false, nativeString(func() (string, bool) { return c.nativeList(q) }), h)
 	if err != nil {
 		return "", err
 	}

@@ -450,42 +450,14 @@ func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliv
 			return err
 		},
 	}
-	if r, closeLogs, ok := c.nativeLogs(q); ok && cm == nil {
-		// Made in Go on this machine (nativeLogs): the same records.
-		defer closeLogs()
-		if os.Getenv(NativeCheckEnv) != "" {
-			if r, err = c.checkNativeLogs(ctx, script, q, r); err != nil {
-				return err
-			}
-		}
-		_, err = h.Decode(r)
+	if cm == nil {
+		// A read with no cursor: made in Go on this machine where it can.
+		err = c.look(ctx, script, q.Follow, func() (io.Reader, func(), bool) { return c.nativeLogs(q) }, h)
 	} else {
-		if ok {
-			closeLogs()
-		}
 		err = c.execCommits(ctx, script, nil, q.Follow, h, cm)
 	}
 	if err != nil {
 		return err
 	}
 	return errors.Join(errs...)
-}
-
-// checkNativeLogs is checkNative for a read: r is what nativeLogs made.
-func (c *Client) checkNativeLogs(ctx context.Context, script string, q shellgen.Logs, r io.Reader) (io.Reader, error) {
-	remake := func() (string, bool) {
-		r, closeLogs, ok := c.nativeLogs(q)
-		if !ok {
-			return "", false
-		}
-		defer closeLogs()
-		b, err := io.ReadAll(r)
-		return string(b), err == nil
-	}
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	out, err := c.checkNative(ctx, script, string(b), remake)
-	return strings.NewReader(out), err
 }

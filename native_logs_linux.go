@@ -100,7 +100,7 @@ func logRange(f *os.File, dir, st, mode string, n, offset int64, capped bool, le
 		if !ok || strings.Trim(l, "0123456789") != "" || len(l) > 18 || l != "" && l[0] == '0' && l != "0" {
 			return span{}, errNotNative
 		}
-		fmt.Sscan(l, &dr)
+		dr = jobdir.DecodeDropped(l)
 	} else if !os.IsNotExist(err) {
 		return span{}, err
 	}

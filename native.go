@@ -1,0 +1,85 @@
+package bgjob
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/bgjob/bgjob/internal/shellgen"
+)
+
+// NativeCheckEnv, set to anything in the environment, makes each look made
+// in Go on this machine also run its script and compare what the two
+// printed, byte for byte: it fails on a difference. The e2e tests run
+// with it.
+const NativeCheckEnv = "BGJOB_NATIVE_CHECK"
+
+// native makes, in Go, the records a script would print (nativeStatus,
+// nativeList, nativeLogs): a reader of them and a function that lets go
+// of what it holds, or not ok where the script must run.
+type native func() (r io.Reader, done func(), ok bool)
+
+// nativeString is a native whose records are made at once.
+func nativeString(make func() (string, bool)) native {
+	return func() (io.Reader, func(), bool) {
+		s, ok := make()
+		return strings.NewReader(s), func() {}, ok
+	}
+}
+
+// look hands h the records of script: those nat makes in Go where it can
+// (compared with the script's under NativeCheckEnv), else the script's,
+// run by exec (watch as exec's).
+func (c *Client) look(ctx context.Context, script string, watch bool, nat native, h shellgen.Handler) error {
+	r, done, ok := nat()
+	if !ok {
+		return c.exec(ctx, script, nil, watch, h)
+	}
+	defer done()
+	if os.Getenv(NativeCheckEnv) != "" {
+		out, err := c.checkNative(ctx, script, r, nat)
+		if err != nil {
+			return err
+		}
+		r = strings.NewReader(out)
+	}
+	_, err := h.Decode(r)
+	return err
+}
+
+// checkNative runs script, whose output r (what nat made) must equal, and
+// returns the records to read, or an error naming the difference. A job
+// can change between the two reads (a removal, the end of a job): a
+// difference is looked at again, both ways, once.
+func (c *Client) checkNative(ctx context.Context, script string, r io.Reader, nat native) (string, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return "", err
+	}
+	made := string(b)
+	for try := 0; ; try++ {
+		var sh bytes.Buffer
+		if err := c.rt.Exec(ctx, script, nil, &sh); err != nil {
+			return "", err
+		}
+		if sh.String() == made {
+			return made, nil
+		}
+		if try == 1 {
+			return "", fmt.Errorf("a read made in Go differs from its script's: %q, the script's %q", made, sh.String())
+		}
+		r, done, ok := nat()
+		if !ok {
+			return sh.String(), nil
+		}
+		b, err := io.ReadAll(r)
+		done()
+		if err != nil {
+			return "", err
+		}
+		made = string(b)
+	}
+}

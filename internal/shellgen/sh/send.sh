@@ -20,7 +20,21 @@ if [ "$bg_eof" = 1 ]; then
 		# wrapper's TERM trap, which swallows a TERM (in dash, `trap : TERM;
 		# sleep 9 & kill $!` leaves the sleep running), and the end of file
 		# would never come.
-		if [ "$bg_pg" = "$bg_w" ]; then kill -KILL "$bg_k" 2>/dev/null; fi
+		# The KILL takes effect when the keeper next runs, which on a
+		# busy host can be after this script has ended: a send right
+		# after would find the terminal's input still open. The keeper
+		# is waited for (while it lives its pid is its own;
+		# five seconds at most).
+		if [ "$bg_pg" = "$bg_w" ]; then
+			kill -KILL "$bg_k" 2>/dev/null
+			bg_j=0
+			while [ "$bg_j" -lt 250 ]; do
+				bg_proc "$bg_k"
+				[ "$bg_pg" = "$bg_w" ] || break
+				bg_nap 20
+				bg_j=$((bg_j + 1))
+			done
+		fi
 	fi
 else
 	# On a PTY job script has stopped reading its input once the keeper is

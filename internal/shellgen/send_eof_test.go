@@ -1,0 +1,118 @@
+package shellgen_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/testneed"
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+// TestSendEOFWaitsForTheKeeper: send --eof ends the keeper that holds a
+// job's stdin FIFO open with a KILL, which takes effect when the keeper
+// next runs: on a busy host that came after send had returned, and a send
+// to a PTY job right after was taken, not refused (pty.txtar, under two
+// busy loops). A keeper held in a frozen cgroup (the v1 freezer: a KILL
+// waits for the thaw) stands for that host: send --eof returns only once
+// the keeper is gone.
+func TestSendEOFWaitsForTheKeeper(t *testing.T) {
+	const freezer = "/sys/fs/cgroup/freezer"
+	if os.Geteuid() != 0 {
+		testneed.Missing(t, "root, to freeze a process (cgroup v1 freezer)")
+	}
+	if _, err := os.Stat(filepath.Join(freezer, "tasks")); err != nil {
+		testneed.Missing(t, "the cgroup v1 freezer at %s", freezer)
+	}
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			t.Parallel()
+			root := filepath.Join(t.TempDir(), "root")
+			target := shellgen.Target{Root: root, Workspace: "w"}
+			m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "w", Argv: []string{"cat"}, Env: []string{}, Stdin: true}
+			m.Command, _ = shellgen.QuoteArgv(m.Argv)
+			launch, err := shellgen.LaunchScript(shellgen.Launch{Target: target, Meta: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			job := runOne(t, &sh, t.TempDir(), nil, launch)
+			t.Cleanup(func() { syscall.Kill(-job.PID, syscall.SIGKILL) })
+			dir := filepath.Join(root, "w", job.ID)
+			var keeper int
+			if !eventually(10*time.Second, func() bool {
+				b, _ := os.ReadFile(filepath.Join(dir, "stdin.keeper"))
+				keeper, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+				return keeper > 0
+			}) {
+				t.Fatal("the wrapper recorded no keeper")
+			}
+
+			cg := filepath.Join(freezer, fmt.Sprintf("bgjob-test-%d-%s", os.Getpid(), sh.name))
+			if err := os.Mkdir(cg, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			state := filepath.Join(cg, "freezer.state")
+			t.Cleanup(func() {
+				os.WriteFile(state, []byte("THAWED"), 0)
+				os.WriteFile(filepath.Join(freezer, "tasks"), []byte(strconv.Itoa(keeper)), 0)
+				eventually(5*time.Second, func() bool { return os.Remove(cg) == nil })
+			})
+			if err := os.WriteFile(filepath.Join(cg, "tasks"), []byte(strconv.Itoa(keeper)), 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(state, []byte("FROZEN"), 0); err != nil {
+				t.Fatal(err)
+			}
+			if !eventually(10*time.Second, func() bool {
+				b, _ := os.ReadFile(state)
+				return strings.TrimSpace(string(b)) == "FROZEN"
+			}) {
+				t.Fatal("the keeper's cgroup did not freeze")
+			}
+
+			script, err := shellgen.SendScript(target, shellgen.Send{Ref: job.ID, EOF: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := sh.command(t, "-c", script)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			var out, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+			ended := make(chan error, 1)
+			go func() { ended <- cmd.Wait() }()
+			select {
+			case err := <-ended:
+				t.Fatalf("send --eof returned (%v) while the keeper, frozen, was still alive; stdout %q, stderr %q", err, out.Bytes(), stderr.Bytes())
+			case <-time.After(time.Second):
+			}
+			if err := os.WriteFile(state, []byte("THAWED"), 0); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-ended:
+				if err != nil {
+					t.Fatalf("send --eof: %v; stderr %q", err, stderr.Bytes())
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("send --eof did not return once the keeper could die")
+			}
+			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", keeper)); err == nil {
+				if f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])); len(f) > 0 && f[0] != "Z" {
+					t.Errorf("send --eof returned with the keeper alive: %s", b)
+				}
+			}
+		})
+	}
+}

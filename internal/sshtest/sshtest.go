@@ -64,7 +64,7 @@ type Server struct {
 	mu       sync.Mutex
 	cmd      *exec.Cmd
 	exited   chan struct{}
-	orphans  []int // connection processes of listeners stopped by Restart
+	orphans  []*os.Process // connection processes of listeners stopped by Restart
 	closed   bool
 	extraCfg []string
 }
@@ -294,7 +294,7 @@ func (s *Server) stopListener() error {
 	if cmd == nil {
 		return nil
 	}
-	children := childPIDs(cmd.Process.Pid)
+	children := children(cmd.Process.Pid)
 	s.mu.Lock()
 	s.orphans = append(s.orphans, children...)
 	s.mu.Unlock()
@@ -336,17 +336,19 @@ func (s *Server) Restart() error {
 // how many it killed; the listener stays up.
 func (s *Server) DropConnections() int {
 	s.mu.Lock()
-	pids := append([]int(nil), s.orphans...)
+	procs := append([]*os.Process(nil), s.orphans...)
+	var live []*os.Process
 	if s.cmd != nil {
-		pids = append(pids, childPIDs(s.cmd.Process.Pid)...)
+		live = children(s.cmd.Process.Pid)
 	}
 	s.mu.Unlock()
 	n := 0
-	for _, pid := range pids {
-		if syscall.Kill(pid, syscall.SIGKILL) == nil {
+	for _, p := range append(procs, live...) {
+		if p.Signal(syscall.SIGKILL) == nil {
 			n++
 		}
 	}
+	release(live)
 	return n
 }
 
@@ -358,19 +360,51 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
-	var pids []int
+	var procs []*os.Process
 	if s.cmd != nil {
-		pids = childPIDs(s.cmd.Process.Pid)
+		procs = children(s.cmd.Process.Pid)
 	}
 	s.mu.Unlock()
 	err := s.stopListener()
 	s.mu.Lock()
-	pids = append(pids, s.orphans...)
+	procs = append(procs, s.orphans...)
+	s.orphans = nil
 	s.mu.Unlock()
-	for _, pid := range pids {
-		syscall.Kill(pid, syscall.SIGTERM)
+	for _, p := range procs {
+		p.Signal(syscall.SIGTERM)
 	}
+	release(procs)
 	return err
+}
+
+// children returns handles on the direct children of pid (Linux /proc).
+// A handle holds its process (a pidfd, Go 1.23+ on Linux), not its number:
+// one that has ended and been reaped is signalled no more, even when its
+// pid has gone to another process. A bare pid kept until Close once
+// SIGTERMed such a process, a script of another test.
+func children(pid int) []*os.Process {
+	var procs []*os.Process
+	for _, c := range childPIDs(pid) {
+		p, err := os.FindProcess(c)
+		if err != nil {
+			continue
+		}
+		// The handle was opened after the look: keep it only if the pid
+		// was still pid's child then.
+		if parent(c) != pid {
+			p.Release()
+			continue
+		}
+		procs = append(procs, p)
+	}
+	return procs
+}
+
+// release releases the handles of children.
+func release(procs []*os.Process) {
+	for _, p := range procs {
+		p.Release()
+	}
 }
 
 // childPIDs lists the direct children of pid (Linux /proc).
@@ -378,25 +412,30 @@ func childPIDs(pid int) []int {
 	entries, _ := os.ReadDir("/proc")
 	var pids []int
 	for _, e := range entries {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// Fields after the parenthesised command: state ppid ...
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+		if n, err := strconv.Atoi(e.Name()); err == nil && parent(n) == pid {
 			pids = append(pids, n)
 		}
 	}
 	return pids
+}
+
+// parent returns the parent pid of pid, 0 when it cannot be read.
+func parent(pid int) int {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	// Fields after the parenthesised command: state ppid ...
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
 }
 
 // KnownHostsName is the server's name in known_hosts: "[127.0.0.1]:PORT".

@@ -45,16 +45,51 @@ func NewStdioTransport(r io.Reader, w io.Writer) sdk.Transport {
 }
 
 // lockedWriter serialises the framing layer's answers with the SDK's
-// writes, each of which is one whole message.
+// writes, each of which is one whole message, and gives a code to the
+// errors the SDK answers without one (see coded).
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
+	b := coded(p)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	if _, err := l.w.Write(b); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// coded returns msg, a message the SDK writes and its newline, with an
+// error code of 0 made -32600 (invalid request). The SDK v1.8.0 answers
+// some requests with an error that has no code, which JSON-RPC has no
+// meaning for: a request before initialize, a second initialize, and the
+// params of initialize that it cannot read. Each is a request the session
+// cannot take as sent. Neither MCP nor the SDK names a code for "not
+// initialized" (LSP's -32002 is MCP's "resource not found"), and the SDK
+// itself answers -32600 for the other requests it refuses before a
+// handler runs (a call without an id, a missing params).
+func coded(msg []byte) []byte {
+	if !bytes.Contains(msg, []byte(`"code":0`)) {
+		return msg // the rest are not read
+	}
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  json.RawMessage `json:"method"`
+		Error   *wireError      `json:"error"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method != nil || m.Error == nil || m.Error.Code != 0 {
+		return msg
+	}
+	m.Error.Code = jsonrpc.CodeInvalidRequest
+	b, err := errorResponse(m.ID, *m.Error)
+	if err != nil {
+		return msg
+	}
+	return b
 }
 
 func (*lockedWriter) Close() error { return nil }
@@ -139,7 +174,7 @@ func (f *frameReader) next() {
 
 // answer writes an error response; a failed write ends the input.
 func (f *frameReader) answer(id json.RawMessage, code int, msg string) {
-	b, err := errorResponse(id, code, msg)
+	b, err := errorResponse(id, wireError{Code: code, Message: msg})
 	if err == nil {
 		_, err = f.w.Write(b)
 	}
@@ -148,21 +183,24 @@ func (f *frameReader) answer(id json.RawMessage, code int, msg string) {
 	}
 }
 
+// wireError is the error of a JSON-RPC response.
+type wireError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
 // errorResponse returns a JSON-RPC error response with id (null when nil)
 // and a newline.
-func errorResponse(id json.RawMessage, code int, msg string) ([]byte, error) {
+func errorResponse(id json.RawMessage, e wireError) ([]byte, error) {
 	if id == nil {
 		id = json.RawMessage("null")
-	}
-	type wireError struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
 	}
 	b, err := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   wireError       `json:"error"`
-	}{"2.0", id, wireError{code, msg}})
+	}{"2.0", id, e})
 	if err != nil {
 		return nil, err
 	}

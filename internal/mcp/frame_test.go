@@ -254,6 +254,38 @@ func TestStdioUnansweredLines(t *testing.T) {
 	c.end()
 }
 
+// A request before initialize gets -32600 with its id (the SDK answered
+// code 0), as does a second initialize; ping is answered before it.
+func TestStdioBeforeInitialize(t *testing.T) {
+	c := startLines(t, fuzzOptions(t))
+	for i, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"job_list","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"no/such"}`,
+		`{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":1}}`,
+	} {
+		c.send(line)
+		if m := c.recv(); string(m["id"]) != fmt.Sprint(i+1) || errorCode(t, m) != -32600 {
+			t.Errorf("%s: %s, want -32600", line, m)
+		}
+	}
+	if m := c.call(5, "ping", "{}"); m["result"] == nil {
+		t.Errorf("ping before initialize: %s", m)
+	}
+	c.send(initialize)
+	if m := c.recv(); string(m["id"]) != `"init"` || m["result"] == nil {
+		t.Fatalf("initialize: %s", m)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if m := c.call(6, "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"again","version":"1"}}`); errorCode(t, m) != -32600 {
+		t.Errorf("a second initialize: %s, want -32600", m)
+	}
+	if m := c.call(7, "tools/list", "{}"); m["result"] == nil {
+		t.Errorf("tools/list after initialize: %s", m)
+	}
+	c.end()
+}
+
 // Every malformed line gets its error response; the server goes on
 // answering, the job it started keeps running, and the end of the input
 // still ends the session (and stops the job).

@@ -24,15 +24,21 @@ func TestMCPMalformedLines(t *testing.T) {
 	lines := []struct {
 		name, line string
 		code       int
+		id         string
 	}{
-		{"not json", `{not json}`, -32700},
-		{"empty batch", `[]`, -32600},
-		{"null", `null`, -32600},
-		{"string", `"str"`, -32600},
-		{"invalid utf-8", "\xff\xfe", -32700},
-		{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`, -32600},
-		{"huge id", `{"jsonrpc":"2.0","id":1e400,"method":"tools/list"}`, -32600},
-		{"40 MB", `{"jsonrpc":"2.0","id":3,"method":"ping","params":{"pad":"` + strings.Repeat("x", 40<<20) + `"}}`, -32600},
+		{"not json", `{not json}`, -32700, "null"},
+		{"empty batch", `[]`, -32600, "null"},
+		{"null", `null`, -32600, "null"},
+		{"string", `"str"`, -32600, "null"},
+		{"invalid utf-8", "\xff\xfe", -32700, "null"},
+		{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`, -32600, "null"},
+		{"huge id", `{"jsonrpc":"2.0","id":1e400,"method":"tools/list"}`, -32600, "null"},
+		{"40 MB", `{"jsonrpc":"2.0","id":3,"method":"ping","params":{"pad":"` + strings.Repeat("x", 40<<20) + `"}}`, -32600, "null"},
+		{"id without method", `{"jsonrpc":"2.0","id":8}`, -32600, "8"},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, -32600, "null"},
+		{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, -32600, "1.5"},
+		{"id twice", `{"jsonrpc":"2.0","id":12,"method":"ping","id":13}`, -32600, "null"},
+		{"params an array", `{"jsonrpc":"2.0","id":16,"method":"initialize","params":[]}`, -32602, "16"},
 	}
 	for _, tg := range mcpTargets(t) {
 		t.Run(tg.name, func(t *testing.T) {
@@ -95,6 +101,11 @@ func TestMCPMalformedLines(t *testing.T) {
 					}
 				}
 			}
+			// Before initialize: -32600, where the SDK answered code 0.
+			var pre struct{ Code int }
+			if m := call(90, "tools/call", `{"name":"job_list","arguments":{}}`); json.Unmarshal(m["error"], &pre) != nil || pre.Code != -32600 {
+				t.Errorf("tools/call before initialize: %s, want error -32600", m)
+			}
 			call(0, "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e-lines","version":"1"}}`)
 			send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 			args, _ := json.Marshal(tg.args(map[string]any{"command": "sleep 600", "wait_sec": 0}))
@@ -117,8 +128,8 @@ func TestMCPMalformedLines(t *testing.T) {
 					t.Fatalf("writing %s: %v; stderr: %s", l.name, err, stderr)
 				}
 				var e struct{ Code int }
-				if json.Unmarshal(m["error"], &e); e.Code != l.code || string(m["id"]) != "null" {
-					t.Errorf("%s: %s, want error %d with id null", l.name, m, l.code)
+				if json.Unmarshal(m["error"], &e); e.Code != l.code || string(m["id"]) != l.id {
+					t.Errorf("%s: %s, want error %d with id %s", l.name, m, l.code, l.id)
 				}
 				if m := call(100+i, "tools/list", "{}"); m["result"] == nil {
 					t.Fatalf("tools/list after %s: %s", l.name, m)

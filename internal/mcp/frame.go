@@ -26,15 +26,18 @@ const MaxFrame = 8 << 20
 // NewStdioTransport returns the transport bgjob mcp serves on:
 // newline-delimited JSON-RPC read from r and written to w, the SDK's
 // IOTransport behind a framing layer of bgjob's own. The SDK ends the
-// session at the first message it cannot decode; the framing layer hands
-// it only lines that it decodes, and answers every other line itself, as
-// JSON-RPC says, and reads on: a line that is not JSON gets a parse error
-// (-32700, id null); JSON that is not a JSON-RPC message, a batch (MCP
-// has none since 2025-06-18) or a line longer than MaxFrame gets an
-// invalid request (-32600, with the id when the line has one that JSON-RPC
-// allows). The rest of an overlong line is skipped up to its newline. A
-// blank line is ignored. The end of r ends the session. Neither r nor w is
-// closed.
+// session at the first message it cannot decode, and passes over some it
+// decodes without a word; the framing layer hands it only the messages
+// JSON-RPC and MCP allow (see checkFrame), and answers every other line
+// itself, as JSON-RPC says, and reads on: a line that is not JSON gets a
+// parse error (-32700, id null); JSON that is not a JSON-RPC message (an
+// id without a method, a result or an error, say), a batch (MCP has none
+// since 2025-06-18) or a line longer than MaxFrame gets an invalid
+// request (-32600, with the id when the line has one that can be read);
+// params that are an array, an invalid params error (-32602). A
+// notification and a response are never answered. The rest of an overlong
+// line is skipped up to its newline. A blank line is ignored. The end of r
+// ends the session. Neither r nor w is closed.
 func NewStdioTransport(r io.Reader, w io.Writer) sdk.Transport {
 	lw := &lockedWriter{w: w}
 	// The framing layer bounds each line: the SDK's bound stays off.
@@ -42,16 +45,51 @@ func NewStdioTransport(r io.Reader, w io.Writer) sdk.Transport {
 }
 
 // lockedWriter serialises the framing layer's answers with the SDK's
-// writes, each of which is one whole message.
+// writes, each of which is one whole message, and gives a code to the
+// errors the SDK answers without one (see coded).
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
+	b := coded(p)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	if _, err := l.w.Write(b); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// coded returns msg, a message the SDK writes and its newline, with an
+// error code of 0 made -32600 (invalid request). The SDK v1.8.0 answers
+// some requests with an error that has no code, which JSON-RPC has no
+// meaning for: a request before initialize, a second initialize, and the
+// params of initialize that it cannot read. Each is a request the session
+// cannot take as sent. Neither MCP nor the SDK names a code for "not
+// initialized" (LSP's -32002 is MCP's "resource not found"), and the SDK
+// itself answers -32600 for the other requests it refuses before a
+// handler runs (a call without an id, a missing params).
+func coded(msg []byte) []byte {
+	if !bytes.Contains(msg, []byte(`"code":0`)) {
+		return msg // the rest are not read
+	}
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  json.RawMessage `json:"method"`
+		Error   *wireError      `json:"error"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method != nil || m.Error == nil || m.Error.Code != 0 {
+		return msg
+	}
+	m.Error.Code = jsonrpc.CodeInvalidRequest
+	b, err := errorResponse(m.ID, *m.Error)
+	if err != nil {
+		return msg
+	}
+	return b
 }
 
 func (*lockedWriter) Close() error { return nil }
@@ -136,7 +174,7 @@ func (f *frameReader) next() {
 
 // answer writes an error response; a failed write ends the input.
 func (f *frameReader) answer(id json.RawMessage, code int, msg string) {
-	b, err := errorResponse(id, code, msg)
+	b, err := errorResponse(id, wireError{Code: code, Message: msg})
 	if err == nil {
 		_, err = f.w.Write(b)
 	}
@@ -145,31 +183,46 @@ func (f *frameReader) answer(id json.RawMessage, code int, msg string) {
 	}
 }
 
+// wireError is the error of a JSON-RPC response.
+type wireError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
 // errorResponse returns a JSON-RPC error response with id (null when nil)
 // and a newline.
-func errorResponse(id json.RawMessage, code int, msg string) ([]byte, error) {
+func errorResponse(id json.RawMessage, e wireError) ([]byte, error) {
 	if id == nil {
 		id = json.RawMessage("null")
-	}
-	type wireError struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
 	}
 	b, err := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   wireError       `json:"error"`
-	}{"2.0", id, wireError{code, msg}})
+	}{"2.0", id, e})
 	if err != nil {
 		return nil, err
 	}
 	return append(b, '\n'), nil
 }
 
-// checkFrame looks at one line of input. It returns the message in it
-// (without the white space around it) when the SDK decodes it; else an
-// error code (0 for a message, and for a blank line, whose msg is empty),
-// why, and the id to answer with (nil: null).
+// checkFrame looks at one line of input and decides what becomes of it:
+// the message in it (without the white space around it) when it is one the
+// SDK is to handle; else an answer, an error code, why, and the id to
+// answer with (nil: null); else neither (code 0 and no msg), for a blank
+// line and for a message JSON-RPC does not answer that the SDK need not see.
+//
+// It takes what JSON-RPC 2.0 and MCP allow: an object with "jsonrpc":
+// "2.0", each member once, and either a request (a string method; params,
+// if any and not null, an object; no result or error) or a response (a
+// result or an error object, not both). The id of a request, when it has
+// one, is a string or an integer of at most 2^53-1 in magnitude: MCP
+// forbids null, and the SDK answers a fraction or a larger number with
+// another id (1.5 with 1), for which a client would wait for ever. The id
+// of a response is one of those too, or null for an error. A notification
+// whose params are an array, and a response with id null, are dropped:
+// the SDK would drop them too, and neither is answered.
 func checkFrame(line []byte) (msg, id json.RawMessage, code int, why string) {
 	msg = bytes.Trim(line, " \t\r\n")
 	if len(msg) == 0 {
@@ -180,42 +233,120 @@ func checkFrame(line []byte) (msg, id json.RawMessage, code int, why string) {
 		err := json.Unmarshal(msg, &v)
 		return nil, nil, jsonrpc.CodeParseError, "parse error: " + err.Error()
 	}
-	if msg[0] == '[' {
-		return nil, nil, jsonrpc.CodeInvalidRequest, "invalid request: batches are not supported"
+	invalid := func(id json.RawMessage, why string) (json.RawMessage, json.RawMessage, int, string) {
+		return nil, id, jsonrpc.CodeInvalidRequest, "invalid request: " + why
+	}
+	switch msg[0] {
+	case '[':
+		return invalid(nil, "batches are not supported")
+	case '{':
+	default:
+		return invalid(nil, "not a JSON-RPC message, which is an object")
+	}
+	m, twice := members(msg)
+	if twice != "" {
+		return invalid(nil, fmt.Sprintf("member %q appears twice", twice))
+	}
+	rawID, hasID := m["id"]
+	id, idOK := requestID(rawID)
+	var version string
+	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" {
+		return invalid(id, `"jsonrpc" must be "2.0"`)
+	}
+	const idRule = "an id is a string or an integer of at most 2^53-1 in magnitude"
+	_, hasResult := m["result"]
+	errObj, hasError := m["error"]
+	if method, ok := m["method"]; ok {
+		switch {
+		case method[0] != '"':
+			return invalid(id, "method must be a string")
+		case hasResult || hasError:
+			return invalid(id, "a request has no result or error")
+		case hasID && !idOK:
+			return invalid(id, idRule)
+		}
+		if p, ok := m["params"]; ok && p[0] != '{' && string(p) != "null" {
+			if p[0] != '[' {
+				return invalid(id, "params must be an object")
+			}
+			if !hasID {
+				return nil, nil, 0, ""
+			}
+			return nil, id, jsonrpc.CodeInvalidParams, "invalid params: MCP takes params as an object"
+		}
+	} else {
+		switch {
+		case hasResult == hasError:
+			return invalid(id, "a response has a result or an error (and a request a method)")
+		case hasError && errObj[0] != '{':
+			return invalid(id, "error must be an object")
+		case hasError && string(rawID) == "null":
+			return nil, nil, 0, "" // the SDK takes no id null
+		case !idOK:
+			return invalid(id, "a response has its request's id: "+idRule)
+		}
 	}
 	// The SDK's own decoding, of the very bytes it will decode.
 	if _, err := jsonrpc.DecodeMessage(msg); err != nil {
-		return nil, requestID(msg), jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error()
+		return invalid(id, err.Error())
 	}
 	return msg, nil, 0, ""
 }
 
-// requestID returns the id of a JSON object as an answer may carry it: a
-// string, or a finite number; nil for any other or none.
-func requestID(msg []byte) json.RawMessage {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(msg, &fields) != nil {
-		return nil
+// members returns the members of a JSON object, and the name of one that
+// appears twice, if any: decoders differ on which of the two they keep.
+func members(obj []byte) (map[string]json.RawMessage, string) {
+	m := map[string]json.RawMessage{}
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if _, err := dec.Token(); err != nil { // {
+		return m, ""
 	}
-	raw := fields["id"]
+	for dec.More() {
+		tok, err := dec.Token()
+		name, ok := tok.(string)
+		if err != nil || !ok {
+			return m, ""
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return m, ""
+		}
+		if _, ok := m[name]; ok {
+			return m, name
+		}
+		m[name] = v
+	}
+	return m, ""
+}
+
+// maxID is the largest integer id taken: the SDK reads a number id as a
+// float64, which holds every integer up to 2^53 exactly.
+const maxID = 1<<53 - 1
+
+// requestID returns raw, an id, as an answer may carry it (nil: null), and
+// whether it is an id MCP allows and the SDK answers unchanged: a string,
+// or an integer of at most maxID in magnitude. A number that is no such
+// integer is echoed as written, unless a float64 cannot hold it.
+func requestID(raw json.RawMessage) (json.RawMessage, bool) {
 	if len(raw) == 0 {
-		return nil
+		return nil, false
 	}
 	switch raw[0] {
 	case '"':
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
-			return nil
+			return nil, false
 		}
-		b, _ := json.Marshal(s) // invalid UTF-8 becomes U+FFFD
-		return b
+		b, _ := json.Marshal(s) // invalid UTF-8 becomes U+FFFD, as in the SDK's answer
+		return b, true
 	case 'n', 't', 'f', '{', '[':
-		return nil
+		return nil, false
 	}
-	if f, err := strconv.ParseFloat(string(raw), 64); err != nil || math.IsInf(f, 0) {
-		return nil
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil {
+		return nil, false
 	}
-	return raw
+	return raw, f == math.Trunc(f) && math.Abs(f) <= maxID
 }
 
 // guardInput is the SDK's first receiving middleware: tool arguments of

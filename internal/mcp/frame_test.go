@@ -32,6 +32,18 @@ const initialize = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":
 // serveLines runs a server with o on pipes and initializes the session.
 func serveLines(t testing.TB, o mcp.Options) *lineClient {
 	t.Helper()
+	c := startLines(t, o)
+	c.send(initialize)
+	if m := c.recv(); string(m["id"]) != `"init"` || m["result"] == nil {
+		t.Fatalf("initialize: %s", m)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return c
+}
+
+// startLines runs a server with o on pipes, its session not initialized.
+func startLines(t testing.TB, o mcp.Options) *lineClient {
+	t.Helper()
 	srv, err := mcp.New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -58,11 +70,6 @@ func serveLines(t testing.TB, o mcp.Options) *lineClient {
 		}
 	}()
 	t.Cleanup(func() { c.in.Close() })
-	c.send(initialize)
-	if m := c.recv(); string(m["id"]) != `"init"` || m["result"] == nil {
-		t.Fatalf("initialize: %s", m)
-	}
-	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return c
 }
 
@@ -195,6 +202,88 @@ var malformed = []struct {
 	{"response without id", `{"jsonrpc":"2.0","result":{}}`, -32600, "null"},
 	{"nested 2000 deep", `{"jsonrpc":"2.0","id":10,"method":"ping","params":{"a":` + strings.Repeat("[", 2000) + strings.Repeat("]", 2000) + `}}`, -32600, "10"},
 	{"unterminated", `{"jsonrpc":"2.0","id":11,"method":"tools/list"`, -32700, "null"},
+	// Found by an adversarial pass: no answer at all, or one with another id.
+	{"id without method", `{"jsonrpc":"2.0","id":8}`, -32600, "8"},
+	{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, -32600, "null"},
+	{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, -32600, "1.5"},
+	{"id past 2^53", `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, -32600, "9007199254740993"},
+	{"id past int64", `{"jsonrpc":"2.0","id":1e20,"method":"ping"}`, -32600, "1e20"},
+	{"bool id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, -32600, "null"},
+	{"array id", `{"jsonrpc":"2.0","id":[12],"method":"ping"}`, -32600, "null"},
+	{"id twice", `{"jsonrpc":"2.0","id":12,"method":"ping","id":13}`, -32600, "null"},
+	{"method null", `{"jsonrpc":"2.0","id":14,"method":null}`, -32600, "14"},
+	{"params a string", `{"jsonrpc":"2.0","id":15,"method":"ping","params":"x"}`, -32600, "15"},
+	{"params an array", `{"jsonrpc":"2.0","id":16,"method":"initialize","params":[]}`, -32602, "16"},
+	{"notification with params a number", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":1}`, -32600, "null"},
+	{"method and result", `{"jsonrpc":"2.0","id":17,"method":"ping","result":{}}`, -32600, "17"},
+	{"result and error", `{"jsonrpc":"2.0","id":18,"result":{},"error":{"code":1,"message":"m"}}`, -32600, "18"},
+	{"error a string", `{"jsonrpc":"2.0","id":19,"error":"m"}`, -32600, "19"},
+	{"result with null id", `{"jsonrpc":"2.0","id":null,"result":{}}`, -32600, "null"},
+	{"NUL after a message", "{\"jsonrpc\":\"2.0\",\"id\":20,\"method\":\"ping\"}\x00", -32700, "null"},
+	{"NUL in a string", "{\"jsonrpc\":\"2.0\",\"id\":21,\"method\":\"pi\x00ng\"}", -32700, "null"},
+	{"two messages", `{"jsonrpc":"2.0","id":22,"method":"ping"}{"jsonrpc":"2.0","id":23,"method":"ping"}`, -32700, "null"},
+}
+
+// unanswered are lines that JSON-RPC answers with nothing: notifications
+// (known or not, even with params MCP does not take) and responses, which
+// the server takes for none of its requests.
+var unanswered = []struct{ name, line string }{
+	{"unknown notification", `{"jsonrpc":"2.0","method":"notifications/nope"}`},
+	{"unknown method without id", `{"jsonrpc":"2.0","method":"no/such","params":{}}`},
+	{"ping without id", `{"jsonrpc":"2.0","method":"ping"}`},
+	{"notification with params an array", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":[1]}`},
+	{"unprompted result", `{"jsonrpc":"2.0","id":30,"result":{}}`},
+	{"unprompted null result", `{"jsonrpc":"2.0","id":31,"result":null}`},
+	{"unprompted error", `{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"m"}}`},
+	// What a peer answers to a line it could not read: answering it would
+	// start two such peers answering each other for ever.
+	{"error with null id", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`},
+}
+
+// Lines that get no answer get none, and the server reads on: the answer
+// to the next request is the next message.
+func TestStdioUnansweredLines(t *testing.T) {
+	c := serveLines(t, fuzzOptions(t))
+	for i, tc := range unanswered {
+		c.send(tc.line)
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 100+i))
+		if m := c.recv(); string(m["id"]) != fmt.Sprint(100+i) || m["result"] == nil {
+			t.Errorf("%s: answered %s", tc.name, m)
+		}
+	}
+	c.end()
+}
+
+// A request before initialize gets -32600 with its id (the SDK answered
+// code 0), as does a second initialize; ping is answered before it.
+func TestStdioBeforeInitialize(t *testing.T) {
+	c := startLines(t, fuzzOptions(t))
+	for i, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"job_list","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"no/such"}`,
+		`{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":1}}`,
+	} {
+		c.send(line)
+		if m := c.recv(); string(m["id"]) != fmt.Sprint(i+1) || errorCode(t, m) != -32600 {
+			t.Errorf("%s: %s, want -32600", line, m)
+		}
+	}
+	if m := c.call(5, "ping", "{}"); m["result"] == nil {
+		t.Errorf("ping before initialize: %s", m)
+	}
+	c.send(initialize)
+	if m := c.recv(); string(m["id"]) != `"init"` || m["result"] == nil {
+		t.Fatalf("initialize: %s", m)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if m := c.call(6, "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"again","version":"1"}}`); errorCode(t, m) != -32600 {
+		t.Errorf("a second initialize: %s, want -32600", m)
+	}
+	if m := c.call(7, "tools/list", "{}"); m["result"] == nil {
+		t.Errorf("tools/list after initialize: %s", m)
+	}
+	c.end()
 }
 
 // Every malformed line gets its error response; the server goes on
@@ -362,6 +451,9 @@ func (c *lineClient) end() {
 // line the server writes is one JSON-RPC message.
 func FuzzStdio(f *testing.F) {
 	for _, tc := range malformed {
+		f.Add([]byte(tc.line))
+	}
+	for _, tc := range unanswered {
 		f.Add([]byte(tc.line))
 	}
 	for _, s := range []string{

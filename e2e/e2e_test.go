@@ -5,6 +5,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -261,6 +262,22 @@ func groupMembers(pgid int) int {
 // that left it carrying its id, and bgjob's helpers that carry a job
 // directory under root (a PTY job's script), so that no test leaves
 // processes behind.
+// groupIsJobs reports whether m's process group can still be the job's
+// (bg_tied's rule): a job long ended gave up its pid, and a process that
+// got it and leads a group of its own (another test's wrapper) is not the
+// job's.
+func groupIsJobs(m jobdir.Meta) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", m.PGID))
+	if err != nil {
+		return true // no such process: the group, if any, is the job's
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 20 {
+		return false
+	}
+	return f[2] != strconv.Itoa(m.PGID) || f[19] == m.ProcStart
+}
+
 func killAll(root string) {
 	metas, _ := filepath.Glob(filepath.Join(root, "*", "*", "meta.json"))
 	ids := map[string]bool{}
@@ -270,7 +287,9 @@ func killAll(root string) {
 			continue
 		}
 		if m, err := jobdir.DecodeMeta(b); err == nil && m.PGID > 1 {
-			syscall.Kill(-m.PGID, syscall.SIGKILL)
+			if groupIsJobs(m) {
+				syscall.Kill(-m.PGID, syscall.SIGKILL)
+			}
 			ids[m.ID] = true
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bgjob/bgjob/internal/pidreuse"
 	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/internal/testneed"
 	"github.com/bgjob/bgjob/jobdir"
@@ -112,6 +113,69 @@ func TestSendEOFWaitsForTheKeeper(t *testing.T) {
 				if f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])); len(f) > 0 && f[0] != "Z" {
 					t.Errorf("send --eof returned with the keeper alive: %s", b)
 				}
+			}
+		})
+	}
+}
+
+// TestWrapperSparesAReusedKeeperPID: after send --eof has ended a job's
+// stdin keeper, the wrapper reaps it while its command runs on, and the
+// keeper's pid may be handed to another process before the command ends.
+// The wrapper ended "the keeper" at the job's end by that pid alone: a
+// KILL to whoever had it. A process given the pid (ns_last_pid) outlives
+// the job.
+func TestWrapperSparesAReusedKeeperPID(t *testing.T) {
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			target := shellgen.Target{Root: root, Workspace: "w"}
+			gate := filepath.Join(t.TempDir(), "go")
+			m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "w", Stdin: true,
+				Argv: []string{"sh", "-c", `cat >/dev/null; while [ ! -e "$1" ]; do sleep 0.05; done`, "sh", gate}, Env: []string{}}
+			m.Command, _ = shellgen.QuoteArgv(m.Argv)
+			launch, err := shellgen.LaunchScript(shellgen.Launch{Target: target, Meta: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			job := runOne(t, &sh, t.TempDir(), nil, launch)
+			t.Cleanup(func() { syscall.Kill(-job.PID, syscall.SIGKILL) })
+			dir := filepath.Join(root, "w", job.ID)
+			var keeper int
+			if !eventually(10*time.Second, func() bool {
+				b, _ := os.ReadFile(filepath.Join(dir, "stdin.keeper"))
+				keeper, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+				return keeper > 0
+			}) {
+				t.Fatal("the wrapper recorded no keeper")
+			}
+			script, err := shellgen.SendScript(target, shellgen.Send{Ref: job.ID, EOF: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out, err := sh.command(t, "-c", script).CombinedOutput(); err != nil {
+				t.Fatalf("send --eof: %v\n%s", err, out)
+			}
+			// Reaped by the wrapper as it waits for the command.
+			if !eventually(10*time.Second, func() bool {
+				_, err := os.Stat(fmt.Sprintf("/proc/%d", keeper))
+				return err != nil
+			}) {
+				t.Fatalf("the keeper %d was not reaped", keeper)
+			}
+			victim := pidreuse.Start(t, keeper)
+			gone := make(chan error, 1)
+			go func() { gone <- victim.Wait() }()
+			if err := os.WriteFile(gate, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.TrimSpace(waitExitCode(t, dir)); got != "0" {
+				t.Errorf("exit_code %q, want 0", got)
+			}
+			select {
+			case err := <-gone:
+				t.Fatalf("the process given the keeper's old pid %d ended with the job: %v", keeper, err)
+			case <-time.After(500 * time.Millisecond):
 			}
 		})
 	}

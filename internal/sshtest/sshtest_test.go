@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bgjob/bgjob/internal/pidreuse"
 	"github.com/bgjob/bgjob/internal/sshtest"
 
 	"github.com/bgjob/bgjob/internal/testneed"
@@ -134,27 +135,7 @@ func TestCloseSignalsNoReusedPID(t *testing.T) {
 			t.Fatalf("the connection's process %d did not end with its session", pid)
 		}
 	}
-	// A victim takes the first pid; other processes on the machine may
-	// fork in between: try again.
-	var victim *exec.Cmd
-	for try := 0; try < 50 && victim == nil; try++ {
-		if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(conn[0]-1)), 0); err != nil {
-			testneed.Missing(t, "a writable /proc/sys/kernel/ns_last_pid: %v", err)
-		}
-		c := exec.Command("sleep", "60")
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		if c.Process.Pid == conn[0] {
-			victim = c
-			break
-		}
-		c.Process.Kill()
-		c.Wait()
-	}
-	if victim == nil {
-		t.Skipf("could not give a process pid %d", conn[0])
-	}
+	victim := pidreuse.Start(t, conn[0])
 	done := make(chan error, 1)
 	go func() { done <- victim.Wait() }()
 	s.Close()

@@ -20,6 +20,16 @@ trap '' HUP
 # write then fails, and the job runs on. Trapped, not ignored, so the
 # command gets the default action.
 trap : TERM INT QUIT USR1 USR2 ALRM PIPE
+# bg_unkeep: end the stdin keeper (KILL: a TERM can be swallowed by a
+# keeper not yet sleep, send.sh) unless it has ended already: its pid is
+# signalled only while it is the keeper's, by its start time (bg_kst; ""
+# when it could not be read, then as before).
+bg_unkeep() {
+	bg_proc "$bg_keeper"
+	[ -n "$bg_s" ] || return 0
+	[ -z "$bg_kst" ] || [ "$bg_s" = "$bg_kst" ] || return 0
+	kill -KILL "$bg_keeper" 2>/dev/null
+}
 if [ "$bg_stdin" = 1 ]; then
 	# A keeper holds the FIFO open for writing, so the command sees end of
 	# file only when "bgjob send --eof" ends the keeper. The wrapper opens
@@ -28,6 +38,11 @@ if [ "$bg_stdin" = 1 ]; then
 	exec 3<>"$bg_d/stdin"
 	sleep 2147483647 >&3 3>&- 2>/dev/null &
 	bg_keeper=$!
+	# Its start time: send --eof ends the keeper, the wrapper reaps it
+	# while it waits for the command, and by the job's end its pid may be
+	# another process's. bg_unkeep ends only the keeper itself.
+	bg_proc "$bg_keeper"
+	bg_kst=$bg_s
 	# The command's end of the FIFO (4), opened now, while the FIFO has a
 	# writer: opened when the command starts, it would wait for one forever
 	# if send --eof had ended the keeper in between.
@@ -90,7 +105,7 @@ exec >/dev/null
 # job before its command ever runs (the status of the stop's signal, or
 # 125 and not_run saying why). --timeout counts from the turn.
 if [ -n "$bg_queue" ] && ! bg_qwait; then
-	[ "$bg_stdin" != 1 ] || kill -KILL "$bg_keeper" 2>/dev/null
+	[ "$bg_stdin" != 1 ] || bg_unkeep
 	if [ -n "$bg_qwhy" ]; then
 		printf '%s\n' "$bg_qwhy" >"$bg_d/not_run"
 		bg_rc=125
@@ -175,8 +190,7 @@ else
 	bg_rc=$?
 fi
 exec 4<&-
-# KILL: a TERM can be swallowed by a keeper not yet sleep (send.sh).
-[ "$bg_stdin" != 1 ] || kill -KILL "$bg_keeper" 2>/dev/null
+[ "$bg_stdin" != 1 ] || bg_unkeep
 # The timer ends at once while it sleeps; while it stops the job, it ends
 # once the group is gone.
 exec 5>&- 6>&-

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,7 +44,6 @@ func nativeShells(t *testing.T) map[string]string {
 func TestNativeStatusIsTheScripts(t *testing.T) {
 	// A tab in the root: J records escape it.
 	root := filepath.Join(t.TempDir(), "r\too\\t")
-	ctx := context.Background()
 	recorded := func(d *jobdirtest.Dir) {
 		t.Helper()
 		write(t, filepath.Join(d.Path, "leftovers"), "0\n")
@@ -86,11 +86,15 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	write(t, filepath.Join(comma.Path, "meta.json"), `{"a":1,"pid":`+fmt.Sprint(os.Getpid())+`,"proc_start":"1","boot_id":"b"},`+"\n")
 	native = append(native, job{"a last comma", comma})
 
+	// A running job (its leftovers record, which a running job cannot
+	// have, is not read), an ended one without the record, and one whose
+	// record is not 0: counted from a scan of /proc, the second recorded.
 	running := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Running})
 	recorded(running)
 	unrecorded := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited})
 	withLeft := make(jobdirtest.Job{State: jobdirtest.Exited})
 	write(t, filepath.Join(withLeft.Path, "leftovers"), "1\n")
+	native = append(native, job{"running", running}, job{"not recorded", unrecorded}, job{"leftovers 1", withLeft})
 	big := make(jobdirtest.Job{State: jobdirtest.Exited, MetaSize: 9000})
 	nul := make(jobdirtest.Job{State: jobdirtest.Exited})
 	write(t, filepath.Join(nul.Path, "ended_at"), "2026\x00\n")
@@ -101,7 +105,6 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	}
 	write(t, filepath.Join(zeroPID.Path, "meta.json"), strings.Replace(string(meta), `"pid":4242`, `"pid":04242`, 1))
 	script = append(script,
-		job{"running", running}, job{"not recorded", unrecorded}, job{"leftovers 1", withLeft},
 		job{"meta.json over 8 KiB", big}, job{"a NUL byte", nul}, job{"a pid with a leading 0", zeroPID},
 	)
 
@@ -110,25 +113,13 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	shells := nativeShells(t)
+	var dirs []string
+	for _, j := range native {
+		dirs = append(dirs, j.dir.Path)
+	}
 	compare := func(t *testing.T, refs []string) {
 		t.Helper()
-		got, ok := c.nativeStatus(refs)
-		if !ok {
-			t.Fatalf("status %v: left to the script, want it made in Go", refs)
-		}
-		s, err := shellgen.StatusScript(c.target(), refs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name, sh := range shells {
-			var want bytes.Buffer
-			if err := (&local.Runtime{Shell: sh}).Exec(ctx, s, nil, &want); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			if got != want.String() {
-				t.Errorf("status %v made in Go:\n%q\nthe script under %s:\n%q", refs, got, name, want.String())
-			}
-		}
+		compareLook(t, c, shells, dirs, refs, nil)
 	}
 	var all []string
 	for _, j := range native {
@@ -337,43 +328,96 @@ func TestNativeListIsTheScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	shells := nativeShells(t)
-	ctx := context.Background()
+	var dirs []string
+	for _, id := range ids {
+		dirs = append(dirs, filepath.Join(ws, id))
+	}
 	for _, q := range []shellgen.List{{}, {Max: 1}, {Max: 4}, {Max: 100}, {Before: ids[2]}, {Before: ids[2], Max: 1}, {Before: ids[0]}} {
-		got, ok := c.nativeList(q)
-		if !ok {
-			t.Fatalf("ls %+v: left to the script, want it made in Go", q)
-		}
-		s, err := shellgen.ListScript(c.target(), q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for sh, path := range shells {
-			var want bytes.Buffer
-			if err := (&local.Runtime{Shell: path}).Exec(ctx, s, nil, &want); err != nil {
-				t.Fatalf("%s: %v", sh, err)
-			}
-			if got != want.String() {
-				t.Errorf("ls %+v made in Go:\n%q\nthe script under %s:\n%q", q, got, sh, want.String())
-			}
-		}
+		compareLook(t, c, shells, dirs, nil, &q)
 	}
 	for _, q := range []shellgen.List{{AllWorkspaces: true}, {Owned: true}} {
 		if _, ok := c.nativeList(q); ok {
 			t.Errorf("ls %+v: made in Go, want it left to the script", q)
 		}
 	}
-	// A job that is not ended and recorded, among those listed: the
-	// script's; past the limit it is not read.
+	// A running job and an ended one without a leftovers record, among
+	// those listed: counted from a scan, the second recorded.
 	jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Running,
 		Meta: jobdir.Meta{StartedAt: start.Add(-time.Minute)}})
-	if _, ok := c.nativeList(shellgen.List{}); ok {
-		t.Errorf("ls with a running job: made in Go, want it left to the script")
+	unrecorded := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited})
+	dirs = append(dirs, unrecorded.Path)
+	for _, q := range []shellgen.List{{}, {Max: 1}} {
+		compareLook(t, c, shells, dirs, nil, &q)
 	}
-	if _, ok := c.nativeList(shellgen.List{Max: 4}); !ok {
-		t.Errorf("ls --limit 4, a running job older than the four: left to the script, want it made in Go")
+}
+
+// compareLook makes in Go the status of refs, or with q the ls q, fails t
+// if it is left to the script, and compares it with what the script
+// prints under each shell, byte for byte, and the leftovers records each
+// writes into dirs: each shell starts from the files Go started from.
+func compareLook(t *testing.T, c *Client, shells map[string]string, dirs, refs []string, q *shellgen.List) string {
+	t.Helper()
+	before := leftoversOf(dirs)
+	var (
+		got string
+		ok  bool
+		s   string
+		err error
+	)
+	what := fmt.Sprintf("status %v", refs)
+	if q != nil {
+		what = fmt.Sprintf("ls %+v", *q)
+		got, ok = c.nativeList(*q)
+		s, err = shellgen.ListScript(c.target(), *q)
+	} else {
+		got, ok = c.nativeStatus(refs)
+		s, err = shellgen.StatusScript(c.target(), refs)
 	}
-	jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited})
-	if _, ok := c.nativeList(shellgen.List{Max: 1}); ok {
-		t.Errorf("ls --limit 1 of a job whose leftovers are not recorded: made in Go, want it left to the script")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		t.Fatalf("%s: left to the script, want it made in Go", what)
+	}
+	made := leftoversOf(dirs)
+	for name, sh := range shells {
+		restoreLeftovers(t, before)
+		var want bytes.Buffer
+		if err := (&local.Runtime{Shell: sh}).Exec(context.Background(), s, nil, &want); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got != want.String() {
+			t.Errorf("%s made in Go:\n%q\nthe script under %s:\n%q", what, got, name, want.String())
+		}
+		if by := leftoversOf(dirs); !maps.Equal(by, made) {
+			t.Errorf("%s: leftovers records written in Go %v, by the script under %s %v", what, made, name, by)
+		}
+	}
+	restoreLeftovers(t, made)
+	return got
+}
+
+// leftoversOf returns the leftovers record of each of dirs, "" for none.
+func leftoversOf(dirs []string) map[string]string {
+	m := map[string]string{}
+	for _, d := range dirs {
+		b, _ := os.ReadFile(filepath.Join(d, "leftovers"))
+		m[d] = string(b)
+	}
+	return m
+}
+
+// restoreLeftovers makes the leftovers records those of m.
+func restoreLeftovers(t *testing.T, m map[string]string) {
+	t.Helper()
+	for d, l := range m {
+		name := filepath.Join(d, "leftovers")
+		if l == "" {
+			if err := os.Remove(name); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			continue
+		}
+		write(t, name, l)
 	}
 }

@@ -3,6 +3,7 @@ package bgjob
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -419,5 +420,147 @@ func restoreLeftovers(t *testing.T, m map[string]string) {
 			continue
 		}
 		write(t, name, l)
+	}
+}
+
+// TestNativeLooksAtProcesses: status and ls of jobs with live processes,
+// made in Go, print what the scripts print under each shell, and write
+// the leftovers records they write: a running job with group members; one
+// with an escapee that keeps its environment (counted) and one that
+// clears it (not counted); a PTY job; an ended job with a live escapee
+// (counted, not recorded); ended jobs without a record (recorded, the
+// second of a look at two after a scan made before it was seen ended:
+// the late case); ls of them all.
+func TestNativeLooksAtProcesses(t *testing.T) {
+	root := t.TempDir()
+	marks := t.TempDir()
+	ctx := context.Background()
+	c, err := NewClient(local.New(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []string
+	t.Cleanup(func() {
+		for _, p := range pids {
+			exec.Command("kill", p).Run()
+		}
+	})
+	// ready is a file the command writes once its processes are there;
+	// escape a command that leaves the job's group (setsid), records its
+	// pid there and sleeps.
+	n := 0
+	ready := func() string {
+		n++
+		return filepath.Join(marks, fmt.Sprint(n))
+	}
+	escape := func(prefix, mark string) string {
+		return fmt.Sprintf(`%s setsid sh -c 'echo $$ >"$1.tmp" && mv "$1.tmp" "$1" && exec sleep 30' x %s &`, prefix, mark)
+	}
+	type job struct {
+		name, cmd string
+		pty       bool
+		marks     []string
+		ended     bool
+		// live is the count the L record must hold.
+		live string
+	}
+	m := []string{ready(), ready(), ready(), ready(), ready()}
+	jobs := []job{
+		{name: "group", cmd: "sleep 30 & sleep 30 & : >" + m[0] + "; wait", marks: m[:1], live: "3"},
+		{name: "escapees", cmd: escape("", m[1]) + escape("env -i PATH=/usr/bin:/bin", m[2]) + " wait",
+			marks: m[1:3], live: "2"},
+		{name: "ended, an escapee", cmd: escape("", m[3]) + " exit 3", marks: m[3:4], ended: true, live: "1"},
+		{name: "ended", cmd: "true", ended: true, live: "0"},
+		{name: "ended too", cmd: "exit 1", ended: true, live: "0"},
+		{name: "pty", cmd: "sleep 30 & : >" + m[4] + "; wait", pty: true, marks: m[4:5], live: "3"},
+	}
+	var ids, dirs []string
+	for i := range jobs {
+		j := &jobs[i]
+		r, err := c.Run(ctx, Spec{Argv: []string{j.cmd}, PTY: j.pty})
+		if j.pty && errors.Is(err, ErrNoPTY) {
+			t.Logf("no PTY job on this host: %v", err)
+			jobs = jobs[:i]
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Stop(ctx, []string{r.ID}, StopOptions{Grace: new(time.Duration(0))}) })
+		ids, dirs = append(ids, r.ID), append(dirs, r.Dir)
+	}
+	for i, j := range jobs {
+		for _, mark := range j.marks {
+			if !settled(func() bool { _, err := os.Stat(mark); return err == nil }) {
+				t.Fatalf("%s: %s not written", j.name, mark)
+			}
+			if b, err := os.ReadFile(mark); err == nil {
+				pids = append(pids, strings.TrimSpace(string(b)))
+			}
+		}
+		if j.ended && !settled(func() bool { _, err := os.Stat(filepath.Join(dirs[i], "exit_code")); return err == nil }) {
+			t.Fatalf("%s: not ended", j.name)
+		}
+	}
+	shells := nativeShells(t)
+	for i, j := range jobs {
+		t.Run(j.name, func(t *testing.T) {
+			got := compareLook(t, c, shells, dirs, ids[i:i+1], nil)
+			if want := "\nL\t" + j.live + "\tproc\n"; !strings.Contains(got, want) {
+				t.Errorf("status: %q, want it to hold %q", got, want)
+			}
+			_, err := os.Stat(filepath.Join(dirs[i], "leftovers"))
+			if recorded := err == nil; recorded != (j.ended && j.live == "0") {
+				t.Errorf("a leftovers record: %v", recorded)
+			}
+		})
+	}
+	restoreLeftovers(t, map[string]string{dirs[3]: "", dirs[4]: ""})
+	t.Run("late", func(t *testing.T) { compareLook(t, c, shells, dirs, ids[3:5], nil) })
+	restoreLeftovers(t, map[string]string{dirs[3]: "", dirs[4]: ""})
+	t.Run("ls", func(t *testing.T) { compareLook(t, c, shells, dirs, nil, &shellgen.List{}) })
+}
+
+// settled waits, up to 10 seconds, for cond.
+func settled(cond func() bool) bool {
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
+
+// TestNativeLeftoversNotIntoARemoval: the leftovers record made in Go is
+// not written into a job whose meta.json is gone (its removal has begun),
+// as bg_leftovers'; into one with its meta.json it is.
+func TestNativeLeftoversNotIntoARemoval(t *testing.T) {
+	root := t.TempDir()
+	boot, ok := firstLine("/proc/sys/kernel/random/boot_id")
+	if !ok {
+		t.Skip("no boot id")
+	}
+	kept := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited})
+	removed := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited})
+	if err := os.Remove(filepath.Join(removed.Path, "meta.json")); err != nil {
+		t.Fatal(err)
+	}
+	l := newProcLook(boot)
+	l.lun1 = []string{kept.Path, removed.Path}
+	if !l.leftovers() {
+		t.Fatal("leftovers: not ok")
+	}
+	got := leftoversOf([]string{kept.Path, removed.Path})
+	if want := map[string]string{kept.Path: "0\n", removed.Path: ""}; !maps.Equal(got, want) {
+		t.Errorf("leftovers records %q, want %q", got, want)
+	}
+	ents, err := os.ReadDir(removed.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "leftovers") {
+			t.Errorf("%s left in the job being removed", e.Name())
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -463,6 +464,7 @@ func TestNativeLooksAtProcesses(t *testing.T) {
 		ended     bool
 		// live is the count the L record must hold.
 		live string
+		id   string
 	}
 	m := []string{ready(), ready(), ready(), ready(), ready()}
 	jobs := []job{
@@ -472,23 +474,51 @@ func TestNativeLooksAtProcesses(t *testing.T) {
 		{name: "ended, an escapee", cmd: escape("", m[3]) + " exit 3", marks: m[3:4], ended: true, live: "1"},
 		{name: "ended", cmd: "true", ended: true, live: "0"},
 		{name: "ended too", cmd: "exit 1", ended: true, live: "0"},
-		{name: "pty", cmd: "sleep 30 & : >" + m[4] + "; wait", pty: true, marks: m[4:5], live: "3"},
+		// The sleep that clears its environment is found in the
+		// terminal shell's group alone.
+		{name: "pty", cmd: "env -i sleep 30 & : >" + m[4] + "; wait", pty: true, marks: m[4:5], live: "3"},
+		// A process carrying the job's id that started before the job
+		// is not its escapee.
+		{name: "an older carrier", cmd: "sleep 30", id: jobdir.NewID(time.Now()), live: "1"},
 	}
 	var ids, dirs []string
-	for i := range jobs {
-		j := &jobs[i]
-		r, err := c.Run(ctx, Spec{Argv: []string{j.cmd}, PTY: j.pty})
+	var started []job
+	for _, j := range jobs {
+		if j.id != "" {
+			older := exec.Command("setsid", "sleep", "30")
+			older.Env = append(os.Environ(), "BGJOB_JOB_ID="+j.id)
+			if err := older.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { older.Process.Kill(); older.Wait() })
+			// The job starts a clock tick later at least.
+			time.Sleep(20 * time.Millisecond)
+		}
+		r, err := c.Run(ctx, Spec{ID: j.id, Argv: []string{j.cmd}, PTY: j.pty})
 		if j.pty && errors.Is(err, ErrNoPTY) {
 			t.Logf("no PTY job on this host: %v", err)
-			jobs = jobs[:i]
-			break
+			continue
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Stop(ctx, []string{r.ID}, StopOptions{Grace: new(time.Duration(0))}) })
 		ids, dirs = append(ids, r.ID), append(dirs, r.Dir)
+		started = append(started, j)
 	}
+	// A job whose wrapper's pid now leads an unrelated group, of two
+	// processes: not tied, so no member of that group is counted.
+	other := exec.Command("sh", "-c", "sleep 30 & wait")
+	other.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-other.Process.Pid, syscall.SIGKILL); other.Wait() })
+	untied := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Vanished,
+		Meta: jobdir.Meta{PID: other.Process.Pid, PGID: other.Process.Pid}})
+	ids, dirs = append(ids, untied.Meta.ID), append(dirs, untied.Path)
+	started = append(started, job{name: "untied", live: "0"})
+	jobs = started
 	for i, j := range jobs {
 		for _, mark := range j.marks {
 			if !settled(func() bool { _, err := os.Stat(mark); return err == nil }) {

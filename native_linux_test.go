@@ -39,10 +39,11 @@ func nativeShells(t *testing.T) map[string]string {
 	return shells
 }
 
-// TestNativeStatusIsTheScripts: where status is made in Go (an ended job
-// whose leftovers are recorded, named by its id), what it prints is, byte
-// for byte, what status.sh prints under each shell; every other case is
-// left to the script.
+// TestNativeStatusIsTheScripts: where status is made in Go (jobs named by
+// their ids: ended with their leftovers recorded, fabricated running,
+// ended without the record), what it prints, and the leftovers records it
+// writes, are, byte for byte, what status.sh prints and writes under each
+// shell; every other case is left to the script.
 func TestNativeStatusIsTheScripts(t *testing.T) {
 	// A tab in the root: J records escape it.
 	root := filepath.Join(t.TempDir(), "r\too\\t")
@@ -301,10 +302,10 @@ func TestNativeLogsIsTheScripts(t *testing.T) {
 	}
 }
 
-// TestNativeListIsTheScripts: where ls is made in Go (one workspace whose
-// listed jobs have all ended with their leftovers recorded), what it
-// prints is, byte for byte, what list.sh prints under each shell, with
-// and without a limit and a cursor; other lists are left to the script.
+// TestNativeListIsTheScripts: where ls is made in Go (one workspace), what
+// it prints and the leftovers records it writes are, byte for byte, what
+// list.sh prints and writes under each shell, with and without a limit
+// and a cursor; other lists are left to the script.
 func TestNativeListIsTheScripts(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "r\too")
 	var ids []string

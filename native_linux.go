@@ -14,30 +14,37 @@ import (
 
 // nativeStatus returns, for a client whose job files are on this machine
 // (a Watcher's), what status.sh would print for refs, made in Go, when
-// every ref is a job that needs nothing but its files: an id whose
-// directory holds a meta.json of at most 8 KiB (bg_metaline reads one
-// larger otherwise), an exit_code, and a leftovers record of 0 (bg_live
-// then takes it at its word and does not scan). Any other case, an odd
-// byte in a file, or a root the script would refuse, is the script's
-// (ok false): it stays the specification, and this is only the common
-// case of it, compared byte for byte with it (TestNativeStatusIsTheScripts,
-// and every status of the e2e tests under BGJOB_NATIVE_CHECK).
+// every ref is the id of a job with a meta.json of at most 8 KiB
+// (bg_metaline reads one larger otherwise): its files' records, then the
+// count of its live processes, from a scan of /proc made as the script
+// makes it (procLook; none for an ended job whose leftovers are recorded),
+// and the leftovers record written where the script would write it. Any
+// other case (a name, an odd byte in a file or a stat line, a root the
+// script would refuse, a count that would include this process) is the
+// script's (ok false): it stays the specification, and this is a copy of
+// it, compared byte for byte with it (TestNativeStatusIsTheScripts,
+// TestNativeLooksAtProcesses, and every status of the e2e tests under
+// BGJOB_NATIVE_CHECK).
 func (c *Client) nativeStatus(refs []string) (out string, ok bool) {
-	begin, ok := c.nativeBegin()
+	begin, boot, ok := c.nativeBegin()
 	if !ok || len(refs) == 0 {
 		return "", false
 	}
+	l := newProcLook(boot)
 	var b strings.Builder
 	b.WriteString(begin)
 	for _, ref := range refs {
 		if !jobdir.IsID(ref) {
 			return "", false
 		}
-		obs, ok := nativeObs(filepath.Join(c.root, c.workspace, ref))
+		obs, ok := l.obs(filepath.Join(c.root, c.workspace, ref))
 		if !ok {
 			return "", false
 		}
 		b.WriteString(obs)
+	}
+	if !l.leftovers() {
+		return "", false
 	}
 	b.WriteString(nativeEnd)
 	return b.String(), true
@@ -45,17 +52,18 @@ func (c *Client) nativeStatus(refs []string) (out string, ok bool) {
 
 // nativeList returns, as nativeStatus, what list.sh would print for q,
 // made in Go, when q lists one workspace (not every workspace, not the
-// owned jobs) and every job it prints has ended with its leftovers
-// recorded: the directory names that are ids, newest first, before
+// owned jobs) and nativeStatus could make each job it prints: the
+// directory names that are ids, newest first, before
 // q.Before, at most q.Max, then an N record if more are left.
 func (c *Client) nativeList(q shellgen.List) (string, bool) {
 	if q.AllWorkspaces || q.Owned {
 		return "", false
 	}
-	begin, ok := c.nativeBegin()
+	begin, boot, ok := c.nativeBegin()
 	if !ok {
 		return "", false
 	}
+	l := newProcLook(boot)
 	ws := filepath.Join(c.root, c.workspace)
 	ents, err := os.ReadDir(ws)
 	if err != nil {
@@ -77,12 +85,15 @@ func (c *Client) nativeList(q shellgen.List) (string, bool) {
 			b.WriteString("N\tmore\n")
 			break
 		}
-		obs, ok := nativeObs(dir)
+		obs, ok := l.obs(dir)
 		if !ok {
 			return "", false
 		}
 		b.WriteString(obs)
 		n++
+	}
+	if !l.leftovers() {
+		return "", false
 	}
 	b.WriteString(nativeEnd)
 	return b.String(), true
@@ -96,21 +107,21 @@ const nativeEnd = "\n@@bgjob-end@@\n"
 // this machine (a Watcher's files), with /proc, under a root and a
 // workspace that are directories of this user, not links (bg_readroot
 // refuses links and a root of another user; the script says how).
-func (c *Client) nativeBegin() (string, bool) {
+func (c *Client) nativeBegin() (begin, boot string, ok bool) {
 	if _, watch := c.rt.(Watcher); !watch || c.root == "" {
-		return "", false
+		return "", "", false
 	}
 	if !ownDir(c.root) || !ownDir(filepath.Join(c.root, c.workspace)) {
-		return "", false
+		return "", "", false
 	}
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		return "", false
+		return "", "", false
 	}
-	boot, ok := firstLine("/proc/sys/kernel/random/boot_id")
-	if !ok {
-		return "", false
+	boot, ok = firstLine("/proc/sys/kernel/random/boot_id")
+	if !ok || boot == "" {
+		return "", "", false
 	}
-	return "\n@@bgjob-begin@@\nB\t" + boot + "\n", true
+	return "\n@@bgjob-begin@@\nB\t" + boot + "\n", boot, true
 }
 
 // ownDir says whether dir is a directory, not a symbolic link, owned by
@@ -125,24 +136,26 @@ func ownDir(dir string) bool {
 	return ok && int(st.Uid) == os.Geteuid()
 }
 
-// nativeObs returns bg_obs's records of the ended job in dir whose
-// leftovers are recorded: bg_obsrec's, then the L record bg_live prints
-// for it without a scan (0, proc); not ok for any other job.
-func nativeObs(dir string) (string, bool) {
+// obs returns bg_obs's records of the job in dir: bg_obsrec's, then the
+// L record of its live processes (live); not ok where the script must
+// make them.
+func (l *procLook) obs(dir string) (string, bool) {
 	obs, _, ok := nativeObsRec(dir)
 	if !ok {
 		return "", false
 	}
-	if left, ok := firstLine(filepath.Join(dir, "leftovers")); !ok || left != "0" {
+	n, ok := l.live(dir)
+	if !ok {
 		return "", false
 	}
-	return obs + "L\t0\tproc\n", true
+	return obs + "L\t" + strconv.Itoa(n) + "\tproc\n", true
 }
 
 // nativeObsRec returns bg_obsrec's records (J, M, P, X, T, S, Y, Q, U) of
-// the ended job in dir (its exit_code is there), and its meta.json line,
-// or not ok for a job that is not such or a file read otherwise than the
-// shell would read it.
+// the job in dir, and its meta.json line, or not ok for a job without a meta.json of at most 8
+// KiB, or a file read otherwise than the shell would read it. As the
+// script, it looks at the wrapper before it reads exit_code: a job that
+// ends in between is seen ended, never lost.
 func nativeObsRec(dir string) (recs, meta string, ok bool) {
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
 		return "", "", false
@@ -155,19 +168,15 @@ func nativeObsRec(dir string) (recs, meta string, ok bool) {
 	if !ok || line == "" {
 		return "", "", false
 	}
-	code, ok := firstLine(filepath.Join(dir, "exit_code"))
-	if !ok {
-		return "", "", false
-	}
 	var rec strings.Builder
 	rec.WriteString("J\t" + escRecord(dir) + "\nM\t" + line + "\n")
-	if w, ok := pickPID(line); ok {
+	if m := pickMeta(line); m.picked {
 		// What bg_proc leaves in bg_s: the start time, "" for a process
 		// that is not there or is a zombie. The shell names the file by
 		// the digits as they are: a pid with a leading zero (no file) or
 		// too large for an int is the script's.
-		pid, err := strconv.Atoi(w)
-		if err != nil || w[0] == '0' {
+		pid, err := strconv.Atoi(m.pid)
+		if err != nil || m.pid[0] == '0' {
 			return "", "", false
 		}
 		start, zombie, found := procStart(pid)
@@ -176,29 +185,51 @@ func nativeObsRec(dir string) (recs, meta string, ok bool) {
 		}
 		rec.WriteString("P\t" + start + "\n")
 	}
-	rec.WriteString("X\t" + code + "\n")
+	// exit_code, else a complete exit_code.tmp (bg_tmpcode: its first
+	// word a number).
+	code, there, ok := lineIfThere(filepath.Join(dir, "exit_code"))
+	if !ok {
+		return "", "", false
+	}
+	if !there {
+		code, there, ok = lineIfThere(filepath.Join(dir, "exit_code.tmp"))
+		if !ok {
+			return "", "", false
+		}
+		w, _, _ := strings.Cut(code, " ")
+		there = there && w != "" && strings.Trim(w, "0123456789") == ""
+	}
+	if there {
+		rec.WriteString("X\t" + code + "\n")
+	}
 	for _, f := range []struct{ file, tag string }{
 		{"ended_at", "T\t"}, {"stop", "S\t"}, {"stdout.dropped", "Y\tstdout\t"},
 		{"stderr.dropped", "Y\tstderr\t"}, {"queued", "Q\t"}, {"not_run", "U\t"},
 	} {
-		name := filepath.Join(dir, f.file)
-		if _, err := os.Stat(name); err != nil {
-			if !os.IsNotExist(err) {
-				return "", "", false
-			}
-			continue
-		}
-		l, ok := firstLine(name)
+		l, there, ok := lineIfThere(filepath.Join(dir, f.file))
 		if !ok {
 			return "", "", false
 		}
-		rec.WriteString(f.tag + l + "\n")
+		if there {
+			rec.WriteString(f.tag + l + "\n")
+		}
 	}
 	// Read last, as the script's check: a removal takes meta.json first.
 	if _, err := os.Stat(mfile); err != nil {
 		return "", "", false
 	}
 	return rec.String(), line, true
+}
+
+// lineIfThere is bg_line: the first line of name (firstLine) and whether
+// the file is there; not ok when it is there and cannot be read as the
+// shell would read it, or cannot be looked at.
+func lineIfThere(name string) (line string, there, ok bool) {
+	if _, err := os.Stat(name); err != nil {
+		return "", false, os.IsNotExist(err)
+	}
+	line, ok = firstLine(name)
+	return line, true, ok
 }
 
 // firstLine is what `IFS= read -r bg_l <file` leaves in bg_l: the file's
@@ -227,22 +258,33 @@ func firstLine(name string) (string, bool) {
 	return string(line), true
 }
 
-// pickPID is bg_pick's pid: meta.json's line split at commas as the shell
-// splits it (a last empty field is no field), the fourth field from the
-// end, "pid":DIGITS, when there are four.
-func pickPID(line string) (string, bool) {
+// pickMeta is bg_pick of meta.json's line: the line split at commas as
+// the shell splits it (a last empty field is no field), its last four
+// fields the process fields, the first "pid":DIGITS, the third the
+// start time and the fourth the boot id, each without its JSON quotes;
+// not picked when there are not four or the pid is no digits.
+func pickMeta(line string) meta {
+	m := meta{line: line}
 	fields := strings.Split(line, ",")
 	if fields[len(fields)-1] == "" {
 		fields = fields[:len(fields)-1]
 	}
 	if len(fields) < 4 {
-		return "", false
+		return m
 	}
-	w, ok := strings.CutPrefix(fields[len(fields)-4], `"pid":`)
+	n := len(fields)
+	w, ok := strings.CutPrefix(fields[n-4], `"pid":`)
 	if !ok || w == "" || strings.Trim(w, "0123456789") != "" {
-		return "", false
+		return m
 	}
-	return w, true
+	m.picked, m.pid = true, w
+	m.start = strings.TrimSuffix(strings.TrimPrefix(fields[n-2], `"proc_start":"`), `"`)
+	if strings.Contains(m.start, "  ") {
+		// A ps start time as bg_proc reads it: one space between words.
+		m.start = strings.Join(strings.Fields(m.start), " ")
+	}
+	m.boot = strings.TrimSuffix(strings.TrimPrefix(fields[n-1], `"boot_id":"`), `"}`)
+	return m
 }
 
 // escRecord is bg_esc: a backslash, newline or tab in s written as \\, \n

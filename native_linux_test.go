@@ -3,12 +3,15 @@ package bgjob
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,14 +39,14 @@ func nativeShells(t *testing.T) map[string]string {
 	return shells
 }
 
-// TestNativeStatusIsTheScripts: where status is made in Go (an ended job
-// whose leftovers are recorded, named by its id), what it prints is, byte
-// for byte, what status.sh prints under each shell; every other case is
-// left to the script.
+// TestNativeStatusIsTheScripts: where status is made in Go (jobs named by
+// their ids: ended with their leftovers recorded, fabricated running,
+// ended without the record), what it prints, and the leftovers records it
+// writes, are, byte for byte, what status.sh prints and writes under each
+// shell; every other case is left to the script.
 func TestNativeStatusIsTheScripts(t *testing.T) {
 	// A tab in the root: J records escape it.
 	root := filepath.Join(t.TempDir(), "r\too\\t")
-	ctx := context.Background()
 	recorded := func(d *jobdirtest.Dir) {
 		t.Helper()
 		write(t, filepath.Join(d.Path, "leftovers"), "0\n")
@@ -86,11 +89,15 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	write(t, filepath.Join(comma.Path, "meta.json"), `{"a":1,"pid":`+fmt.Sprint(os.Getpid())+`,"proc_start":"1","boot_id":"b"},`+"\n")
 	native = append(native, job{"a last comma", comma})
 
+	// A running job (its leftovers record, which a running job cannot
+	// have, is not read), an ended one without the record, and one whose
+	// record is not 0: counted from a scan of /proc, the second recorded.
 	running := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Running})
 	recorded(running)
 	unrecorded := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited})
 	withLeft := make(jobdirtest.Job{State: jobdirtest.Exited})
 	write(t, filepath.Join(withLeft.Path, "leftovers"), "1\n")
+	native = append(native, job{"running", running}, job{"not recorded", unrecorded}, job{"leftovers 1", withLeft})
 	big := make(jobdirtest.Job{State: jobdirtest.Exited, MetaSize: 9000})
 	nul := make(jobdirtest.Job{State: jobdirtest.Exited})
 	write(t, filepath.Join(nul.Path, "ended_at"), "2026\x00\n")
@@ -101,7 +108,6 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	}
 	write(t, filepath.Join(zeroPID.Path, "meta.json"), strings.Replace(string(meta), `"pid":4242`, `"pid":04242`, 1))
 	script = append(script,
-		job{"running", running}, job{"not recorded", unrecorded}, job{"leftovers 1", withLeft},
 		job{"meta.json over 8 KiB", big}, job{"a NUL byte", nul}, job{"a pid with a leading 0", zeroPID},
 	)
 
@@ -110,25 +116,13 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	shells := nativeShells(t)
+	var dirs []string
+	for _, j := range native {
+		dirs = append(dirs, j.dir.Path)
+	}
 	compare := func(t *testing.T, refs []string) {
 		t.Helper()
-		got, ok := c.nativeStatus(refs)
-		if !ok {
-			t.Fatalf("status %v: left to the script, want it made in Go", refs)
-		}
-		s, err := shellgen.StatusScript(c.target(), refs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name, sh := range shells {
-			var want bytes.Buffer
-			if err := (&local.Runtime{Shell: sh}).Exec(ctx, s, nil, &want); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			if got != want.String() {
-				t.Errorf("status %v made in Go:\n%q\nthe script under %s:\n%q", refs, got, name, want.String())
-			}
-		}
+		compareLook(t, c, shells, dirs, refs, nil)
 	}
 	var all []string
 	for _, j := range native {
@@ -308,10 +302,10 @@ func TestNativeLogsIsTheScripts(t *testing.T) {
 	}
 }
 
-// TestNativeListIsTheScripts: where ls is made in Go (one workspace whose
-// listed jobs have all ended with their leftovers recorded), what it
-// prints is, byte for byte, what list.sh prints under each shell, with
-// and without a limit and a cursor; other lists are left to the script.
+// TestNativeListIsTheScripts: where ls is made in Go (one workspace), what
+// it prints and the leftovers records it writes are, byte for byte, what
+// list.sh prints and writes under each shell, with and without a limit
+// and a cursor; other lists are left to the script.
 func TestNativeListIsTheScripts(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "r\too")
 	var ids []string
@@ -337,43 +331,267 @@ func TestNativeListIsTheScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	shells := nativeShells(t)
-	ctx := context.Background()
+	var dirs []string
+	for _, id := range ids {
+		dirs = append(dirs, filepath.Join(ws, id))
+	}
 	for _, q := range []shellgen.List{{}, {Max: 1}, {Max: 4}, {Max: 100}, {Before: ids[2]}, {Before: ids[2], Max: 1}, {Before: ids[0]}} {
-		got, ok := c.nativeList(q)
-		if !ok {
-			t.Fatalf("ls %+v: left to the script, want it made in Go", q)
-		}
-		s, err := shellgen.ListScript(c.target(), q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for sh, path := range shells {
-			var want bytes.Buffer
-			if err := (&local.Runtime{Shell: path}).Exec(ctx, s, nil, &want); err != nil {
-				t.Fatalf("%s: %v", sh, err)
-			}
-			if got != want.String() {
-				t.Errorf("ls %+v made in Go:\n%q\nthe script under %s:\n%q", q, got, sh, want.String())
-			}
-		}
+		compareLook(t, c, shells, dirs, nil, &q)
 	}
 	for _, q := range []shellgen.List{{AllWorkspaces: true}, {Owned: true}} {
 		if _, ok := c.nativeList(q); ok {
 			t.Errorf("ls %+v: made in Go, want it left to the script", q)
 		}
 	}
-	// A job that is not ended and recorded, among those listed: the
-	// script's; past the limit it is not read.
+	// A running job and an ended one without a leftovers record, among
+	// those listed: counted from a scan, the second recorded.
 	jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Running,
 		Meta: jobdir.Meta{StartedAt: start.Add(-time.Minute)}})
-	if _, ok := c.nativeList(shellgen.List{}); ok {
-		t.Errorf("ls with a running job: made in Go, want it left to the script")
+	unrecorded := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited})
+	dirs = append(dirs, unrecorded.Path)
+	for _, q := range []shellgen.List{{}, {Max: 1}} {
+		compareLook(t, c, shells, dirs, nil, &q)
 	}
-	if _, ok := c.nativeList(shellgen.List{Max: 4}); !ok {
-		t.Errorf("ls --limit 4, a running job older than the four: left to the script, want it made in Go")
+}
+
+// compareLook makes in Go the status of refs, or with q the ls q, fails t
+// if it is left to the script, and compares it with what the script
+// prints under each shell, byte for byte, and the leftovers records each
+// writes into dirs: each shell starts from the files Go started from.
+func compareLook(t *testing.T, c *Client, shells map[string]string, dirs, refs []string, q *shellgen.List) string {
+	t.Helper()
+	before := leftoversOf(dirs)
+	var (
+		got string
+		ok  bool
+		s   string
+		err error
+	)
+	what := fmt.Sprintf("status %v", refs)
+	if q != nil {
+		what = fmt.Sprintf("ls %+v", *q)
+		got, ok = c.nativeList(*q)
+		s, err = shellgen.ListScript(c.target(), *q)
+	} else {
+		got, ok = c.nativeStatus(refs)
+		s, err = shellgen.StatusScript(c.target(), refs)
 	}
-	jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited})
-	if _, ok := c.nativeList(shellgen.List{Max: 1}); ok {
-		t.Errorf("ls --limit 1 of a job whose leftovers are not recorded: made in Go, want it left to the script")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		t.Fatalf("%s: left to the script, want it made in Go", what)
+	}
+	made := leftoversOf(dirs)
+	for name, sh := range shells {
+		restoreLeftovers(t, before)
+		var want bytes.Buffer
+		if err := (&local.Runtime{Shell: sh}).Exec(context.Background(), s, nil, &want); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got != want.String() {
+			t.Errorf("%s made in Go:\n%q\nthe script under %s:\n%q", what, got, name, want.String())
+		}
+		if by := leftoversOf(dirs); !maps.Equal(by, made) {
+			t.Errorf("%s: leftovers records written in Go %v, by the script under %s %v", what, made, name, by)
+		}
+	}
+	restoreLeftovers(t, made)
+	return got
+}
+
+// leftoversOf returns the leftovers record of each of dirs, "" for none.
+func leftoversOf(dirs []string) map[string]string {
+	m := map[string]string{}
+	for _, d := range dirs {
+		b, _ := os.ReadFile(filepath.Join(d, "leftovers"))
+		m[d] = string(b)
+	}
+	return m
+}
+
+// restoreLeftovers makes the leftovers records those of m.
+func restoreLeftovers(t *testing.T, m map[string]string) {
+	t.Helper()
+	for d, l := range m {
+		name := filepath.Join(d, "leftovers")
+		if l == "" {
+			if err := os.Remove(name); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			continue
+		}
+		write(t, name, l)
+	}
+}
+
+// TestNativeLooksAtProcesses: status and ls of jobs with live processes,
+// made in Go, print what the scripts print under each shell, and write
+// the leftovers records they write: a running job with group members; one
+// with an escapee that keeps its environment (counted) and one that
+// clears it (not counted); a PTY job; an ended job with a live escapee
+// (counted, not recorded); ended jobs without a record (recorded, the
+// second of a look at two after a scan made before it was seen ended:
+// the late case); ls of them all.
+func TestNativeLooksAtProcesses(t *testing.T) {
+	root := t.TempDir()
+	marks := t.TempDir()
+	ctx := context.Background()
+	c, err := NewClient(local.New(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []string
+	t.Cleanup(func() {
+		for _, p := range pids {
+			exec.Command("kill", p).Run()
+		}
+	})
+	// ready is a file the command writes once its processes are there;
+	// escape a command that leaves the job's group (setsid), records its
+	// pid there and sleeps.
+	n := 0
+	ready := func() string {
+		n++
+		return filepath.Join(marks, fmt.Sprint(n))
+	}
+	escape := func(prefix, mark string) string {
+		return fmt.Sprintf(`%s setsid sh -c 'echo $$ >"$1.tmp" && mv "$1.tmp" "$1" && exec sleep 30' x %s &`, prefix, mark)
+	}
+	type job struct {
+		name, cmd string
+		pty       bool
+		marks     []string
+		ended     bool
+		// live is the count the L record must hold.
+		live string
+		id   string
+	}
+	m := []string{ready(), ready(), ready(), ready(), ready()}
+	jobs := []job{
+		{name: "group", cmd: "sleep 30 & sleep 30 & : >" + m[0] + "; wait", marks: m[:1], live: "3"},
+		{name: "escapees", cmd: escape("", m[1]) + escape("env -i PATH=/usr/bin:/bin", m[2]) + " wait",
+			marks: m[1:3], live: "2"},
+		{name: "ended, an escapee", cmd: escape("", m[3]) + " exit 3", marks: m[3:4], ended: true, live: "1"},
+		{name: "ended", cmd: "true", ended: true, live: "0"},
+		{name: "ended too", cmd: "exit 1", ended: true, live: "0"},
+		// The sleep that clears its environment is found in the
+		// terminal shell's group alone.
+		{name: "pty", cmd: "env -i sleep 30 & : >" + m[4] + "; wait", pty: true, marks: m[4:5], live: "3"},
+		// A process carrying the job's id that started before the job
+		// is not its escapee.
+		{name: "an older carrier", cmd: "sleep 30", id: jobdir.NewID(time.Now()), live: "1"},
+	}
+	var ids, dirs []string
+	var started []job
+	for _, j := range jobs {
+		if j.id != "" {
+			older := exec.Command("setsid", "sleep", "30")
+			older.Env = append(os.Environ(), "BGJOB_JOB_ID="+j.id)
+			if err := older.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { older.Process.Kill(); older.Wait() })
+			// The job starts a clock tick later at least.
+			time.Sleep(20 * time.Millisecond)
+		}
+		r, err := c.Run(ctx, Spec{ID: j.id, Argv: []string{j.cmd}, PTY: j.pty})
+		if j.pty && errors.Is(err, ErrNoPTY) {
+			t.Logf("no PTY job on this host: %v", err)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Stop(ctx, []string{r.ID}, StopOptions{Grace: new(time.Duration(0))}) })
+		ids, dirs = append(ids, r.ID), append(dirs, r.Dir)
+		started = append(started, j)
+	}
+	// A job whose wrapper's pid now leads an unrelated group, of two
+	// processes: not tied, so no member of that group is counted.
+	other := exec.Command("sh", "-c", "sleep 30 & wait")
+	other.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-other.Process.Pid, syscall.SIGKILL); other.Wait() })
+	untied := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Vanished,
+		Meta: jobdir.Meta{PID: other.Process.Pid, PGID: other.Process.Pid}})
+	ids, dirs = append(ids, untied.Meta.ID), append(dirs, untied.Path)
+	started = append(started, job{name: "untied", live: "0"})
+	jobs = started
+	for i, j := range jobs {
+		for _, mark := range j.marks {
+			if !settled(func() bool { _, err := os.Stat(mark); return err == nil }) {
+				t.Fatalf("%s: %s not written", j.name, mark)
+			}
+			if b, err := os.ReadFile(mark); err == nil {
+				pids = append(pids, strings.TrimSpace(string(b)))
+			}
+		}
+		if j.ended && !settled(func() bool { _, err := os.Stat(filepath.Join(dirs[i], "exit_code")); return err == nil }) {
+			t.Fatalf("%s: not ended", j.name)
+		}
+	}
+	shells := nativeShells(t)
+	for i, j := range jobs {
+		t.Run(j.name, func(t *testing.T) {
+			got := compareLook(t, c, shells, dirs, ids[i:i+1], nil)
+			if want := "\nL\t" + j.live + "\tproc\n"; !strings.Contains(got, want) {
+				t.Errorf("status: %q, want it to hold %q", got, want)
+			}
+			_, err := os.Stat(filepath.Join(dirs[i], "leftovers"))
+			if recorded := err == nil; recorded != (j.ended && j.live == "0") {
+				t.Errorf("a leftovers record: %v", recorded)
+			}
+		})
+	}
+	restoreLeftovers(t, map[string]string{dirs[3]: "", dirs[4]: ""})
+	t.Run("late", func(t *testing.T) { compareLook(t, c, shells, dirs, ids[3:5], nil) })
+	restoreLeftovers(t, map[string]string{dirs[3]: "", dirs[4]: ""})
+	t.Run("ls", func(t *testing.T) { compareLook(t, c, shells, dirs, nil, &shellgen.List{}) })
+}
+
+// settled waits, up to 10 seconds, for cond.
+func settled(cond func() bool) bool {
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
+
+// TestNativeLeftoversNotIntoARemoval: the leftovers record made in Go is
+// not written into a job whose meta.json is gone (its removal has begun),
+// as bg_leftovers'; into one with its meta.json it is.
+func TestNativeLeftoversNotIntoARemoval(t *testing.T) {
+	root := t.TempDir()
+	boot, ok := firstLine("/proc/sys/kernel/random/boot_id")
+	if !ok {
+		t.Skip("no boot id")
+	}
+	kept := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited})
+	removed := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited})
+	if err := os.Remove(filepath.Join(removed.Path, "meta.json")); err != nil {
+		t.Fatal(err)
+	}
+	l := newProcLook(boot)
+	l.lun1 = []string{kept.Path, removed.Path}
+	if !l.leftovers() {
+		t.Fatal("leftovers: not ok")
+	}
+	got := leftoversOf([]string{kept.Path, removed.Path})
+	if want := map[string]string{kept.Path: "0\n", removed.Path: ""}; !maps.Equal(got, want) {
+		t.Errorf("leftovers records %q, want %q", got, want)
+	}
+	ents, err := os.ReadDir(removed.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "leftovers") {
+			t.Errorf("%s left in the job being removed", e.Name())
+		}
 	}
 }

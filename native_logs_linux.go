@@ -25,11 +25,15 @@ func (c *Client) nativeLogs(q shellgen.Logs) (r io.Reader, closeLogs func(), ok 
 	if q.New || q.Follow || mode == "new" || !jobdir.IsID(q.Ref) || len(q.Streams) == 0 {
 		return nil, nil, false
 	}
-	begin, ok := c.nativeBegin()
+	begin, _, ok := c.nativeBegin()
 	if !ok {
 		return nil, nil, false
 	}
 	dir := filepath.Join(c.root, c.workspace, q.Ref)
+	// An ended job's: exit_code, once there, stays.
+	if _, err := os.Stat(filepath.Join(dir, "exit_code")); err != nil {
+		return nil, nil, false
+	}
 	// A log that is not a regular file is refused (bg_nolog): the script
 	// says how.
 	for _, st := range q.Streams {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/bgjob/bgjob/jobdir"
@@ -49,28 +48,6 @@ func thisBoot() string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
-}
-
-// procStart returns field 22 of /proc/PID/stat (the start time in clock
-// ticks since boot) and whether the process is a zombie; found is false
-// when there is no such process.
-func procStart(pid int) (start string, zombie, found bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return "", false, false
-	}
-	// The command name, field 2, is in parentheses and may hold spaces.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return "", false, false
-	}
-	f := strings.Fields(s[i+1:])
-	// f[0] is field 3 (the state), so field 22 is f[19].
-	if len(f) < 20 {
-		return "", false, false
-	}
-	return f[19], f[0] == "Z" || f[0] == "X", true
 }
 
 // OwnerGone reports whether the owner o is provably gone, judged from the

@@ -67,6 +67,11 @@ func DecodeStop(line string) (reason, signal string, ok bool) {
 	return reason, signal, ok && reason != ""
 }
 
+// EncodeLeftovers returns the content of leftovers, the record that two
+// scans made after the job ended found none of its processes: 0 and a
+// newline (a look at the job no longer scans; docs/format.md).
+func EncodeLeftovers() []byte { return []byte("0\n") }
+
 // EncodeDropped returns the content of STREAM.dropped: how many leading
 // bytes of STREAM.log the --max-log-size cap dropped, and a newline.
 func EncodeDropped(n int64) []byte { return []byte(strconv.FormatInt(n, 10) + "\n") }

@@ -1,0 +1,438 @@
+package bgjob
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+// procLook is, made in Go, what a look script (status.sh, list.sh) learns
+// of the host's processes through lib/procs.sh, and follows its rules
+// step by step: bg_scan's groups, bg_scanenv's environments, bg_live's
+// count of a job's live processes, and the jobs it found without any,
+// which bg_leftovers records. One serves one look, as one script does.
+// Where it cannot tell what the script would (a stat line it would split
+// otherwise, a number too large), it is not ok and the script runs.
+type procLook struct {
+	// self is the looking process (what the script's $$ is to it), euid
+	// its effective user, boot the boot id begin.sh read (bg_boot).
+	self, euid int
+	boot       string
+	// scanned: bg_pgs is set; groups is it, the live processes by group.
+	scanned bool
+	groups  map[string][]int
+	// unread are bg_pold: the processes of the scan whose environments
+	// are not read; envs bg_envs: those read that carry a job id.
+	unread []scanProc
+	envs   []envProc
+	// since is bg_since (-1: ""), sext bg_sext.
+	since int64
+	sext  int
+	// rescan is bg_lrescan; lun1 and lun2 bg_lun1 and bg_lun2.
+	rescan     bool
+	lun1, lun2 []string
+	buf        []byte
+}
+
+// scanProc is a live process of the scan.
+type scanProc struct {
+	pid   int
+	start int64
+	pgid  string
+}
+
+// envProc is a process whose environment carries the job id id.
+type envProc struct {
+	id string
+	scanProc
+}
+
+func newProcLook(boot string) *procLook {
+	return &procLook{self: os.Getpid(), euid: os.Geteuid(), boot: boot, since: -1}
+}
+
+// scan is bg_scan on /proc: one read of every process's stat, the live
+// ones (not zombies) grouped by process group. It forgets the
+// environments read before.
+func (l *procLook) scan() bool {
+	l.scanned, l.groups, l.unread, l.envs, l.since, l.sext = true, map[string][]int{}, l.unread[:0], nil, -1, 0
+	d, err := os.Open("/proc")
+	if err != nil {
+		return false
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return false
+	}
+	for _, name := range names {
+		// The glob /proc/[0-9]*/stat; grep -s passes over what is gone.
+		if name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		b, ok := l.read("/proc/"+name+"/stat", 0)
+		if !ok || len(b) == 0 {
+			continue
+		}
+		// One line, as grep prints it and awk reads it: a command name
+		// holding a newline would make two.
+		if bytes.IndexByte(b, '\n') != len(b)-1 {
+			return false
+		}
+		st, ok := parseStat(b[:len(b)-1])
+		if !ok {
+			return false
+		}
+		if st.zombie() {
+			continue
+		}
+		pid, err := strconv.Atoi(st.pid)
+		start, serr := strconv.ParseInt(st.start, 10, 64)
+		if err != nil || serr != nil || strconv.Itoa(pid) != st.pid || start < 0 {
+			return false
+		}
+		l.groups[st.pgid] = append(l.groups[st.pgid], pid)
+		l.unread = append(l.unread, scanProc{pid, start, st.pgid})
+	}
+	return true
+}
+
+// read reads the file name into l's buffer, at most max bytes (0: 8 KiB),
+// with a system call for each step (no poller, no allocation), and only
+// when the file is this user's where owned is set; not ok when it cannot
+// (a process gone, another user's).
+func (l *procLook) read(name string, max int) ([]byte, bool) {
+	fd, err := syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer syscall.Close(fd)
+	if max > 0 {
+		// An environment: only a process of this user counts, and the
+		// file's owner is the process's ([ -O /proc/PID ]).
+		var st syscall.Stat_t
+		if syscall.Fstat(fd, &st) != nil || int(st.Uid) != l.euid {
+			return nil, false
+		}
+	}
+	if l.buf == nil {
+		l.buf = make([]byte, 8192)
+	}
+	n := 0
+	for {
+		if n == len(l.buf) {
+			if max == 0 || n >= max {
+				return nil, false
+			}
+			l.buf = append(l.buf, make([]byte, len(l.buf))...)
+		}
+		m, err := syscall.Read(fd, l.buf[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, false
+		}
+		if m == 0 {
+			return l.buf[:n], true
+		}
+		n += m
+	}
+}
+
+// jobIDVar is what the wrapper exports into the job's environment.
+const jobIDVar = "BGJOB_JOB_ID="
+
+// scanenv is bg_scanenv SINCE: read the environments of the processes not
+// read yet that started at or after since (all on the third call), and
+// keep those that carry a job id (each match grep -o would print).
+func (l *procLook) scanenv(since int64) bool {
+	l.sext++
+	if l.sext >= 3 {
+		since = 0
+	}
+	keep := l.unread[:0]
+	for _, p := range l.unread {
+		if p.start < since {
+			keep = append(keep, p)
+			continue
+		}
+		env, ok := l.read("/proc/"+strconv.Itoa(p.pid)+"/environ", 1<<30)
+		if !ok {
+			continue
+		}
+		for {
+			i := bytes.Index(env, []byte(jobIDVar))
+			if i < 0 {
+				break
+			}
+			env = env[i+len(jobIDVar):]
+			if len(env) >= 22 && jobdir.IsID(string(env[:22])) {
+				l.envs = append(l.envs, envProc{string(env[:22]), p})
+				env = env[22:]
+			}
+		}
+	}
+	l.unread = keep
+	l.since = since
+	return true
+}
+
+// live is bg_live of the job in dir as a look (status, ls; bg_recorded
+// 1) makes it: the number of its live processes but its wrapper, from the
+// scan (made on the first call): the members of its process group when
+// the group is tied to the job, those of the same user started since the
+// job whose environment carries its id, and on a PTY job the other
+// members of the terminal shell's group. An ended job with a leftovers
+// record of 0 is not scanned for; one found without processes is noted
+// for leftovers. Not ok where the script would count the looking process
+// itself (it is the script's parent, not its $$) or reads a file
+// otherwise.
+func (l *procLook) live(dir string) (int, bool) {
+	lend := ""
+	if _, err := os.Stat(filepath.Join(dir, "exit_code")); err == nil {
+		left, there, ok := lineIfThere(filepath.Join(dir, "leftovers"))
+		if !ok {
+			return 0, false
+		}
+		if there && left == "0" {
+			return 0, true
+		}
+		lend = "1"
+	}
+	if !l.scanned {
+		if !l.scan() {
+			return 0, false
+		}
+	} else if !l.rescan && lend != "" {
+		// The scan was made before the job was seen ended.
+		lend = "late"
+	}
+	id := filepath.Base(dir)
+	m, ok := readMeta(dir)
+	if !ok {
+		return 0, false
+	}
+	tied := l.tied(m)
+	if !tied && (!m.picked || m.boot != l.boot) {
+		return 0, true
+	}
+	// The environments of the processes started since the job (all,
+	// when its start is not a number).
+	start, numeric := int64(0), m.start != "" && strings.Trim(m.start, "0123456789") == ""
+	if numeric {
+		var err error
+		if start, err = strconv.ParseInt(m.start, 10, 64); err != nil {
+			return 0, false
+		}
+	}
+	if l.since < 0 || start < l.since {
+		l.scanenv(start)
+	}
+	n := 0
+	if tied {
+		for _, p := range l.groups[m.pid] {
+			if p == l.self {
+				return 0, false
+			}
+			if strconv.Itoa(p) != m.pid {
+				n++
+			}
+		}
+	}
+	var esc []int
+	found := func(p int) bool {
+		for _, e := range esc {
+			if e == p {
+				return true
+			}
+		}
+		return false
+	}
+	for _, e := range l.envs {
+		if e.id != id || tied && e.pgid == m.pid || strconv.Itoa(e.pid) == m.pid {
+			continue
+		}
+		if numeric && e.start < start || found(e.pid) {
+			continue
+		}
+		if e.pid == l.self {
+			return 0, false
+		}
+		esc = append(esc, e.pid)
+	}
+	// A PTY job's terminal shell: exit_code.pty holds "run PID START"
+	// while the command runs in its group.
+	if tied {
+		line, there, ok := lineIfThere(filepath.Join(dir, "exit_code.pty"))
+		if !ok {
+			return 0, false
+		}
+		if q, s, ok := ptyShell(line); there && ok {
+			if members, ok := l.groups[q]; ok {
+				pid, err := strconv.Atoi(q)
+				if err != nil {
+					return 0, false
+				}
+				if cur, _, _ := procStart(pid); cur == s {
+					for _, p := range members {
+						if p == pid || found(p) {
+							continue
+						}
+						if p == l.self {
+							return 0, false
+						}
+						esc = append(esc, p)
+					}
+				}
+			}
+		}
+	}
+	n += len(esc)
+	if n == 0 && !l.rescan {
+		switch lend {
+		case "1":
+			l.lun1 = append(l.lun1, dir)
+		case "late":
+			l.lun2 = append(l.lun2, dir)
+		}
+	}
+	return n, true
+}
+
+// tied is bg_tied: the job's process group can be tied to it: same boot,
+// and its pid not handed to an unrelated process leading a group.
+func (l *procLook) tied(m meta) bool {
+	if !m.picked || m.pid == "1" || m.boot != l.boot {
+		return false
+	}
+	pid, err := strconv.Atoi(m.pid)
+	if err != nil {
+		return false
+	}
+	st, found := procStat(pid)
+	return !found || st.zombie() || st.start == m.start || st.pgid != m.pid
+}
+
+// ptyShell picks the pid and start time from exit_code.pty's line when it
+// is "run PID START" as bg_live's pattern 'run '[0-9]*' '[0-9]* takes it.
+func ptyShell(line string) (pid, start string, ok bool) {
+	rest, ok := strings.CutPrefix(line, "run ")
+	if !ok || rest == "" || !isDigit(rest[0]) {
+		return "", "", false
+	}
+	for i := 1; i+1 < len(rest); i++ {
+		if rest[i] == ' ' && isDigit(rest[i+1]) {
+			pid, start, _ = strings.Cut(rest, " ")
+			return pid, start, true
+		}
+	}
+	return "", "", false
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// leftovers is bg_leftovers: record, in a file leftovers holding 0, the
+// ended jobs live found without processes once a second scan, made after
+// the first had ended, also finds none (two more for those whose scan was
+// made before they were seen ended): not into a job whose removal has
+// begun (its meta.json gone), and taken back when one began meanwhile.
+func (l *procLook) leftovers() bool {
+	if len(l.lun1)+len(l.lun2) == 0 {
+		return true
+	}
+	l.rescan = true
+	if !l.scan() {
+		return false
+	}
+	rec, ok := l.none(l.lun1)
+	if !ok {
+		return false
+	}
+	z, ok := l.none(l.lun2)
+	if !ok {
+		return false
+	}
+	if len(z) > 0 {
+		if !l.scan() {
+			return false
+		}
+		if z, ok = l.none(z); !ok {
+			return false
+		}
+		rec = append(rec, z...)
+	}
+	for _, dir := range rec {
+		mfile := filepath.Join(dir, "meta.json")
+		if _, err := os.Stat(mfile); err != nil {
+			continue
+		}
+		tmp := filepath.Join(dir, "leftovers.tmp"+strconv.Itoa(l.self))
+		if os.WriteFile(tmp, jobdir.EncodeLeftovers(), 0o600) != nil || os.Rename(tmp, filepath.Join(dir, "leftovers")) != nil {
+			os.Remove(tmp)
+		}
+		if _, err := os.Stat(mfile); err != nil {
+			os.Remove(filepath.Join(dir, "leftovers"))
+		}
+	}
+	l.lun1, l.lun2, l.rescan = nil, nil, false
+	return true
+}
+
+// none is bg_lnone: those of dirs that live finds without processes.
+func (l *procLook) none(dirs []string) ([]string, bool) {
+	var z []string
+	for _, dir := range dirs {
+		n, ok := l.live(dir)
+		if !ok {
+			return nil, false
+		}
+		if n == 0 {
+			z = append(z, dir)
+		}
+	}
+	return z, true
+}
+
+// meta is what bg_meta reads of a job's meta.json: its first line, and
+// bg_pick's fields (picked), the wrapper's pid, start time and boot id.
+type meta struct {
+	line             string
+	picked           bool
+	pid, start, boot string
+}
+
+// readMeta is bg_meta: a meta.json that is not there, or not a regular
+// file, is not picked; not ok for one read otherwise than the shell would
+// read it (over 8 KiB: head(1)'s, or none).
+func readMeta(dir string) (meta, bool) {
+	mfile := filepath.Join(dir, "meta.json")
+	fi, err := os.Lstat(mfile)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return meta{}, true
+		}
+		return meta{}, false
+	}
+	// A link is the script's (find(1) sizes the link, the read follows it).
+	if !fi.Mode().IsRegular() || fi.Size() > 8192 {
+		return meta{}, false
+	}
+	line, ok := firstLine(mfile)
+	if !ok {
+		// Removed since the look above: as if not there.
+		if _, err := os.Stat(mfile); os.IsNotExist(err) {
+			return meta{}, true
+		}
+		return meta{}, false
+	}
+	m := pickMeta(line)
+	// A pid with a leading zero: the shell compares it as a string and
+	// as a number, and names no file by it.
+	return m, !m.picked || m.pid[0] != '0'
+}

@@ -89,7 +89,7 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 		More:    func() { next = last },
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { return keep(j) }),
 	}
-	err = c.look(ctx, script, false, nativeString(func() (string, bool) { return c.nativeList(q) }), h)
+	err = c.look(ctx, script, false, nativePieces(func() ([]string, bool) { return c.nativeList(q) }), h)
 	if err != nil {
 		return "", err
 	}

@@ -30,6 +30,28 @@ func nativeString(make func() (string, bool)) native {
 	}
 }
 
+// nativePieces is a native whose records are made at once, in pieces
+// read one after the other; each is let go of once read.
+func nativePieces(make func() ([]string, bool)) native {
+	return func() (io.Reader, func(), bool) {
+		p, ok := make()
+		return &piecesReader{p}, func() {}, ok
+	}
+}
+
+type piecesReader struct{ p []string }
+
+func (r *piecesReader) Read(b []byte) (int, error) {
+	if len(r.p) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(b, r.p[0])
+	if r.p[0] = r.p[0][n:]; r.p[0] == "" {
+		r.p = r.p[1:]
+	}
+	return n, nil
+}
+
 // look hands h the records of script: those nat makes in Go where it can
 // (compared with the script's under NativeCheckEnv), else the script's,
 // run by exec (watch as exec's).

@@ -55,22 +55,24 @@ func (c *Client) nativeStatus(refs []string) (out string, ok bool) {
 // owned jobs) and nativeStatus could make each job it prints: the
 // directory names that are ids, newest first, before
 // q.Before, at most q.Max, then an N record if more are left.
-func (c *Client) nativeList(q shellgen.List) (string, bool) {
+func (c *Client) nativeList(q shellgen.List) (pieces []string, ok bool) {
 	if q.AllWorkspaces || q.Owned {
-		return "", false
+		return nil, false
 	}
 	begin, boot, ok := c.nativeBegin()
 	if !ok {
-		return "", false
+		return nil, false
 	}
 	l := newProcLook(boot)
 	ws := filepath.Join(c.root, c.workspace)
 	ents, err := os.ReadDir(ws)
 	if err != nil {
-		return "", false
+		return nil, false
 	}
-	var b strings.Builder
-	b.WriteString(begin)
+	// A piece for each job, not one string: at 10,000 jobs the records
+	// are megabytes, and a string grown to hold them is copied each time
+	// it doubles.
+	b := []string{begin}
 	n := 0
 	for i := len(ents) - 1; i >= 0; i-- {
 		id := ents[i].Name()
@@ -82,21 +84,20 @@ func (c *Client) nativeList(q shellgen.List) (string, bool) {
 			continue
 		}
 		if q.Max > 0 && n >= q.Max {
-			b.WriteString("N\tmore\n")
+			b = append(b, "N\tmore\n")
 			break
 		}
 		obs, ok := l.obs(dir)
 		if !ok {
-			return "", false
+			return nil, false
 		}
-		b.WriteString(obs)
+		b = append(b, obs)
 		n++
 	}
 	if !l.leftovers() {
-		return "", false
+		return nil, false
 	}
-	b.WriteString(nativeEnd)
-	return b.String(), true
+	return append(b, nativeEnd), true
 }
 
 // nativeEnd is the end marker every script prints last (bg_end).

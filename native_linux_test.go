@@ -370,7 +370,9 @@ func compareLook(t *testing.T, c *Client, shells map[string]string, dirs, refs [
 	what := fmt.Sprintf("status %v", refs)
 	if q != nil {
 		what = fmt.Sprintf("ls %+v", *q)
-		got, ok = c.nativeList(*q)
+		var pieces []string
+		pieces, ok = c.nativeList(*q)
+		got = strings.Join(pieces, "")
 		s, err = shellgen.ListScript(c.target(), *q)
 	} else {
 		got, ok = c.nativeStatus(refs)

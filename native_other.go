@@ -16,4 +16,4 @@ func (c *Client) nativeStatus([]string) (string, bool) { return "", false }
 func (c *Client) nativeLogs(shellgen.Logs) (io.Reader, func(), bool) { return nil, nil, false }
 
 // nativeList is made in Go on Linux only; elsewhere the script runs.
-func (c *Client) nativeList(shellgen.List) (string, bool) { return "", false }
+func (c *Client) nativeList(shellgen.List) ([]string, bool) { return nil, false }

@@ -78,6 +78,27 @@ func (a *app) list(ctx context.Context, o listOptions) error {
 		}
 		return failures(a, res)
 	}
+	if !a.json && !a.many() {
+		// One host's rows go to the table as they come: the table keeps
+		// their text, not the jobs (10,000 jobs are megabytes).
+		t := newTable(a.stdout, o.AllWorkspaces, false)
+		rows := 0
+		res := bgjob.Each(ctx, f, func(ctx context.Context, _ string, c *bgjob.Client) (string, error) {
+			return c.ListFunc(ctx, o.ListOptions, func(j jobdir.Job) error {
+				t.row(j)
+				rows++
+				return nil
+			})
+		})
+		// A host that failed before any job prints no header.
+		if rows > 0 || res[0].Err == nil {
+			t.flush()
+		}
+		if res[0].Value != "" {
+			fmt.Fprintf(a.stderr, "bgjob: more jobs: --cursor %s\n", res[0].Value)
+		}
+		return failures(a, res)
+	}
 	res := f.List(ctx, o.ListOptions)
 	if a.json {
 		if err := hostsJSON(a, res, func(h *hostJSON, r bgjob.Result[bgjob.Page]) {

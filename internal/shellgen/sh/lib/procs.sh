@@ -148,13 +148,22 @@ bg_live() {
 	# A look (bg_recorded 1: status, ls, wait) at an ended job that a look
 	# recorded without processes (bg_leftovers) takes it at its word; stop,
 	# rm and prune, which act on processes, always scan.
-	bg_lend=
-	if [ "${bg_recorded-}" = 1 ] && [ -e "$1/exit_code" ]; then
+	# For stop, rm and prune the record says that the job's process group
+	# was found empty after its wrapper had ended: the group is gone, and a
+	# group of that id now (a process given the wrapper's pid that made a
+	# group and left members in it, such as a daemon's double fork) is
+	# another's. Its processes that carry the job's id still count.
+	bg_lend= bg_lgone=
+	if [ -e "$1/exit_code" ]; then
 		if bg_line "$1/leftovers" && [ "$bg_l" = 0 ]; then
-			bg_pm=proc
-			return 0
+			if [ "${bg_recorded-}" = 1 ]; then
+				bg_pm=proc
+				return 0
+			fi
+			bg_lgone=1
+		elif [ "${bg_recorded-}" = 1 ]; then
+			bg_lend=1
 		fi
-		bg_lend=1
 	fi
 	if [ -z "${bg_pgs-}" ]; then
 		bg_scan
@@ -166,7 +175,7 @@ bg_live() {
 	# The id first: listing the group's members below sets the arguments.
 	bg_lid=${1##*/} bg_ldir=$1
 	bg_ltied=
-	if bg_tied "$1"; then
+	if [ -z "$bg_lgone" ] && bg_tied "$1"; then
 		bg_ltied=1
 	else
 		bg_meta "$1" || return 0

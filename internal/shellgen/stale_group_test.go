@@ -1,0 +1,80 @@
+package shellgen_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/jobdir/jobdirtest"
+)
+
+// TestStopSparesAGroupThatIsNoLongerTheJobs: a job ended long ago, its
+// wrapper's pid given since to a process that made a process group of it
+// and left a member there (a daemon's double fork: the session leader
+// forks and exits). The job was recorded without leftovers, so its own
+// group was found gone: stop --all (and stop, rm, prune, which always
+// scan) must not take the stranger's group for the job's and kill it.
+func TestStopSparesAGroupThatIsNoLongerTheJobs(t *testing.T) {
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			t.Parallel()
+			// The stranger: a session leader that forks a member and exits.
+			lead := exec.Command("sh", "-c", "sleep 300 </dev/null >/dev/null 2>&1 & echo $!")
+			lead.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			out, err := lead.Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			member, err := strconv.Atoi(strings.TrimSpace(string(out)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { syscall.Kill(member, syscall.SIGKILL) })
+			gone := make(chan struct{})
+			go func() {
+				for {
+					if b, err := os.ReadFile("/proc/" + strconv.Itoa(member) + "/stat"); err != nil || strings.Contains(string(b[strings.LastIndexByte(string(b), ')'):]), ") Z") {
+						close(gone)
+						return
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}()
+
+			root := filepath.Join(t.TempDir(), "root")
+			g := lead.Process.Pid
+			job := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Exited,
+				Meta: jobdir.Meta{PID: g, PGID: g, ProcStart: "1"}})
+			dir := filepath.Join(root, "w", job.Meta.ID)
+			if err := os.WriteFile(filepath.Join(dir, "leftovers"), []byte("0\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			target := shellgen.Target{Root: root, Workspace: "w"}
+			for _, s := range []shellgen.Stop{{All: true}, {Refs: []string{job.Meta.ID}}} {
+				script, err := shellgen.StopScript(target, shellgen.Stop{Refs: s.Refs, All: s.All, Signal: "TERM", Grace: time.Second})
+				if err != nil {
+					t.Fatal(err)
+				}
+				jobs := runScript(t, &sh, t.TempDir(), nil, script)
+				for _, j := range jobs {
+					if j.LiveProcesses != 0 {
+						t.Errorf("stop %+v: the job counted %d live processes (the stranger's group)", s, j.LiveProcesses)
+					}
+				}
+				select {
+				case <-gone:
+					t.Fatalf("stop %+v killed the member of a group that is no longer the job's", s)
+				case <-time.After(300 * time.Millisecond):
+				}
+			}
+		})
+	}
+}

@@ -33,6 +33,10 @@ type PruneOptions struct {
 	// each to Stopped, unless nil (from one goroutine per host, as Kept).
 	StopOrphans bool
 	Stopped     func(jobdir.Job)
+	// Pruned, unless nil, receives each job as it is removed (with DryRun,
+	// as it is selected), from one goroutine per host, and Prune returns
+	// none: at 10,000 jobs the list is megabytes.
+	Pruned func(jobdir.Job)
 }
 
 // rule is the prune rule o selects.
@@ -73,19 +77,34 @@ func (c *Client) prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error
 		jobs []jobdir.Job
 		gone = map[string]bool{}
 		errs []error
+		// With Pruned, a job waits here for its R record (removed).
+		pending = map[string]jobdir.Job{}
 	)
 	err = c.exec(ctx, script, nil, false, shellgen.Handler{
 		Job: c.jobs(func(j jobdir.Job, outcome string) error {
-			if outcome == shellgen.OutcomeKept {
+			switch {
+			case outcome == shellgen.OutcomeKept:
 				if o.Kept != nil {
 					o.Kept(j)
 				}
-				return nil
+			case o.Pruned != nil && o.DryRun:
+				o.Pruned(j)
+			case o.Pruned != nil:
+				pending[j.Dir] = j
+			default:
+				jobs = append(jobs, j)
 			}
-			jobs = append(jobs, j)
 			return nil
 		}),
-		Removed: func(dir string) error { gone[dir] = true; return nil },
+		Removed: func(dir string) error {
+			if o.Pruned == nil {
+				gone[dir] = true
+			} else if j, ok := pending[dir]; ok {
+				delete(pending, dir)
+				o.Pruned(j)
+			}
+			return nil
+		},
 		Refused: refused(func(err error) error {
 			// A job a concurrent prune removed first is done.
 			if !errors.Is(err, ErrNotFound) {

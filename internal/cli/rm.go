@@ -105,6 +105,14 @@ func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
 			fmt.Fprintf(a.stdout, "%sstopped %s\n", a.hostPrefix(j.Host), j.ID)
 		}
 	}
+	if !a.json {
+		// Printed as removed: the jobs are not held (megabytes at 10,000).
+		o.Pruned = func(j jobdir.Job) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(a.stdout, "%s%s\n", a.hostPrefix(j.Host), j.ID)
+		}
+	}
 	var reached atomic.Bool
 	// prune stops the jobs of gone owners first.
 	res := bgjob.Each(ctx, a.fleet(a.limit(bgjob.DefaultGrace)), func(ctx context.Context, _ string, c *bgjob.Client) ([]jobdir.Job, error) {
@@ -113,11 +121,6 @@ func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
 	})
 	switch {
 	case !a.json:
-		for _, r := range res {
-			for _, j := range r.Value {
-				fmt.Fprintf(a.stdout, "%s%s\n", a.hostPrefix(r.Host), j.ID)
-			}
-		}
 	case a.many():
 		if err := jobsJSONWith(a, res, func(h *hostJSON) {
 			if h.Error == "" || h.Jobs != nil {

@@ -55,20 +55,20 @@ func (c *Client) nativeLaunch(ctx context.Context, l shellgen.Launch, h shellgen
 	boot, _ := firstLine("/proc/sys/kernel/random/boot_id")
 	var b strings.Builder
 	b.WriteString("\n@@bgjob-begin@@\nB\t" + boot + "\n")
-	dir, refusal, err := launchDir(ctx, c.root, c.workspace, m.ID, m.Cwd, umask, files)
+	dir, report, refusal, err := launchDir(ctx, c.root, c.workspace, m.ID, m.Cwd, umask, files)
 	if err != nil {
 		return true, err
 	}
 	if refusal == "" {
-		recs, _, ok := nativeObsRec(dir)
+		// bg_obsrec, meta.json's line the wrapper's report. A job
+		// removed at once, or whose files the shell would read its own
+		// way, is reported as bg_obsrec would report it in an instant.
+		recs, _, ok := obsRec(dir, report)
 		if !ok {
-			// A job that cannot be read as the script would read it
-			// (a meta.json over 8 KiB): the script reads it.
-			script, err := shellgen.StatusScript(c.target(), []string{m.ID})
-			if err != nil {
-				return true, err
+			recs = ""
+			if _, err := os.Stat(dir); err == nil {
+				recs = "J\t" + escRecord(dir) + "\n"
 			}
-			return true, c.exec(ctx, script, nil, false, h)
 		}
 		b.WriteString(recs)
 	}
@@ -80,11 +80,12 @@ func (c *Client) nativeLaunch(ctx context.Context, l shellgen.Launch, h shellgen
 // launchDir does what launch.sh does for an unnamed job id under root
 // and workspace, its command's working directory cwd, on this machine,
 // from bg_makeroot to the start of its wrapper (umask the caller's, as
-// /proc shows it). It returns the job's directory, or the E record (with
-// its newline) of a refusal.
-func launchDir(ctx context.Context, root, workspace, id, cwd, umask string, files shellgen.LaunchFiles) (dir, refusal string, err error) {
-	refuse := func(kind, msg string) (string, string, error) {
-		return "", "E\t" + kind + "\t" + escRecord(msg) + "\n", nil
+// /proc shows it). It returns the job's directory and the wrapper's
+// report (meta.json's line), or the E record (with its newline) of a
+// refusal.
+func launchDir(ctx context.Context, root, workspace, id, cwd, umask string, files shellgen.LaunchFiles) (dir, report, refusal string, err error) {
+	refuse := func(kind, msg string) (string, string, string, error) {
+		return "", "", "E\t" + kind + "\t" + escRecord(msg) + "\n", nil
 	}
 	um, _ := strconv.ParseUint(umask, 8, 32)
 	mask := uint32(um)
@@ -147,7 +148,7 @@ func launchDir(ctx context.Context, root, workspace, id, cwd, umask string, file
 	}
 	w, err := startWrapper(ctx, dir, umask)
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	switch w {
 	case "":
@@ -157,7 +158,7 @@ func launchDir(ctx context.Context, root, workspace, id, cwd, umask string, file
 			"stdout.log", "stderr.log", "stdin", "stdin.keeper", "exit_code.pty", "terminal", "terminal.tmp")
 		return refuse(shellgen.ErrKindIO, "cannot write the job's meta.json in "+ws+" (is the disk full?)")
 	}
-	return dir, "", nil
+	return dir, w, "", nil
 }
 
 // startWrapper starts "/bin/sh DIR/job.sh run UMASK" in a session of its

@@ -37,6 +37,7 @@ func TestNativeLaunchIsTheScripts(t *testing.T) {
 	cwd := filepath.Join(t.TempDir(), "a\tc d")
 	mkdir(t, cwd, 0o755)
 	write(t, filepath.Join(cwd, "f"), "")
+	gate := filepath.Join(t.TempDir(), "gate")
 	long := "echo long; : " + strings.Repeat("x", shellgen.MaxArg) + "\n"
 	show := "umask; grep -E '^Sig(Ign|Blk)' /proc/self/status; env | grep -v ^BGJOB_NATIVE_CHECK= | LC_ALL=C sort"
 	tests := []struct {
@@ -47,8 +48,10 @@ func TestNativeLaunchIsTheScripts(t *testing.T) {
 		spec      Spec
 		prep      func(t *testing.T, root string) // before both launches
 		native    bool                            // made in Go
+		gated     bool                            // the job waits for the gate: its tree is looked at while it runs
 	}{
 		{name: "plain", root: "r", spec: Spec{Argv: []string{show}}, native: true},
+		{name: "running", root: "r", spec: Spec{Argv: []string{"while [ ! -e " + gate + " ]; do sleep 0.02; done; echo done"}}, native: true, gated: true},
 		{name: "argv", root: "r", spec: Spec{Argv: []string{"printf", "[%s]\n", "a b", "'q'", `\back\`, "tab\there", "nl\nx", "$HOME", "*", ""}}, native: true},
 		{name: "command file", root: "r", spec: Spec{Argv: []string{long}}, native: true},
 		{name: "env", root: "r", spec: Spec{Argv: []string{show}, Env: []string{"A=1", "B=two words", "C=$x\\\n"}}, native: true},
@@ -98,8 +101,15 @@ func TestNativeLaunchIsTheScripts(t *testing.T) {
 				t.Setenv(NativeCheckEnv, check)
 				spec := tt.spec
 				spec.ID = id
-				got[i] = launch(t, root, tt.workspace, tt.umask, spec)
-				got[i].tree = treeOf(t, dir)
+				os.Remove(gate)
+				var running map[string]string
+				got[i] = launch(t, root, tt.workspace, tt.umask, spec, func() {
+					if tt.gated {
+						running = treeOf(t, dir)
+						write(t, gate, "")
+					}
+				})
+				got[i].tree, got[i].running = treeOf(t, dir), running
 				got[i].normalize(dir)
 			}
 			if got[0].native != tt.native || got[1].native {
@@ -118,7 +128,7 @@ func TestNativeLaunchIsTheScripts(t *testing.T) {
 type launched struct {
 	err, run, ended string
 	native          bool
-	tree            map[string]string
+	tree, running   map[string]string
 }
 
 // launchVolatile matches what differs from launch to launch in a job's
@@ -133,12 +143,14 @@ func (l *launched) normalize(dir string) {
 		return launchVolatile.ReplaceAllString(s, `"$1":X`)
 	}
 	l.err, l.run, l.ended = n(l.err), n(l.run), n(l.ended)
-	for k, v := range l.tree {
-		delete(l.tree, k)
-		if strings.HasSuffix(k, "/ended_at") {
-			v = v[:strings.Index(v, " ")+1] + "TIME"
+	for _, tree := range []map[string]string{l.tree, l.running} {
+		for k, v := range tree {
+			delete(tree, k)
+			if strings.HasSuffix(k, "/ended_at") {
+				v = v[:strings.Index(v, " ")+1] + "TIME"
+			}
+			tree[n(k)] = n(v)
 		}
-		l.tree[n(k)] = n(v)
 	}
 }
 
@@ -148,8 +160,9 @@ func jsonString(s string) string {
 }
 
 // launch runs spec under root and workspace with the process's umask
-// set to umask (when not 0) for the launch, and waits for the job to end.
-func launch(t *testing.T, root, workspace string, umask int, spec Spec) launched {
+// set to umask (when not 0) for the launch, calls started, and waits for
+// the job to end.
+func launch(t *testing.T, root, workspace string, umask int, spec Spec, started func()) launched {
 	t.Helper()
 	c, err := NewClient(local.New(), root, workspace)
 	if err != nil {
@@ -171,6 +184,7 @@ func launch(t *testing.T, root, workspace string, umask int, spec Spec) launched
 		return l
 	}
 	l.run = jsonOf(t, j)
+	started()
 	ended, err := c.Wait(ctx, []string{j.ID}, WaitOptions{Timeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -217,9 +231,20 @@ func TestNativeLaunchReapsTheWrapper(t *testing.T) {
 	if _, err := c.Wait(ctx, []string{j.ID}, WaitOptions{Timeout: 30 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	if !settled(func() bool { return len(wrappersOf(wrapper)) == 0 }) {
-		t.Fatalf("the wrapper %v is still this process's child (a zombie) after its job ended", wrappersOf(wrapper))
+	// A zombie's command line is empty: it is looked for by its pid.
+	if !settled(func() bool { return !isChild(j.PID) }) {
+		t.Fatalf("the wrapper %d is still this process's child (a zombie) after its job ended", j.PID)
 	}
+}
+
+// isChild says whether pid is this process's child, alive or a zombie.
+func isChild(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(f) > 1 && f[1] == fmt.Sprint(os.Getpid())
 }
 
 // wrappersOf returns the pids of this process's children, alive or not
@@ -297,7 +322,7 @@ func mkdir(t *testing.T, dir string, mode fs.FileMode) {
 func launchScript(t *testing.T, root, workspace string) {
 	t.Helper()
 	t.Setenv(NativeCheckEnv, "off")
-	l := launch(t, root, workspace, 0, Spec{Argv: []string{"true"}, ID: "20261204T000000-before"})
+	l := launch(t, root, workspace, 0, Spec{Argv: []string{"true"}, ID: "20261204T000000-before"}, func() {})
 	if l.err != "" {
 		t.Fatal(l.err)
 	}

@@ -158,20 +158,36 @@ func (l *procLook) obs(dir string) (string, bool) {
 // script, it looks at the wrapper before it reads exit_code: a job that
 // ends in between is seen ended, never lost.
 func nativeObsRec(dir string) (recs, meta string, ok bool) {
+	return obsRec(dir, "")
+}
+
+// obsRec is nativeObsRec, given, unless "", meta.json's line (known) as
+// the launcher has it from the wrapper's report: it is not read from
+// the file, whatever its size, but one over jobdir.MaxMetaSize is
+// reported by its size (a V record), as bg_metaline does.
+func obsRec(dir, known string) (recs, meta string, ok bool) {
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
 		return "", "", false
 	}
 	mfile := filepath.Join(dir, "meta.json")
-	if fi, err := os.Lstat(mfile); err != nil || !fi.Mode().IsRegular() || fi.Size() > 8192 {
+	fi, err := os.Lstat(mfile)
+	if err != nil || !fi.Mode().IsRegular() || known == "" && fi.Size() > 8192 {
 		return "", "", false
 	}
-	line, ok := firstLine(mfile)
-	if !ok || line == "" {
-		return "", "", false
+	line, big := known, known != "" && fi.Size() > jobdir.MaxMetaSize
+	if known == "" {
+		if line, ok = firstLine(mfile); !ok || line == "" {
+			return "", "", false
+		}
 	}
 	var rec strings.Builder
-	rec.WriteString("J\t" + escRecord(dir) + "\nM\t" + line + "\n")
-	if m := pickMeta(line); m.picked {
+	if big {
+		line = ""
+		rec.WriteString("J\t" + escRecord(dir) + "\nV\t" + strconv.Itoa(jobdir.MaxMetaSize) + "\n")
+	} else {
+		rec.WriteString("J\t" + escRecord(dir) + "\nM\t" + line + "\n")
+	}
+	if m := pickMeta(line); !big && m.picked {
 		// What bg_proc leaves in bg_s: the start time, "" for a process
 		// that is not there or is a zombie. The shell names the file by
 		// the digits as they are: a pid with a leading zero (no file) or

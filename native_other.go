@@ -3,6 +3,7 @@
 package bgjob
 
 import (
+	"context"
 	"io"
 
 	"github.com/bgjob/bgjob/internal/shellgen"
@@ -17,3 +18,8 @@ func (c *Client) nativeLogs(shellgen.Logs) (io.Reader, func(), bool) { return ni
 
 // nativeList is made in Go on Linux only; elsewhere the script runs.
 func (c *Client) nativeList(shellgen.List) ([]string, bool) { return nil, false }
+
+// nativeLaunch is made in Go on Linux only; elsewhere the script runs.
+func (c *Client) nativeLaunch(context.Context, shellgen.Launch, shellgen.Handler) (bool, error) {
+	return false, nil
+}

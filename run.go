@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -115,16 +116,13 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 			m.ID = jobdir.NewID(now)
 		}
 		m.StartedAt = now.UTC().Truncate(time.Millisecond)
-		script, err := shellgen.LaunchScript(shellgen.Launch{Target: c.target(), Meta: m, Env: s.Env, Timeout: s.Timeout, Grace: grace,
-			LineBuffered: s.LineBuffered, Replace: s.Replace, Prune: c.autoPrune()})
-		if err != nil {
-			return jobdir.Job{}, fmt.Errorf("%w: %w", ErrUsage, err)
-		}
+		l := shellgen.Launch{Target: c.target(), Meta: m, Env: s.Env, Timeout: s.Timeout, Grace: grace,
+			LineBuffered: s.LineBuffered, Replace: s.Replace, Prune: c.autoPrune()}
 		var (
 			job    *jobdir.Job
 			refErr error
 		)
-		err = c.exec(ctx, script, nil, false, shellgen.Handler{
+		err = c.launch(ctx, l, shellgen.Handler{
 			Job: c.jobs(func(j jobdir.Job, outcome string) error {
 				switch outcome {
 				case shellgen.OutcomeHeld, shellgen.OutcomeReplaced:
@@ -139,6 +137,9 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 			}),
 			Refused: refused(func(err error) error { refErr = err; return nil }),
 		})
+		if errors.Is(err, ErrUsage) {
+			return jobdir.Job{}, err
+		}
 		if err != nil {
 			return jobdir.Job{}, doing("starting job", err)
 		}
@@ -153,6 +154,25 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		}
 		return *job, nil
 	}
+}
+
+// launch launches the job of l and hands h what the launch reports: made
+// in Go where it can be (nativeLaunch), else by launch.sh. A launch
+// cannot be made twice: under NativeCheckEnv it is made in Go all the
+// same (what the tests compare is the job directory, and every read of it
+// then made in Go is checked against its script's); "off" runs the
+// script.
+func (c *Client) launch(ctx context.Context, l shellgen.Launch, h shellgen.Handler) error {
+	if os.Getenv(NativeCheckEnv) != "off" {
+		if ok, err := c.nativeLaunch(ctx, l, h); ok {
+			return err
+		}
+	}
+	script, err := shellgen.LaunchScript(l)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	return c.exec(ctx, script, nil, false, h)
 }
 
 // resolveAfter returns the ids of the jobs refs name (Spec.After): a

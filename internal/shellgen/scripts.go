@@ -135,24 +135,13 @@ func ValidEnvName(s string) bool {
 // prints the job's observation.
 func LaunchScript(l Launch) (string, error) {
 	m := l.Meta
-	if err := jobdir.ValidateName("job id", m.ID); err != nil {
-		return "", err
-	}
-	if m.Name != "" {
-		if err := jobdir.ValidateName("job name", m.Name); err != nil {
-			return "", err
-		}
-	}
-	wrapper, err := WrapperScript(l)
+	f, err := l.Files()
 	if err != nil {
 		return "", err
 	}
 	c, err := l.Target.config()
 	if err != nil {
 		return "", err
-	}
-	if l.Replace && m.Name == "" {
-		return "", fmt.Errorf("replace needs a job name")
 	}
 	files := []string{"begin.sh"}
 	if m.PTY {
@@ -192,13 +181,48 @@ func LaunchScript(l Launch) (string, error) {
 	// What the host adds to meta.json (its ids, the process's start, the
 	// umask, the buffering) is far under 4 KiB.
 	c.setBool("bg_metasmall", len(prefix) <= 4096)
-	c.set("bg_wrapper", wrapper)
-	script := ""
-	if commandFile(m) {
-		script = m.Command
-	}
-	c.set("bg_script", script)
+	c.set("bg_wrapper", f.Wrapper)
+	c.set("bg_script", strings.TrimSuffix(f.Command, "\n"))
 	return assemble(c, append(files, "end.sh")...)
+}
+
+// LaunchFiles is what a launch writes into the new job directory before
+// it starts the wrapper (launch.sh; a launch made in Go writes the same).
+type LaunchFiles struct {
+	// Wrapper is job.sh's text (WrapperScript).
+	Wrapper string
+	// Command is command.sh's text, "" for none: a script command too long
+	// for one argument, with a newline, which the wrapper runs from there.
+	Command string
+}
+
+// Files checks l as LaunchScript does and returns the files its launch
+// writes into the job directory.
+func (l Launch) Files() (LaunchFiles, error) {
+	m := l.Meta
+	if err := jobdir.ValidateName("job id", m.ID); err != nil {
+		return LaunchFiles{}, err
+	}
+	if m.Name != "" {
+		if err := jobdir.ValidateName("job name", m.Name); err != nil {
+			return LaunchFiles{}, err
+		}
+	}
+	wrapper, err := WrapperScript(l)
+	if err != nil {
+		return LaunchFiles{}, err
+	}
+	if err := l.Target.check(); err != nil {
+		return LaunchFiles{}, err
+	}
+	if l.Replace && m.Name == "" {
+		return LaunchFiles{}, fmt.Errorf("replace needs a job name")
+	}
+	f := LaunchFiles{Wrapper: wrapper}
+	if commandFile(m) {
+		f.Command = m.Command + "\n"
+	}
+	return f, nil
 }
 
 // WrapperScript returns job.sh, the wrapper that runs the command as its

@@ -14,6 +14,10 @@
 # process group of its own), "job.sh drain STREAM" (drain.sh) and
 # "job.sh pty" (pty.sh) are its helpers; wrapper_init.sh comes first.
 bg_umask=${2-}
+# The wrapper's own files are private whatever umask it was started with
+# (launch.sh's is 077, a launch made in Go keeps the caller's): the
+# caller's, bg_umask, is the command's.
+umask 077
 trap '' HUP
 # PIPE too: the launcher that reads the wrapper's report may have been
 # killed (an interrupted run) after meta.json was written; the report's

@@ -1,0 +1,300 @@
+package bgjob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/bgjob/bgjob/internal/shellgen"
+)
+
+// nativeLaunch launches the job of l in Go, doing what launch.sh does,
+// in its order, with its files and their modes and contents, and hands
+// h the records the script would print; not ok where the script must
+// run. It makes the simple launch of this machine (a Watcher's files,
+// with /proc): no PTY, no stdin, no name, no queue (slots, after), no log
+// cap, no pruning pass; the others are the script's, which stays the
+// specification (TestNativeLaunchIsTheScripts compares the two).
+//
+// The wrapper is started as launch.sh starts it, "/bin/sh JOBDIR/job.sh
+// run UMASK" in a session of its own with stdin and stderr /dev/null,
+// but as a child of this process, not reparented to init by a double
+// fork: it is reaped (Wait) when it ends, so a long-lived caller (bgjob
+// mcp) gathers no zombies. Go resets on exec the signals this process
+// catches (SIGINT, SIGTERM, SIGHUP of the CLI and the MCP server) and
+// keeps those it ignores, as the shell's exec does: the job gets the
+// caller's dispositions, default SIGINT and SIGQUIT included.
+func (c *Client) nativeLaunch(ctx context.Context, l shellgen.Launch, h shellgen.Handler) (ok bool, err error) {
+	m := l.Meta
+	if m.PTY || m.Stdin || m.Name != "" || l.Replace || len(m.After) > 0 || len(m.AfterOK) > 0 ||
+		m.Slots > 0 || m.MaxLogSize > 0 || l.Prune != nil {
+		return false, nil
+	}
+	if _, watch := c.rt.(Watcher); !watch || c.root == "" {
+		return false, nil
+	}
+	umask, ok := procUmask()
+	if !ok {
+		return false, nil
+	}
+	files, err := l.Files()
+	if err != nil {
+		return true, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return true, err
+	}
+	boot, _ := firstLine("/proc/sys/kernel/random/boot_id")
+	var b strings.Builder
+	b.WriteString("\n@@bgjob-begin@@\nB\t" + boot + "\n")
+	dir, report, refusal, err := launchDir(ctx, c.root, c.workspace, m.ID, m.Cwd, umask, files)
+	if err != nil {
+		return true, err
+	}
+	if refusal == "" {
+		// bg_obsrec, meta.json's line the wrapper's report. A job
+		// removed at once, or whose files the shell would read its own
+		// way, is reported as bg_obsrec would report it in an instant.
+		recs, _, ok := obsRec(dir, report)
+		if !ok {
+			recs = ""
+			if _, err := os.Stat(dir); err == nil {
+				recs = "J\t" + escRecord(dir) + "\n"
+			}
+		}
+		b.WriteString(recs)
+	}
+	b.WriteString(refusal + nativeEnd)
+	_, err = h.Decode(strings.NewReader(b.String()))
+	return true, err
+}
+
+// launchDir does what launch.sh does for an unnamed job id under root
+// and workspace, its command's working directory cwd, on this machine,
+// from bg_makeroot to the start of its wrapper (umask the caller's, as
+// /proc shows it). It returns the job's directory and the wrapper's
+// report (meta.json's line), or the E record (with its newline) of a
+// refusal.
+func launchDir(ctx context.Context, root, workspace, id, cwd, umask string, files shellgen.LaunchFiles) (dir, report, refusal string, err error) {
+	refuse := func(kind, msg string) (string, string, string, error) {
+		return "", "", "E\t" + kind + "\t" + escRecord(msg) + "\n", nil
+	}
+	um, _ := strconv.ParseUint(umask, 8, 32)
+	mask := uint32(um)
+	ws := root + "/" + workspace
+	// bg_makeroot: bg_readroot, the root made private, its mode checked
+	// the first time.
+	if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return refuse(shellgen.ErrKindRoot, "root "+root+" is a symbolic link")
+	}
+	if fi, err := os.Stat(root); err == nil && fi.IsDir() && !ownedByMe(fi) {
+		return refuse(shellgen.ErrKindRoot, "root "+root+" is owned by another user")
+	}
+	if fi, err := os.Lstat(ws); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return refuse(shellgen.ErrKindRoot, "workspace "+ws+" is a symbolic link")
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		if mkdirAllPrivate(root, mask) != nil {
+			return refuse(shellgen.ErrKindRoot, "cannot create root "+root)
+		}
+	}
+	fi, err := os.Stat(root)
+	if err != nil || !ownedByMe(fi) {
+		return refuse(shellgen.ErrKindRoot, "root "+root+" is owned by another user")
+	}
+	if mfi, err := os.Stat(root + "/.bgjob-root"); err != nil || !ownedByMe(mfi) {
+		if fi.IsDir() && fi.Mode().Perm()&0o022 != 0 {
+			return refuse(shellgen.ErrKindRoot, "root "+root+" is writable by other users (want mode 0700)")
+		}
+		writePrivate(root+"/.bgjob-root", "", mask)
+	}
+	if cwd != "" {
+		if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+			return refuse(shellgen.ErrKindCwd, "working directory "+cwd+" does not exist")
+		}
+	}
+	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
+		if mkdirAllPrivate(ws, mask) != nil {
+			return refuse(shellgen.ErrKindIO, "cannot create workspace directory "+ws)
+		}
+	}
+	dir = ws + "/" + id
+	if mkdirPrivate(dir, mask) != nil {
+		return refuse(shellgen.ErrKindExists, "cannot create job directory "+dir)
+	}
+	// The status records are made now, while there is room (launch.sh).
+	made := []struct{ name, body string }{{"job.sh", files.Wrapper}}
+	if files.Command != "" {
+		made = append(made, struct{ name, body string }{"command.sh", files.Command})
+	}
+	made = append(made, []struct{ name, body string }{
+		{"exit_code.tmp", "   \n"},
+		{"ended_at.tmp", strings.Repeat(" ", 24) + "\n"},
+		{"stop.tmp", strings.Repeat(" ", 31) + "\n"},
+	}...)
+	for _, f := range made {
+		if writePrivate(dir+"/"+f.name, f.body, mask) != nil {
+			removeJobFiles(dir, "job.sh", "command.sh", "exit_code.tmp", "ended_at.tmp", "stop.tmp", "exit_code.pty")
+			return refuse(shellgen.ErrKindIO, "cannot write the job's files in "+ws+" (is the disk full?)")
+		}
+	}
+	w, err := startWrapper(ctx, dir, umask)
+	if err != nil {
+		return "", "", "", err
+	}
+	switch w {
+	case "":
+		return refuse(shellgen.ErrKindStart, "the wrapper of job "+dir+" did not start")
+	case "nometa":
+		removeJobFiles(dir, "job.sh", "command.sh", "exit_code.tmp", "ended_at.tmp", "stop.tmp", "meta.json.tmp",
+			"stdout.log", "stderr.log", "stdin", "stdin.keeper", "exit_code.pty", "terminal", "terminal.tmp")
+		return refuse(shellgen.ErrKindIO, "cannot write the job's meta.json in "+ws+" (is the disk full?)")
+	}
+	return dir, w, "", nil
+}
+
+// startWrapper starts "/bin/sh DIR/job.sh run UMASK" in a session of its
+// own, stdin and stderr /dev/null, and returns what it reports on its
+// stdout, without its trailing newlines (as $(...)): meta.json's line,
+// "nometa", or "" when it did not start or said nothing. The wrapper
+// closes its stdout once it has reported; it is reaped when it ends.
+// An end of ctx stops the wait for the report, not the job.
+func startWrapper(ctx context.Context, dir, umask string) (string, error) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return "", nil
+	}
+	defer pr.Close()
+	cmd := exec.Command("/bin/sh", dir+"/job.sh", "run", umask)
+	cmd.Stdout = pw
+	cmd.Env = launchEnv(os.Environ())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		return "", nil
+	}
+	go cmd.Wait()
+	stop := context.AfterFunc(ctx, func() { pr.Close() })
+	out, rerr := io.ReadAll(pr)
+	if !stop() {
+		return "", ctx.Err()
+	}
+	if rerr != nil {
+		return "", rerr
+	}
+	return strings.TrimRight(string(out), "\n"), nil
+}
+
+// launchEnv is env without what begin.sh unsets: a job started by a job
+// is not a process of that job.
+func launchEnv(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "BGJOB_JOB_ID=") && !strings.HasPrefix(kv, "BGJOB_JOB_DIR=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// procUmask returns this process's umask as /proc/self/status shows it
+// (begin.sh reads it there: a read, not a change of the umask), e.g.
+// "0022"; not ok without it.
+func procUmask() (string, bool) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "", false
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+			v = strings.TrimLeft(strings.TrimRight(v, "\n"), " \t")
+			if len(v) < 3 || len(v) > 4 || strings.Trim(v, "01234567") != "" {
+				return "", false
+			}
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// ownedByMe is test -O: the file's owner is the effective user.
+func ownedByMe(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Geteuid()
+}
+
+// mkdirPrivate is mkdir under the scripts' umask 077 (mode 0700) with
+// this process's umask, mask: the mode is set again where mask takes
+// bits of 0700 away.
+func mkdirPrivate(dir string, mask uint32) error {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	if mask&0o700 != 0 {
+		return os.Chmod(dir, 0o700)
+	}
+	return nil
+}
+
+// mkdirAllPrivate is mkdir -p under umask 077: each directory made has
+// mode 0700.
+func mkdirAllPrivate(dir string, mask uint32) error {
+	if fi, err := os.Stat(dir); err == nil {
+		if fi.IsDir() {
+			return nil
+		}
+		return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+	}
+	if parent := filepath.Dir(dir); parent != dir {
+		if err := mkdirAllPrivate(parent, mask); err != nil {
+			return err
+		}
+	}
+	err := mkdirPrivate(dir, mask)
+	if errors.Is(err, fs.ErrExist) {
+		if fi, serr := os.Stat(dir); serr == nil && fi.IsDir() {
+			return nil
+		}
+	}
+	return err
+}
+
+// writePrivate is printf >name under umask 077: a file made has mode
+// 0600; one that is there keeps its mode and is truncated.
+func writePrivate(name, body string, mask uint32) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	made := err == nil
+	if errors.Is(err, fs.ErrExist) {
+		f, err = os.OpenFile(name, os.O_WRONLY|os.O_TRUNC, 0)
+	}
+	if err != nil {
+		return err
+	}
+	if made && mask&0o600 != 0 {
+		err = f.Chmod(0o600)
+	}
+	if _, werr := f.WriteString(body); err == nil {
+		err = werr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// removeJobFiles is launch.sh's rm -f of names in dir, then its rmdir.
+func removeJobFiles(dir string, names ...string) {
+	for _, n := range names {
+		os.Remove(dir + "/" + n)
+	}
+	syscall.Rmdir(dir)
+}

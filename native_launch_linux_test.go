@@ -1,0 +1,329 @@
+package bgjob
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+
+	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/runtime/local"
+)
+
+// TestNativeLaunchIsTheScripts: a launch made in Go (nativeLaunch) leaves
+// what launch.sh leaves: each case is launched once in Go and once by
+// the script (BGJOB_NATIVE_CHECK=off), under roots of their own, with
+// the same id, and the two trees (file names, modes, contents, meta.json
+// field by field), the job Run returns and the job once ended must be the
+// same, but for the root, times, pids and process start times. The
+// commands print their umask, environment and signal dispositions, so
+// the wrapper is shown to start as the script starts it; a umask of
+// 0277 shows the files private however the caller's umask would make
+// them.
+func TestNativeLaunchIsTheScripts(t *testing.T) {
+	cwd := filepath.Join(t.TempDir(), "a\tc d")
+	mkdir(t, cwd, 0o755)
+	write(t, filepath.Join(cwd, "f"), "")
+	gate := filepath.Join(t.TempDir(), "gate")
+	long := "echo long; : " + strings.Repeat("x", shellgen.MaxArg) + "\n"
+	show := "umask; grep -E '^Sig(Ign|Blk)' /proc/self/status; env | grep -v ^BGJOB_NATIVE_CHECK= | LC_ALL=C sort"
+	tests := []struct {
+		name      string
+		root      string // under the case's directory
+		workspace string
+		umask     int
+		spec      Spec
+		prep      func(t *testing.T, root string) // before both launches
+		native    bool                            // made in Go
+		gated     bool                            // the job waits for the gate: its tree is looked at while it runs
+	}{
+		{name: "plain", root: "r", spec: Spec{Argv: []string{show}}, native: true},
+		{name: "running", root: "r", spec: Spec{Argv: []string{"while [ ! -e " + gate + " ]; do sleep 0.02; done; echo done"}}, native: true, gated: true},
+		{name: "argv", root: "r", spec: Spec{Argv: []string{"printf", "[%s]\n", "a b", "'q'", `\back\`, "tab\there", "nl\nx", "$HOME", "*", ""}}, native: true},
+		{name: "command file", root: "r", spec: Spec{Argv: []string{long}}, native: true},
+		{name: "env", root: "r", spec: Spec{Argv: []string{show}, Env: []string{"A=1", "B=two words", "C=$x\\\n"}}, native: true},
+		{name: "cwd", root: "r", spec: Spec{Argv: []string{"pwd; ls"}, Cwd: cwd}, native: true},
+		{name: "missing cwd", root: "r", spec: Spec{Argv: []string{"true"}, Cwd: "/nonexistent/dir"}, native: true},
+		{name: "new root deep", root: "a/b\tc/r", spec: Spec{Argv: []string{"true"}}, native: true},
+		{name: "umask 0277", root: "a/r", umask: 0o277, spec: Spec{Argv: []string{show}, Timeout: time.Minute, Merge: true, LineBuffered: true}, native: true},
+		{name: "existing workspace", root: "r", spec: Spec{Argv: []string{"echo again"}}, native: true,
+			prep: func(t *testing.T, root string) { launchScript(t, root, "default") }},
+		{name: "new workspace", root: "r", workspace: "other", spec: Spec{Argv: []string{"echo other"}}, native: true,
+			prep: func(t *testing.T, root string) { launchScript(t, root, "default") }},
+		{name: "root writable by others", root: "r", spec: Spec{Argv: []string{"true"}}, native: true,
+			prep: func(t *testing.T, root string) { mkdir(t, root, 0o770) }},
+		{name: "root a link", root: "r", spec: Spec{Argv: []string{"true"}}, native: true,
+			prep: func(t *testing.T, root string) {
+				mkdir(t, root+".real", 0o700)
+				if err := os.Symlink(root+".real", root); err != nil {
+					t.Fatal(err)
+				}
+			}},
+		{name: "workspace a link", root: "r", spec: Spec{Argv: []string{"true"}}, native: true,
+			prep: func(t *testing.T, root string) {
+				mkdir(t, root, 0o700)
+				if err := os.Symlink(root, root+"/default"); err != nil {
+					t.Fatal(err)
+				}
+			}},
+		{name: "job dir exists", root: "r", spec: Spec{Argv: []string{"true"}, ID: "20261204T000000-exists"}, native: true,
+			prep: func(t *testing.T, root string) { mkdir(t, root+"/default/20261204T000000-exists", 0o700) }},
+		// The script's: named.
+		{name: "named", root: "r", spec: Spec{Argv: []string{"true"}, Name: "n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			top := t.TempDir()
+			id := tt.spec.ID
+			if id == "" {
+				id = jobdir.NewID(time.Now())
+			}
+			var got [2]launched
+			for i, check := range []string{"", "off"} {
+				dir := filepath.Join(top, []string{"native", "script"}[i])
+				root := filepath.Join(dir, tt.root)
+				if tt.prep != nil {
+					tt.prep(t, root)
+				}
+				t.Setenv(NativeCheckEnv, check)
+				spec := tt.spec
+				spec.ID = id
+				os.Remove(gate)
+				var running map[string]string
+				got[i] = launch(t, root, tt.workspace, tt.umask, spec, func() {
+					if tt.gated {
+						running = treeOf(t, dir)
+						write(t, gate, "")
+					}
+				})
+				got[i].tree, got[i].running = treeOf(t, dir), running
+				got[i].normalize(dir)
+			}
+			if got[0].native != tt.native || got[1].native {
+				t.Errorf("made in Go: %v and %v, want %v and false", got[0].native, got[1].native, tt.native)
+			}
+			got[0].native, got[1].native = false, false
+			if diff := cmp.Diff(got[1], got[0], cmp.AllowUnexported(launched{})); diff != "" {
+				t.Errorf("made in Go (+) differs from the script's (-):\n%s", diff)
+			}
+		})
+	}
+}
+
+// launched is what a launch left: its error or the job Run returned, the
+// job once ended, and the tree of its directory, as JSON and text.
+type launched struct {
+	err, run, ended string
+	native          bool
+	tree, running   map[string]string
+}
+
+// launchVolatile matches what differs from launch to launch in a job's
+// JSON: times, pids, process start times.
+var launchVolatile = regexp.MustCompile(`"(started_at|host_started_at|ended_at|pid|pgid|proc_start)":("[^"]*"|[0-9]+)`)
+
+func (l *launched) normalize(dir string) {
+	n := func(s string) string {
+		s = strings.ReplaceAll(s, dir, "DIR")
+		s = strings.ReplaceAll(s, escRecord(dir), "DIR")
+		s = strings.ReplaceAll(s, jsonString(dir), "DIR")
+		return launchVolatile.ReplaceAllString(s, `"$1":X`)
+	}
+	l.err, l.run, l.ended = n(l.err), n(l.run), n(l.ended)
+	for _, tree := range []map[string]string{l.tree, l.running} {
+		for k, v := range tree {
+			delete(tree, k)
+			if strings.HasSuffix(k, "/ended_at") {
+				v = v[:strings.Index(v, " ")+1] + "TIME"
+			}
+			tree[n(k)] = n(v)
+		}
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return strings.Trim(string(b), `"`)
+}
+
+// launch runs spec under root and workspace with the process's umask
+// set to umask (when not 0) for the launch, calls started, and waits for
+// the job to end.
+func launch(t *testing.T, root, workspace string, umask int, spec Spec, started func()) launched {
+	t.Helper()
+	c, err := NewClient(local.New(), root, workspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetAutoPrune(0, 0)
+	ctx := context.Background()
+	rt := &countingRuntime{Runtime: local.New()}
+	c.rt = rt
+	var l launched
+	if umask != 0 {
+		old := syscall.Umask(umask)
+		defer syscall.Umask(old)
+	}
+	j, err := c.Run(ctx, spec)
+	l.native = rt.n.Load() == 0
+	if err != nil {
+		l.err = err.Error()
+		return l
+	}
+	l.run = jsonOf(t, j)
+	started()
+	ended, err := c.Wait(ctx, []string{j.ID}, WaitOptions{Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.ended = jsonOf(t, ended[0])
+	return l
+}
+
+// countingRuntime counts the scripts it runs.
+type countingRuntime struct {
+	*local.Runtime
+	n atomic.Int32
+}
+
+func (r *countingRuntime) Exec(ctx context.Context, script string, stdin io.Reader, stdout io.Writer) error {
+	r.n.Add(1)
+	return r.Runtime.Exec(ctx, script, stdin, stdout)
+}
+
+// TestNativeLaunchReapsTheWrapper: a wrapper started in Go is this
+// process's child, in a session of its own, and once its job has ended
+// it is reaped, not left a zombie of a long-lived caller (bgjob mcp).
+func TestNativeLaunchReapsTheWrapper(t *testing.T) {
+	c, err := NewClient(local.New(), filepath.Join(t.TempDir(), "r"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetAutoPrune(0, 0)
+	gate := filepath.Join(t.TempDir(), "gate")
+	ctx := context.Background()
+	j, err := c.Run(ctx, Spec{Argv: []string{"while [ ! -e " + gate + " ]; do sleep 0.05; done"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapper := "/" + j.ID + "/job.sh"
+	kids := wrappersOf(wrapper)
+	write(t, gate, "")
+	if len(kids) != 1 || kids[0] != fmt.Sprint(j.PID) {
+		t.Fatalf("the wrapper, pid %d, is not this process's child: children running it %v", j.PID, kids)
+	}
+	if sid, _ := unix.Getsid(j.PID); sid != j.PID {
+		t.Errorf("the wrapper's session is %d, want its own, %d", sid, j.PID)
+	}
+	if _, err := c.Wait(ctx, []string{j.ID}, WaitOptions{Timeout: 30 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	// A zombie's command line is empty: it is looked for by its pid.
+	if !settled(func() bool { return !isChild(j.PID) }) {
+		t.Fatalf("the wrapper %d is still this process's child (a zombie) after its job ended", j.PID)
+	}
+}
+
+// isChild says whether pid is this process's child, alive or a zombie.
+func isChild(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(f) > 1 && f[1] == fmt.Sprint(os.Getpid())
+}
+
+// wrappersOf returns the pids of this process's children, alive or not
+// reaped yet, whose command line names wrapper.
+func wrappersOf(wrapper string) []string {
+	var pids []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(f) < 2 || f[1] != fmt.Sprint(os.Getpid()) {
+			continue
+		}
+		if cl, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); strings.Contains(string(cl), wrapper) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+func jsonOf(t *testing.T, j jobdir.Job) string {
+	t.Helper()
+	b, err := json.Marshal(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// treeOf returns each file and directory under dir: its mode, and a
+// regular file's contents.
+func treeOf(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	tree := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		v := fi.Mode().String()
+		if fi.Mode().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			v += " " + string(b)
+		}
+		tree[strings.TrimPrefix(p, dir)] = v
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree
+}
+
+func mkdir(t *testing.T, dir string, mode fs.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// launchScript launches a job that ends at once by launch.sh, and waits
+// for its end.
+func launchScript(t *testing.T, root, workspace string) {
+	t.Helper()
+	t.Setenv(NativeCheckEnv, "off")
+	l := launch(t, root, workspace, 0, Spec{Argv: []string{"true"}, ID: "20261204T000000-before"}, func() {})
+	if l.err != "" {
+		t.Fatal(l.err)
+	}
+}

@@ -50,6 +50,11 @@ else
 	exec 3<&0
 	cat <&3 >"$bg_d/stdin" 3<&- 2>/dev/null &
 	bg_c=$!
+	# Its start time: once the copy ends this shell reaps it while it
+	# naps, and its pid may be another process's at the next look
+	# (bg_ours), which kill -0 would find alive.
+	bg_proc "$bg_c"
+	bg_cst=$bg_s
 	exec 3<&-
 	[ "$bg_limit" -eq 0 ] || bg_deadline "$bg_limit"
 	# The looks at the job back off from a tenth of a second to one a
@@ -57,7 +62,7 @@ else
 	# attached, mostly waits for keys, and a look costs a sleep(1). The
 	# clock of a time limit cuts a nap short.
 	bg_sn=100
-	while kill -0 "$bg_c" 2>/dev/null; do
+	while bg_ours "$bg_c" "$bg_cst"; do
 		if ! bg_running "$bg_d"; then
 			kill "$bg_c" 2>/dev/null
 			kill "$bg_dl" 2>/dev/null

@@ -29,10 +29,7 @@ trap : TERM INT QUIT USR1 USR2 ALRM PIPE
 # signalled only while it is the keeper's, by its start time (bg_kst; ""
 # when it could not be read, then as before).
 bg_unkeep() {
-	bg_proc "$bg_keeper"
-	[ -n "$bg_s" ] || return 0
-	[ -z "$bg_kst" ] || [ "$bg_s" = "$bg_kst" ] || return 0
-	kill -KILL "$bg_keeper" 2>/dev/null
+	! bg_ours "$bg_keeper" "$bg_kst" || kill -KILL "$bg_keeper" 2>/dev/null
 }
 if [ "$bg_stdin" = 1 ]; then
 	# A keeper holds the FIFO open for writing, so the command sees end of
@@ -132,6 +129,11 @@ if [ -n "$bg_timeout" ]; then
 		/bin/sh "$0" timer $$ </dev/null >/dev/null 2>&1 &
 	fi
 	bg_timer=$!
+	# Its start time: a timer that ended before the command (killed) is
+	# reaped while the wrapper waits for the command, and by the job's end
+	# its pid, and group, may be another process's (bg_ours).
+	bg_proc "$bg_timer"
+	bg_tst=$bg_s
 fi
 # With --max-log-size the command writes to pipes that drains (drain.sh)
 # copy to the logs, enforcing the cap as they write; fds 5 and 6 hold the
@@ -199,7 +201,8 @@ exec 4<&-
 # once the group is gone.
 exec 5>&- 6>&-
 if [ -n "$bg_timer" ]; then
-	kill -s TERM -- "-$bg_timer" 2>/dev/null || kill -s TERM "-$bg_timer" 2>/dev/null || kill "$bg_timer" 2>/dev/null
+	! bg_ours "$bg_timer" "$bg_tst" ||
+		kill -s TERM -- "-$bg_timer" 2>/dev/null || kill -s TERM "-$bg_timer" 2>/dev/null || kill "$bg_timer" 2>/dev/null
 	wait "$bg_timer"
 fi
 # The drains end once the last writer is gone: the command, or what it left

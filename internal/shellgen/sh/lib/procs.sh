@@ -36,6 +36,19 @@ bg_proc() {
 	fi
 }
 
+# bg_ours PID START: succeed while PID is a live process that started at
+# START, bg_proc's start time read when this shell forked it ("" when it
+# could not be read: while PID is a live process). A shell reaps any
+# child that has ended whenever it waits, for whatever it waits, and a
+# reaped child's pid may be handed to another process: a child that may
+# have ended a while ago is signalled, or taken to be alive, only while
+# this succeeds (kill -0 would find its successor alive).
+bg_ours() {
+	bg_proc "$1"
+	[ -n "$bg_s" ] || return 1
+	[ -z "$2" ] || [ "$bg_s" = "$2" ]
+}
+
 # bg_tied DIR: succeed when the process group recorded in DIR/meta.json can
 # be tied to the job, so that it is safe to signal: same boot, and the pid
 # has not been handed to an unrelated process that leads a group of its own.

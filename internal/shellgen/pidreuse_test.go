@@ -1,0 +1,252 @@
+package shellgen_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bgjob/bgjob/internal/pidreuse"
+	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+// childOf returns the pid of a live child of ppid whose command line
+// holds each of words (as whole arguments), or 0.
+func childOf(ppid int, words ...string) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) < 2 || f[0] == "Z" || f[1] != strconv.Itoa(ppid) {
+			continue
+		}
+		c, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		args := strings.Split(string(c), "\x00")
+		ok := true
+		for _, w := range words {
+			found := false
+			for _, a := range args {
+				found = found || a == w
+			}
+			ok = ok && found
+		}
+		if ok {
+			return pid
+		}
+	}
+	return 0
+}
+
+// reaped waits until pid is no process at all, not even a zombie: its
+// parent has reaped it and the pid is free.
+func reaped(t *testing.T, pid int, what string) {
+	t.Helper()
+	if !eventually(10*time.Second, func() bool {
+		_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+		return err != nil
+	}) {
+		t.Fatalf("%s %d was not reaped", what, pid)
+	}
+}
+
+// groupGone waits until no process, zombies included, is in process
+// group pgid: until then the kernel hands out no pid equal to it.
+func groupGone(t *testing.T, pgid int) {
+	t.Helper()
+	if !eventually(10*time.Second, func() bool {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+			if err != nil {
+				continue
+			}
+			f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+			if len(f) > 2 && f[2] == strconv.Itoa(pgid) {
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatalf("process group %d did not end", pgid)
+	}
+}
+
+// survives fails the test when the process given a reused pid has ended.
+func survives(t *testing.T, gone <-chan error, pid int, what string) {
+	t.Helper()
+	select {
+	case err := <-gone:
+		t.Fatalf("the process given %s's old pid %d was signalled: %v", what, pid, err)
+	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+// TestWrapperSparesAReusedTimerPID: a --timeout timer that ended before
+// the command (killed: the OOM killer, an administrator) is reaped by the
+// wrapper while it waits for the command, and its pid may be another
+// process's by the job's end. The wrapper ended "the timer" there by its
+// pid (and group) alone: a TERM to whoever had it. A process given the
+// pid (ns_last_pid) outlives the job.
+func TestWrapperSparesAReusedTimerPID(t *testing.T) {
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			target := shellgen.Target{Root: root, Workspace: "w"}
+			gate := filepath.Join(t.TempDir(), "go")
+			m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "w",
+				Argv: []string{"sh", "-c", `while [ ! -e "$1" ]; do sleep 0.05; done`, "sh", gate}, Env: []string{}}
+			m.Command, _ = shellgen.QuoteArgv(m.Argv)
+			launch, err := shellgen.LaunchScript(shellgen.Launch{Target: target, Meta: m, Timeout: time.Hour, Grace: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			job := runOne(t, &sh, t.TempDir(), nil, launch)
+			t.Cleanup(func() { syscall.Kill(-job.PID, syscall.SIGKILL) })
+			dir := filepath.Join(root, "w", job.ID)
+			var timer int
+			if !eventually(10*time.Second, func() bool {
+				timer = childOf(job.PID, "timer", strconv.Itoa(job.PID))
+				return timer > 0
+			}) {
+				t.Fatal("no timer found")
+			}
+			// The timer leads a group of its own (setsid): end it all.
+			syscall.Kill(-timer, syscall.SIGKILL)
+			syscall.Kill(timer, syscall.SIGKILL)
+			reaped(t, timer, "the timer")
+			groupGone(t, timer)
+			victim := pidreuse.Start(t, timer)
+			gone := make(chan error, 1)
+			go func() { gone <- victim.Wait() }()
+			if err := os.WriteFile(gate, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.TrimSpace(waitExitCode(t, dir)); got != "0" {
+				t.Errorf("exit_code %q, want 0", got)
+			}
+			survives(t, gone, timer, "the timer")
+		})
+	}
+}
+
+// TestSendSparesAReusedCopyPID: send copies its stdin into a job's FIFO
+// with a cat in the background and looks between naps whether the copy
+// is still there. Once the copy has ended, the shell reaps it during its
+// nap, and the look after the nap took the pid's new owner, alive, for
+// the copy (kill -0): send went on until the job ended, then TERMed it
+// (or, with a time limit, stopped and killed it). The nap is held (its
+// sleep stopped) while the copy ends, is reaped and a process is given
+// its pid (ns_last_pid): send returns, and the process lives on.
+func TestSendSparesAReusedCopyPID(t *testing.T) {
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			target := shellgen.Target{Root: root, Workspace: "w"}
+			gate := filepath.Join(t.TempDir(), "go")
+			m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "w", Stdin: true,
+				Argv: []string{"sh", "-c", `while [ ! -e "$1" ]; do sleep 0.05; done`, "sh", gate}, Env: []string{}}
+			m.Command, _ = shellgen.QuoteArgv(m.Argv)
+			launch, err := shellgen.LaunchScript(shellgen.Launch{Target: target, Meta: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			job := runOne(t, &sh, t.TempDir(), nil, launch)
+			t.Cleanup(func() { syscall.Kill(-job.PID, syscall.SIGKILL) })
+			dir := filepath.Join(root, "w", job.ID)
+
+			script, err := shellgen.SendScript(target, shellgen.Send{Ref: job.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := sh.command(t, "-c", script)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			in, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+			ended := make(chan error, 1)
+			go func() { ended <- cmd.Wait() }()
+			if _, err := in.Write([]byte("hello\n")); err != nil {
+				t.Fatal(err)
+			}
+			// The copy reads the pipe (its stdin); the nap's sleep /dev/null.
+			var copier, nap int
+			if !eventually(10*time.Second, func() bool {
+				copier, nap = 0, 0
+				for _, pid := range childrenOf(cmd.Process.Pid) {
+					switch l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/0", pid)); {
+					case strings.HasPrefix(l, "pipe:"):
+						copier = pid
+					case l == "/dev/null":
+						nap = pid
+					}
+				}
+				return copier > 0 && nap > 0 && syscall.Kill(nap, syscall.SIGSTOP) == nil
+			}) {
+				t.Fatalf("send's copy and nap not found; stderr %q", stderr.Bytes())
+			}
+			in.Close()
+			reaped(t, copier, "send's copy")
+			victim := pidreuse.Start(t, copier)
+			gone := make(chan error, 1)
+			go func() { gone <- victim.Wait() }()
+			syscall.Kill(nap, syscall.SIGCONT)
+			// Before, send went on until the job ended, and then signalled.
+			if err := os.WriteFile(gate, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			waitExitCode(t, dir)
+			select {
+			case err := <-ended:
+				if err != nil {
+					t.Errorf("send: %v; stdout %q, stderr %q", err, out.Bytes(), stderr.Bytes())
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("send did not return")
+			}
+			survives(t, gone, copier, "send's copy")
+		})
+	}
+}
+
+// childrenOf returns the live children of ppid.
+func childrenOf(ppid int) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(ppid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}

@@ -36,25 +36,7 @@ func TestSendEOFWaitsForTheKeeper(t *testing.T) {
 		t.Run(sh.name, func(t *testing.T) {
 			sh.path(t)
 			t.Parallel()
-			root := filepath.Join(t.TempDir(), "root")
-			target := shellgen.Target{Root: root, Workspace: "w"}
-			m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "w", Argv: []string{"cat"}, Env: []string{}, Stdin: true}
-			m.Command, _ = shellgen.QuoteArgv(m.Argv)
-			launch, err := shellgen.LaunchScript(shellgen.Launch{Target: target, Meta: m})
-			if err != nil {
-				t.Fatal(err)
-			}
-			job := runOne(t, &sh, t.TempDir(), nil, launch)
-			t.Cleanup(func() { syscall.Kill(-job.PID, syscall.SIGKILL) })
-			dir := filepath.Join(root, "w", job.ID)
-			var keeper int
-			if !eventually(10*time.Second, func() bool {
-				b, _ := os.ReadFile(filepath.Join(dir, "stdin.keeper"))
-				keeper, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-				return keeper > 0
-			}) {
-				t.Fatal("the wrapper recorded no keeper")
-			}
+			target, job, _, keeper := stdinJob(t, &sh, []string{"cat"})
 
 			cg := filepath.Join(freezer, fmt.Sprintf("bgjob-test-%d-%s", os.Getpid(), sh.name))
 			if err := os.Mkdir(cg, 0o755); err != nil {
@@ -128,27 +110,8 @@ func TestWrapperSparesAReusedKeeperPID(t *testing.T) {
 	for _, sh := range allShells {
 		t.Run(sh.name, func(t *testing.T) {
 			sh.path(t)
-			root := filepath.Join(t.TempDir(), "root")
-			target := shellgen.Target{Root: root, Workspace: "w"}
 			gate := filepath.Join(t.TempDir(), "go")
-			m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "w", Stdin: true,
-				Argv: []string{"sh", "-c", `cat >/dev/null; while [ ! -e "$1" ]; do sleep 0.05; done`, "sh", gate}, Env: []string{}}
-			m.Command, _ = shellgen.QuoteArgv(m.Argv)
-			launch, err := shellgen.LaunchScript(shellgen.Launch{Target: target, Meta: m})
-			if err != nil {
-				t.Fatal(err)
-			}
-			job := runOne(t, &sh, t.TempDir(), nil, launch)
-			t.Cleanup(func() { syscall.Kill(-job.PID, syscall.SIGKILL) })
-			dir := filepath.Join(root, "w", job.ID)
-			var keeper int
-			if !eventually(10*time.Second, func() bool {
-				b, _ := os.ReadFile(filepath.Join(dir, "stdin.keeper"))
-				keeper, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-				return keeper > 0
-			}) {
-				t.Fatal("the wrapper recorded no keeper")
-			}
+			target, job, dir, keeper := stdinJob(t, &sh, []string{"sh", "-c", `cat >/dev/null; while [ ! -e "$1" ]; do sleep 0.05; done`, "sh", gate})
 			script, err := shellgen.SendScript(target, shellgen.Send{Ref: job.ID, EOF: true})
 			if err != nil {
 				t.Fatal(err)
@@ -157,12 +120,7 @@ func TestWrapperSparesAReusedKeeperPID(t *testing.T) {
 				t.Fatalf("send --eof: %v\n%s", err, out)
 			}
 			// Reaped by the wrapper as it waits for the command.
-			if !eventually(10*time.Second, func() bool {
-				_, err := os.Stat(fmt.Sprintf("/proc/%d", keeper))
-				return err != nil
-			}) {
-				t.Fatalf("the keeper %d was not reaped", keeper)
-			}
+			reaped(t, keeper, "the keeper")
 			victim := pidreuse.Start(t, keeper)
 			gone := make(chan error, 1)
 			go func() { gone <- victim.Wait() }()
@@ -172,11 +130,33 @@ func TestWrapperSparesAReusedKeeperPID(t *testing.T) {
 			if got := strings.TrimSpace(waitExitCode(t, dir)); got != "0" {
 				t.Errorf("exit_code %q, want 0", got)
 			}
-			select {
-			case err := <-gone:
-				t.Fatalf("the process given the keeper's old pid %d ended with the job: %v", keeper, err)
-			case <-time.After(500 * time.Millisecond):
-			}
+			survives(t, gone, keeper, "the keeper")
 		})
 	}
+}
+
+// stdinJob launches argv as a job started with --stdin under sh and
+// returns its target, the job, its directory and its stdin keeper's pid.
+func stdinJob(t *testing.T, sh *shell, argv []string) (shellgen.Target, jobdir.Job, string, int) {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "root")
+	target := shellgen.Target{Root: root, Workspace: "w"}
+	m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "w", Argv: argv, Env: []string{}, Stdin: true}
+	m.Command, _ = shellgen.QuoteArgv(m.Argv)
+	launch, err := shellgen.LaunchScript(shellgen.Launch{Target: target, Meta: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := runOne(t, sh, t.TempDir(), nil, launch)
+	t.Cleanup(func() { syscall.Kill(-job.PID, syscall.SIGKILL) })
+	dir := filepath.Join(root, "w", job.ID)
+	var keeper int
+	if !eventually(10*time.Second, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "stdin.keeper"))
+		keeper, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return keeper > 0
+	}) {
+		t.Fatal("the wrapper recorded no keeper")
+	}
+	return target, job, dir, keeper
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,29 +20,12 @@ import (
 // childOf returns the pid of a live child of ppid whose command line
 // holds each of words (as whole arguments), or 0.
 func childOf(ppid int, words ...string) int {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(f) < 2 || f[0] == "Z" || f[1] != strconv.Itoa(ppid) {
-			continue
-		}
-		c, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+	for _, pid := range childrenOf(ppid) {
+		c, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 		args := strings.Split(string(c), "\x00")
 		ok := true
 		for _, w := range words {
-			found := false
-			for _, a := range args {
-				found = found || a == w
-			}
-			ok = ok && found
+			ok = ok && slices.Contains(args, w)
 		}
 		if ok {
 			return pid

@@ -1,6 +1,7 @@
 package bgjob
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -12,8 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/jobdir"
 )
 
 // nativeLaunch launches the job of l in Go, doing what launch.sh does,
@@ -25,8 +28,9 @@ import (
 // specification (TestNativeLaunchIsTheScripts compares the two).
 //
 // The wrapper is started as launch.sh starts it, "/bin/sh JOBDIR/job.sh
-// run UMASK" in a session of its own with stdin and stderr /dev/null,
-// but as a child of this process, not reparented to init by a double
+// run UMASK" in a session of its own with stdin and stderr /dev/null
+// (with "gate": Go writes its meta.json, startWrapper), but as a child
+// of this process, not reparented to init by a double
 // fork: it is reaped (Wait) when it ends, so a long-lived caller (bgjob
 // mcp) gathers no zombies. Go resets on exec the signals this process
 // catches (SIGINT, SIGTERM, SIGHUP of the CLI and the MCP server) and
@@ -55,7 +59,12 @@ func (c *Client) nativeLaunch(ctx context.Context, l shellgen.Launch, h shellgen
 	boot, _ := firstLine("/proc/sys/kernel/random/boot_id")
 	var b strings.Builder
 	b.WriteString("\n@@bgjob-begin@@\nB\t" + boot + "\n")
-	dir, report, refusal, err := launchDir(ctx, c.root, c.workspace, m.ID, m.Cwd, umask, files)
+	prefix, err := jobdir.EncodeMetaPrefix(m)
+	if err != nil {
+		return true, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	host := hostMeta{prefix: prefix, lineBuffered: l.LineBuffered, umask: umask, boot: boot}
+	dir, report, refusal, err := launchDir(ctx, c.root, c.workspace, m.ID, m.Cwd, host, files)
 	if err != nil {
 		return true, err
 	}
@@ -79,15 +88,14 @@ func (c *Client) nativeLaunch(ctx context.Context, l shellgen.Launch, h shellgen
 
 // launchDir does what launch.sh does for an unnamed job id under root
 // and workspace, its command's working directory cwd, on this machine,
-// from bg_makeroot to the start of its wrapper (umask the caller's, as
-// /proc shows it). It returns the job's directory and the wrapper's
-// report (meta.json's line), or the E record (with its newline) of a
-// refusal.
-func launchDir(ctx context.Context, root, workspace, id, cwd, umask string, files shellgen.LaunchFiles) (dir, report, refusal string, err error) {
+// from bg_makeroot to the start of its wrapper, which it gives meta.json
+// (host). It returns the job's directory and meta.json's line, or the E
+// record (with its newline) of a refusal.
+func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMeta, files shellgen.LaunchFiles) (dir, report, refusal string, err error) {
 	refuse := func(kind, msg string) (string, string, string, error) {
 		return "", "", "E\t" + kind + "\t" + escRecord(msg) + "\n", nil
 	}
-	um, _ := strconv.ParseUint(umask, 8, 32)
+	um, _ := strconv.ParseUint(host.umask, 8, 32)
 	mask := uint32(um)
 	ws := root + "/" + workspace
 	// bg_makeroot: bg_readroot, the root made private, its mode checked
@@ -146,7 +154,7 @@ func launchDir(ctx context.Context, root, workspace, id, cwd, umask string, file
 			return refuse(shellgen.ErrKindIO, "cannot write the job's files in "+ws+" (is the disk full?)")
 		}
 	}
-	w, err := startWrapper(ctx, dir, umask)
+	w, err := startWrapper(ctx, dir, host.umask, func(pid int) (string, bool) { return host.write(dir, pid, mask) })
 	if err != nil {
 		return "", "", "", err
 	}
@@ -161,37 +169,104 @@ func launchDir(ctx context.Context, root, workspace, id, cwd, umask string, file
 	return dir, w, "", nil
 }
 
-// startWrapper starts "/bin/sh DIR/job.sh run UMASK" in a session of its
-// own, stdin and stderr /dev/null, and returns what it reports on its
-// stdout, without its trailing newlines (as $(...)): meta.json's line,
-// "nometa", or "" when it did not start or said nothing. The wrapper
-// closes its stdout once it has reported; it is reaped when it ends.
-// An end of ctx stops the wait for the report, not the job.
-func startWrapper(ctx context.Context, dir, umask string) (string, error) {
+// startWrapper starts "/bin/sh DIR/job.sh run UMASK gate" in a session
+// of its own, stdin and stderr /dev/null, its fd 3 the gate, and returns
+// meta.json's line, "nometa", or "" when it did not start or said
+// nothing (without trailing newlines, as $(...)). Once the wrapper says
+// "ready" (its signals trapped, wrapper.sh), meta writes meta.json for
+// it and "m" on the gate lets it go on; where meta cannot, the wrapper
+// writes meta.json and reports it on its stdout, as for launch.sh. It is
+// reaped when it ends. An end of ctx stops the wait for the report, not
+// the job.
+func startWrapper(ctx context.Context, dir, umask string, meta func(pid int) (string, bool)) (string, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return "", nil
 	}
 	defer pr.Close()
-	cmd := exec.Command("/bin/sh", dir+"/job.sh", "run", umask)
+	gr, gw, err := os.Pipe()
+	if err != nil {
+		pw.Close()
+		return "", nil
+	}
+	// Closed, the gate says "write it yourself" to a wrapper that has not
+	// read it yet.
+	defer gw.Close()
+	cmd := exec.Command("/bin/sh", dir+"/job.sh", "run", umask, "gate")
 	cmd.Stdout = pw
+	cmd.ExtraFiles = []*os.File{gr}
 	cmd.Env = launchEnv(os.Environ())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	err = cmd.Start()
 	pw.Close()
+	gr.Close()
 	if err != nil {
 		return "", nil
 	}
 	go cmd.Wait()
 	stop := context.AfterFunc(ctx, func() { pr.Close() })
-	out, rerr := io.ReadAll(pr)
+	r := bufio.NewReader(pr)
+	first, rerr := r.ReadString('\n')
+	if first == "ready\n" {
+		line, ok := meta(cmd.Process.Pid)
+		if ok {
+			// A wrapper gone meanwhile has the gate's write fail; its
+			// meta.json stands, and a look finds it ended.
+			gw.WriteString("m\n")
+			stop()
+			return line, nil
+		}
+		gw.WriteString("w\n")
+		first = ""
+	}
+	var rest []byte
+	if rerr == nil {
+		rest, rerr = io.ReadAll(r)
+	}
 	if !stop() {
 		return "", ctx.Err()
 	}
-	if rerr != nil {
+	if rerr != nil && rerr != io.EOF {
 		return "", rerr
 	}
-	return strings.TrimRight(string(out), "\n"), nil
+	return strings.TrimRight(first+string(rest), "\n"), nil
+}
+
+// hostMeta is what a job's wrapper appends to meta.json's prefix on this
+// machine (wrapper.sh), for a launch made in Go to write it.
+type hostMeta struct {
+	prefix       []byte
+	lineBuffered bool
+	umask, boot  string
+}
+
+// write writes dir/meta.json for the wrapper pid, as the wrapper writes
+// it (a file made private by mask's rule, renamed into place), and
+// returns its line without the newline; not ok when it could not, the
+// file left as it was.
+func (h hostMeta) write(dir string, pid int, mask uint32) (string, bool) {
+	st, ok := procStat(pid)
+	if !ok || st.pid != strconv.Itoa(pid) {
+		return "", false
+	}
+	buf := ""
+	if h.lineBuffered {
+		// command -v stdbuf, in the PATH the wrapper has: this process's.
+		buf = jobdir.HostField("buffering", jobdir.BufferingNoStdbuf)
+		if _, err := exec.LookPath("stdbuf"); err == nil || errors.Is(err, exec.ErrDot) {
+			buf = jobdir.HostField("buffering", jobdir.BufferingStdbuf)
+		}
+	}
+	// bg_stamp's UTC stamp to the millisecond.
+	now := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+	p := strconv.Itoa(pid)
+	line := string(h.prefix) + fmt.Sprintf(jobdir.MetaHostFormat, buf, jobdir.HostField("umask", h.umask),
+		jobdir.HostField("host_started_at", now), p, p, st.start, h.boot)
+	if writePrivate(dir+"/meta.json.tmp", line, mask) != nil || os.Rename(dir+"/meta.json.tmp", dir+"/meta.json") != nil {
+		os.Remove(dir + "/meta.json.tmp")
+		return "", false
+	}
+	return strings.TrimRight(line, "\n"), true
 }
 
 // launchEnv is env without what begin.sh unsets: a job started by a job

@@ -3,6 +3,7 @@ package bgjob
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -332,5 +333,104 @@ func launchScript(t *testing.T, root, workspace string) {
 	l := launch(t, root, workspace, 0, Spec{Argv: []string{"true"}, ID: "20261204T000000-before"}, func() {})
 	if l.err != "" {
 		t.Fatal(l.err)
+	}
+}
+
+// TestStartWrapperGate: a wrapper started in Go says it is ready (its
+// signals trapped, its logs made) before meta.json is written for it,
+// and goes on only once it is; where the launcher cannot write it, or is
+// gone before the wrapper is ready, the wrapper writes meta.json itself
+// and the job runs: a launch never leaves a job without meta.json.
+func TestStartWrapperGate(t *testing.T) {
+	umask, ok := procUmask()
+	if !ok {
+		t.Fatal("no umask in /proc/self/status")
+	}
+	boot, _ := firstLine("/proc/sys/kernel/random/boot_id")
+	tests := []struct {
+		name   string
+		write  bool // the launcher writes meta.json
+		cancel bool // the launch's ctx has ended before the wrapper is ready
+	}{
+		{name: "written by the launcher", write: true},
+		{name: "written by the wrapper", write: false},
+		{name: "launcher gone", cancel: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "job")
+			mkdir(t, dir, 0o700)
+			m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "default",
+				Command: "echo ran", Env: []string{}, StartedAt: time.Now().UTC().Truncate(time.Millisecond)}
+			files, err := shellgen.Launch{Meta: m, LineBuffered: true}.Files()
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, dir+"/job.sh", files.Wrapper)
+			prefix, err := jobdir.EncodeMetaPrefix(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			host := hostMeta{prefix: prefix, lineBuffered: true, umask: umask, boot: boot}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.cancel {
+				cancel()
+			}
+			var asked int
+			var seen map[string]bool
+			report, err := startWrapper(ctx, dir, umask, func(pid int) (string, bool) {
+				asked = pid
+				// What the wrapper has made by the time it is ready.
+				seen = map[string]bool{}
+				for _, f := range []string{"meta.json", "meta.json.tmp", "stdout.log", "stderr.log"} {
+					_, err := os.Stat(dir + "/" + f)
+					seen[f] = err == nil
+				}
+				if !tt.write {
+					return "", false
+				}
+				return host.write(dir, pid, 0o022)
+			})
+			if tt.cancel {
+				if !errors.Is(err, context.Canceled) || asked != 0 {
+					t.Fatalf("startWrapper with its ctx ended = %q, %v, meta asked for pid %d; want context.Canceled, not asked", report, err, asked)
+				}
+			} else {
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := map[string]bool{"meta.json": false, "meta.json.tmp": false, "stdout.log": true, "stderr.log": true}
+				if !cmp.Equal(seen, want) {
+					t.Errorf("files there when the wrapper was ready: %v, want the logs and no meta.json", seen)
+				}
+			}
+			// The job runs to its end and has meta.json, its wrapper's.
+			if !settled(func() bool { _, err := os.Stat(dir + "/exit_code"); return err == nil }) {
+				t.Fatalf("the job did not end: %v", treeOf(t, dir))
+			}
+			b, err := os.ReadFile(dir + "/meta.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out, _ := os.ReadFile(dir + "/stdout.log"); string(out) != "ran\n" {
+				t.Errorf("stdout.log = %q, want the command's output", out)
+			}
+			got, err := jobdir.DecodeMeta(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.cancel {
+				if report+"\n" != string(b) {
+					t.Errorf("reported %q, meta.json holds %q", report, b)
+				}
+				if got.PID != asked {
+					t.Errorf("meta.json's pid is %d, meta was asked for %d", got.PID, asked)
+				}
+			}
+			if got.PGID != got.PID || got.ProcStart == "" || got.Umask != umask || got.BootID != boot || got.Buffering == "" || got.HostStartedAt == nil {
+				t.Errorf("meta.json's host fields: %s", b)
+			}
+		})
 	}
 }

@@ -88,6 +88,13 @@ func ParseStatus(s string) (Status, error) {
 	return "", fmt.Errorf("unknown status %q (want running, queued, exited, killed, lost, not_run or unreadable)", s)
 }
 
+// The values of Meta.Buffering: what --line-buffered applied on a host
+// with stdbuf(1), and on one without it.
+const (
+	BufferingStdbuf   = "stdbuf -oL -eL, PYTHONUNBUFFERED=1"
+	BufferingNoStdbuf = "PYTHONUNBUFFERED=1 (the host has no stdbuf)"
+)
+
 // Meta is the content of meta.json: everything that describes a job and
 // does not change after it starts.
 type Meta struct {
@@ -140,7 +147,7 @@ type Meta struct {
 
 	// The fields only the host knows, written by the wrapper before the
 	// command starts. Buffering says what --line-buffered applied ("" when
-	// not asked for); Umask is the umask the command runs with, the
+	// not asked for, else BufferingStdbuf or BufferingNoStdbuf); Umask is the umask the command runs with, the
 	// caller's (octal, e.g. "0022").
 	Buffering string `json:"buffering,omitempty"`
 	Umask     string `json:"umask,omitempty"`

@@ -278,6 +278,11 @@ func WrapperScript(l Launch) (string, error) {
 	c.set("bg_cwd", m.Cwd)
 	c.setBool("bg_stdin", m.Stdin)
 	c.setBool("bg_lb", l.LineBuffered)
+	if l.LineBuffered {
+		// meta.json's buffering field, with stdbuf(1) on the host and without.
+		c.set("bg_bufs", jobdir.HostField("buffering", jobdir.BufferingStdbuf))
+		c.set("bg_bufn", jobdir.HostField("buffering", jobdir.BufferingNoStdbuf))
+	}
 	c.setBool("bg_pty", m.PTY)
 	if m.PTY {
 		if !m.Stdin || m.PTYCols <= 0 || m.PTYRows <= 0 {

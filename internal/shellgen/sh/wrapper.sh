@@ -2,12 +2,14 @@
 # and records the child's real status (docs/design.md). The launcher runs
 # it as "job.sh run UMASK". It writes meta.json (bg_meta, the part Go
 # encoded, then the host's fields with the printf format bg_metafmt) before
-# the command can start, and only then reports it to the launcher. The
+# the command can start, and only then reports it to the launcher (a
+# launch made in Go writes it for the wrapper: "job.sh run UMASK gate"). The
 # configuration block before it sets bg_id; the command: bg_cmd run by bg_sh ("": bash
 # where the host has it, else sh), with bg_cmdfile=1 the script in
 # command.sh instead, or, when bg_argc > 0, the bg_argc words quoted in
 # bg_cmd; bg_envc variables bg_env1 ... as NAME=VALUE; bg_cwd ("": stay);
-# bg_stdin (1: read the FIFO stdin); bg_lb (1: line-buffered output);
+# bg_stdin (1: read the FIFO stdin); bg_lb (1: line-buffered output, with
+# bg_bufs and bg_bufn meta.json's buffering field with stdbuf and without);
 # bg_timeout (milliseconds, "": none) and bg_grace (milliseconds); bg_cap
 # (the --max-log-size bytes, 0: none); bg_pty (1: run the command on a
 # pseudo-terminal, bg_cols by bg_rows). "job.sh timer" (timer.sh, in a
@@ -53,53 +55,63 @@ if [ "$bg_stdin" = 1 ]; then
 fi
 : >>"$bg_d/stdout.log"
 : >>"$bg_d/stderr.log"
-# The wrapper reports its own pid and start time: the launcher cannot read
-# them once a quick job's wrapper has exited.
-if [ -r /proc/self/stat ]; then
-	IFS= read -r bg_st </proc/$$/stat
-	bg_st=${bg_st##*) }
-	set -- $bg_st
-	bg_st=${20}
-else
-	# One space between words, as bg_proc reads it back ("Dec  1").
-	# shellcheck disable=SC2046 # the words on purpose
-	set -- $(ps -o lstart= -p $$)
-	bg_st="$*"
+# A launch made in Go starts the wrapper as "job.sh run UMASK gate", its
+# fd 3 a pipe from the launcher, and writes meta.json itself: the wrapper
+# says "ready" once its signals are trapped and its logs made (a stop
+# that finds meta.json finds a wrapper that records its end), then waits
+# on fd 3 for "m", meta.json written. Anything else (the launcher could
+# not write it, or is gone) and the wrapper writes and reports it as for
+# launch.sh.
+bg_gate= bg_queue=
+if [ "${3-}" = gate ]; then
+	printf 'ready\n'
+	IFS= read -r bg_gate <&3 || :
+	exec 3<&-
 fi
-bg_buf=
-if [ "$bg_lb" = 1 ]; then
-	if command -v stdbuf >/dev/null 2>&1; then
-		bg_buf=',"buffering":"stdbuf -oL -eL, PYTHONUNBUFFERED=1"'
+if [ "$bg_gate" != m ]; then
+	# The wrapper reports its own pid and start time: the launcher cannot
+	# read them once a quick job's wrapper has exited.
+	if [ -r /proc/self/stat ]; then
+		IFS= read -r bg_st </proc/$$/stat
+		bg_st=${bg_st##*) }
+		set -- $bg_st
+		bg_st=${20}
 	else
-		bg_buf=',"buffering":"PYTHONUNBUFFERED=1 (the host has no stdbuf)"'
+		# One space between words, as bg_proc reads it back ("Dec  1").
+		# shellcheck disable=SC2046 # the words on purpose
+		set -- $(ps -o lstart= -p $$)
+		bg_st="$*"
 	fi
-fi
-bg_um=
-case $bg_umask in [0-7][0-7][0-7] | [0-7][0-7][0-7][0-7]) bg_um=',"umask":"'$bg_umask'"' ;; *) bg_umask= ;; esac
-# The host's clock at the start: with ended_at, the job's duration by one
-# clock (started_at is the caller's).
-bg_hs=
-if bg_stamp; then bg_hs=',"host_started_at":"'$bg_ts'"'; fi
-bg_boot=
-if [ -r /proc/sys/kernel/random/boot_id ]; then IFS= read -r bg_boot </proc/sys/kernel/random/boot_id; fi
-# A job that waits for its turn (--slots, --after, --after-ok) is queued
-# before run returns (queue.sh).
-bg_queue=
-if [ "$bg_slots" -gt 0 ] || [ -n "$bg_after$bg_afterok" ]; then
-	bg_queue=1
-	bg_qenter
-fi
-# shellcheck disable=SC2059 # the format is jobdir.MetaHostFormat
-if printf "$bg_metafmt" "$bg_meta" "$bg_buf" "$bg_um" "$bg_hs" "$$" "$$" "$bg_st" "$bg_boot" >"$bg_d/meta.json.tmp" &&
-	mv -f "$bg_d/meta.json.tmp" "$bg_d/meta.json"; then
-	[ -z "$bg_queue" ] || bg_qline
-	# The report is meta.json's line, which the launcher prints without
-	# reading the file back (a read takes a system call per byte).
-	# shellcheck disable=SC2059 # as above
-	printf "$bg_metafmt" "$bg_meta" "$bg_buf" "$bg_um" "$bg_hs" "$$" "$$" "$bg_st" "$bg_boot"
-else
-	printf 'nometa\n'
-	exit 1
+	bg_buf=
+	if [ "$bg_lb" = 1 ]; then
+		if command -v stdbuf >/dev/null 2>&1; then bg_buf=$bg_bufs; else bg_buf=$bg_bufn; fi
+	fi
+	bg_um=
+	case $bg_umask in [0-7][0-7][0-7] | [0-7][0-7][0-7][0-7]) bg_um=',"umask":"'$bg_umask'"' ;; *) bg_umask= ;; esac
+	# The host's clock at the start: with ended_at, the job's duration by
+	# one clock (started_at is the caller's).
+	bg_hs=
+	if bg_stamp; then bg_hs=',"host_started_at":"'$bg_ts'"'; fi
+	bg_boot=
+	if [ -r /proc/sys/kernel/random/boot_id ]; then IFS= read -r bg_boot </proc/sys/kernel/random/boot_id; fi
+	# A job that waits for its turn (--slots, --after, --after-ok) is queued
+	# before run returns (queue.sh).
+	if [ "$bg_slots" -gt 0 ] || [ -n "$bg_after$bg_afterok" ]; then
+		bg_queue=1
+		bg_qenter
+	fi
+	# shellcheck disable=SC2059 # the format is jobdir.MetaHostFormat
+	if printf "$bg_metafmt" "$bg_meta" "$bg_buf" "$bg_um" "$bg_hs" "$$" "$$" "$bg_st" "$bg_boot" >"$bg_d/meta.json.tmp" &&
+		mv -f "$bg_d/meta.json.tmp" "$bg_d/meta.json"; then
+		[ -z "$bg_queue" ] || bg_qline
+		# The report is meta.json's line, which the launcher prints without
+		# reading the file back (a read takes a system call per byte).
+		# shellcheck disable=SC2059 # as above
+		printf "$bg_metafmt" "$bg_meta" "$bg_buf" "$bg_um" "$bg_hs" "$$" "$$" "$bg_st" "$bg_boot"
+	else
+		printf 'nometa\n'
+		exit 1
+	fi
 fi
 exec >/dev/null
 # Its turn: a stop, or a job of --after-ok that did not exit 0, ends the

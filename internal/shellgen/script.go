@@ -97,9 +97,10 @@ func minify(s string) string {
 
 // lib is the library, sh/lib/*.sh, split into its functions.
 type lib struct {
-	names []string          // in the order of the files (by name), then in file order
-	file  map[string]string // name -> the file that defines it, e.g. "time.sh"
-	text  map[string]string // name -> minified definition
+	names []string            // in the order of the files (by name), then in file order
+	file  map[string]string   // name -> the file that defines it, e.g. "time.sh"
+	text  map[string]string   // name -> minified definition
+	calls map[string][]string // name -> the functions its definition calls
 }
 
 // funcRE finds a library function's definition; compiled with the
@@ -123,6 +124,10 @@ var library = sync.OnceValue(func() lib {
 			panic("shellgen: " + err.Error())
 		}
 		l.parse(e.Name(), string(b))
+	}
+	l.calls = map[string][]string{}
+	for _, name := range l.names {
+		l.calls[name] = l.called(l.text[name])
 	}
 	return l
 })
@@ -150,15 +155,13 @@ func (l *lib) parse(file, src string) {
 // through one another, in the library's order.
 func (l lib) need(text string) []string {
 	need := map[string]bool{}
-	queue := []string{text}
+	queue := l.called(text)
 	for len(queue) > 0 {
-		t := queue[0]
+		name := queue[0]
 		queue = queue[1:]
-		for _, name := range l.names {
-			if !need[name] && calls(t, name) {
-				need[name] = true
-				queue = append(queue, l.text[name])
-			}
+		if !need[name] {
+			need[name] = true
+			queue = append(queue, l.calls[name]...)
 		}
 	}
 	var names []string
@@ -170,6 +173,31 @@ func (l lib) need(text string) []string {
 	return names
 }
 
+// called returns the library functions text names as words, in one pass
+// over text: a word bg_... that is not a variable of the same name (not
+// bg_x= nor $bg_x nor ${bg_x}) and is a function of the library.
+func (l lib) called(text string) []string {
+	var names []string
+	for i := 0; ; {
+		j := strings.Index(text[i:], "bg_")
+		if j < 0 {
+			return names
+		}
+		j += i
+		k := j + len("bg_")
+		for k < len(text) && isIdent(text[k]) {
+			k++
+		}
+		i = k
+		if j > 0 && (isIdent(text[j-1]) || text[j-1] == '$' || text[j-1] == '{') || k < len(text) && text[k] == '=' {
+			continue
+		}
+		if _, ok := l.text[text[j:k]]; ok {
+			names = append(names, text[j:k])
+		}
+	}
+}
+
 // closure returns the definitions of the functions that text calls,
 // directly or through one another, in the library's order.
 func (l lib) closure(text string) string {
@@ -178,25 +206,6 @@ func (l lib) closure(text string) string {
 		b.WriteString(l.text[name])
 	}
 	return b.String()
-}
-
-// calls reports whether text names the function name as a word.
-func calls(text, name string) bool {
-	for i := 0; ; {
-		j := strings.Index(text[i:], name)
-		if j < 0 {
-			return false
-		}
-		j += i
-		k := j + len(name)
-		if (j == 0 || !isIdent(text[j-1])) && (k == len(text) || !isIdent(text[k])) {
-			// Not a definition of a variable of the same prefix: bg_x= or $bg_x.
-			if (k == len(text) || text[k] != '=') && (j == 0 || text[j-1] != '$' && text[j-1] != '{') {
-				return true
-			}
-		}
-		i = k
-	}
 }
 
 func isIdent(c byte) bool {

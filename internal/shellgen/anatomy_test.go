@@ -35,7 +35,8 @@ func anatomy(b *strings.Builder, indent, script string) error {
 	}
 	for {
 		m := assignRE.FindStringSubmatch(rest)
-		if m == nil {
+		if m == nil || longestFile(rest) != "" {
+			// Not Go's: a file's first line (assembleHead).
 			break
 		}
 		end := assignmentEnd(rest, len(m[0]))
@@ -51,6 +52,14 @@ func anatomy(b *strings.Builder, indent, script string) error {
 		}
 		rest = rest[end+1:]
 	}
+	// A file before the library's functions (assembleHead).
+	head := ""
+	if m := funcRE().FindStringIndex(rest); m == nil || m[0] != 0 {
+		if f := longestFile(rest); f != "" {
+			head = source(f)
+			rest = rest[len(head):]
+		}
+	}
 	var funcs []string
 	for {
 		m := funcRE().FindStringSubmatch(rest)
@@ -58,6 +67,10 @@ func anatomy(b *strings.Builder, indent, script string) error {
 			break
 		}
 		text, ok := library().text[m[1]]
+		if !ok && longestFile(rest) != "" {
+			// A file's own function, its first line.
+			break
+		}
 		if !ok || !strings.HasPrefix(rest, text) {
 			return fmt.Errorf("the script defines %s, which is no function of the library as it stands", m[1])
 		}
@@ -66,17 +79,9 @@ func anatomy(b *strings.Builder, indent, script string) error {
 	}
 	body := rest
 	b.WriteString(indent + "# the files\n")
+	rest = head + rest
 	for rest != "" {
-		best := ""
-		ents, err := shFiles.ReadDir("sh")
-		if err != nil {
-			return err
-		}
-		for _, e := range ents {
-			if name := e.Name(); strings.HasSuffix(name, ".sh") && strings.HasPrefix(rest, source(name)) && len(source(name)) > len(sourceOr(best)) {
-				best = name
-			}
-		}
+		best := longestFile(rest)
 		if best == "" {
 			line, _, _ := strings.Cut(rest, "\n")
 			return fmt.Errorf("the script goes on with %q, which starts no file of sh/", line)
@@ -103,6 +108,22 @@ func anatomy(b *strings.Builder, indent, script string) error {
 		}
 	}
 	return nil
+}
+
+// longestFile returns the name of the longest file of sh/ that s starts
+// with, "" for none.
+func longestFile(s string) string {
+	best := ""
+	ents, err := shFiles.ReadDir("sh")
+	if err != nil {
+		panic(err)
+	}
+	for _, e := range ents {
+		if name := e.Name(); strings.HasSuffix(name, ".sh") && strings.HasPrefix(s, source(name)) && len(source(name)) > len(sourceOr(best)) {
+			best = name
+		}
+	}
+	return best
 }
 
 // assignmentEnd returns the index of the newline that ends the

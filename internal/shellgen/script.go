@@ -57,6 +57,13 @@ func (c *config) setBool(name string, v bool) {
 // the library that the files call (directly or through one another), and the
 // files, in order, with comments and indentation dropped.
 func assemble(c *config, files ...string) (string, error) {
+	return assembleHead(c, "", files...)
+}
+
+// assembleHead is assemble with the file head ("": none), which calls no
+// function of the library, before the library's functions: the shell
+// runs it before it has parsed them.
+func assembleHead(c *config, head string, files ...string) (string, error) {
 	if c.err != nil {
 		return "", c.err
 	}
@@ -66,6 +73,13 @@ func assemble(c *config, files ...string) (string, error) {
 	}
 	var b strings.Builder
 	b.WriteString(c.b.String())
+	if head != "" {
+		h := source(head)
+		if len(library().called(h)) > 0 {
+			panic("shellgen: " + head + " calls a function of the library")
+		}
+		b.WriteString(h)
+	}
 	b.WriteString(library().closure(body.String()))
 	b.WriteString(body.String())
 	return b.String(), nil

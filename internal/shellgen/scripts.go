@@ -313,7 +313,7 @@ func WrapperScript(l Launch) (string, error) {
 	c.setInt("bg_slots", int64(max(m.Slots, 0)))
 	c.set("bg_after", strings.Join(m.After, " "))
 	c.set("bg_afterok", strings.Join(m.AfterOK, " "))
-	files := []string{"wrapper_init.sh"}
+	var files []string
 	if l.Timeout > 0 {
 		files = append(files, "timer.sh")
 	}
@@ -323,7 +323,7 @@ func WrapperScript(l Launch) (string, error) {
 	if m.PTY {
 		files = append(files, "pty.sh")
 	}
-	return assemble(c, append(files, "wrapper.sh")...)
+	return assembleHead(c, "wrapper_init.sh", append(files, "wrapper.sh")...)
 }
 
 // MaxArg is the longest string a program can receive as one argument or

@@ -14,18 +14,9 @@
 # (the --max-log-size bytes, 0: none); bg_pty (1: run the command on a
 # pseudo-terminal, bg_cols by bg_rows). "job.sh timer" (timer.sh, in a
 # process group of its own), "job.sh drain STREAM" (drain.sh) and
-# "job.sh pty" (pty.sh) are its helpers; wrapper_init.sh comes first.
-bg_umask=${2-}
-# The wrapper's own files are private whatever umask it was started with
-# (launch.sh's is 077, a launch made in Go keeps the caller's): the
-# caller's, bg_umask, is the command's.
-umask 077
-trap '' HUP
-# PIPE too: the launcher that reads the wrapper's report may have been
-# killed (an interrupted run) after meta.json was written; the report's
-# write then fails, and the job runs on. Trapped, not ignored, so the
-# command gets the default action.
-trap : TERM INT QUIT USR1 USR2 ALRM PIPE
+# "job.sh pty" (pty.sh) are its helpers; wrapper_init.sh comes first,
+# before the library's functions: it sets the umask and the traps and
+# makes the logs.
 # bg_unkeep: end the stdin keeper (KILL: a TERM can be swallowed by a
 # keeper not yet sleep, send.sh) unless it has ended already: its pid is
 # signalled only while it is the keeper's, by its start time (bg_kst; ""
@@ -53,18 +44,12 @@ if [ "$bg_stdin" = 1 ]; then
 	exec 3>&-
 	printf '%s\n' "$bg_keeper" >"$bg_d/stdin.keeper"
 fi
-: >>"$bg_d/stdout.log"
-: >>"$bg_d/stderr.log"
-# A launch made in Go starts the wrapper as "job.sh run UMASK gate", its
-# fd 3 a pipe from the launcher, and writes meta.json itself: the wrapper
-# says "ready" once its signals are trapped and its logs made (a stop
-# that finds meta.json finds a wrapper that records its end), then waits
-# on fd 3 for "m", meta.json written. Anything else (the launcher could
-# not write it, or is gone) and the wrapper writes and reports it as for
-# launch.sh.
+# A launch made in Go ("job.sh run UMASK gate", wrapper_init.sh) writes
+# meta.json for the wrapper: "m" on fd 3 says it has. Anything else (the
+# launcher could not write it, or is gone) and the wrapper writes and
+# reports it as for launch.sh.
 bg_gate= bg_queue=
 if [ "${3-}" = gate ]; then
-	printf 'ready\n'
 	IFS= read -r bg_gate <&3 || :
 	exec 3<&-
 fi

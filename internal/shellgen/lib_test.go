@@ -1,10 +1,16 @@
 package shellgen
 
 import (
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
+
+// funcRE finds a library function's definition: the rule funcName
+// follows, written once more for the tests.
+var funcRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^(bg_[a-z0-9_]+)\(\) \{\n`) })
 
 // TestLibFiles holds the library to its layout: one file per topic, each
 // opening with a comment that says what it holds, under 400 lines, and

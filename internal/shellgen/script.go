@@ -3,7 +3,6 @@ package shellgen
 import (
 	"embed"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -117,9 +116,20 @@ type lib struct {
 	calls map[string][]string // name -> the functions its definition calls
 }
 
-// funcRE finds a library function's definition; compiled with the
-// library, not at every start.
-var funcRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^(bg_[a-z0-9_]+)\(\) \{\n`) })
+// funcName returns the name of the library function whose definition
+// line ("bg_name() {" and its newline) is line, or "" when it is none.
+func funcName(line string) string {
+	name, ok := strings.CutSuffix(line, "() {\n")
+	if !ok || len(name) <= len("bg_") || !strings.HasPrefix(name, "bg_") {
+		return ""
+	}
+	for i := len("bg_"); i < len(name); i++ {
+		if c := name[i]; c != '_' && (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return ""
+		}
+	}
+	return name
+}
 
 // library is sh/lib/*.sh, parsed once, on the first script made (not at
 // every start of the binary: bgjob --version makes none).
@@ -149,10 +159,16 @@ var library = sync.OnceValue(func() lib {
 // parse adds the functions of the library file named file, whose text is
 // src.
 func (l *lib) parse(file, src string) {
-	locs := funcRE().FindAllStringSubmatchIndex(src, -1)
-	for _, loc := range locs {
-		name := src[loc[2]:loc[3]]
-		end := strings.Index(src[loc[0]:], "\n}\n")
+	for at := 0; at < len(src); {
+		line, _, _ := strings.Cut(src[at:], "\n")
+		def := src[at:min(at+len(line)+1, len(src))]
+		at0 := at
+		at += len(def)
+		name := funcName(def)
+		if name == "" {
+			continue
+		}
+		end := strings.Index(src[at0:], "\n}\n")
 		if end < 0 {
 			panic("shellgen: lib/" + file + ": function " + name + " does not end with a line holding }")
 		}
@@ -161,7 +177,7 @@ func (l *lib) parse(file, src string) {
 		}
 		l.names = append(l.names, name)
 		l.file[name] = file
-		l.text[name] = minify(src[loc[0] : loc[0]+end+3])
+		l.text[name] = minify(src[at0 : at0+end+3])
 	}
 }
 

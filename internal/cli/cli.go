@@ -69,6 +69,7 @@ func usageError(format string, args ...any) error {
 
 // Main runs bgjob with the process's arguments and returns its exit status.
 func Main() int {
+	sealDescriptors()
 	// bgjob is a short-lived command: have the collector keep the heap
 	// small rather than let it grow with a 10,000-job listing.
 	debug.SetMemoryLimit(20 << 20)

@@ -52,8 +52,10 @@ Several arguments are an argv, each word passed exactly:
 The command (the script, or the words together) may be up to 1 MiB.
 
 The job runs in its own session and process group with HUP ignored and stdin
-from /dev/null; its output is appended to stdout.log and stderr.log in the job
-directory, and its exit status (128+N when signal N killed it) to exit_code.
+from /dev/null, and holds no other descriptor of the caller's (a pipe passed
+to bgjob as fd 3 ends when bgjob does); its output is appended to stdout.log
+and stderr.log in the job directory, and its exit status (128+N when signal N
+killed it) to exit_code.
 
 A name addresses the newest job of that name. Starting a job whose name a
 running job holds warns on stderr ("bgjob: warning: ..."; the id is still

@@ -221,6 +221,13 @@ func runScript(t *testing.T, sh *shell, dir string, env []string, script string)
 	}
 	cmd.Dir = dir
 	cmd.Env = env
+	return cmdJobs(t, cmd)
+}
+
+// cmdJobs runs cmd, a launch script's shell, and returns the jobs the
+// script reported; a reported error fails the test.
+func cmdJobs(t *testing.T, cmd *exec.Cmd) []jobdir.Job {
+	t.Helper()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -84,3 +84,26 @@ func checkSyntax(t *testing.T, script string) {
 		}
 	}
 }
+
+// asBinSh returns a command that runs the shell with args in a private
+// mount namespace (unshare -m) where the shell is also bound over the
+// file /bin/sh points to, so that the wrapper a launch script starts
+// (/bin/sh job.sh) and every sh it runs are the shell too, as on a host
+// whose sh it is. The namespace lives on with the processes started in
+// it. It needs root.
+func (s shell) asBinSh(t testing.TB, args ...string) *exec.Cmd {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		testneed.Missing(t, "root, for a private mount namespace (unshare -m)")
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		testneed.Missing(t, "unshare (util-linux): %v", err)
+	}
+	binSh, err := filepath.EvalSymlinks("/bin/sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `mount --bind "$1" "$2" && shift 2 && exec "$@"`
+	return exec.Command(unshare, append([]string{"-m", "/bin/sh", "-c", script, "sh", s.path(t), binSh, s.path(t)}, append(s.argv[1:], args...)...)...)
+}

@@ -53,7 +53,7 @@ bg_qlock() {
 # to end without running, when a stop came first (the stop file) or a job
 # of bg_afterok did not exit 0 (bg_qwhy says which).
 bg_qwait() {
-	bg_qwhy= bg_qtick=
+	bg_qwhy= bg_qtick= bg_qtst=
 	while :; do
 		if [ -e "$bg_d/stop" ]; then
 			bg_qleave
@@ -72,10 +72,15 @@ bg_qwait() {
 			bg_nap 1000
 			continue
 		fi
-		# A tick every 60 s makes up a wake lost to a SIGKILL.
-		if [ -z "$bg_qtick" ] || ! kill -0 "$bg_qtick" 2>/dev/null; then
+		# A tick every 60 s makes up a wake lost to a SIGKILL. The wrapper
+		# reaps an ended tick whenever it waits for a child (bash at once),
+		# and its pid may be another process's by the next look: the tick
+		# is there only while its pid has the tick's start time (bg_ours).
+		if [ -z "$bg_qtick" ] || ! bg_ours "$bg_qtick" "$bg_qtst"; then
 			setsid sh -c 'sleep 60; printf "t\n"' >&7 2>/dev/null &
 			bg_qtick=$!
+			bg_proc "$bg_qtick"
+			bg_qtst=$bg_s
 		fi
 		read -r bg_qx <&7 || :
 	done
@@ -166,11 +171,12 @@ bg_qwake() {
 	{ printf 'w\n' 1<>"$1/wake"; } 2>/dev/null
 }
 
-# bg_qleave: the job leaves the waiting room: its tick, FIFO, queued file
-# and a.REF.ID entries go; a slotted job that got no slot leaves the queue
-# and wakes the next.
+# bg_qleave: the job leaves the waiting room: its tick (while it is the
+# tick, bg_ours), FIFO, queued file and a.REF.ID entries go; a slotted job
+# that got no slot leaves the queue and wakes the next.
 bg_qleave() {
-	[ -z "$bg_qtick" ] || kill -s TERM -- "-$bg_qtick" 2>/dev/null || kill "$bg_qtick" 2>/dev/null
+	[ -z "$bg_qtick" ] || ! bg_ours "$bg_qtick" "$bg_qtst" ||
+		kill -s TERM -- "-$bg_qtick" 2>/dev/null || kill "$bg_qtick" 2>/dev/null
 	[ -z "$bg_qfifo" ] || exec 7>&-
 	rm -f "$bg_d/wake" "$bg_d/queued" "$bg_d/queued.tmp"
 	for bg_qx in $bg_after $bg_afterok; do rm -f "$bg_qdir/a.$bg_qx.$bg_id"; done

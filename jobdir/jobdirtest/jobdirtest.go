@@ -83,11 +83,11 @@ type Job struct {
 }
 
 // Maker fabricates job directories under one root. It is cheap per job:
-// it reads the host's boot id once and hands out free pids from a cursor.
+// it reads the host's boot id once and hands out pids no process has
+// from a cursor.
 type Maker struct {
 	root    string
 	boot    string
-	pidMax  int
 	nextPID int
 	ready   map[string]bool // workspaces created
 }
@@ -101,14 +101,7 @@ func NewMaker(root string) (*Maker, error) {
 	if err := os.Chmod(root, 0o700); err != nil {
 		return nil, err
 	}
-	mk := &Maker{root: root, boot: BootID(), pidMax: 32768, ready: map[string]bool{}}
-	if b, err := os.ReadFile("/proc/sys/kernel/pid_max"); err == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			mk.pidMax = n
-		}
-	}
-	mk.nextPID = mk.pidMax / 2
-	return mk, nil
+	return &Maker{root: root, boot: BootID(), nextPID: 1 << 22, ready: map[string]bool{}}, nil
 }
 
 // BootID returns the host's boot id, "" where there is none.
@@ -135,18 +128,15 @@ func ProcStart(pid int) (string, error) {
 	return f[19], nil
 }
 
-// freePID returns a pid that no process has now, as the pids of ended
-// jobs usually are: a live one would make readers look at that process.
+// freePID returns a pid that no process has, as the pids of ended jobs
+// usually are: a live one would make readers look at that process. It
+// is above Linux's limit on pids (2^22, PID_MAX_LIMIT), so no process
+// can take it while a test runs: a pid free only at the time it was
+// chosen was taken, under load, between a look made in Go and the
+// script's.
 func (mk *Maker) freePID() int {
-	for {
-		mk.nextPID++
-		if mk.nextPID >= mk.pidMax {
-			mk.nextPID = 300
-		}
-		if _, err := os.Stat("/proc/" + strconv.Itoa(mk.nextPID)); err != nil {
-			return mk.nextPID
-		}
-	}
+	mk.nextPID++
+	return mk.nextPID
 }
 
 // otherBoot returns a boot id that is not the host's.

@@ -22,11 +22,17 @@ func Start(t testing.TB, pid int) *exec.Cmd {
 	if os.Geteuid() != 0 {
 		testneed.Missing(t, "root, to choose the next pid (/proc/sys/kernel/ns_last_pid)")
 	}
-	for try := 0; try < 100; try++ {
+	// The path found once: the fork follows the write at once.
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tries = 1000
+	for try := 0; try < tries; try++ {
 		if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0); err != nil {
 			testneed.Missing(t, "a writable /proc/sys/kernel/ns_last_pid: %v", err)
 		}
-		c := exec.Command("sleep", "600")
+		c := exec.Command(sleep, "600")
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -37,6 +43,6 @@ func Start(t testing.TB, pid int) *exec.Cmd {
 		c.Process.Kill()
 		c.Wait()
 	}
-	t.Fatalf("could not give a process pid %d in 100 tries", pid)
+	t.Fatalf("could not give a process pid %d in %d tries", pid, tries)
 	return nil
 }

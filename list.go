@@ -59,7 +59,7 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 	if o.Limit > 0 && !filtered {
 		q.Max = o.Limit
 	}
-	script, err := shellgen.ListScript(t, q)
+	script, err := shellgen.ListLook(t, q)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrUsage, err)
 	}
@@ -89,7 +89,7 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 		More:    func() { next = last },
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { return keep(j) }),
 	}
-	err = c.look(ctx, script, false, nativePieces(func() ([]string, bool) { return c.nativeList(q) }), h)
+	err = c.look(ctx, script.Text, false, nativePieces(func() ([]string, bool) { return c.nativeList(q) }), h)
 	if err != nil {
 		return "", err
 	}

@@ -406,7 +406,7 @@ func (c *Client) counted(ctx context.Context, res LogResult) LogResult {
 // reports what was delivered as it goes (commits), unless hold, or with
 // deliver once deliver has taken the whole read.
 func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliver func(LogResult) error, unread func(string) (int64, bool), res *LogResult, stdout, stderr io.Writer) error {
-	script, err := shellgen.LogsScript(c.target(), q)
+	script, err := shellgen.LogsLook(c.target(), q)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}
@@ -452,9 +452,9 @@ func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliv
 	}
 	if cm == nil {
 		// A read with no cursor: made in Go on this machine where it can.
-		err = c.look(ctx, script, q.Follow, func() (io.Reader, func(), bool) { return c.nativeLogs(q) }, h)
+		err = c.look(ctx, script.Text, q.Follow, func() (io.Reader, func(), bool) { return c.nativeLogs(q) }, h)
 	} else {
-		err = c.execCommits(ctx, script, nil, q.Follow, h, cm)
+		err = c.execCommits(ctx, script.Text(), nil, q.Follow, h, cm)
 	}
 	if err != nil {
 		return err

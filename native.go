@@ -56,19 +56,19 @@ func (r *piecesReader) Read(b []byte) (int, error) {
 
 // look hands h the records of script: those nat makes in Go where it can
 // (compared with the script's under NativeCheckEnv), else the script's,
-// run by exec (watch as exec's).
-func (c *Client) look(ctx context.Context, script string, watch bool, nat native, h shellgen.Handler) error {
+// run by exec (watch as exec's). script is made only when it runs.
+func (c *Client) look(ctx context.Context, script func() string, watch bool, nat native, h shellgen.Handler) error {
 	check := os.Getenv(NativeCheckEnv)
 	if check == "off" {
-		return c.exec(ctx, script, nil, watch, h)
+		return c.exec(ctx, script(), nil, watch, h)
 	}
 	r, done, ok := nat()
 	if !ok {
-		return c.exec(ctx, script, nil, watch, h)
+		return c.exec(ctx, script(), nil, watch, h)
 	}
 	defer done()
 	if check != "" {
-		out, err := c.checkNative(ctx, script, r, nat)
+		out, err := c.checkNative(ctx, script(), r, nat)
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -595,5 +596,60 @@ func TestNativeLeftoversNotIntoARemoval(t *testing.T) {
 		if strings.HasPrefix(e.Name(), "leftovers") {
 			t.Errorf("%s left in the job being removed", e.Name())
 		}
+	}
+}
+
+// TestLookMakesItsScriptOnlyToRunIt: a look made in Go makes no script
+// (making the first one parses the whole library); one checked against
+// its script (NativeCheckEnv), or left to it, makes it once.
+func TestLookMakesItsScriptOnlyToRunIt(t *testing.T) {
+	root := t.TempDir()
+	d := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited, ExitCode: 3})
+	write(t, filepath.Join(d.Path, "leftovers"), "0\n")
+	c, err := NewClient(local.New(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := d.Meta.ID
+	look, err := shellgen.StatusLook(c.target(), []string{id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		check   string // NativeCheckEnv
+		inGo    bool   // the look can be made in Go
+		scripts int    // scripts made
+	}{
+		{"made in Go", "", true, 0},
+		{"made in Go and checked", "1", true, 1},
+		{"not made in Go", "", false, 1},
+		{"scripts alone", "off", true, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(NativeCheckEnv, tt.check)
+			made := 0
+			script := func() string { made++; return look.Text() }
+			nat := nativeString(func() (string, bool) {
+				if !tt.inGo {
+					return "", false
+				}
+				return c.nativeStatus([]string{id})
+			})
+			var got []string
+			err := c.look(context.Background(), script, false, nat, shellgen.Handler{
+				Job: c.jobs(func(j jobdir.Job, _ string) error { got = append(got, j.ID+" "+string(j.Status)); return nil }),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{id + " exited"}; !slices.Equal(got, want) {
+				t.Errorf("jobs %q, want %q", got, want)
+			}
+			if made != tt.scripts {
+				t.Errorf("%d scripts made, want %d", made, tt.scripts)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bgjob/bgjob/jobdir"
@@ -47,14 +48,47 @@ func (t Target) config() (*config, error) {
 // script returns the script of the verb file verb: the target's
 // configuration, then what set adds to it, then begin.sh and the file.
 func (t Target) script(verb string, set func(*config)) (string, error) {
+	return text(t.look(verb, set))
+}
+
+// Look is the script of a look (StatusLook, ListLook, LogsLook) whose
+// configuration is checked and whose text is made only when asked for
+// (Text): a look made in Go on this machine runs no script, and the first
+// text a process makes parses the whole library (sh/lib), which costs a
+// short verb's process a third of a millisecond and 300 KB of new heap.
+type Look struct{ text func() string }
+
+// Text returns the script's text, made at the first call.
+func (l Look) Text() string { return l.text() }
+
+// look is script, its text made when asked for.
+func (t Target) look(verb string, set func(*config)) (Look, error) {
 	c, err := t.config()
 	if err != nil {
-		return "", err
+		return Look{}, err
 	}
 	if set != nil {
 		set(c)
 	}
-	return assemble(c, "begin.sh", verb, "end.sh")
+	if c.err != nil {
+		return Look{}, c.err
+	}
+	return Look{text: sync.OnceValue(func() string {
+		s, err := assemble(c, "begin.sh", verb, "end.sh")
+		if err != nil {
+			// c.err, checked above, is the only error assemble returns.
+			panic("shellgen: " + err.Error())
+		}
+		return s
+	})}, nil
+}
+
+// text is the text of l, for the verbs that run their script at once.
+func text(l Look, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	return l.Text(), nil
 }
 
 // refs validates job references and returns them as one word list.
@@ -69,11 +103,16 @@ func refs(rs []string) (string, error) {
 
 // refScript is script for a verb that takes job references, set as bg_refs.
 func (t Target) refScript(verb string, rs []string, set func(*config)) (string, error) {
+	return text(t.refLook(verb, rs, set))
+}
+
+// refLook is refScript, its text made when asked for.
+func (t Target) refLook(verb string, rs []string, set func(*config)) (Look, error) {
 	list, err := refs(rs)
 	if err != nil {
-		return "", err
+		return Look{}, err
 	}
-	return t.script(verb, func(c *config) {
+	return t.look(verb, func(c *config) {
 		c.set("bg_refs", list)
 		if set != nil {
 			set(c)
@@ -357,7 +396,12 @@ func millis(d time.Duration) int64 {
 // StatusScript returns the script that prints the observation of each job
 // named in refs (by id or name), or an E notfound record.
 func StatusScript(t Target, rs []string) (string, error) {
-	return t.refScript("status.sh", rs, nil)
+	return text(StatusLook(t, rs))
+}
+
+// StatusLook is StatusScript, its text made when asked for.
+func StatusLook(t Target, rs []string) (Look, error) {
+	return t.refLook("status.sh", rs, nil)
 }
 
 // List selects jobs for ListScript.
@@ -376,10 +420,15 @@ type List struct {
 // newest first, and an N record when Max cut the list short. It reads
 // directory names, and meta.json only of the jobs it prints.
 func ListScript(t Target, q List) (string, error) {
+	return text(ListLook(t, q))
+}
+
+// ListLook is ListScript, its text made when asked for.
+func ListLook(t Target, q List) (Look, error) {
 	if q.Before != "" && !jobdir.IsID(q.Before) {
-		return "", fmt.Errorf("invalid cursor %q: want a job id", q.Before)
+		return Look{}, fmt.Errorf("invalid cursor %q: want a job id", q.Before)
 	}
-	return t.script("list.sh", func(c *config) {
+	return t.look("list.sh", func(c *config) {
 		c.setBool("bg_allws", q.AllWorkspaces)
 		c.set("bg_before", q.Before)
 		c.setInt("bg_max", int64(q.Max))
@@ -616,12 +665,17 @@ func (l Logs) Range() (mode string, n int64, zero bool) {
 // grow and, once the job has ended and the last bytes are out, prints the
 // job's observation again.
 func LogsScript(t Target, l Logs) (string, error) {
+	return text(LogsLook(t, l))
+}
+
+// LogsLook is LogsScript, its text made when asked for.
+func LogsLook(t Target, l Logs) (Look, error) {
 	if len(l.Streams) == 0 {
 		l.Streams = []string{"stdout"}
 	}
 	for _, st := range l.Streams {
 		if st != "stdout" && st != "stderr" {
-			return "", fmt.Errorf("unknown stream %q", st)
+			return Look{}, fmt.Errorf("unknown stream %q", st)
 		}
 	}
 	if l.New {
@@ -629,14 +683,14 @@ func LogsScript(t Target, l Logs) (string, error) {
 			l.Reader = "default"
 		}
 		if err := jobdir.ValidateName("reader", l.Reader); err != nil {
-			return "", err
+			return Look{}, err
 		}
 	}
 	if _, err := refs([]string{l.Ref}); err != nil {
-		return "", err
+		return Look{}, err
 	}
 	mode, n, zero := l.Range()
-	return t.script("logs.sh", func(c *config) {
+	return t.look("logs.sh", func(c *config) {
 		c.set("bg_ref", l.Ref)
 		c.set("bg_streams", strings.Join(l.Streams, " "))
 		c.set("bg_mode", mode)

@@ -339,3 +339,70 @@ func TestValidEnvName(t *testing.T) {
 		})
 	}
 }
+
+// TestLooksCheckAtOnce: a look's script is checked when it is asked for,
+// not when its text is made (a look made in Go makes none), and its text
+// is the verb's script.
+func TestLooksCheckAtOnce(t *testing.T) {
+	bad := []struct {
+		name string
+		look func() (shellgen.Look, error)
+	}{
+		{"status ref with slash", func() (shellgen.Look, error) {
+			return shellgen.StatusLook(goldenTarget, []string{"ok", "../x"})
+		}},
+		{"status root with newline", func() (shellgen.Look, error) {
+			return shellgen.StatusLook(shellgen.Target{Root: "/srv\n/x", Workspace: "w"}, []string{"x"})
+		}},
+		{"list bad workspace", func() (shellgen.Look, error) {
+			return shellgen.ListLook(shellgen.Target{Root: "/srv", Workspace: "../etc"}, shellgen.List{})
+		}},
+		{"list cursor that is not an id", func() (shellgen.Look, error) {
+			return shellgen.ListLook(goldenTarget, shellgen.List{Before: "build"})
+		}},
+		{"logs unknown stream", func() (shellgen.Look, error) {
+			return shellgen.LogsLook(goldenTarget, shellgen.Logs{Ref: "build", Streams: []string{"stdlog"}})
+		}},
+		{"logs root with NUL", func() (shellgen.Look, error) {
+			return shellgen.LogsLook(shellgen.Target{Root: "/srv\x00"}, shellgen.Logs{Ref: "build"})
+		}},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := tt.look(); err == nil {
+				t.Fatal("got a look, want an error")
+			}
+		})
+	}
+	logs := shellgen.Logs{Ref: goldenID, Streams: []string{"stdout", "stderr"}, Tail: 10}
+	same := []struct {
+		name   string
+		look   func() (shellgen.Look, error)
+		script func() (string, error)
+	}{
+		{"status", func() (shellgen.Look, error) { return shellgen.StatusLook(goldenTarget, []string{goldenID, "build"}) },
+			func() (string, error) { return shellgen.StatusScript(goldenTarget, []string{goldenID, "build"}) }},
+		{"list", func() (shellgen.Look, error) { return shellgen.ListLook(goldenTarget, shellgen.List{Max: 20}) },
+			func() (string, error) { return shellgen.ListScript(goldenTarget, shellgen.List{Max: 20}) }},
+		{"logs", func() (shellgen.Look, error) { return shellgen.LogsLook(goldenTarget, logs) },
+			func() (string, error) { return shellgen.LogsScript(goldenTarget, logs) }},
+	}
+	for _, tt := range same {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := tt.look()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := tt.script()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := l.Text(); got != want {
+				t.Errorf("the look's text differs from the script:\n%s", cmp.Diff(want, got))
+			}
+			if l.Text() != want {
+				t.Error("a second Text differs from the first")
+			}
+		})
+	}
+}

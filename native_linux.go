@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -65,10 +66,17 @@ func (c *Client) nativeList(q shellgen.List) (pieces []string, ok bool) {
 	}
 	l := newProcLook(boot)
 	ws := filepath.Join(c.root, c.workspace)
-	ents, err := os.ReadDir(ws)
+	d, err := openRead(ws)
 	if err != nil {
 		return nil, false
 	}
+	ents, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		return nil, false
+	}
+	// In the order of their names, as os.ReadDir's.
+	slices.SortFunc(ents, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	// A piece for each job, not one string: at 10,000 jobs the records
 	// are megabytes, and a string grown to hold them is copied each time
 	// it doubles.
@@ -254,7 +262,7 @@ func lineIfThere(name string) (line string, there, ok bool) {
 // read, or holds a byte the shells read each their own way (NUL), or a
 // line too long to be sure of, is not ok.
 func firstLine(name string) (string, bool) {
-	f, err := os.Open(name)
+	f, err := openRead(name)
 	if err != nil {
 		return "", false
 	}

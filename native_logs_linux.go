@@ -57,7 +57,7 @@ func (c *Client) nativeLogs(q shellgen.Logs) (r io.Reader, closeLogs func(), ok 
 	parts := []io.Reader{strings.NewReader(begin + obs)}
 	left := max(q.MaxBytes, 0)
 	for _, st := range q.Streams {
-		f, err := os.Open(filepath.Join(dir, st+".log"))
+		f, err := openRead(filepath.Join(dir, st+".log"))
 		if err != nil {
 			closeLogs()
 			return nil, nil, false

@@ -61,7 +61,7 @@ func newProcLook(boot string) *procLook {
 // environments read before.
 func (l *procLook) scan() bool {
 	l.scanned, l.groups, l.unread, l.envs, l.since, l.sext = true, map[string][]int{}, l.unread[:0], nil, -1, 0
-	d, err := os.Open("/proc")
+	d, err := openRead("/proc")
 	if err != nil {
 		return false
 	}

@@ -2,7 +2,7 @@ package bgjob
 
 import (
 	"bytes"
-	"os"
+	"io"
 	"strconv"
 )
 
@@ -17,7 +17,12 @@ func procStart(pid int) (start string, zombie, found bool) {
 // procStat returns the fields of /proc/PID/stat bgjob reads; found is
 // false when there is no such process (or no /proc).
 func procStat(pid int) (st statFields, found bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	f, err := openRead("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return statFields{}, false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return statFields{}, false
 	}

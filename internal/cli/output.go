@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -88,7 +89,7 @@ func liveText(j jobdir.Job) string {
 
 // printJob prints one job as "key: value" lines.
 func printJob(w io.Writer, j jobdir.Job) {
-	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+	tw := newColumns(w, 1)
 	row := func(k, v string) {
 		if v != "" {
 			fmt.Fprintf(tw, "%s:\t%s\n", k, visible(v))
@@ -139,9 +140,32 @@ func printJob(w io.Writer, j jobdir.Job) {
 	tw.Flush()
 }
 
+// columns is a tabwriter onto w whose Flush writes what it aligned in one
+// write (up to 4 KiB a write): tabwriter writes each cell and each run of
+// padding apart, which made a status 50 writes.
+type columns struct {
+	*tabwriter.Writer
+	b *bufio.Writer
+}
+
+// newColumns returns columns onto w, padding cells with at least padding
+// spaces.
+func newColumns(w io.Writer, padding int) *columns {
+	b := bufio.NewWriter(w)
+	return &columns{Writer: tabwriter.NewWriter(b, 0, 0, padding, ' ', 0), b: b}
+}
+
+// Flush writes what the columns hold.
+func (c *columns) Flush() error {
+	if err := c.Writer.Flush(); err != nil {
+		return err
+	}
+	return c.b.Flush()
+}
+
 // table prints jobs one per line, in aligned columns.
 type table struct {
-	tw                      *tabwriter.Writer
+	tw                      *columns
 	withWorkspace, withHost bool
 	hostname                string // this machine's, for the owner column
 }
@@ -149,7 +173,7 @@ type table struct {
 // newTable returns a table of jobs, with a WORKSPACE column when
 // withWorkspace and a HOST column first when withHost.
 func newTable(w io.Writer, withWorkspace, withHost bool) *table {
-	t := &table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0), withWorkspace: withWorkspace, withHost: withHost}
+	t := &table{tw: newColumns(w, 2), withWorkspace: withWorkspace, withHost: withHost}
 	t.hostname, _ = os.Hostname()
 	t.line("HOST", "ID", "WORKSPACE", "STATUS", "EXIT", "STARTED", "DURATION", "OWNER", "NAME", "COMMAND")
 	return t

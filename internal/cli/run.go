@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -279,7 +278,7 @@ func (a *app) printRuns(res []bgjob.Result[jobdir.Job], held map[string]*nameHel
 			}
 		}
 	default:
-		tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+		tw := newColumns(a.stdout, 2)
 		fmt.Fprintln(tw, "HOST\tID\tPID\tSTDOUT\tSTDERR")
 		for _, r := range res {
 			if j := r.Value; r.Err == nil {

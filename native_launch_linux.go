@@ -203,21 +203,25 @@ func startWrapper(ctx context.Context, dir, umask string, meta func(pid int) (st
 	if err != nil {
 		return "", nil
 	}
-	go cmd.Wait()
+	// Reaped once meta.json is written: until then its pid, and its start
+	// time in /proc, are the wrapper's even if it has died meanwhile.
+	defer func() { go cmd.Wait() }()
 	stop := context.AfterFunc(ctx, func() { pr.Close() })
 	r := bufio.NewReader(pr)
 	first, rerr := r.ReadString('\n')
 	if first == "ready\n" {
-		line, ok := meta(cmd.Process.Pid)
-		if ok {
-			// A wrapper gone meanwhile has the gate's write fail; its
-			// meta.json stands, and a look finds it ended.
-			gw.WriteString("m\n")
-			stop()
-			return line, nil
+		first = ""
+		// Not once ctx has ended: the wrapper writes meta.json then.
+		if ctx.Err() == nil {
+			if line, ok := meta(cmd.Process.Pid); ok {
+				// A wrapper gone meanwhile has the gate's write fail; its
+				// meta.json stands, and a look finds it ended.
+				gw.WriteString("m\n")
+				stop()
+				return line, nil
+			}
 		}
 		gw.WriteString("w\n")
-		first = ""
 	}
 	var rest []byte
 	if rerr == nil {

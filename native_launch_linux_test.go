@@ -434,3 +434,52 @@ func TestStartWrapperGate(t *testing.T) {
 		})
 	}
 }
+
+// TestStartWrapperGateKeepsTheDeadWrappersPID: a wrapper that dies after
+// it said it was ready, before Go wrote its meta.json, is not reaped
+// meanwhile, so its pid cannot be another process's: meta.json records
+// the wrapper's own start time, and the job is found ended (lost), not
+// running as whoever took the pid.
+func TestStartWrapperGateKeepsTheDeadWrappersPID(t *testing.T) {
+	umask, ok := procUmask()
+	if !ok {
+		t.Fatal("no umask in /proc/self/status")
+	}
+	dir := filepath.Join(t.TempDir(), "job")
+	mkdir(t, dir, 0o700)
+	m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "default",
+		Command: "echo ran", Env: []string{}, StartedAt: time.Now().UTC().Truncate(time.Millisecond)}
+	files, err := shellgen.Launch{Meta: m}.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir+"/job.sh", files.Wrapper)
+	prefix, err := jobdir.EncodeMetaPrefix(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := hostMeta{prefix: prefix, umask: umask}
+	var start string
+	report, err := startWrapper(context.Background(), dir, umask, func(pid int) (string, bool) {
+		st, ok := procStat(pid)
+		if !ok {
+			t.Errorf("the wrapper %d is gone when it says it is ready", pid)
+			return "", false
+		}
+		start = st.start
+		syscall.Kill(pid, syscall.SIGKILL)
+		// Dead: a zombie while nobody reaps it, gone once reaped.
+		settled(func() bool { st, ok := procStat(pid); return !ok || st.zombie() })
+		return host.write(dir, pid, 0o022)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := jobdir.DecodeMeta([]byte(report + "\n"))
+	if err != nil {
+		t.Fatalf("the launch of a wrapper killed before its meta.json reported %q: %v", report, err)
+	}
+	if got.ProcStart != start {
+		t.Errorf("meta.json's proc_start is %q, the wrapper's was %q", got.ProcStart, start)
+	}
+}

@@ -1,0 +1,101 @@
+package bgjob
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/runtime/local"
+)
+
+// TestStartWrapperGateHoldsAStop: a stop that finds meta.json while the
+// wrapper still waits at its gate (the launcher slow between its rename
+// of meta.json and its "m": descheduled, stopped, traced; strace -e
+// inject=renameat:delay_exit shows it with the CLI) stops the job: once
+// the gate opens, the wrapper does not start the command the stop was
+// for. Under dash a trapped TERM does not cut the gate's read short, so
+// the stop's signals reach only the wrapper; the command started after
+// the stop had given up ran on, its job "running" with a stop marker.
+func TestStartWrapperGateHoldsAStop(t *testing.T) {
+	umask, ok := procUmask()
+	if !ok {
+		t.Fatal("no umask in /proc/self/status")
+	}
+	boot, _ := firstLine("/proc/sys/kernel/random/boot_id")
+	root := t.TempDir()
+	if err := os.Chmod(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write(t, root+"/.bgjob-root", "")
+	m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "default",
+		Command: "echo ran; sleep 30", Env: []string{}, StartedAt: time.Now().UTC().Truncate(time.Millisecond)}
+	dir := filepath.Join(root, "default", m.ID)
+	mkdir(t, dir, 0o700)
+	files, err := shellgen.Launch{Meta: m}.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir+"/job.sh", files.Wrapper)
+	write(t, dir+"/exit_code.tmp", "   \n")
+	write(t, dir+"/ended_at.tmp", strings.Repeat(" ", 24)+"\n")
+	write(t, dir+"/stop.tmp", strings.Repeat(" ", 31)+"\n")
+	prefix, err := jobdir.EncodeMetaPrefix(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := hostMeta{prefix: prefix, umask: umask, boot: boot}
+	c, err := NewClient(local.New(), root, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pgid int
+	t.Cleanup(func() {
+		if pgid > 0 {
+			syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	})
+	var stopped []jobdir.Job
+	var stopErr error
+	_, err = startWrapper(context.Background(), dir, umask, func(pid int) (string, bool) {
+		pgid = pid
+		line, ok := host.write(dir, pid, 0o022)
+		if !ok {
+			t.Error("meta.json not written")
+			return line, ok
+		}
+		// The launcher is slow to open the gate: a stop finds the job
+		// (meta.json, its wrapper alive) meanwhile, and returns.
+		grace := time.Duration(0)
+		stopped, stopErr = c.Stop(context.Background(), []string{m.ID}, StopOptions{Grace: &grace})
+		return line, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stopErr != nil {
+		t.Fatalf("stop: %v", stopErr)
+	}
+	if len(stopped) == 1 {
+		t.Logf("the stop returned %s (exit code %v)", stopped[0].Status, stopped[0].ExitCode)
+	}
+	if _, err := os.Stat(dir + "/stop"); err != nil {
+		t.Fatalf("the stop left no stop marker: %v", err)
+	}
+	// The stop has returned: the job ends, without running its command.
+	if !settled(func() bool { _, err := os.Stat(dir + "/exit_code"); return err == nil }) {
+		out, _ := os.ReadFile(dir + "/stdout.log")
+		t.Fatalf("a job stopped while its wrapper waited at the gate ran on after the stop: no exit_code, stdout.log %q", out)
+	}
+	if out, _ := os.ReadFile(dir + "/stdout.log"); len(out) != 0 {
+		t.Errorf("the command of a job stopped before it started ran: stdout.log %q", out)
+	}
+	if rc, _ := os.ReadFile(dir + "/exit_code"); string(rc) != "143\n" {
+		t.Errorf("exit_code = %q, want 143 (the stop's TERM)", rc)
+	}
+}

@@ -101,8 +101,18 @@ fi
 exec >/dev/null
 # Its turn: a stop, or a job of --after-ok that did not exit 0, ends the
 # job before its command ever runs (the status of the stop's signal, or
-# 125 and not_run saying why). --timeout counts from the turn.
-if [ -n "$bg_queue" ] && ! bg_qwait; then
+# 125 and not_run saying why). --timeout counts from the turn. A stop
+# that found meta.json before the command started (its wrapper waiting at
+# a gate a slow launcher had not opened yet, which a trapped TERM does
+# not cut short under dash) ends it so too: the stop's signals reached
+# only the wrapper.
+bg_pre=
+if [ -n "$bg_queue" ]; then
+	bg_qwait || bg_pre=1
+elif [ -e "$bg_d/stop" ]; then
+	bg_pre=1
+fi
+if [ -n "$bg_pre" ]; then
 	[ "$bg_stdin" != 1 ] || bg_unkeep
 	if [ -n "$bg_qwhy" ]; then
 		printf '%s\n' "$bg_qwhy" >"$bg_d/not_run"
@@ -113,7 +123,7 @@ if [ -n "$bg_queue" ] && ! bg_qwait; then
 	fi
 	if bg_stamp; then printf '%s\n' "$bg_ts" >"$bg_d/ended_at.tmp" && mv -f "$bg_d/ended_at.tmp" "$bg_d/ended_at"; fi
 	printf '%s\n' "$bg_rc" >"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"
-	bg_qdone
+	[ -z "$bg_queue" ] || bg_qdone
 	exit 0
 fi
 # The timer and the capper lead process groups of their own, so that one

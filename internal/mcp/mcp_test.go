@@ -811,3 +811,39 @@ func TestStopGraceZero(t *testing.T) {
 		}
 	}
 }
+
+// TestShutdownStopsCancelledStarts: a job_start the client cancelled may
+// have started its job all the same (a launch is not tied to the
+// request: the wrapper, once started, writes its meta.json itself); the
+// server stops such a job with its others when its session ends, where
+// it left it running until the next server's or prune's orphan pass.
+func TestShutdownStopsCancelledStarts(t *testing.T) {
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	cs, done := runServer(t, context.Background(), mcp.Options{Root: root}, nil)
+	for i := range 40 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%10)*time.Millisecond/2)
+		cs.CallTool(ctx, &sdk.CallToolParams{Name: "job_start", Arguments: map[string]any{"command": "sleep 600", "wait_sec": 0}})
+		cancel()
+	}
+	cs.Close()
+	if err := <-done; err != nil {
+		// The answer to a cancelled call may find the in-memory pipe
+		// closed; the jobs are what this test is about.
+		t.Logf("server: %v", err)
+	}
+	c, err := bgjob.NewClient(localRuntime(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := c.List(context.Background(), bgjob.ListOptions{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range page.Jobs {
+		if j.Status == jobdir.StatusRunning {
+			t.Errorf("job %s, started by a cancelled job_start, still runs after the session ended", j.ID)
+		}
+	}
+	t.Logf("%d of 40 cancelled job_starts started a job", len(page.Jobs))
+}

@@ -130,6 +130,10 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 		j    jobdir.Job
 		host string
 	)
+	// The id is chosen here, so that a job whose start was cancelled is
+	// known: its launch may have gone on (a wrapper once started writes
+	// its meta.json itself), and the job is stopped with the session's.
+	spec.ID = jobdir.NewID(time.Now())
 	// Not repeated after a drop: the job may have started.
 	err = s.do(ctx, in.Host, false, func(c *bgjob.Client, h string) (err error) {
 		host = h
@@ -139,6 +143,9 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 		return err
 	})
 	if err != nil {
+		if ctx.Err() != nil && !in.Keep {
+			s.owned.add(host, spec.ID)
+		}
 		return nil, startOut{}, err
 	}
 	if !in.Keep {

@@ -358,20 +358,8 @@ func TestStartWrapperGate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "job")
-			mkdir(t, dir, 0o700)
-			m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "default",
-				Command: "echo ran", Env: []string{}, StartedAt: time.Now().UTC().Truncate(time.Millisecond)}
-			files, err := shellgen.Launch{Meta: m, LineBuffered: true}.Files()
-			if err != nil {
-				t.Fatal(err)
-			}
-			write(t, dir+"/job.sh", files.Wrapper)
-			prefix, err := jobdir.EncodeMetaPrefix(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			host := hostMeta{prefix: prefix, lineBuffered: true, umask: umask, boot: boot}
+			dir := filepath.Join(t.TempDir(), jobdir.NewID(time.Now()))
+			host := gatedJob(t, dir, jobdir.Meta{Command: "echo ran"}, true)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if tt.cancel {
@@ -441,26 +429,10 @@ func TestStartWrapperGate(t *testing.T) {
 // the wrapper's own start time, and the job is found ended (lost), not
 // running as whoever took the pid.
 func TestStartWrapperGateKeepsTheDeadWrappersPID(t *testing.T) {
-	umask, ok := procUmask()
-	if !ok {
-		t.Fatal("no umask in /proc/self/status")
-	}
-	dir := filepath.Join(t.TempDir(), "job")
-	mkdir(t, dir, 0o700)
-	m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "default",
-		Command: "echo ran", Env: []string{}, StartedAt: time.Now().UTC().Truncate(time.Millisecond)}
-	files, err := shellgen.Launch{Meta: m}.Files()
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, dir+"/job.sh", files.Wrapper)
-	prefix, err := jobdir.EncodeMetaPrefix(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := hostMeta{prefix: prefix, umask: umask}
+	dir := filepath.Join(t.TempDir(), jobdir.NewID(time.Now()))
+	host := gatedJob(t, dir, jobdir.Meta{Command: "echo ran"}, false)
 	var start string
-	report, err := startWrapper(context.Background(), dir, umask, func(pid int) (string, bool) {
+	report, err := startWrapper(context.Background(), dir, host.umask, func(pid int) (string, bool) {
 		st, ok := procStat(pid)
 		if !ok {
 			t.Errorf("the wrapper %d is gone when it says it is ready", pid)
@@ -482,4 +454,33 @@ func TestStartWrapperGateKeepsTheDeadWrappersPID(t *testing.T) {
 	if got.ProcStart != start {
 		t.Errorf("meta.json's proc_start is %q, the wrapper's was %q", got.ProcStart, start)
 	}
+}
+
+// gatedJob makes dir the directory of a job of m (its id, version, times
+// and workspace filled in) as a launch does before it starts the wrapper
+// (job.sh, the blank status records), and returns what startWrapper's
+// meta appends to meta.json's prefix for it.
+func gatedJob(t *testing.T, dir string, m jobdir.Meta, lineBuffered bool) hostMeta {
+	t.Helper()
+	umask, ok := procUmask()
+	if !ok {
+		t.Fatal("no umask in /proc/self/status")
+	}
+	boot, _ := firstLine("/proc/sys/kernel/random/boot_id")
+	m.Version, m.ID, m.Workspace = jobdir.Version, filepath.Base(dir), "default"
+	m.Env, m.StartedAt = []string{}, time.Now().UTC().Truncate(time.Millisecond)
+	files, err := shellgen.Launch{Meta: m, LineBuffered: lineBuffered}.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mkdir(t, dir, 0o700)
+	write(t, dir+"/job.sh", files.Wrapper)
+	write(t, dir+"/exit_code.tmp", "   \n")
+	write(t, dir+"/ended_at.tmp", strings.Repeat(" ", 24)+"\n")
+	write(t, dir+"/stop.tmp", strings.Repeat(" ", 31)+"\n")
+	prefix, err := jobdir.EncodeMetaPrefix(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hostMeta{prefix: prefix, lineBuffered: lineBuffered, umask: umask, boot: boot}
 }

@@ -4,12 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/runtime/local"
 )
@@ -23,33 +21,17 @@ import (
 // the stop's signals reach only the wrapper; the command started after
 // the stop had given up ran on, its job "running" with a stop marker.
 func TestStartWrapperGateHoldsAStop(t *testing.T) {
-	umask, ok := procUmask()
-	if !ok {
-		t.Fatal("no umask in /proc/self/status")
-	}
-	boot, _ := firstLine("/proc/sys/kernel/random/boot_id")
 	root := t.TempDir()
 	if err := os.Chmod(root, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	write(t, root+"/.bgjob-root", "")
-	m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "default",
-		Command: "echo ran; sleep 30", Env: []string{}, StartedAt: time.Now().UTC().Truncate(time.Millisecond)}
-	dir := filepath.Join(root, "default", m.ID)
-	mkdir(t, dir, 0o700)
-	files, err := shellgen.Launch{Meta: m}.Files()
-	if err != nil {
+	dir := filepath.Join(root, "default", jobdir.NewID(time.Now()))
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	write(t, dir+"/job.sh", files.Wrapper)
-	write(t, dir+"/exit_code.tmp", "   \n")
-	write(t, dir+"/ended_at.tmp", strings.Repeat(" ", 24)+"\n")
-	write(t, dir+"/stop.tmp", strings.Repeat(" ", 31)+"\n")
-	prefix, err := jobdir.EncodeMetaPrefix(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := hostMeta{prefix: prefix, umask: umask, boot: boot}
+	host := gatedJob(t, dir, jobdir.Meta{Command: "echo ran; sleep 30"}, false)
+	id := filepath.Base(dir)
 	c, err := NewClient(local.New(), root, "default")
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +44,7 @@ func TestStartWrapperGateHoldsAStop(t *testing.T) {
 	})
 	var stopped []jobdir.Job
 	var stopErr error
-	_, err = startWrapper(context.Background(), dir, umask, func(pid int) (string, bool) {
+	_, err = startWrapper(context.Background(), dir, host.umask, func(pid int) (string, bool) {
 		pgid = pid
 		line, ok := host.write(dir, pid, 0o022)
 		if !ok {
@@ -72,7 +54,7 @@ func TestStartWrapperGateHoldsAStop(t *testing.T) {
 		// The launcher is slow to open the gate: a stop finds the job
 		// (meta.json, its wrapper alive) meanwhile, and returns.
 		grace := time.Duration(0)
-		stopped, stopErr = c.Stop(context.Background(), []string{m.ID}, StopOptions{Grace: &grace})
+		stopped, stopErr = c.Stop(context.Background(), []string{id}, StopOptions{Grace: &grace})
 		return line, ok
 	})
 	if err != nil {

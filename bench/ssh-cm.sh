@@ -11,6 +11,14 @@
 # runs with XDG_CACHE_HOME=/dev/null (no cache can be written: ssh -G every
 # time), status-parser with no ssh on PATH (the built-in parser); go-floor
 # is bgjob printing its help, the cost of starting the binary.
+#
+# Every command must go through the master: "ssh -S" with a master that is
+# gone (or that sshd refuses a session, MaxSessions) silently makes a new
+# connection and exits 0, and so does bgjob (2026-12-04: a baseline of
+# 220 ms that was a full handshake). The baseline carries
+# -o ProxyCommand=false, which only that fallback runs, so it fails
+# instead; and the run fails when sshd accepted any connection after the
+# master's, or when the master is gone at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -52,9 +60,11 @@ done
 cfg=$(cat "$tmp/ssh/path")
 export BGJOB_SSH_CONFIG=$cfg
 ssh -F "$cfg" -M -S "$tmp/cm.sock" -fN bench-cm
+accepted() { grep -c '^Accepted publickey' "$tmp/ssh/sshd.log"; }
+conns=$(accepted)
 
 cmds=(
-	-c "ssh-S=ssh -F $cfg -S $tmp/cm.sock bench-cm true"
+	-c "ssh-S=ssh -F $cfg -S $tmp/cm.sock -o ProxyCommand=false bench-cm true"
 	-c "ssh-G=ssh -G -F $cfg bench-cm"
 	-c "status=bgjob -H bench-cm -w n10 status $id"
 	-c "run=bgjob -H bench-cm -w sshrun run -q -- true"
@@ -73,5 +83,14 @@ if [ -n "$base" ]; then
 	)
 fi
 echo "$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)${base:+, base $base}, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+trap 'echo "load average at the end $(cut -d" " -f1-3 /proc/loadavg)"; cleanup' EXIT
 "$tmp/interleave" -title "Over a live OpenSSH ControlMaster socket" -n "$rounds" -w 3 -base ssh-S "${cmds[@]}" \
 	-target "status / ssh-S <= 1.2" -target "run / ssh-S <= 1.2" -target "logs / ssh-S <= 1.2" -target "ls / ssh-S <= 1.2"
+if ! ssh -F "$cfg" -S "$tmp/cm.sock" -O check bench-cm 2>/dev/null; then
+	echo "ssh-cm.sh: error: the ControlMaster died during the run: the times above are not over it" >&2
+	exit 1
+fi
+if [ "$(accepted)" != "$conns" ]; then
+	echo "ssh-cm.sh: error: sshd accepted $(($(accepted) - conns)) connections besides the master's: some commands did not go through it" >&2
+	exit 1
+fi

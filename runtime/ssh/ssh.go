@@ -91,6 +91,7 @@ type Runtime struct {
 	dialer *dialer
 	sem    chan struct{}
 	done   chan struct{}
+	open   openSessions
 }
 
 // Dial connects to host, given as "[user@]host[:port]" or as an alias from
@@ -127,10 +128,25 @@ func (r *Runtime) Done() <-chan struct{} { return r.done }
 func (r *Runtime) Host() string { return r.host }
 
 // Close closes the connection, ending the sessions still open. Jobs that
-// scripts started detached keep running.
+// scripts started detached keep running. Over a ControlMaster socket it
+// first waits, for at most closeGrace, until every session's channel is
+// closed: OpenSSH's master (9.2p1) dies of SIGSEGV when a message for a
+// session arrives after the client that opened it has gone (an exit
+// status that follows the script's last output), and with it every later
+// "ssh -S" falls back to a connection of its own.
 func (r *Runtime) Close() error {
+	if r.dialer.control {
+		select {
+		case <-r.open.idle():
+		case <-time.After(closeGrace):
+		}
+	}
 	return r.dialer.closeAll()
 }
+
+// closeGrace bounds how long Close waits for the sessions still open over
+// a ControlMaster socket (a script that lingers after its output).
+const closeGrace = 2 * time.Second
 
 // ExitError is returned by Exec when the script exited with a non-zero
 // status or was killed by a signal.
@@ -204,6 +220,15 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		}
 		return r.transportErr("opening session", err)
 	}
+	// The session counts as open until Wait has seen its channel closed
+	// (Close waits for that over a ControlMaster socket).
+	r.open.add()
+	started := false
+	defer func() {
+		if !started {
+			r.open.done()
+		}
+	}()
 	// Once ctx has ended, the session is closed from the function
 	// context.AfterFunc runs, not here.
 	closeSess := true
@@ -229,6 +254,7 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	if err := sess.Start(command); err != nil {
 		return r.transportErr("starting script", err)
 	}
+	started = true
 	pipe := &stdinPipe{w: in}
 	go func() {
 		if stdin != nil {
@@ -248,7 +274,11 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		sess.Close()
 	})
 	waited := make(chan error, 1)
-	go func() { waited <- sess.Wait() }()
+	go func() {
+		err := sess.Wait()
+		r.open.done()
+		waited <- err
+	}()
 	select {
 	case err = <-waited:
 		if stop() {
@@ -411,4 +441,41 @@ func (p *stdinPipe) close() {
 		p.closed = true
 		p.w.Close()
 	}
+}
+
+// openSessions counts a Runtime's sessions whose channel is not closed yet.
+type openSessions struct {
+	mu    sync.Mutex
+	n     int
+	empty chan struct{} // closed once n is back to 0
+}
+
+func (o *openSessions) add() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.n == 0 {
+		o.empty = make(chan struct{})
+	}
+	o.n++
+}
+
+func (o *openSessions) done() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.n--
+	if o.n == 0 {
+		close(o.empty)
+	}
+}
+
+// idle returns a channel closed once no session is open.
+func (o *openSessions) idle() <-chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.n == 0 {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return o.empty
 }

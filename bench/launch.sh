@@ -6,7 +6,7 @@
 # without the disk's file creations); then MCP job_start inside a running
 # `bgjob mcp` of each binary (bench/cmd/mcpstart).
 #   bash bench/launch.sh [OLD_COMMIT] [ROUNDS]
-# (defaults: HEAD~3, 40). Root, for nq and /dev/shm.
+# (defaults: HEAD~3, 40). Needs nq and a tmpfs at /dev/shm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Static binaries, as task build and the release make them.

@@ -59,11 +59,7 @@ func (c *Client) nativeLaunch(ctx context.Context, l shellgen.Launch, h shellgen
 	boot, _ := firstLine("/proc/sys/kernel/random/boot_id")
 	var b strings.Builder
 	b.WriteString("\n@@bgjob-begin@@\nB\t" + boot + "\n")
-	prefix, err := jobdir.EncodeMetaPrefix(m)
-	if err != nil {
-		return true, fmt.Errorf("%w: %w", ErrUsage, err)
-	}
-	host := hostMeta{prefix: prefix, lineBuffered: l.LineBuffered, umask: umask, boot: boot}
+	host := hostMeta{prefix: files.MetaPrefix, lineBuffered: l.LineBuffered, umask: umask, boot: boot}
 	dir, report, refusal, err := launchDir(ctx, c.root, c.workspace, m.ID, m.Cwd, host, files)
 	if err != nil {
 		return true, err

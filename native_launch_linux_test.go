@@ -478,9 +478,5 @@ func gatedJob(t *testing.T, dir string, m jobdir.Meta, lineBuffered bool) hostMe
 	write(t, dir+"/exit_code.tmp", "   \n")
 	write(t, dir+"/ended_at.tmp", strings.Repeat(" ", 24)+"\n")
 	write(t, dir+"/stop.tmp", strings.Repeat(" ", 31)+"\n")
-	prefix, err := jobdir.EncodeMetaPrefix(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hostMeta{prefix: prefix, lineBuffered: lineBuffered, umask: umask, boot: boot}
+	return hostMeta{prefix: files.MetaPrefix, lineBuffered: lineBuffered, umask: umask, boot: boot}
 }

@@ -213,13 +213,9 @@ func LaunchScript(l Launch) (string, error) {
 	c.set("bg_cwd", m.Cwd)
 	c.setBool("bg_stdin", m.Stdin)
 	c.setBool("bg_pty", m.PTY)
-	prefix, err := jobdir.EncodeMetaPrefix(m)
-	if err != nil {
-		return "", err
-	}
 	// What the host adds to meta.json (its ids, the process's start, the
 	// umask, the buffering) is far under 4 KiB.
-	c.setBool("bg_metasmall", len(prefix) <= 4096)
+	c.setBool("bg_metasmall", len(f.MetaPrefix) <= 4096)
 	c.set("bg_wrapper", f.Wrapper)
 	c.set("bg_script", strings.TrimSuffix(f.Command, "\n"))
 	return assemble(c, append(files, "end.sh")...)
@@ -233,6 +229,10 @@ type LaunchFiles struct {
 	// Command is command.sh's text, "" for none: a script command too long
 	// for one argument, with a newline, which the wrapper runs from there.
 	Command string
+	// MetaPrefix is the start of meta.json (jobdir.EncodeMetaPrefix of
+	// l.Meta), which the wrapper completes with the host's fields, or a
+	// launch made in Go completes for it.
+	MetaPrefix []byte
 }
 
 // Files checks l as LaunchScript does and returns the files its launch
@@ -247,7 +247,11 @@ func (l Launch) Files() (LaunchFiles, error) {
 			return LaunchFiles{}, err
 		}
 	}
-	wrapper, err := WrapperScript(l)
+	prefix, err := jobdir.EncodeMetaPrefix(m)
+	if err != nil {
+		return LaunchFiles{}, err
+	}
+	wrapper, err := wrapperScript(l, prefix)
 	if err != nil {
 		return LaunchFiles{}, err
 	}
@@ -257,7 +261,7 @@ func (l Launch) Files() (LaunchFiles, error) {
 	if l.Replace && m.Name == "" {
 		return LaunchFiles{}, fmt.Errorf("replace needs a job name")
 	}
-	f := LaunchFiles{Wrapper: wrapper}
+	f := LaunchFiles{Wrapper: wrapper, MetaPrefix: prefix}
 	if commandFile(m) {
 		f.Command = m.Command + "\n"
 	}
@@ -268,11 +272,16 @@ func (l Launch) Files() (LaunchFiles, error) {
 // child and records the child's real status: the text LaunchScript writes
 // into the job directory.
 func WrapperScript(l Launch) (string, error) {
-	m := l.Meta
-	prefix, err := jobdir.EncodeMetaPrefix(m)
+	prefix, err := jobdir.EncodeMetaPrefix(l.Meta)
 	if err != nil {
 		return "", err
 	}
+	return wrapperScript(l, prefix)
+}
+
+// wrapperScript is WrapperScript with meta.json's prefix encoded.
+func wrapperScript(l Launch, prefix []byte) (string, error) {
+	m := l.Meta
 	c := new(config)
 	c.b.WriteString("# bgjob wrapper for job " + m.ID + " (generated from internal/shellgen/sh/wrapper.sh; see docs/design.md)\n")
 	c.set("bg_id", m.ID)

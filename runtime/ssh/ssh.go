@@ -91,7 +91,8 @@ type Runtime struct {
 	dialer *dialer
 	sem    chan struct{}
 	done   chan struct{}
-	open   openSessions
+	// open counts the sessions whose channel is not closed yet.
+	open sync.WaitGroup
 }
 
 // Dial connects to host, given as "[user@]host[:port]" or as an alias from
@@ -136,8 +137,11 @@ func (r *Runtime) Host() string { return r.host }
 // "ssh -S" falls back to a connection of its own.
 func (r *Runtime) Close() error {
 	if r.dialer.control {
+		idle := make(chan struct{})
+		// Ends once the sessions do; closeAll ends those still open.
+		go func() { r.open.Wait(); close(idle) }()
 		select {
-		case <-r.open.idle():
+		case <-idle:
 		case <-time.After(closeGrace):
 		}
 	}
@@ -222,11 +226,11 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	}
 	// The session counts as open until Wait has seen its channel closed
 	// (Close waits for that over a ControlMaster socket).
-	r.open.add()
+	r.open.Add(1)
 	started := false
 	defer func() {
 		if !started {
-			r.open.done()
+			r.open.Done()
 		}
 	}()
 	// Once ctx has ended, the session is closed from the function
@@ -276,7 +280,7 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	waited := make(chan error, 1)
 	go func() {
 		err := sess.Wait()
-		r.open.done()
+		r.open.Done()
 		waited <- err
 	}()
 	select {
@@ -441,41 +445,4 @@ func (p *stdinPipe) close() {
 		p.closed = true
 		p.w.Close()
 	}
-}
-
-// openSessions counts a Runtime's sessions whose channel is not closed yet.
-type openSessions struct {
-	mu    sync.Mutex
-	n     int
-	empty chan struct{} // closed once n is back to 0
-}
-
-func (o *openSessions) add() {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.n == 0 {
-		o.empty = make(chan struct{})
-	}
-	o.n++
-}
-
-func (o *openSessions) done() {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.n--
-	if o.n == 0 {
-		close(o.empty)
-	}
-}
-
-// idle returns a channel closed once no session is open.
-func (o *openSessions) idle() <-chan struct{} {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.n == 0 {
-		c := make(chan struct{})
-		close(c)
-		return c
-	}
-	return o.empty
 }

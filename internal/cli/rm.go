@@ -121,6 +121,7 @@ func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
 	})
 	switch {
 	case !a.json:
+		// Printed as each job was removed (Pruned).
 	case a.many():
 		if err := jobsJSONWith(a, res, func(h *hostJSON) {
 			if h.Error == "" || h.Jobs != nil {

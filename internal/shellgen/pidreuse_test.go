@@ -53,12 +53,11 @@ func groupGone(t *testing.T, pgid int) {
 	if !eventually(10*time.Second, func() bool {
 		ents, _ := os.ReadDir("/proc")
 		for _, e := range ents {
-			b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+			pid, err := strconv.Atoi(e.Name())
 			if err != nil {
 				continue
 			}
-			f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-			if len(f) > 2 && f[2] == strconv.Itoa(pgid) {
+			if f := statOf(pid); len(f) > 2 && f[2] == strconv.Itoa(pgid) {
 				return false
 			}
 		}
@@ -66,6 +65,16 @@ func groupGone(t *testing.T, pgid int) {
 	}) {
 		t.Fatalf("process group %d did not end", pgid)
 	}
+}
+
+// stranger gives a process the pid pid (pidreuse) and returns what ends
+// it, for survives.
+func stranger(t *testing.T, pid int) <-chan error {
+	t.Helper()
+	p := pidreuse.Start(t, pid)
+	gone := make(chan error, 1)
+	go func() { gone <- p.Wait() }()
+	return gone
 }
 
 // survives fails the test when the process given a reused pid has ended.
@@ -113,9 +122,7 @@ func TestWrapperSparesAReusedTimerPID(t *testing.T) {
 			syscall.Kill(timer, syscall.SIGKILL)
 			reaped(t, timer, "the timer")
 			groupGone(t, timer)
-			victim := pidreuse.Start(t, timer)
-			gone := make(chan error, 1)
-			go func() { gone <- victim.Wait() }()
+			gone := stranger(t, timer)
 			if err := os.WriteFile(gate, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -192,9 +199,7 @@ func TestSendSparesAReusedCopyPID(t *testing.T) {
 			}
 			in.Close()
 			reaped(t, copier, "send's copy")
-			victim := pidreuse.Start(t, copier)
-			gone := make(chan error, 1)
-			go func() { gone <- victim.Wait() }()
+			gone := stranger(t, copier)
 			syscall.Kill(nap, syscall.SIGCONT)
 			// Before, send went on until the job ended, and then signalled.
 			if err := os.WriteFile(gate, nil, 0o644); err != nil {
@@ -223,14 +228,20 @@ func childrenOf(ppid int) []int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(ppid) {
+		if f := statOf(pid); len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(ppid) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
+}
+
+// statOf returns the fields of /proc/PID/stat after the command name:
+// f[0] the state (R, S, Z...), f[1] the parent, f[2] the process group;
+// nil when there is no such process.
+func statOf(pid int) []string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 }

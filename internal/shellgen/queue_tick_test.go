@@ -1,7 +1,6 @@
 package shellgen_test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/pidreuse"
 	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
 )
@@ -29,15 +27,10 @@ func tickOf(wrapper int, wake string) int {
 // procState returns the state of process pid (R, S, Z...), "" when there
 // is no such process.
 func procState(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
+	if f := statOf(pid); len(f) > 0 {
+		return f[0]
 	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(f) == 0 {
-		return ""
-	}
-	return f[0]
+	return ""
 }
 
 // TestQueueTickSparesAReusedPID: a queued job's wrapper keeps a tick, a
@@ -97,13 +90,11 @@ func TestQueueTickSparesAReusedPID(t *testing.T) {
 			if !eventually(10*time.Second, func() bool { s := procState(tick); return s == "" || s == "Z" }) {
 				t.Fatalf("the tick %d did not end", tick)
 			}
-			var gone chan error
+			var gone <-chan error
 			if sh.name == "bash" { // the shell that reaps at once
 				reaped(t, tick, "the tick")
 				groupGone(t, tick)
-				victim := pidreuse.Start(t, tick)
-				gone = make(chan error, 1)
-				go func() { gone <- victim.Wait() }()
+				gone = stranger(t, tick)
 			}
 			// A wake: the wrapper looks again, and starts a new tick.
 			f, err := os.OpenFile(wake, os.O_RDWR, 0)

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/pidreuse"
 	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/internal/testneed"
 	"github.com/bgjob/bgjob/jobdir"
@@ -91,10 +90,8 @@ func TestSendEOFWaitsForTheKeeper(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				t.Fatal("send --eof did not return once the keeper could die")
 			}
-			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", keeper)); err == nil {
-				if f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])); len(f) > 0 && f[0] != "Z" {
-					t.Errorf("send --eof returned with the keeper alive: %s", b)
-				}
+			if f := statOf(keeper); len(f) > 0 && f[0] != "Z" {
+				t.Errorf("send --eof returned with the keeper alive: %v", f)
 			}
 		})
 	}
@@ -121,9 +118,7 @@ func TestWrapperSparesAReusedKeeperPID(t *testing.T) {
 			}
 			// Reaped by the wrapper as it waits for the command.
 			reaped(t, keeper, "the keeper")
-			victim := pidreuse.Start(t, keeper)
-			gone := make(chan error, 1)
-			go func() { gone <- victim.Wait() }()
+			gone := stranger(t, keeper)
 			if err := os.WriteFile(gate, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}

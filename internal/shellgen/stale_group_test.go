@@ -41,7 +41,7 @@ func TestStopSparesAGroupThatIsNoLongerTheJobs(t *testing.T) {
 			gone := make(chan struct{})
 			go func() {
 				for {
-					if b, err := os.ReadFile("/proc/" + strconv.Itoa(member) + "/stat"); err != nil || strings.Contains(string(b[strings.LastIndexByte(string(b), ')'):]), ") Z") {
+					if f := statOf(member); len(f) == 0 || f[0] == "Z" {
 						close(gone)
 						return
 					}

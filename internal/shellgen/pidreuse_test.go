@@ -51,17 +51,7 @@ func reaped(t *testing.T, pid int, what string) {
 func groupGone(t *testing.T, pgid int) {
 	t.Helper()
 	if !eventually(10*time.Second, func() bool {
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			if f := statOf(pid); len(f) > 2 && f[2] == strconv.Itoa(pgid) {
-				return false
-			}
-		}
-		return true
+		return len(procsWhere(func(f []string) bool { return len(f) > 2 && f[2] == strconv.Itoa(pgid) })) == 0
 	}) {
 		t.Fatalf("process group %d did not end", pgid)
 	}
@@ -221,14 +211,16 @@ func TestSendSparesAReusedCopyPID(t *testing.T) {
 
 // childrenOf returns the live children of ppid.
 func childrenOf(ppid int) []int {
+	return procsWhere(func(f []string) bool { return len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(ppid) })
+}
+
+// procsWhere returns the pids of the processes whose stat fields (statOf)
+// match.
+func procsWhere(match func(f []string) bool) []int {
 	var pids []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if f := statOf(pid); len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(ppid) {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && match(statOf(pid)) {
 			pids = append(pids, pid)
 		}
 	}

@@ -135,22 +135,5 @@ func eventually(d time.Duration, ok func() bool) bool {
 // groupLive returns the pids of the live (not zombie) processes of the
 // process group pgid.
 func groupLive(pgid int) []int {
-	var live []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		_, rest, _ := strings.Cut(string(b), ") ")
-		f := strings.Fields(rest)
-		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
-			live = append(live, pid)
-		}
-	}
-	return live
+	return procsWhere(func(f []string) bool { return len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) })
 }

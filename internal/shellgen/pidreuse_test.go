@@ -57,6 +57,27 @@ func groupGone(t *testing.T, pgid int) {
 	}
 }
 
+// launchJob launches a job of argv by the launch script under sh, set
+// (unless nil) changing its launch, and returns its target, the job and
+// its directory; the job's group is killed when the test ends.
+func launchJob(t *testing.T, sh *shell, argv []string, set func(*shellgen.Launch)) (shellgen.Target, jobdir.Job, string) {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "root")
+	l := shellgen.Launch{Target: shellgen.Target{Root: root, Workspace: "w"},
+		Meta: jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "w", Argv: argv, Env: []string{}}}
+	l.Meta.Command, _ = shellgen.QuoteArgv(argv)
+	if set != nil {
+		set(&l)
+	}
+	script, err := shellgen.LaunchScript(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := runOne(t, sh, t.TempDir(), nil, script)
+	t.Cleanup(func() { syscall.Kill(-job.PID, syscall.SIGKILL) })
+	return l.Target, job, filepath.Join(root, "w", job.ID)
+}
+
 // stranger gives a process the pid pid (pidreuse) and returns what ends
 // it, for survives.
 func stranger(t *testing.T, pid int) <-chan error {
@@ -87,19 +108,9 @@ func TestWrapperSparesAReusedTimerPID(t *testing.T) {
 	for _, sh := range allShells {
 		t.Run(sh.name, func(t *testing.T) {
 			sh.path(t)
-			root := filepath.Join(t.TempDir(), "root")
-			target := shellgen.Target{Root: root, Workspace: "w"}
 			gate := filepath.Join(t.TempDir(), "go")
-			m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "w",
-				Argv: []string{"sh", "-c", `while [ ! -e "$1" ]; do sleep 0.05; done`, "sh", gate}, Env: []string{}}
-			m.Command, _ = shellgen.QuoteArgv(m.Argv)
-			launch, err := shellgen.LaunchScript(shellgen.Launch{Target: target, Meta: m, Timeout: time.Hour, Grace: time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			job := runOne(t, &sh, t.TempDir(), nil, launch)
-			t.Cleanup(func() { syscall.Kill(-job.PID, syscall.SIGKILL) })
-			dir := filepath.Join(root, "w", job.ID)
+			_, job, dir := launchJob(t, &sh, []string{"sh", "-c", `while [ ! -e "$1" ]; do sleep 0.05; done`, "sh", gate},
+				func(l *shellgen.Launch) { l.Timeout, l.Grace = time.Hour, time.Second })
 			var timer int
 			if !eventually(10*time.Second, func() bool {
 				timer = childOf(job.PID, "timer", strconv.Itoa(job.PID))
@@ -136,19 +147,9 @@ func TestSendSparesAReusedCopyPID(t *testing.T) {
 	for _, sh := range allShells {
 		t.Run(sh.name, func(t *testing.T) {
 			sh.path(t)
-			root := filepath.Join(t.TempDir(), "root")
-			target := shellgen.Target{Root: root, Workspace: "w"}
 			gate := filepath.Join(t.TempDir(), "go")
-			m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "w", Stdin: true,
-				Argv: []string{"sh", "-c", `while [ ! -e "$1" ]; do sleep 0.05; done`, "sh", gate}, Env: []string{}}
-			m.Command, _ = shellgen.QuoteArgv(m.Argv)
-			launch, err := shellgen.LaunchScript(shellgen.Launch{Target: target, Meta: m})
-			if err != nil {
-				t.Fatal(err)
-			}
-			job := runOne(t, &sh, t.TempDir(), nil, launch)
-			t.Cleanup(func() { syscall.Kill(-job.PID, syscall.SIGKILL) })
-			dir := filepath.Join(root, "w", job.ID)
+			target, job, dir := launchJob(t, &sh, []string{"sh", "-c", `while [ ! -e "$1" ]; do sleep 0.05; done`, "sh", gate},
+				func(l *shellgen.Launch) { l.Meta.Stdin = true })
 
 			script, err := shellgen.SendScript(target, shellgen.Send{Ref: job.ID})
 			if err != nil {

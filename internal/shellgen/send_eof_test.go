@@ -134,17 +134,7 @@ func TestWrapperSparesAReusedKeeperPID(t *testing.T) {
 // returns its target, the job, its directory and its stdin keeper's pid.
 func stdinJob(t *testing.T, sh *shell, argv []string) (shellgen.Target, jobdir.Job, string, int) {
 	t.Helper()
-	root := filepath.Join(t.TempDir(), "root")
-	target := shellgen.Target{Root: root, Workspace: "w"}
-	m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "w", Argv: argv, Env: []string{}, Stdin: true}
-	m.Command, _ = shellgen.QuoteArgv(m.Argv)
-	launch, err := shellgen.LaunchScript(shellgen.Launch{Target: target, Meta: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	job := runOne(t, sh, t.TempDir(), nil, launch)
-	t.Cleanup(func() { syscall.Kill(-job.PID, syscall.SIGKILL) })
-	dir := filepath.Join(root, "w", job.ID)
+	target, job, dir := launchJob(t, sh, argv, func(l *shellgen.Launch) { l.Meta.Stdin = true })
 	var keeper int
 	if !eventually(10*time.Second, func() bool {
 		b, _ := os.ReadFile(filepath.Join(dir, "stdin.keeper"))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,13 +24,7 @@ func TestCloseLeavesControlMasterRunning(t *testing.T) {
 		testneed.Missing(t, "the ssh client (openssh-client)")
 	}
 	e := newEnv(t)
-	sock := filepath.Join(e.dir, "cm.sock")
-	e.writeConfig(t, e.srv.ConfigEntry("target", e.knownHosts(), "ControlPath "+sock))
-	master := exec.Command("ssh", "-F", e.cfg, "-o", "BatchMode=yes", "-M", "-o", "ControlPersist=yes", "-fN", "target")
-	if out, err := master.CombinedOutput(); err != nil {
-		t.Fatalf("starting ControlMaster: %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("ssh", "-F", e.cfg, "-O", "exit", "target").Run() })
+	e.startMaster(t)
 	check := func() error { return exec.Command("ssh", "-F", e.cfg, "-O", "check", "target").Run() }
 	if err := check(); err != nil {
 		t.Fatalf("ssh -O check before the test: %v", err)

@@ -456,11 +456,10 @@ func TestParallelExec(t *testing.T) {
 	}
 }
 
-func TestControlMaster(t *testing.T) {
-	if _, err := exec.LookPath("ssh"); err != nil {
-		testneed.Missing(t, "the ssh client (openssh-client)")
-	}
-	e := newEnv(t)
+// startMaster configures the host "target" with a ControlPath and starts
+// an OpenSSH ControlMaster for it, ended when the test ends.
+func (e *env) startMaster(t *testing.T) {
+	t.Helper()
 	sock := filepath.Join(e.dir, "cm.sock")
 	e.writeConfig(t, e.srv.ConfigEntry("target", e.knownHosts(), "ControlPath "+sock))
 	master := exec.Command("ssh", "-F", e.cfg, "-o", "BatchMode=yes", "-M", "-o", "ControlPersist=yes", "-fN", "target")
@@ -468,6 +467,14 @@ func TestControlMaster(t *testing.T) {
 		t.Fatalf("starting ControlMaster: %v: %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("ssh", "-F", e.cfg, "-O", "exit", "target").Run() })
+}
+
+func TestControlMaster(t *testing.T) {
+	if _, err := exec.LookPath("ssh"); err != nil {
+		testneed.Missing(t, "the ssh client (openssh-client)")
+	}
+	e := newEnv(t)
+	e.startMaster(t)
 
 	// With sshd no longer accepting connections, only the master's
 	// connection can serve the Runtime.

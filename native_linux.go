@@ -2,12 +2,15 @@ package bgjob
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
@@ -91,6 +94,9 @@ func (c *Client) nativeList(q shellgen.List) (pieces []string, ok bool) {
 		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
 			continue
 		}
+		if launching(dir, id) {
+			continue
+		}
 		if q.Max > 0 && n >= q.Max {
 			b = append(b, "N\tmore\n")
 			break
@@ -106,6 +112,17 @@ func (c *Client) nativeList(q shellgen.List) (pieces []string, ok bool) {
 		return nil, false
 	}
 	return append(b, nativeEnd), true
+}
+
+// launching is bg_launching: the job directory dir, named id, has no
+// meta.json and was made at most a minute ago by its id: a launch under
+// way, not yet a job, which ls passes over.
+func launching(dir, id string) bool {
+	if _, err := os.Stat(filepath.Join(dir, jobdir.MetaFile)); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	t, err := time.Parse("20060102T150405", id[:15])
+	return err == nil && time.Now().Unix()-t.Unix() <= 60
 }
 
 // nativeEnd is the end marker every script prints last (bg_end).

@@ -336,8 +336,38 @@ func TestNativeListIsTheScripts(t *testing.T) {
 	for _, id := range ids {
 		dirs = append(dirs, filepath.Join(ws, id))
 	}
+	// A launch under way: no meta.json yet, made now. It is not a job
+	// yet, so neither lists it, nor counts it against --limit.
+	if err := os.Mkdir(filepath.Join(ws, jobdir.NewID(time.Now())), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	for _, q := range []shellgen.List{{}, {Max: 1}, {Max: 4}, {Max: 100}, {Before: ids[2]}, {Before: ids[2], Max: 1}, {Before: ids[0]}} {
-		compareLook(t, c, shells, dirs, nil, &q)
+		if got := compareLook(t, c, shells, dirs, nil, &q); q.Max == 0 && q.Before == "" && strings.Count(got, "J\t") != len(ids) {
+			t.Errorf("ls %+v: %d jobs, want %d:\n%s", q, strings.Count(got, "J\t"), len(ids), got)
+		}
+	}
+	// A launch cut short: no meta.json a minute and more after the time
+	// its id says. The script lists it (unreadable); Go leaves it to it.
+	cut := filepath.Join(ws, jobdir.NewID(time.Now().Add(-61*time.Second)))
+	if err := os.Mkdir(cut, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.nativeList(shellgen.List{}); ok {
+		t.Error("ls with a launch cut short: made in Go, want it left to the script")
+	}
+	s, err := shellgen.ListScript(c.target(), shellgen.List{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := local.New().Exec(context.Background(), s, nil, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "J\t"+escRecord(cut)+"\nJ\t") {
+		t.Errorf("ls with a launch cut short: the script did not list it alone:\n%s", out.String())
+	}
+	if err := os.Remove(cut); err != nil {
+		t.Fatal(err)
 	}
 	for _, q := range []shellgen.List{{AllWorkspaces: true}, {Owned: true}} {
 		if _, ok := c.nativeList(q); ok {

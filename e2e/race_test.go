@@ -47,9 +47,10 @@ func TestRaceOneWorkspace(t *testing.T) {
 		mu      sync.Mutex
 		started = append([]string(nil), pre...)
 		pruned  = map[string]jobdir.Job{}
-		// vanishing counts jobs an ls saw while prune deleted them.
-		vanishing int
-		wg        sync.WaitGroup
+		// halfGone: the jobs an ls saw without meta.json, which must be
+		// jobs prune was deleting; a launch under way is not listed.
+		halfGone = map[string]bool{}
+		wg       sync.WaitGroup
 	)
 	for i := range 100 {
 		wg.Add(1)
@@ -93,14 +94,15 @@ func TestRaceOneWorkspace(t *testing.T) {
 					}
 					seen[j.ID] = true
 					// A job prune is deleting may be reported as
-					// unreadable with meta.json missing; any other
-					// unreadable job is a torn meta.json.
+					// unreadable with meta.json missing (checked
+					// below); any other unreadable job is a torn
+					// meta.json.
 					if j.Status == jobdir.StatusUnreadable {
 						if j.Error != "meta.json is missing" {
 							t.Errorf("ls %d: job %s unreadable: %s", i, j.ID, j.Error)
 						}
 						mu.Lock()
-						vanishing++
+						halfGone[j.ID] = true
 						mu.Unlock()
 					}
 				}
@@ -204,7 +206,12 @@ func TestRaceOneWorkspace(t *testing.T) {
 	if len(dirs) != len(final.Jobs) {
 		t.Errorf("%d job directories, %d listed jobs", len(dirs), len(final.Jobs))
 	}
-	t.Logf("%d started, %d pruned, %d listed at the end; %d seen half-deleted", len(started), len(pruned), len(final.Jobs), vanishing)
+	for id := range halfGone {
+		if _, ok := pruned[id]; !ok {
+			t.Errorf("ls reported job %s without meta.json, and no prune removed it: a launch under way listed as unreadable", id)
+		}
+	}
+	t.Logf("%d started, %d pruned, %d listed at the end; %d seen half-deleted", len(started), len(pruned), len(final.Jobs), len(halfGone))
 }
 
 // dumpDir describes the files of a job directory, for failure messages.

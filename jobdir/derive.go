@@ -76,6 +76,9 @@ func Derive(o Observation, host string) Job {
 	j := Job{Host: host}
 	j.Paths(o.Dir)
 	j.ID = path.Base(o.Dir)
+	// The directory names the workspace too: an unreadable job says
+	// where it is; a readable one's meta.json says the same.
+	j.Workspace = path.Base(path.Dir(o.Dir))
 	if !o.HasMeta {
 		j.Status = StatusUnreadable
 		j.Error = "meta.json is missing"

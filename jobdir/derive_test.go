@@ -2,6 +2,7 @@ package jobdir_test
 
 import (
 	"encoding/json"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -171,9 +172,9 @@ func TestDerive(t *testing.T) {
 				t.Errorf("identity = %q %q %q %q %q", j.ID, j.Host, j.Dir, j.StdoutPath, j.StderrPath)
 			}
 			// A meta.json that cannot be trusted contributes nothing but
-			// the id, which comes from the directory.
+			// the id and the workspace, which come from the directory.
 			if j.Status == jobdir.StatusUnreadable && tt.want.ErrorHas != "exit_code" {
-				if diff := cmp.Diff(jobdir.Meta{ID: testID}, j.Meta); diff != "" {
+				if diff := cmp.Diff(jobdir.Meta{ID: testID, Workspace: path.Base(path.Dir(testDir))}, j.Meta); diff != "" {
 					t.Errorf("unreadable job carries meta (-want +got):\n%s", diff)
 				}
 			}

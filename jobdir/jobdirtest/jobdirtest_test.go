@@ -110,8 +110,9 @@ func TestEnd(t *testing.T) {
 	}
 }
 
-// TestMakeCreating leaves a directory without meta.json, which bgjob lists
-// as unreadable.
+// TestMakeCreating leaves a directory without meta.json, which bgjob does
+// not list while it may be a launch under way (a minute after the time its
+// id names), and lists as unreadable after that.
 func TestMakeCreating(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "root")
 	d := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Creating})
@@ -123,10 +124,15 @@ func TestMakeCreating(t *testing.T) {
 		t.Fatal(err)
 	}
 	page, err := c.List(context.Background(), bgjob.ListOptions{})
-	// A directory without meta.json is a launch cut short: reported as
-	// unreadable, never hidden.
-	if err != nil || len(page.Jobs) != 1 || page.Jobs[0].Status != jobdir.StatusUnreadable || page.Jobs[0].Error != "meta.json is missing" {
-		t.Errorf("List = %+v, %v; want one unreadable job, meta.json missing", page.Jobs, err)
+	if err != nil || len(page.Jobs) != 0 {
+		t.Errorf("List = %+v, %v; want no job: a launch under way is not one yet", page.Jobs, err)
+	}
+	// A launch cut short: reported as unreadable, never hidden.
+	cut := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Creating,
+		Meta: jobdir.Meta{StartedAt: time.Now().Add(-2 * time.Minute)}})
+	page, err = c.List(context.Background(), bgjob.ListOptions{})
+	if err != nil || len(page.Jobs) != 1 || page.Jobs[0].ID != cut.Meta.ID || page.Jobs[0].Status != jobdir.StatusUnreadable || page.Jobs[0].Error != "meta.json is missing" {
+		t.Errorf("List = %+v, %v; want one unreadable job, %s, meta.json missing", page.Jobs, err, cut.Meta.ID)
 	}
 }
 

@@ -14,6 +14,8 @@ bg_one() {
 	bg_isid "${1##*/}" || return 0
 	if [ -n "$bg_before" ] && ! [ "${1##*/}" \< "$bg_before" ]; then return 0; fi
 	[ -d "$1" ] && [ ! -L "$1" ] || return 0
+	# A launch under way is not a job yet.
+	! bg_launching "$1" || return 0
 	if [ "$bg_max" -gt 0 ] && [ "$bg_n" -ge "$bg_max" ]; then
 		printf 'N\tmore\n'
 		return 1

@@ -10,6 +10,17 @@ bg_isid() {
 	return 1
 }
 
+# bg_launching DIR: succeed when DIR, a job directory, has no meta.json
+# and its id says it was made at most a minute ago by the host's clock
+# (bg_nw, read once): a launch under way, not yet a job. The launch writes
+# meta.json before the command starts, so a directory without one that is
+# older than that is a launch cut short (prune removes it, ls shows it).
+bg_launching() {
+	[ ! -e "$1/meta.json" ] || return 1
+	[ -n "${bg_nw-}" ] || bg_now
+	bg_epoch "${1##*/}" && [ $((bg_nw - bg_ep)) -le 60 ]
+}
+
 # bg_line FILE: set bg_l to the first line of FILE; fail when FILE is missing.
 bg_line() {
 	bg_l=

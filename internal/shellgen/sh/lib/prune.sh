@@ -14,9 +14,8 @@
 bg_prunable() {
 	[ ! -L "$1" ] || return 1
 	if [ ! -e "$1/meta.json" ]; then
-		# A launch cut short: the wrapper writes meta.json before the
-		# command starts, so after a minute nothing runs there.
-		bg_epoch "${1##*/}" && [ $((bg_nw - bg_ep)) -gt 60 ]
+		# A launch cut short, not one under way (bg_launching).
+		bg_epoch "${1##*/}" && ! bg_launching "$1"
 		return
 	fi
 	bg_ended "$1" || return 1

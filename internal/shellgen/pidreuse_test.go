@@ -1,9 +1,11 @@
 package shellgen_test
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -131,6 +133,84 @@ func TestWrapperSparesAReusedTimerPID(t *testing.T) {
 				t.Errorf("exit_code %q, want 0", got)
 			}
 			survives(t, gone, timer, "the timer")
+		})
+	}
+}
+
+// TestTimerSparesAReusedPID: where there is no setsid, the --timeout
+// timer does not lead a group of its own, and what wakes it at the
+// timeout (a "sleep TIMEOUT && kill -s USR1 TIMER" in the background)
+// outlives a timer that ended early (killed). At the timeout it sent USR1,
+// which ends a process that does not catch it, to whoever had the timer's
+// pid by then. The timer is started as the wrapper starts it without
+// setsid, killed alone, and its pid given to another process while the
+// sleep is held (stopped); that process outlives the sleep's end.
+func TestTimerSparesAReusedPID(t *testing.T) {
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			_, _, dir := launchJob(t, &sh, []string{"true"},
+				func(l *shellgen.Launch) { l.Timeout, l.Grace = 3*time.Second, time.Second })
+			// The job the timer watches: alive throughout.
+			owner := exec.Command("sleep", "600")
+			if err := owner.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { owner.Process.Kill(); owner.Wait() })
+			// Without setsid the timer is in its wrapper's group, which
+			// a holder leads here (a pid that is a group's id is not
+			// handed out again). The holder reaps the timer and stays:
+			// a group left without its leader, with a stopped member,
+			// would be sent a HUP.
+			args := append(sh.argv[1:], "-c", `"$@" & echo $!; wait $!; exec sleep 600`, "holder", sh.path(t))
+			args = append(append(args, sh.argv[1:]...), filepath.Join(dir, "job.sh"), "timer", strconv.Itoa(owner.Process.Pid))
+			holder := exec.Command(sh.path(t), args...)
+			holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			out, err := holder.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := holder.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { syscall.Kill(-holder.Process.Pid, syscall.SIGKILL); holder.Wait() })
+			line, err := bufio.NewReader(out).ReadString('\n')
+			tp, perr := strconv.Atoi(strings.TrimSpace(line))
+			if err != nil || perr != nil {
+				t.Fatalf("the timer's pid: %q %v %v", line, err, perr)
+			}
+			// The waker: the timer's subshell, whose sleep is the
+			// timeout's ("sleep 3"; the timer's own naps are "sleep 1"
+			// children of the timer itself). It is held before it ends.
+			var waker, nap int
+			if !eventually(10*time.Second, func() bool {
+				for _, c := range childrenOf(tp) {
+					if n := childOf(c, "sleep", "3"); n > 0 {
+						waker, nap = c, n
+						return true
+					}
+				}
+				return false
+			}) {
+				t.Fatal("no waker found")
+			}
+			if err := syscall.Kill(nap, syscall.SIGSTOP); err != nil {
+				t.Fatalf("hold the waker's sleep: %v", err)
+			}
+			syscall.Kill(tp, syscall.SIGKILL)
+			reaped(t, tp, "the timer")
+			gone := stranger(t, tp)
+			if err := syscall.Kill(nap, syscall.SIGCONT); err != nil {
+				t.Fatalf("the waker's sleep is gone before its time: %v", err)
+			}
+			reaped(t, nap, "the waker's sleep")
+			if !eventually(10*time.Second, func() bool {
+				_, err := os.Stat(fmt.Sprintf("/proc/%d", waker))
+				return err != nil
+			}) {
+				t.Fatal("the waker did not end")
+			}
+			survives(t, gone, tp, "the timer")
 		})
 	}
 }

@@ -14,7 +14,12 @@ if [ "${1-}" = timer ]; then
 	trap 'bg_fire=1' USR1
 	bg_me=$$
 	bg_secs "$bg_timeout"
-	sleep "$bg_sec" && kill -s USR1 "$bg_me" &
+	# Where there is no setsid nothing ends this sleep with the timer: at
+	# the timeout the timer may be long gone and its pid another
+	# process's, which USR1 would end (bg_ours).
+	bg_proc "$bg_me"
+	bg_mst=$bg_s
+	sleep "$bg_sec" && bg_ours "$bg_me" "$bg_mst" && kill -s USR1 "$bg_me" &
 	while [ -z "$bg_fire" ]; do
 		sleep 1 &
 		bg_t=$!

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,21 +39,33 @@ const MaxFrame = 8 << 20
 // notification and a response are never answered. The rest of an overlong
 // line is skipped up to its newline. A blank line is ignored. The end of r
 // ends the session. Neither r nor w is closed.
+//
+// A request the client cancels (notifications/cancelled) is not answered,
+// as MCP asks: the SDK ends its handler and would answer it with an error,
+// which a client that has forgotten the request takes for a response to
+// an unknown id.
 func NewStdioTransport(r io.Reader, w io.Writer) sdk.Transport {
 	lw := &lockedWriter{w: w}
+	fr := newFrameReader(r, lw, MaxFrame)
+	fr.cancels = &lw.cancels
 	// The framing layer bounds each line: the SDK's bound stays off.
-	return &sdk.IOTransport{Reader: newFrameReader(r, lw, MaxFrame), Writer: lw, MaxLineLength: -1}
+	return &sdk.IOTransport{Reader: fr, Writer: lw, MaxLineLength: -1}
 }
 
 // lockedWriter serialises the framing layer's answers with the SDK's
-// writes, each of which is one whole message, and gives a code to the
-// errors the SDK answers without one (see coded).
+// writes, each of which is one whole message, gives a code to the errors
+// the SDK answers without one (see coded), and drops the SDK's answers to
+// requests the client cancelled.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu      sync.Mutex
+	w       io.Writer
+	cancels cancelled
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
+	if l.cancels.answered(p) {
+		return len(p), nil
+	}
 	b := coded(p)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -60,6 +73,137 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// cancelled holds the ids of the requests the client has cancelled and
+// that have not been answered: the framing layer adds one at its
+// notifications/cancelled and takes it back when a new request reuses the
+// id (JSON-RPC lets a client reuse the id of a request that has ended);
+// the writer drops the answer to one, and forgets it. A cancellation that
+// comes after the answer is remembered until the id is reused, or until
+// more than maxCancelled are remembered, when all are forgotten.
+type cancelled struct {
+	mu  sync.Mutex
+	n   atomic.Int32 // len(ids), read without the lock by every write
+	ids map[string]bool
+}
+
+const maxCancelled = 1024
+
+// idKey returns the key of a request id: a string as its value, a number
+// as the float64 the SDK reads it as, so that 7 and 7.0 are one id.
+func idKey(raw json.RawMessage) (string, bool) {
+	id, ok := requestID(raw)
+	if !ok {
+		return "", false
+	}
+	if id[0] == '"' {
+		return string(id), true
+	}
+	f, _ := strconv.ParseFloat(string(id), 64)
+	return strconv.FormatFloat(f, 'f', -1, 64), true
+}
+
+func (c *cancelled) set(raw json.RawMessage, on bool) {
+	k, ok := idKey(raw)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case on && len(c.ids) >= maxCancelled:
+		c.ids = map[string]bool{k: true}
+	case on:
+		if c.ids == nil {
+			c.ids = map[string]bool{}
+		}
+		c.ids[k] = true
+	default:
+		delete(c.ids, k)
+	}
+	c.n.Store(int32(len(c.ids)))
+}
+
+// answered reports whether msg, a message the SDK writes, answers a
+// cancelled request, and forgets the request if so.
+func (c *cancelled) answered(msg []byte) bool {
+	if c.n.Load() == 0 {
+		return false
+	}
+	k, ok := idKey(responseID(msg))
+	if !ok {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.ids[k] {
+		return false
+	}
+	delete(c.ids, k)
+	c.n.Store(int32(len(c.ids)))
+	return true
+}
+
+// responseID returns the id of msg if it is a response, nil if not. It
+// reads the members in order and stops once it knows: the SDK writes the
+// id before the result, which is not read (it may be megabytes).
+func responseID(msg []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var id json.RawMessage
+	response := false
+	for dec.More() {
+		t, err := dec.Token()
+		name, ok := t.(string)
+		if err != nil || !ok {
+			return nil
+		}
+		switch name {
+		case "method":
+			return nil
+		case "result", "error":
+			response = true
+		}
+		if response && id != nil {
+			return id
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil
+		}
+		if name == "id" {
+			id = v
+		}
+	}
+	if !response {
+		return nil
+	}
+	return id
+}
+
+// note records what msg, a message handed to the SDK, says of
+// cancellations: a notifications/cancelled adds its request id, a request
+// takes its own id back.
+func (c *cancelled) note(msg []byte) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &m) != nil {
+		return
+	}
+	switch {
+	case m.Method == "notifications/cancelled" && m.ID == nil:
+		c.set(m.Params.RequestID, true)
+	case m.ID != nil && m.Method != "" && c.n.Load() > 0:
+		c.set(m.ID, false)
+	}
 }
 
 // coded returns msg, a message the SDK writes and its newline, with an
@@ -105,6 +249,8 @@ type frameReader struct {
 	line []byte // the message being handed out, and its newline
 	off  int    // how much of line has been read
 	err  error  // the end of the input, or a failed answer
+
+	cancels *cancelled // nil: cancellations are the SDK's alone
 }
 
 func newFrameReader(r io.Reader, w io.Writer, max int) *frameReader {
@@ -168,6 +314,9 @@ func (f *frameReader) next() {
 			f.answer(id, code, why)
 		}
 		return
+	}
+	if f.cancels != nil && (f.cancels.n.Load() > 0 || bytes.Contains(msg, []byte(`"notifications/cancelled"`))) {
+		f.cancels.note(msg)
 	}
 	f.line = append(f.line[:copy(f.line, msg)], '\n')
 }

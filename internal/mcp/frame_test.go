@@ -493,3 +493,39 @@ func TestToolArgumentsNull(t *testing.T) {
 	}
 	c.end()
 }
+
+// A request the client cancels is not answered (MCP: the receiver of a
+// cancellation should not answer it), though the SDK ends its handler and
+// would answer an error; a later request that reuses the id is answered,
+// and the session goes on.
+func TestStdioCancelledRequestUnanswered(t *testing.T) {
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	c := serveLines(t, mcp.Options{Root: root})
+	start := c.call(1, "tools/call", `{"name":"job_start","arguments":{"command":"sleep 600","wait_sec":0}}`)
+	var res struct {
+		StructuredContent job `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(start["result"], &res); err != nil || res.StructuredContent.Status != jobdir.StatusRunning {
+		t.Fatalf("job_start: %s (%v)", start, err)
+	}
+	for _, id := range []string{"2", `"w"`} {
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"job_wait","arguments":{"ids":[%q],"timeout_sec":600}}}`, id, res.StructuredContent.ID))
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"no longer needed"}}`, id))
+	}
+	if m := c.call(3, "ping", "{}"); m["result"] == nil {
+		t.Fatalf("ping after the cancellations: %s", m)
+	}
+	// The handlers end at their cancellation; their answers, were they
+	// written, would come within milliseconds.
+	select {
+	case b := <-c.lines:
+		t.Errorf("a cancelled request was answered: %s", b)
+	case <-time.After(2 * time.Second):
+	}
+	// The id of a cancelled request, reused, is a new request's.
+	if m := c.call(2, "ping", "{}"); m["result"] == nil {
+		t.Errorf("ping with a cancelled request's id: %s", m)
+	}
+	c.end()
+}

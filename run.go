@@ -172,7 +172,9 @@ func (c *Client) launch(ctx context.Context, l shellgen.Launch, h shellgen.Handl
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	return c.exec(ctx, script, nil, false, h)
+	// A --replace launch waits for its name's lock and stops jobs: it
+	// watches its caller, and ends where it is once the caller is gone.
+	return c.exec(ctx, script, nil, l.Replace, h)
 }
 
 // resolveAfter returns the ids of the jobs refs name (Spec.After): a

@@ -260,3 +260,63 @@ exec %[2]s "$@"
 		t.Fatalf("the replace once the lock was free: %v: %s", err, errb.String())
 	}
 }
+
+// TestReplaceWhoseCallerDied: a run --replace killed outright (SIGKILL)
+// while it waits for its name's lock leaves no launch behind. Its script
+// went on waiting, took the lock after the runs that came later, stopped
+// the job the last of them had started (and reported as running), and
+// started its own, which nobody had asked for any more. The test holds the
+// lock; the run's script must end once its caller is gone, while the lock
+// is still held.
+func TestReplaceWhoseCallerDied(t *testing.T) {
+	t.Parallel()
+	self, err := jobdirtest.ProcStart(os.Getpid())
+	if err != nil {
+		testneed.Missing(t, "/proc: %v", err)
+	}
+	for _, tc := range localAndSSH(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			name := "ghost-" + tc.name
+			lock := filepath.Join(tc.flags[1], jobdir.DefaultWorkspace, ".names", ".lock."+name)
+			if err := os.MkdirAll(lock, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(lock, "owner"), []byte(strconv.Itoa(os.Getpid())+" "+self+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(bgjobBinary(t), append(tc.flags, "run", "-q", "-n", name, "--replace", "--", "sleep 300")...)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			// The launch script, waiting for the lock: its sh -c carries
+			// the name.
+			scripts := func() []string {
+				var pids []string
+				ents, _ := os.ReadDir("/proc")
+				for _, e := range ents {
+					c, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+					if err == nil && bytes.Contains(c, []byte("\nbg_name="+name+"\n")) && bytes.Contains(c, []byte("bg_rgrace=")) {
+						pids = append(pids, e.Name())
+					}
+				}
+				return pids
+			}
+			if !eventually(time.Minute, func() bool { return len(scripts()) > 0 }) {
+				t.Fatal("the replace's script never started")
+			}
+			cmd.Process.Kill()
+			<-done
+			if !eventually(10*time.Second, func() bool { return len(scripts()) == 0 }) {
+				t.Fatalf("the script of a run killed outright still waits for the lock: pids %v", scripts())
+			}
+			if err := os.RemoveAll(lock); err != nil {
+				t.Fatal(err)
+			}
+			if code, out, errs := bgjob(context.Background(), append(tc.flags, "ls", "--json", "--search", name)...); code != 0 || strings.Contains(out, `"id"`) {
+				t.Errorf("ls -n %s: exit %d: %s %s; want no job", name, code, out, errs)
+			}
+		})
+	}
+}

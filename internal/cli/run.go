@@ -62,7 +62,8 @@ printed); --replace instead stops every job of that name that has live
 processes (TERM, KILL after --grace, as 'bgjob stop') and waits until their
 processes are gone, so that a port one held is free, then starts the new
 job. Concurrent --replace runs of one name take turns: the last one's job
-is the one left running.
+is the one left running; a run killed while it waits for its turn gives
+it up.
 
 --merge writes stderr into stdout.log too, so the two come in one ordered
 stream (meta.json records "merge": true; stderr.log stays empty).

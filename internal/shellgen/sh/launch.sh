@@ -8,8 +8,8 @@
 # command.sh). launch_pty.sh (a PTY job),
 # then launch_name.sh or launch_replace.sh (bg_rgrace; a named job) come
 # before it; launch_prune.sh may follow. A launch cut short leaves at most
-# a directory without meta.json and nothing running: ls reports it, prune
-# removes it.
+# a directory without meta.json and nothing running: a minute after its
+# start ls reports it, and prune removes it.
 bg_makeroot
 if [ -n "$bg_cwd" ] && [ ! -d "$bg_cwd" ]; then bg_err cwd "working directory $bg_cwd does not exist"; fi
 [ -d "$bg_ws" ] || mkdir -p "$bg_ws" 2>/dev/null || bg_err io "cannot create workspace directory $bg_ws"
@@ -80,7 +80,10 @@ nometa)
 	bg_err io "cannot write the job's meta.json in $bg_ws (is the disk full?)"
 	;;
 esac
-[ -z "$bg_namelk" ] || rm -rf "$bg_namelk"
+if [ -n "$bg_namelk" ]; then
+	rm -rf "$bg_namelk"
+	bg_unwatch
+fi
 # The wrapper reported meta.json's line: when it is small (bg_metasmall),
 # bg_metaline takes it from there (bg_mzm) without reading the file.
 [ "$bg_metasmall" != 1 ] || bg_mzc="${bg_mzc-}$bg_nl$bg_d${bg_tab}m" bg_mzm=$bg_w

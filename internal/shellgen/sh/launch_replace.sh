@@ -9,8 +9,12 @@
 # the lock .names/.lock.NAME (bg_namelk), a directory holding its holder's
 # pid and start time, is held from before the stop until the new job runs
 # (launch.sh lets go of it then), so the next one stops it in turn; a lock
-# whose holder is gone is taken over.
+# whose holder is gone is taken over. A run whose caller went away (killed
+# while it waited for the lock, say) ends where it is (bg_watchin), so it
+# never stops the job of a run that came after it; launch.sh stops the
+# watch when it lets go of the lock.
 bg_samename() {
+	bg_watchin
 	bg_namelock
 	# The jobs of the name, one meta.json per line, then those with live
 	# processes.

@@ -107,7 +107,9 @@ bg_stop() {
 		if [ "$bg_sn" -gt 0 ]; then
 			bg_deadline "$bg_sn"
 			while bg_stopleft "$@" && bg_intime; do bg_dlnap; done
-			kill "$bg_dl" 2>/dev/null
+			# Its clock, unless it has ended (and may have been reaped).
+			! bg_ours "$bg_dl" "$bg_dls" || kill "$bg_dl" 2>/dev/null
+			bg_dl=
 		fi
 		# KILL takes effect at once: look again soon (a look itself takes
 		# a while with many processes on the host), then every tenth.

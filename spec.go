@@ -177,6 +177,12 @@ func (s Spec) Validate() error {
 		if !ok || !shellgen.ValidEnvName(name) {
 			return bad(fmt.Errorf("invalid environment variable %q: want NAME=VALUE with NAME made of letters, digits and _", kv))
 		}
+		if name == "BGJOB_JOB_ID" || name == "BGJOB_JOB_DIR" {
+			// The marker by which bgjob finds the job's processes that
+			// left its group: another value would give them to another
+			// job, or to none.
+			return bad(fmt.Errorf("environment variable %s: bgjob sets it for each job (it finds the job's processes by it)", name))
+		}
 		if strings.IndexByte(value, 0) >= 0 {
 			return bad(fmt.Errorf("environment variable %s: its value holds a NUL byte, which no shell can pass", name))
 		}

@@ -29,6 +29,8 @@ func TestSpecValidate(t *testing.T) {
 		{"long timeout", bgjob.Spec{Argv: argv, Timeout: bgjob.MaxTimeout + 1}, "timeout 87600h0m0.000000001s is longer than 87600h0m0s", "--timeout 87600h0m0.000000001s is longer than 87600h0m0s"},
 		{"bad env", bgjob.Spec{Argv: argv, Env: []string{"1A=x"}}, "invalid environment variable", ""},
 		{"env with NUL", bgjob.Spec{Argv: argv, Env: []string{"A=x\x00"}}, "holds a NUL byte", ""},
+		{"env of the job's marker", bgjob.Spec{Argv: argv, Env: []string{"BGJOB_JOB_ID=20261204T220000-aaaaaa"}}, "BGJOB_JOB_ID: bgjob sets it", ""},
+		{"env of the job's directory", bgjob.Spec{Argv: argv, Env: []string{"A=1", "BGJOB_JOB_DIR=/tmp"}}, "BGJOB_JOB_DIR: bgjob sets it", ""},
 		{"negative grace", bgjob.Spec{Argv: argv, Grace: new(-time.Second)}, "must not be negative", ""},
 		{"size without PTY", bgjob.Spec{Argv: argv, PTYCols: 80, PTYRows: 24}, "a terminal size goes with PTY", "--pty-size goes with --pty"},
 		{"huge terminal", bgjob.Spec{Argv: argv, PTY: true, PTYCols: 10001}, "terminal size 10001x0", ""},

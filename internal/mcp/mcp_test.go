@@ -400,6 +400,7 @@ func TestToolErrors(t *testing.T) {
 		{"empty command", "job_start", map[string]any{"command": ""}, "command is empty"},
 		{"env name with =", "job_start", map[string]any{"command": "true", "env": map[string]any{"A=B": "x"}}, "invalid variable name"},
 		{"env value with NUL", "job_start", map[string]any{"command": "true", "env": map[string]any{"A": "x\x00"}}, "environment variable A: its value holds a NUL byte"},
+		{"env of the job's marker", "job_start", map[string]any{"command": "true", "env": map[string]any{"BGJOB_JOB_ID": "x"}}, "environment variable BGJOB_JOB_ID: bgjob sets it"},
 		{"pattern with NUL", "job_wait", map[string]any{"ids": []string{"x"}, "until_output": "a\x00"}, "pattern \"a\\x00\" holds a NUL byte"},
 		{"unknown parameter", "job_start", map[string]any{"command": "true", "wait": 1}, "wait"},
 		{"host not allowed", "job_list", map[string]any{"host": "db1"}, "not allowed"},

@@ -25,7 +25,7 @@ type startIn struct {
 	Command      string            `json:"command" jsonschema:"shell command to run (sh -c semantics; bash where the host has it)"`
 	Name         string            `json:"name,omitempty" jsonschema:"name for the job; later calls may use it instead of the id"`
 	Cwd          string            `json:"cwd,omitempty" jsonschema:"working directory (default: where the server runs, or the login directory over SSH)"`
-	Env          map[string]string `json:"env,omitempty" jsonschema:"environment variables to set"`
+	Env          map[string]string `json:"env,omitempty" jsonschema:"environment variables to set (not BGJOB_JOB_ID or BGJOB_JOB_DIR, which bgjob sets)"`
 	TimeoutSec   float64           `json:"timeout_sec,omitempty" jsonschema:"stop the job after this many seconds (default: never)"`
 	WaitSec      *float64          `json:"wait_sec,omitempty" jsonschema:"wait up to this many seconds for the job to end (default 3, 0: return at once)"`
 	Stdin        bool              `json:"stdin,omitempty" jsonschema:"give the job a standard input that job_send writes to"`

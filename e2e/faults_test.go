@@ -75,7 +75,10 @@ func hasJobDir(entries []os.DirEntry) bool {
 // TestInterruptedRunLeavesNoPhantom: a run interrupted at any moment
 // leaves either a visible job (meta.json in place before its command
 // runs) or a directory without meta.json in which nothing runs, and ls
-// reports every directory.
+// reports every job; a directory without meta.json is, for the minute
+// after its id's time, a launch that may be under way, not yet a job,
+// and is not listed (after that minute it is, as unreadable:
+// TestMakeCreating).
 func TestInterruptedRunLeavesNoPhantom(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -131,8 +134,8 @@ func TestInterruptedRunLeavesNoPhantom(t *testing.T) {
 			unreadable++
 		}
 	}
-	if len(jobs) != dirs || unreadable != incomplete {
-		t.Errorf("ls reports %d jobs, %d unreadable; the workspace holds %d, %d without meta.json", len(jobs), unreadable, dirs, incomplete)
+	if len(jobs) != dirs-incomplete || unreadable != 0 {
+		t.Errorf("ls reports %d jobs, %d unreadable; the workspace holds %d, %d without meta.json (launches of the last minute)", len(jobs), unreadable, dirs, incomplete)
 	}
 	t.Logf("%d job directories, %d without meta.json", dirs, incomplete)
 }

@@ -129,6 +129,13 @@ func TestFleetRunIDTaken(t *testing.T) {
 			t.Fatalf("%s: %v", r.Host, r.Err)
 		}
 	}
+	// Ended before the test's directories go: a wrapper still writing
+	// its status would leave one not empty.
+	for _, r := range f.Wait(ctx, []string{spec.ID}, bgjob.WaitOptions{}) {
+		if r.Err != nil {
+			t.Fatalf("%s: wait: %v", r.Host, r.Err)
+		}
+	}
 	for _, r := range f.Run(ctx, spec) {
 		if !errors.Is(r.Err, bgjob.ErrExists) {
 			t.Errorf("%s: second run with the same id: %v, want ErrExists", r.Host, r.Err)

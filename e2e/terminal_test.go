@@ -179,23 +179,32 @@ func TestAttachCtrlC(t *testing.T) {
 	}
 }
 
-// TestAttachLines: on a job without a PTY attach --stdin sends each line
-// typed and shows the job's output; Ctrl-\ detaches, the job runs on.
+// TestAttachLines: on a job without a PTY, run with --stdin, attach sends
+// each line typed (with --stdin or without: a line typed and echoed went
+// nowhere) and shows the job's output; Ctrl-\ detaches, the job runs on.
 func TestAttachLines(t *testing.T) {
 	needTerminal(t)
 	t.Parallel()
 	bin := bgjobBinary(t)
-	flags := []string{"--root", t.TempDir()}
-	id := runJob(t, bin, flags, "--stdin", "--", `echo ready; while read -r l; do echo "got $l"; echo "err $l" >&2; done`)
-	m := newTmux(t, attachCmd(bin, flags, "--stdin", id))
-	m.waitFor("ready")
-	m.keys("hello there", "Enter")
-	m.waitFor("got hello there")
-	m.waitFor("err hello there")
-	m.keys(`C-\`)
-	m.waitFor("[exited 0]")
-	if j := jobStatus(t, bin, flags, id); j.Status != jobdir.StatusRunning {
-		t.Fatalf("after the detach the job is %s, want running", j.Status)
+	for _, tc := range []struct{ name, flag string }{{"--stdin", "--stdin"}, {"by default", ""}} {
+		t.Run(tc.name, func(t *testing.T) {
+			flags := []string{"--root", t.TempDir()}
+			id := runJob(t, bin, flags, "--stdin", "--", `echo ready; while read -r l; do echo "got $l"; echo "err $l" >&2; done`)
+			args := []string{id}
+			if tc.flag != "" {
+				args = []string{tc.flag, id}
+			}
+			m := newTmux(t, attachCmd(bin, flags, args...))
+			m.waitFor("ready")
+			m.keys("hello there", "Enter")
+			m.waitFor("got hello there")
+			m.waitFor("err hello there")
+			m.keys(`C-\`)
+			m.waitFor("[exited 0]")
+			if j := jobStatus(t, bin, flags, id); j.Status != jobdir.StatusRunning {
+				t.Fatalf("after the detach the job is %s, want running", j.Status)
+			}
+		})
 	}
 }
 

@@ -30,6 +30,7 @@ type attachOptions struct {
 	detachKey byte
 	keyName   string
 	stdin     bool
+	stdinSet  bool // --stdin was given, true or false
 }
 
 func (a *app) attachCommand() *cobra.Command {
@@ -53,9 +54,9 @@ ctrl-z, ctrl-\, ctrl-], ctrl-^, ctrl-_, or ^X): the job runs on, and attach
 exits 0.
 
 On a job without a PTY attach follows both logs, as 'bgjob logs -f' does,
-and the terminal is not raw: with --stdin each line typed is sent to the
-job's stdin (a job started with --stdin); Ctrl-\ detaches and Ctrl-C ends
-attach, never the job.
+and the terminal is not raw: on a job started with --stdin each line typed
+is sent to the job's stdin (--stdin=false only watches); Ctrl-\ detaches
+and Ctrl-C ends attach, never the job.
 
 When the job ends, attach restores the terminal, says how the job ended and
 exits with its status, as wait does. Several clients may attach to a job at
@@ -70,7 +71,7 @@ with 'bgjob send' and reads it with 'bgjob logs -f'.`, attachReplay, attachRepla
 		Example: `  bgjob run --pty -n repl -- python3 -i
   bgjob attach repl                      # Ctrl-\ detaches
   bgjob attach --detach-key ctrl-] repl
-  bgjob attach --stdin worker            # a job run with --stdin: lines typed go to it`,
+  bgjob attach worker                    # a job run with --stdin: lines typed go to it`,
 		Args: needArgs(1, 1, "a job id or name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, err := parseKey(key)
@@ -78,12 +79,13 @@ with 'bgjob send' and reads it with 'bgjob logs -f'.`, attachReplay, attachRepla
 				return usageError("--detach-key: %v", err)
 			}
 			o.ref, o.detachKey, o.keyName = args[0], b, key
+			o.stdinSet = cmd.Flags().Changed("stdin")
 			return a.attach(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&key, "detach-key", `ctrl-\`, "the key that detaches from a --pty job, ctrl-a to ctrl-z, ctrl-\\, ctrl-], ctrl-^, ctrl-_ or ^X")
-	f.BoolVar(&o.stdin, "stdin", false, "on a job without a PTY, send each line typed to its stdin (a job run with --stdin)")
+	f.BoolVar(&o.stdin, "stdin", false, "on a job without a PTY, send each line typed to its stdin (a job run with --stdin: the default there; --stdin=false only watches)")
 	return cmd
 }
 
@@ -145,6 +147,11 @@ func (a *app) attach(ctx context.Context, o attachOptions) error {
 		o.stdin = true
 	case o.stdin && !job.Stdin:
 		return fmt.Errorf("job %s was not started with --stdin: attach --stdin has nowhere to send lines", job.ID)
+	case job.Stdin && !o.stdinSet:
+		// A job that reads its stdin gets the lines typed, as a --pty
+		// job gets the keys: typed and echoed, they went nowhere, and
+		// the shell read them after the detach.
+		o.stdin = true
 	}
 	s := &attachSession{a: a, c: c, job: job, o: o, in: in, out: out}
 	end, err := s.run(ctx)

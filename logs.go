@@ -216,8 +216,22 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 	// tells when the job has ended and reads its last bytes, runs when
 	// logWakes says so.
 	keep, quick := logWakes(res.Job.Dir, 0)
+	fl := &follower{dir: res.Job.Dir, streams: streams, capped: res.Job.MaxLogSize > 0}
+	defer fl.close()
 	_, err := watched(ctx, w, []string{res.Job.Dir}, 0, keep, func(ctx context.Context) error {
-		if quick() && appended(res.Job.Dir, streams, &res, stdout, stderr) == nil {
+		// What is in the logs goes out from here, also before a look of
+		// the script's, which then has only what came meanwhile to read
+		// (it reads a running job's bytes a MiB at a time, two processes
+		// a MiB).
+		copied, flooded := fl.copied, fl.flooded
+		fl.flooded = false
+		// After a flood, unwatched: a job that ended meanwhile is the
+		// script's to see.
+		if err := fl.appended(&res, stdout, stderr); quick() && err == nil && !(flooded && endedIn(res.Job.Dir)) {
+			if fl.copied-copied >= floodBytes {
+				fl.flooded = true
+				return errFlood
+			}
 			return errPending
 		}
 		q.Offsets = map[string]int64{}
@@ -264,7 +278,11 @@ func logWakes(dir string, timeout time.Duration) (keep func(name string) bool, q
 		if strings.HasSuffix(name, ".tmp") {
 			return false
 		}
-		woke = name
+		// A change to another file than a log is the script's to look
+		// at: it stays until the next look, whatever comes after it.
+		if woke == "" || woke == "stdout.log" || woke == "stderr.log" {
+			woke = name
+		}
 		return true
 	}
 	quick = func() bool {
@@ -306,45 +324,86 @@ func endedIn(dir string) bool {
 	return len(code) > 0 && !slices.ContainsFunc(code, func(c byte) bool { return c < '0' || c > '9' })
 }
 
-// appended copies what the job in dir has appended to its logs since res's
+// follower is what a follow on this machine keeps from one look to the
+// next: each log, open, and a buffer. Only a job with a --max-log-size cap
+// has bytes dropped (its STREAM.dropped file), so only its follow reads
+// that file.
+type follower struct {
+	dir     string
+	streams []string
+	capped  bool
+	files   map[string]*os.File
+	buf     []byte
+	copied  int64 // the bytes read from the logs so far
+	flooded bool  // the last look was a flood's (errFlood)
+}
+
+func (fl *follower) close() {
+	for _, f := range fl.files {
+		f.Close()
+	}
+}
+
+// dropped is droppedOf for a capped job, 0 for the rest.
+func (fl *follower) dropped(stream string) int64 {
+	if !fl.capped {
+		return 0
+	}
+	return droppedOf(fl.dir, stream)
+}
+
+// appended copies what the job has appended to its logs since res's
 // ranges end (or since the bytes its --max-log-size cap dropped, the
 // STREAM.dropped file, if that is later) and moves their ends: what the
 // follow script's loop does with wc -c and bg_chunk, for a job on this
 // machine. As there, the bytes go in pieces of at most 1 MiB, each read
 // before the dropped count is read again: what lies below it the cap
 // dropped (punched out) while the piece was read, and is left out.
-func appended(dir string, streams []string, res *LogResult, stdout, stderr io.Writer) error {
-	for _, stream := range streams {
+func (fl *follower) appended(res *LogResult, stdout, stderr io.Writer) error {
+	for _, stream := range fl.streams {
 		var from int64
 		if i := slices.IndexFunc(res.Ranges, func(r LogRange) bool { return r.Stream == stream }); i >= 0 {
 			from = res.Ranges[i].Next
 		}
-		f, from, size, err := openLog(dir, stream, from)
+		f := fl.files[stream]
+		if f == nil {
+			var err error
+			if f, err = openRead(filepath.Join(fl.dir, stream+".log")); err != nil {
+				return err
+			}
+			if fl.files == nil {
+				fl.files = map[string]*os.File{}
+			}
+			fl.files[stream] = f
+		}
+		fi, err := f.Stat()
 		if err != nil {
 			return err
 		}
+		from = max(from, 0, fl.dropped(stream))
+		size := max(fi.Size(), from)
 		w := stdout
 		if stream == "stderr" {
 			w = stderr
 		}
-		buf := make([]byte, min(size-from, 1<<20))
+		if need := min(size-from, 1<<20); int64(len(fl.buf)) < need {
+			fl.buf = make([]byte, need)
+		}
 		for from < size {
-			piece := buf[:min(size-from, int64(len(buf)))]
+			piece := fl.buf[:min(size-from, int64(len(fl.buf)))]
 			n, err := f.ReadAt(piece, from)
 			if err != nil && !(errors.Is(err, io.EOF) && n > 0) {
-				f.Close()
 				return err
 			}
 			piece = piece[:n]
-			skip := min(max(droppedOf(dir, stream)-from, 0), int64(n))
+			skip := min(max(fl.dropped(stream)-from, 0), int64(n))
 			if _, err := w.Write(piece[skip:]); err != nil {
-				f.Close()
 				return err
 			}
 			res.grow(stream, from+skip, from+int64(n))
 			from += int64(n)
+			fl.copied += int64(n)
 		}
-		f.Close()
 	}
 	return nil
 }

@@ -117,6 +117,9 @@ func TestFollowNativeMatchesScript(t *testing.T) {
 		"lines":  `i=0; while [ $i -lt 40 ]; do echo "out $i"; echo "err $i" >&2; i=$((i+1)); sleep 0.02; done`,
 		"binary": `printf 'a\000b\377\376'; sleep 0.3; printf '\303'; sleep 0.2; printf '\251 end' >&2; printf 'no newline'`,
 		"burst":  `sleep 0.3; seq 1 20000; seq 1 300 >&2; sleep 0.2; seq 5 9`,
+		// Megabytes at a time: the native follow looks a pause apart,
+		// without the watch (errFlood), and sees the end after it.
+		"flood": `i=0; while [ $i -lt 8 ]; do seq 1 400000; seq 1 100000 >&2; i=$((i+1)); sleep 0.05; done; sleep 0.2; echo last`,
 		// A character cut off at the end of the log past its first 255
 		// bytes while the follow's tick runs the script (every 3 s): the
 		// script's read once ended before it started there, and the native

@@ -70,7 +70,7 @@ func (h Handler) Decode(r io.Reader) (stopped bool, err error) {
 		outcome string
 		kept    string    // the directory of a K record, until its J record
 		held    [2]string // the state and directory of an H record, until its J record
-		live    *liveChunk
+		live    liveChunk // the bytes of a D record of a live job, until its C record
 	)
 	flush := func() error {
 		if cur == nil {
@@ -98,7 +98,7 @@ func (h Handler) Decode(r io.Reader) (stopped bool, err error) {
 }
 
 // record handles one record for decode.
-func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outcome, kept *string, held *[2]string, live **liveChunk, flush func() error) error {
+func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outcome, kept *string, held *[2]string, live *liveChunk, flush func() error) error {
 	{
 		switch rec.Kind {
 		case KindMeta, KindMetaSize, KindProc, KindExit, KindEnded,
@@ -109,17 +109,16 @@ func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outc
 			observe(*cur, rec)
 			return nil
 		case KindCheck:
-			if *live == nil || (*live).stream != rec.Field(0) {
+			if !live.held || live.stream != rec.Field(0) {
 				return fmt.Errorf("check record without live data")
 			}
-			c := *live
-			*live = nil
-			return c.emit(h, rec.Field(1))
+			live.held = false
+			return live.emit(h, rec.Field(1))
 		}
 		if err := flush(); err != nil {
 			return err
 		}
-		if *live != nil {
+		if live.held {
 			return fmt.Errorf("%s record after live data without a check record", rec.Kind)
 		}
 		switch rec.Kind {
@@ -187,12 +186,21 @@ func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outc
 			off, _ := strconv.ParseInt(rec.Field(1), 10, 64)
 			if rec.Field(3) == "1" {
 				// Hold the bytes until the check record says which of them
-				// are the log's; the script sends at most 1 MiB at a time.
-				var b bytes.Buffer
-				if _, err := io.Copy(&b, rec.Data); err != nil {
+				// are the log's; the script sends at most 1 MiB at a time,
+				// read into the buffer of the chunk before (a follow of a
+				// flood is hundreds of them).
+				n, err := strconv.ParseInt(rec.Field(2), 10, 64)
+				if err != nil || n < 0 || n > maxLiveChunk {
+					return fmt.Errorf("malformed live data record: length %q", rec.Field(2))
+				}
+				if int64(cap(live.data)) < n {
+					live.data = make([]byte, n)
+				}
+				live.data = live.data[:n]
+				if _, err := io.ReadFull(rec.Data, live.data); err != nil {
 					return fmt.Errorf("reading script output: %w", err)
 				}
-				*live = &liveChunk{stream: rec.Field(0), offset: off, data: b.Bytes()}
+				live.stream, live.offset, live.held = rec.Field(0), off, true
 				return nil
 			}
 			if h.Data != nil {
@@ -235,10 +243,15 @@ func observe(o *jobdir.Observation, rec Record) {
 
 // liveChunk is the bytes of a live job's log, held until its check record.
 type liveChunk struct {
+	held   bool
 	stream string
 	offset int64
 	data   []byte
 }
+
+// maxLiveChunk bounds the bytes of one D record of a live job: the script
+// sends at most 1 MiB (bg_chunk); a larger length is no script's.
+const maxLiveChunk = 8 << 20
 
 // emit hands on the part of the chunk at or above dropped, the bytes the
 // cap had not dropped when the script finished reading them.

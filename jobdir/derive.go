@@ -131,9 +131,14 @@ func Derive(o Observation, host string) Job {
 			j.Status, j.Reason, j.Error = StatusNotRun, "after_ok", o.NotRun
 			return j
 		}
-		if reason, sig, ok := DecodeStop(o.Stop); ok && code > 128 {
-			j.Status = StatusKilled
-			j.Reason, j.Signal = reason, sig
+		if reason, sig, ok := DecodeStop(o.Stop); ok {
+			// Stopped: killed by the stop's signal, or (a program that
+			// ends itself on TERM, an interactive shell whose terminal
+			// went) exited on its own, its reason said all the same.
+			j.Reason = reason
+			if code > 128 {
+				j.Status, j.Signal = StatusKilled, sig
+			}
 		}
 		return j
 	}

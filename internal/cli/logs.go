@@ -39,8 +39,10 @@ result carries next_offset, so a caller can poll "what is new" without state.
 successive calls, from any process or machine, each print only unread output;
 --new --tail N prints the last N lines of it and moves the cursor to the end.
 The cursor moves only over what reached the reader: into a pipe, over what
-the program at its other end read (bgjob waits up to 3 s for it to read the
-rest), so '| head -c 100' leaves the rest for the next --new; a reader
+the program at its other end read (after its last write bgjob waits up to 3
+s for it to read the rest; a program that reads nothing holds bgjob, and
+the reader's cursor, while a write waits for room in the pipe, until it
+exits), so '| head -c 100' leaves the rest for the next --new; a reader
 killed or cut off mid-read (Ctrl-C, a dropped connection) loses nothing,
 and the next --new repeats at most the last 256 KiB or second it printed.
 --offset and --new never end in the middle of a UTF-8 character while the job

@@ -35,14 +35,7 @@ root=$tmp/root
 g=(--ssh-config "$cfg" -H bench --root "$root")
 echo "host CPU: ${cg:-the reaped children of the listener}"
 
-cpu() {
-	local out
-	out=$( (
-		"$@" >/dev/null 2>&1 || true
-		times
-	) | tail -1)
-	awk -v l="$out" 'BEGIN { split(l, f, " "); s = 0; for (i = 1; i <= 2; i++) { split(f[i], p, "m"); s += p[1] * 60 + p[2] }; printf "%.2f", s }'
-}
+. bench/cpu.sh
 flood='i=0; while [ $i -lt 50 ]; do yes "2026-12-04T22:00:00.000Z INFO request served path=/api/v1/items status=200 bytes=5120" | head -c 10485760; i=$((i+1)); sleep 0.1; done'
 # start: a fresh flooding job, its directory in dir and its wrapper in w.
 start() {

@@ -14,17 +14,7 @@ root=$(mktemp -d)
 export BGJOB_ROOT=$root
 trap '"$bg" stop --all --grace 0 >/dev/null 2>&1; rm -rf "$root"' EXIT
 chatty='i=0; while [ $i -lt 100 ]; do echo "line $i"; i=$((i+1)); sleep 0.05; done'
-# cpu CMD...: the CPU seconds of CMD and its children (bash's times).
-cpu() {
-	local out
-	out=$( (
-		"$@" >/dev/null 2>&1 || true
-		times
-	) | tail -1)
-	# times' second line: the children's user and system time, e.g.
-	# "0m0.120s 0m0.080s".
-	awk -v l="$out" 'BEGIN { split(l, f, " "); s = 0; for (i = 1; i <= 2; i++) { split(f[i], p, "m"); s += p[1] * 60 + p[2] }; printf "%.2f", s }'
-}
+. bench/cpu.sh
 for round in 1 2 3; do
 	id=$("$bg" run -q -- "$chatty")
 	f=$(cpu "$bg" logs -f "$id")

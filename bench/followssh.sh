@@ -36,15 +36,7 @@ hostcg=1
 g=(--ssh-config "$cfg" -H bench --root "$tmp/root")
 if [ -n "$cg" ]; then echo "host CPU: the cgroup $cg"; else echo 'host CPU: the reaped children of the listener'; fi
 
-# cpu CMD...: the CPU seconds of CMD and its children (bash's times).
-cpu() {
-	local out
-	out=$( (
-		"$@" >/dev/null 2>&1 || true
-		times
-	) | tail -1)
-	awk -v l="$out" 'BEGIN { split(l, f, " "); s = 0; for (i = 1; i <= 2; i++) { split(f[i], p, "m"); s += p[1] * 60 + p[2] }; printf "%.2f", s }'
-}
+. bench/cpu.sh
 # measure BGJOB LABEL JOB VERB...: start JOB, then run VERB on it and
 # print the CPU on both sides.
 measure() {

@@ -104,6 +104,21 @@ func TestConcurrentReplace(t *testing.T) {
 	}
 }
 
+// nameLock makes the lock of the --replace runs of name under root, as a
+// run holds it, its owner file holding owner ("PID START\n"; "" for one
+// not written yet), and returns its directory.
+func nameLock(t *testing.T, root, name, owner string) string {
+	t.Helper()
+	dir := filepath.Join(root, jobdir.DefaultWorkspace, ".names", ".lock."+name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "owner"), []byte(owner), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // TestReplaceLock: the lock of a name's --replace runs,
 // .names/.lock.NAME, holds its holder's pid and start time. One left by a
 // replace killed with SIGKILL (its holder gone) is taken over at once; one
@@ -119,18 +134,7 @@ func TestReplaceLock(t *testing.T) {
 	for _, tc := range localAndSSH(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			names := filepath.Join(tc.flags[1], jobdir.DefaultWorkspace, ".names")
-			lock := func(name, owner string) string {
-				t.Helper()
-				dir := filepath.Join(names, ".lock."+name)
-				if err := os.MkdirAll(dir, 0o700); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(dir, "owner"), []byte(owner), 0o600); err != nil {
-					t.Fatal(err)
-				}
-				return dir
-			}
+			lock := func(name, owner string) string { return nameLock(t, tc.flags[1], name, owner) }
 			replace := func(name string) jobdir.Job {
 				t.Helper()
 				code, out, errs := bgjob(ctx, append(tc.flags, "run", "--json", "-n", name, "--replace", "--", "sleep 300")...)
@@ -277,13 +281,7 @@ func TestReplaceWhoseCallerDied(t *testing.T) {
 	for _, tc := range localAndSSH(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			name := "ghost-" + tc.name
-			lock := filepath.Join(tc.flags[1], jobdir.DefaultWorkspace, ".names", ".lock."+name)
-			if err := os.MkdirAll(lock, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(lock, "owner"), []byte(strconv.Itoa(os.Getpid())+" "+self+"\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			lock := nameLock(t, tc.flags[1], name, strconv.Itoa(os.Getpid())+" "+self+"\n")
 			cmd := exec.Command(bgjobBinary(t), append(tc.flags, "run", "-q", "-n", name, "--replace", "--", "sleep 300")...)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)

@@ -112,6 +112,20 @@ func (c *lineClient) recv() map[string]json.RawMessage {
 	return nil
 }
 
+// startSleeper starts a job of "sleep 600" with a job_start of request id
+// n and returns the job's id.
+func (c *lineClient) startSleeper(n int) string {
+	c.t.Helper()
+	start := c.call(n, "tools/call", `{"name":"job_start","arguments":{"command":"sleep 600","wait_sec":0}}`)
+	var res struct {
+		StructuredContent job `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(start["result"], &res); err != nil || res.StructuredContent.Status != jobdir.StatusRunning {
+		c.t.Fatalf("job_start: %s (%v)", start, err)
+	}
+	return res.StructuredContent.ID
+}
+
 // call sends a request with id and returns its response.
 func (c *lineClient) call(id int, method, params string) map[string]json.RawMessage {
 	c.t.Helper()
@@ -293,14 +307,7 @@ func TestStdioMalformedLines(t *testing.T) {
 	root := t.TempDir()
 	t.Cleanup(func() { killAll(root) })
 	c := serveLines(t, mcp.Options{Root: root})
-	start := c.call(1, "tools/call", `{"name":"job_start","arguments":{"command":"sleep 600","wait_sec":0}}`)
-	var res struct {
-		StructuredContent job `json:"structuredContent"`
-	}
-	if err := json.Unmarshal(start["result"], &res); err != nil || res.StructuredContent.Status != jobdir.StatusRunning {
-		t.Fatalf("job_start: %s (%v)", start, err)
-	}
-	id := res.StructuredContent.ID
+	id := c.startSleeper(1)
 	for i, tc := range malformed {
 		c.send(tc.line)
 		m := c.recv()
@@ -502,15 +509,9 @@ func TestStdioCancelledRequestUnanswered(t *testing.T) {
 	root := t.TempDir()
 	t.Cleanup(func() { killAll(root) })
 	c := serveLines(t, mcp.Options{Root: root})
-	start := c.call(1, "tools/call", `{"name":"job_start","arguments":{"command":"sleep 600","wait_sec":0}}`)
-	var res struct {
-		StructuredContent job `json:"structuredContent"`
-	}
-	if err := json.Unmarshal(start["result"], &res); err != nil || res.StructuredContent.Status != jobdir.StatusRunning {
-		t.Fatalf("job_start: %s (%v)", start, err)
-	}
+	job := c.startSleeper(1)
 	for _, id := range []string{"2", `"w"`} {
-		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"job_wait","arguments":{"ids":[%q],"timeout_sec":600}}}`, id, res.StructuredContent.ID))
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"job_wait","arguments":{"ids":[%q],"timeout_sec":600}}}`, id, job))
 		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"no longer needed"}}`, id))
 	}
 	if m := c.call(3, "ping", "{}"); m["result"] == nil {

@@ -223,13 +223,15 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 		// the script's, which then has only what came meanwhile to read
 		// (it reads a running job's bytes a MiB at a time, two processes
 		// a MiB).
-		copied, flooded := fl.copied, fl.flooded
-		fl.flooded = false
-		// After a flood, unwatched: a job that ended meanwhile is the
+		// The two looks after a flood's (the one without the watch,
+		// and the first once watched again: the job may have ended
+		// before the watch was in place) see a job that ended as the
 		// script's to see.
-		if err := fl.appended(&res, stdout, stderr); quick() && err == nil && !(flooded && endedIn(res.Job.Dir)) {
+		copied, unwatched := fl.copied, fl.flooded > 0
+		fl.flooded = max(fl.flooded-1, 0)
+		if err := fl.appended(&res, stdout, stderr); quick() && err == nil && !(unwatched && endedIn(res.Job.Dir)) {
 			if fl.copied-copied >= floodBytes {
-				fl.flooded = true
+				fl.flooded = 2
 				return errFlood
 			}
 			return errPending
@@ -335,7 +337,7 @@ type follower struct {
 	files   map[string]*os.File
 	buf     []byte
 	copied  int64 // the bytes read from the logs so far
-	flooded bool  // the last look was a flood's (errFlood)
+	flooded int   // looks left to check the job's end after a flood's (errFlood)
 }
 
 func (fl *follower) close() {

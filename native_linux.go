@@ -115,14 +115,15 @@ func (c *Client) nativeList(q shellgen.List) (pieces []string, ok bool) {
 }
 
 // launching is bg_launching: the job directory dir, named id, has no
-// meta.json and was made at most a minute ago by its id: a launch under
-// way, not yet a job, which ls passes over.
+// meta.json and its id names a time within a minute of now, either way: a
+// launch under way, not yet a job, which ls passes over.
 func launching(dir, id string) bool {
 	if _, err := os.Stat(filepath.Join(dir, jobdir.MetaFile)); !errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
 	t, err := time.Parse("20060102T150405", id[:15])
-	return err == nil && time.Now().Unix()-t.Unix() <= 60
+	d := time.Now().Unix() - t.Unix()
+	return err == nil && d <= 60 && d >= -60
 }
 
 // nativeEnd is the end marker every script prints last (bg_end).

@@ -75,6 +75,7 @@ func watched(ctx context.Context, w Watcher, dirs []string, timeout time.Duratio
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	unwatched := false // a watch made again failed: the tick alone wakes
 	for {
 		err := look(ctx)
 		if !errors.Is(err, errPending) || timedOut {
@@ -96,17 +97,22 @@ func watched(ctx context.Context, w Watcher, dirs []string, timeout time.Duratio
 			}
 			continue
 		}
-		if events == nil {
+		if events == nil && !unwatched {
 			// Watched again, then a look at once: what changed
-			// before the watch was in place, it could not see.
-			if events, unwatch, err = watch(ctx, w, dirs); err != nil {
-				return false, err
+			// before the watch was in place, it could not see. Where
+			// it cannot be (the directory gone, no inotify instance
+			// left), the looks go on by the tick.
+			ev, un, err := watch(ctx, w, dirs)
+			if err != nil {
+				unwatched = true
+				continue
 			}
+			events, unwatch = ev, un
 			continue
 		}
 		// The changes that came during the look: one look more sees
 		// them all.
-		if drained(events, keep) {
+		if events != nil && drained(events, keep) {
 			continue
 		}
 		select {

@@ -7,13 +7,18 @@ import (
 	"testing"
 )
 
-// fakeWatcher keeps the context of each watch it made.
+// fakeWatcher keeps the context of each watch it made; from the failFrom-th
+// on (0: never), a watch fails.
 type fakeWatcher struct {
-	watches []context.Context
-	events  chan string
+	watches  []context.Context
+	events   chan string
+	failFrom int
 }
 
 func (w *fakeWatcher) Watch(ctx context.Context, dirs []string) (<-chan string, error) {
+	if w.failFrom > 0 && len(w.watches)+1 >= w.failFrom {
+		return nil, errors.New("no watch")
+	}
 	w.watches = append(w.watches, ctx)
 	return w.events, nil
 }
@@ -59,5 +64,24 @@ func TestWatchedFlood(t *testing.T) {
 	}
 	if !errors.Is(errFlood, errPending) {
 		t.Error("errFlood is not an errPending")
+	}
+}
+
+// TestWatchedFloodNoWatchAgain: where the watch cannot be made again after
+// a flood (its directory gone, no inotify instance left), the looks go on
+// by the tick; the wait does not end in error or crash.
+func TestWatchedFloodNoWatchAgain(t *testing.T) {
+	w := &fakeWatcher{events: make(chan string, 16), failFrom: 2}
+	answers := []error{errFlood, errPending, errPending, nil}
+	looks := 0
+	look := func(context.Context) error {
+		looks++
+		return answers[looks-1]
+	}
+	if _, err := watched(context.Background(), w, []string{"d"}, 0, nil, look); err != nil {
+		t.Fatal(err)
+	}
+	if looks != 4 || len(w.watches) != 1 {
+		t.Errorf("%d looks and %d watches, want 4 and 1", looks, len(w.watches))
 	}
 }

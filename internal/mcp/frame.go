@@ -12,7 +12,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,7 +46,7 @@ const MaxFrame = 8 << 20
 func NewStdioTransport(r io.Reader, w io.Writer) sdk.Transport {
 	lw := &lockedWriter{w: w}
 	fr := newFrameReader(r, lw, MaxFrame)
-	fr.cancels = &lw.cancels
+	fr.requests = &lw.requests
 	// The framing layer bounds each line: the SDK's bound stays off.
 	return &sdk.IOTransport{Reader: fr, Writer: lw, MaxLineLength: -1}
 }
@@ -57,38 +56,46 @@ func NewStdioTransport(r io.Reader, w io.Writer) sdk.Transport {
 // the SDK answers without one (see coded), and drops the SDK's answers to
 // requests the client cancelled.
 type lockedWriter struct {
-	mu      sync.Mutex
-	w       io.Writer
-	cancels cancelled
+	mu       sync.Mutex
+	w        io.Writer
+	requests requests
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
-	if l.cancels.answered(p) {
+	if l.requests.answered(p) {
 		return len(p), nil
 	}
-	b := coded(p)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if _, err := l.w.Write(b); err != nil {
+	if err := l.write(coded(p)); err != nil {
 		return 0, err
 	}
 	return len(p), nil
 }
 
-// cancelled holds the ids of the requests the client has cancelled and
-// that have not been answered: the framing layer adds one at its
-// notifications/cancelled and takes it back when a new request reuses the
-// id (JSON-RPC lets a client reuse the id of a request that has ended);
-// the writer drops the answer to one, and forgets it. A cancellation that
-// comes after the answer is remembered until the id is reused, or until
-// more than maxCancelled are remembered, when all are forgotten.
-type cancelled struct {
-	mu  sync.Mutex
-	n   atomic.Int32 // len(ids), read without the lock by every write
-	ids map[string]bool
+// write writes one whole message: the framing layer's own answers, to
+// lines the SDK never sees, come here straight.
+func (l *lockedWriter) write(b []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, err := l.w.Write(b)
+	return err
 }
 
-const maxCancelled = 1024
+// requests is what the framing layer knows of the client's requests that
+// the SDK has not answered yet (in flight), and which of them the client
+// cancelled: the reader adds each request it hands the SDK, and marks one
+// that a notifications/cancelled names while it is in flight; the writer
+// takes a request out at its answer, and drops the answer to a marked one.
+// A cancellation of a request already answered, or never made, is passed
+// over. MCP forbids a client to use an id twice in a session; one that
+// does while its first request is in flight gets one answer for the two.
+type requests struct {
+	mu       sync.Mutex
+	inFlight map[string]bool // the id's key: whether it was cancelled
+}
+
+// maxInFlight bounds the requests followed: past it a request is not
+// (its cancellation, if any, is the SDK's alone, and answered).
+const maxInFlight = 4096
 
 // idKey returns the key of a request id: a string as its value, a number
 // as the float64 the SDK reads it as, so that 7 and 7.0 are one id.
@@ -104,45 +111,70 @@ func idKey(raw json.RawMessage) (string, bool) {
 	return strconv.FormatFloat(f, 'f', -1, 64), true
 }
 
-func (c *cancelled) set(raw json.RawMessage, on bool) {
-	k, ok := idKey(raw)
-	if !ok {
+// note records what a message handed to the SDK (its members, m) says: a
+// request is in flight; a notifications/cancelled marks the request it
+// names, if in flight.
+func (r *requests) note(m map[string]json.RawMessage) {
+	var method string
+	if json.Unmarshal(m["method"], &method) != nil {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	id, hasID := m["id"]
 	switch {
-	case on && len(c.ids) >= maxCancelled:
-		c.ids = map[string]bool{k: true}
-	case on:
-		if c.ids == nil {
-			c.ids = map[string]bool{}
+	case hasID:
+		k, ok := idKey(id)
+		if !ok {
+			return
 		}
-		c.ids[k] = true
-	default:
-		delete(c.ids, k)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if _, there := r.inFlight[k]; !there && len(r.inFlight) < maxInFlight {
+			if r.inFlight == nil {
+				r.inFlight = map[string]bool{}
+			}
+			r.inFlight[k] = false
+		}
+	case method == "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m["params"], &p) != nil {
+			return
+		}
+		k, ok := idKey(p.RequestID)
+		if !ok {
+			return
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if _, there := r.inFlight[k]; there {
+			r.inFlight[k] = true
+		}
 	}
-	c.n.Store(int32(len(c.ids)))
 }
 
 // answered reports whether msg, a message the SDK writes, answers a
-// cancelled request, and forgets the request if so.
-func (c *cancelled) answered(msg []byte) bool {
-	if c.n.Load() == 0 {
+// cancelled request (to be dropped), and takes the request it answers out
+// of flight.
+func (r *requests) answered(msg []byte) bool {
+	r.mu.Lock()
+	n := len(r.inFlight)
+	r.mu.Unlock()
+	if n == 0 {
 		return false
 	}
 	k, ok := idKey(responseID(msg))
 	if !ok {
 		return false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.ids[k] {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cancelled, there := r.inFlight[k]
+	if !there {
 		return false
 	}
-	delete(c.ids, k)
-	c.n.Store(int32(len(c.ids)))
-	return true
+	delete(r.inFlight, k)
+	return cancelled
 }
 
 // responseID returns the id of msg if it is a response, nil if not. It
@@ -184,28 +216,6 @@ func responseID(msg []byte) json.RawMessage {
 	return id
 }
 
-// note records what msg, a message handed to the SDK, says of
-// cancellations: a notifications/cancelled adds its request id, a request
-// takes its own id back.
-func (c *cancelled) note(msg []byte) {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			RequestID json.RawMessage `json:"requestId"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(msg, &m) != nil {
-		return
-	}
-	switch {
-	case m.Method == "notifications/cancelled" && m.ID == nil:
-		c.set(m.Params.RequestID, true)
-	case m.ID != nil && m.Method != "" && c.n.Load() > 0:
-		c.set(m.ID, false)
-	}
-}
-
 // coded returns msg, a message the SDK writes and its newline, with an
 // error code of 0 made -32600 (invalid request). The SDK v1.8.0 answers
 // some requests with an error that has no code, which JSON-RPC has no
@@ -243,17 +253,17 @@ func (*lockedWriter) Close() error { return nil }
 // answers the others on w.
 type frameReader struct {
 	br  *bufio.Reader
-	w   io.Writer
+	w   *lockedWriter // its answers go straight out (write), never taken for the SDK's
 	max int
 
 	line []byte // the message being handed out, and its newline
 	off  int    // how much of line has been read
 	err  error  // the end of the input, or a failed answer
 
-	cancels *cancelled // nil: cancellations are the SDK's alone
+	requests *requests // nil: cancellations are the SDK's alone
 }
 
-func newFrameReader(r io.Reader, w io.Writer, max int) *frameReader {
+func newFrameReader(r io.Reader, w *lockedWriter, max int) *frameReader {
 	return &frameReader{br: bufio.NewReaderSize(r, 64<<10), w: w, max: max}
 }
 
@@ -307,7 +317,7 @@ func (f *frameReader) next() {
 		f.line = f.line[:0]
 		return
 	}
-	msg, id, code, why := checkFrame(f.line)
+	msg, id, m, code, why := checkFrame(f.line)
 	if code != 0 || len(msg) == 0 {
 		f.line = f.line[:0]
 		if code != 0 {
@@ -315,8 +325,8 @@ func (f *frameReader) next() {
 		}
 		return
 	}
-	if f.cancels != nil && (f.cancels.n.Load() > 0 || bytes.Contains(msg, []byte(`"notifications/cancelled"`))) {
-		f.cancels.note(msg)
+	if f.requests != nil {
+		f.requests.note(m)
 	}
 	f.line = append(f.line[:copy(f.line, msg)], '\n')
 }
@@ -325,7 +335,7 @@ func (f *frameReader) next() {
 func (f *frameReader) answer(id json.RawMessage, code int, msg string) {
 	b, err := errorResponse(id, wireError{Code: code, Message: msg})
 	if err == nil {
-		_, err = f.w.Write(b)
+		err = f.w.write(b)
 	}
 	if err != nil && f.err == nil {
 		f.err = fmt.Errorf("answering a malformed message: %w", err)
@@ -357,8 +367,8 @@ func errorResponse(id json.RawMessage, e wireError) ([]byte, error) {
 }
 
 // checkFrame looks at one line of input and decides what becomes of it:
-// the message in it (without the white space around it) when it is one the
-// SDK is to handle; else an answer, an error code, why, and the id to
+// the message in it (without the white space around it), and its members,
+// when it is one the SDK is to handle; else an answer, an error code, why, and the id to
 // answer with (nil: null); else neither (code 0 and no msg), for a blank
 // line and for a message JSON-RPC does not answer that the SDK need not see.
 //
@@ -372,18 +382,18 @@ func errorResponse(id json.RawMessage, e wireError) ([]byte, error) {
 // of a response is one of those too, or null for an error. A notification
 // whose params are an array, and a response with id null, are dropped:
 // the SDK would drop them too, and neither is answered.
-func checkFrame(line []byte) (msg, id json.RawMessage, code int, why string) {
+func checkFrame(line []byte) (msg, id json.RawMessage, m map[string]json.RawMessage, code int, why string) {
 	msg = bytes.Trim(line, " \t\r\n")
 	if len(msg) == 0 {
-		return nil, nil, 0, ""
+		return nil, nil, nil, 0, ""
 	}
 	if !json.Valid(msg) {
 		var v json.RawMessage
 		err := json.Unmarshal(msg, &v)
-		return nil, nil, jsonrpc.CodeParseError, "parse error: " + err.Error()
+		return nil, nil, nil, jsonrpc.CodeParseError, "parse error: " + err.Error()
 	}
-	invalid := func(id json.RawMessage, why string) (json.RawMessage, json.RawMessage, int, string) {
-		return nil, id, jsonrpc.CodeInvalidRequest, "invalid request: " + why
+	invalid := func(id json.RawMessage, why string) (json.RawMessage, json.RawMessage, map[string]json.RawMessage, int, string) {
+		return nil, id, nil, jsonrpc.CodeInvalidRequest, "invalid request: " + why
 	}
 	switch msg[0] {
 	case '[':
@@ -419,9 +429,9 @@ func checkFrame(line []byte) (msg, id json.RawMessage, code int, why string) {
 				return invalid(id, "params must be an object")
 			}
 			if !hasID {
-				return nil, nil, 0, ""
+				return nil, nil, nil, 0, ""
 			}
-			return nil, id, jsonrpc.CodeInvalidParams, "invalid params: MCP takes params as an object"
+			return nil, id, nil, jsonrpc.CodeInvalidParams, "invalid params: MCP takes params as an object"
 		}
 	} else {
 		switch {
@@ -430,7 +440,7 @@ func checkFrame(line []byte) (msg, id json.RawMessage, code int, why string) {
 		case hasError && errObj[0] != '{':
 			return invalid(id, "error must be an object")
 		case hasError && string(rawID) == "null":
-			return nil, nil, 0, "" // the SDK takes no id null
+			return nil, nil, nil, 0, "" // the SDK takes no id null
 		case !idOK:
 			return invalid(id, "a response has its request's id: "+idRule)
 		}
@@ -439,7 +449,7 @@ func checkFrame(line []byte) (msg, id json.RawMessage, code int, why string) {
 	if _, err := jsonrpc.DecodeMessage(msg); err != nil {
 		return invalid(id, err.Error())
 	}
-	return msg, nil, 0, ""
+	return msg, nil, m, 0, ""
 }
 
 // members returns the members of a JSON object, and the name of one that

@@ -14,6 +14,9 @@
 # never stops the job of a run that came after it; launch.sh stops the
 # watch when it lets go of the lock.
 bg_samename() {
+	# No clock of a wait yet, for bg_unwatch (not one from the caller's
+	# environment).
+	bg_dl=
 	bg_watchin
 	bg_namelock
 	# The jobs of the name, one meta.json per line, then those with live

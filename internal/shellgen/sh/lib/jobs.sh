@@ -11,14 +11,15 @@ bg_isid() {
 }
 
 # bg_launching DIR: succeed when DIR, a job directory, has no meta.json
-# and its id says it was made at most a minute ago by the host's clock
-# (bg_nw, read once): a launch under way, not yet a job. The launch writes
-# meta.json before the command starts, so a directory without one that is
-# older than that is a launch cut short (prune removes it, ls shows it).
+# and its id names a time within a minute of the host's clock (bg_nw, read
+# once), either way (the id is the caller's clock): a launch under way,
+# not yet a job, which ls does not list. The launch writes meta.json
+# before the command starts, so a directory without one older than that
+# is a launch cut short, which ls shows and prune removes (bg_prunable).
 bg_launching() {
 	[ ! -e "$1/meta.json" ] || return 1
 	[ -n "${bg_nw-}" ] || bg_now
-	bg_epoch "${1##*/}" && [ $((bg_nw - bg_ep)) -le 60 ]
+	bg_epoch "${1##*/}" && [ $((bg_nw - bg_ep)) -le 60 ] && [ $((bg_ep - bg_nw)) -le 60 ]
 }
 
 # bg_line FILE: set bg_l to the first line of FILE; fail when FILE is missing.

@@ -14,8 +14,11 @@
 bg_prunable() {
 	[ ! -L "$1" ] || return 1
 	if [ ! -e "$1/meta.json" ]; then
-		# A launch cut short, not one under way (bg_launching).
-		bg_epoch "${1##*/}" && ! bg_launching "$1"
+		# A launch cut short: the wrapper writes meta.json before the
+		# command starts, so a minute after the time the id names
+		# nothing runs there. (Not bg_launching's "either way": an id
+		# from a caller whose clock is ahead is not removed early.)
+		bg_epoch "${1##*/}" && [ $((bg_nw - bg_ep)) -gt 60 ]
 		return
 	fi
 	bg_ended "$1" || return 1

@@ -216,17 +216,15 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 	// tells when the job has ended and reads its last bytes, runs when
 	// logWakes says so.
 	keep, quick := logWakes(res.Job.Dir, 0)
-	fl := &follower{dir: res.Job.Dir, streams: streams, capped: res.Job.MaxLogSize > 0}
-	defer fl.close()
+	fl := &follower{dir: res.Job.Dir, streams: streams}
 	_, err := watched(ctx, w, []string{res.Job.Dir}, 0, keep, func(ctx context.Context) error {
 		// What is in the logs goes out from here, also before a look of
 		// the script's, which then has only what came meanwhile to read
 		// (it reads a running job's bytes a MiB at a time, two processes
-		// a MiB).
-		// The two looks after a flood's (the one without the watch,
-		// and the first once watched again: the job may have ended
-		// before the watch was in place) see a job that ended as the
-		// script's to see.
+		// a MiB). In the two looks after a flood's (the one without the
+		// watch, and the first once watched again: the job may have
+		// ended before the watch was in place) a job that has ended is
+		// the script's to see.
 		copied, unwatched := fl.copied, fl.flooded > 0
 		fl.flooded = max(fl.flooded-1, 0)
 		if err := fl.appended(&res, stdout, stderr); quick() && err == nil && !(unwatched && endedIn(res.Job.Dir)) {
@@ -327,31 +325,14 @@ func endedIn(dir string) bool {
 }
 
 // follower is what a follow on this machine keeps from one look to the
-// next: each log, open, and a buffer. Only a job with a --max-log-size cap
-// has bytes dropped (its STREAM.dropped file), so only its follow reads
-// that file.
+// next: a buffer, how much it has copied, and how many looks are left to
+// check the job's end after a flood.
 type follower struct {
 	dir     string
 	streams []string
-	capped  bool
-	files   map[string]*os.File
 	buf     []byte
 	copied  int64 // the bytes read from the logs so far
 	flooded int   // looks left to check the job's end after a flood's (errFlood)
-}
-
-func (fl *follower) close() {
-	for _, f := range fl.files {
-		f.Close()
-	}
-}
-
-// dropped is droppedOf for a capped job, 0 for the rest.
-func (fl *follower) dropped(stream string) int64 {
-	if !fl.capped {
-		return 0
-	}
-	return droppedOf(fl.dir, stream)
 }
 
 // appended copies what the job has appended to its logs since res's
@@ -367,23 +348,10 @@ func (fl *follower) appended(res *LogResult, stdout, stderr io.Writer) error {
 		if i := slices.IndexFunc(res.Ranges, func(r LogRange) bool { return r.Stream == stream }); i >= 0 {
 			from = res.Ranges[i].Next
 		}
-		f := fl.files[stream]
-		if f == nil {
-			var err error
-			if f, err = openRead(filepath.Join(fl.dir, stream+".log")); err != nil {
-				return err
-			}
-			if fl.files == nil {
-				fl.files = map[string]*os.File{}
-			}
-			fl.files[stream] = f
-		}
-		fi, err := f.Stat()
+		f, from, size, err := openLog(fl.dir, stream, from)
 		if err != nil {
 			return err
 		}
-		from = max(from, 0, fl.dropped(stream))
-		size := max(fi.Size(), from)
 		w := stdout
 		if stream == "stderr" {
 			w = stderr
@@ -395,17 +363,20 @@ func (fl *follower) appended(res *LogResult, stdout, stderr io.Writer) error {
 			piece := fl.buf[:min(size-from, int64(len(fl.buf)))]
 			n, err := f.ReadAt(piece, from)
 			if err != nil && !(errors.Is(err, io.EOF) && n > 0) {
+				f.Close()
 				return err
 			}
 			piece = piece[:n]
-			skip := min(max(fl.dropped(stream)-from, 0), int64(n))
+			skip := min(max(droppedOf(fl.dir, stream)-from, 0), int64(n))
 			if _, err := w.Write(piece[skip:]); err != nil {
+				f.Close()
 				return err
 			}
 			res.grow(stream, from+skip, from+int64(n))
 			from += int64(n)
 			fl.copied += int64(n)
 		}
+		f.Close()
 	}
 	return nil
 }

@@ -14,23 +14,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d /tmp/bgjob-flood.XXXXXX)
-sshd_pid=
-cleanup() {
-	set +e
-	[ -n "$sshd_pid" ] && kill "$sshd_pid" 2>/dev/null && wait "$sshd_pid" 2>/dev/null
-	if [ -n "${cg-}" ]; then
-		for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+hostcg=1
+. bench/sshd.sh
 bg=${1:-}
 if [ -z "$bg" ]; then
 	CGO_ENABLED=0 go build -o "$tmp/bgjob" ./cmd/bgjob
 	bg=$tmp/bgjob
 fi
-hostcg=1
-. bench/sshd.sh
 root=$tmp/root
 g=(--ssh-config "$cfg" -H bench --root "$root")
 echo "host CPU: ${cg:-the reaped children of the listener}"

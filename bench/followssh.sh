@@ -16,23 +16,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d /tmp/bgjob-followssh.XXXXXX)
-sshd_pid=
-cleanup() {
-	set +e
-	[ -n "$sshd_pid" ] && kill "$sshd_pid" 2>/dev/null && wait "$sshd_pid" 2>/dev/null
-	if [ -n "${cg-}" ]; then
-		for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+hostcg=1
+. bench/sshd.sh
 bins=("$@")
 if [ ${#bins[@]} = 0 ]; then
 	go build -o "$tmp/bgjob" ./cmd/bgjob
 	bins=("$tmp/bgjob")
 fi
-hostcg=1
-. bench/sshd.sh
 g=(--ssh-config "$cfg" -H bench --root "$tmp/root")
 if [ -n "$cg" ]; then echo "host CPU: the cgroup $cg"; else echo 'host CPU: the reaped children of the listener'; fi
 

@@ -10,14 +10,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d /tmp/bgjob-quietwait.XXXXXX)
-sshd_pid=
-trap '[ -n "$sshd_pid" ] && kill "$sshd_pid"; rm -rf "$tmp"' EXIT
+. bench/sshd.sh
 bg=${1:-}
 if [ -z "$bg" ]; then
 	go build -o "$tmp/bgjob" ./cmd/bgjob
 	bg=$tmp/bgjob
 fi
-. bench/sshd.sh
 g=(--ssh-config "$cfg" -H bench --root "$tmp/root")
 # m LABEL N CMD...: the host's CPU per run of N runs of CMD.
 m() {

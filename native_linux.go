@@ -94,15 +94,20 @@ func (c *Client) nativeList(q shellgen.List) (pieces []string, ok bool) {
 		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
 			continue
 		}
-		if launching(dir, id) {
-			continue
-		}
+		// A launch under way is not a job (launching): looked for only
+		// where meta.json is not read, not a stat more for every job.
 		if q.Max > 0 && n >= q.Max {
+			if launching(dir, id) {
+				continue
+			}
 			b = append(b, "N\tmore\n")
 			break
 		}
 		obs, ok := l.obs(dir)
 		if !ok {
+			if launching(dir, id) {
+				continue
+			}
 			return nil, false
 		}
 		b = append(b, obs)

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"encoding/json"
 	"strconv"
 	"testing"
 )
@@ -71,6 +70,4 @@ func TestCancelledAnswers(t *testing.T) {
 	if len(r.inFlight) != maxInFlight {
 		t.Errorf("%d requests in flight, want %d", len(r.inFlight), maxInFlight)
 	}
-	var m map[string]json.RawMessage
-	r.note(m) // no members: nothing
 }

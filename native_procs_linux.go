@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/bgjob/bgjob/jobdir"
 )
@@ -205,6 +206,11 @@ func (l *procLook) live(dir string) (int, bool) {
 		}
 		lend = "1"
 	}
+	// The wrapper's last steps are its own (bg_finishing): its processes
+	// are counted from a scan made once it has ended.
+	if lend != "" && !l.rescan && finishing(dir, l.boot) {
+		l.scanned = false
+	}
 	if !l.scanned {
 		if !l.scan() {
 			return 0, false
@@ -319,6 +325,34 @@ func (l *procLook) tied(m meta) bool {
 	return !found || st.zombie() || st.start == m.start || st.pgid != m.pid
 }
 
+// finishWait bounds bg_finishing's wait for a wrapper to end.
+const finishWait = 100 * time.Millisecond
+
+// finishing is bg_finishing: it waits while the wrapper of the job in dir
+// (on this boot, the live process of the start time meta.json records)
+// runs, finishWait at most, and says whether it was running.
+func finishing(dir, boot string) bool {
+	m, ok := readMeta(dir)
+	if !ok || !m.picked || m.boot != boot {
+		return false
+	}
+	pid, err := strconv.Atoi(m.pid)
+	if err != nil {
+		return false
+	}
+	end := time.Now().Add(finishWait)
+	for waited := false; ; waited = true {
+		st, found := procStat(pid)
+		if !found || st.zombie() || st.start != m.start {
+			return waited
+		}
+		if time.Now().After(end) {
+			return true
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // ptyShell picks the pid and start time from exit_code.pty's line when it
 // is "run PID START" as bg_live's pattern 'run '[0-9]*' '[0-9]* takes it.
 func ptyShell(line string) (pid, start string, ok bool) {
@@ -373,7 +407,9 @@ func (l *procLook) leftovers() bool {
 			continue
 		}
 		tmp := filepath.Join(dir, "leftovers.tmp"+strconv.Itoa(l.self))
-		if os.WriteFile(tmp, jobdir.EncodeLeftovers(), 0o600) != nil || os.Rename(tmp, filepath.Join(dir, "leftovers")) != nil {
+		// Mode 0600 whatever this process's umask, as the script's under
+		// its umask 077 (writePrivate, told every bit is masked).
+		if writePrivate(tmp, string(jobdir.EncodeLeftovers()), 0o777) != nil || os.Rename(tmp, filepath.Join(dir, "leftovers")) != nil {
 			os.Remove(tmp)
 		}
 		if _, err := os.Stat(mfile); err != nil {

@@ -178,6 +178,13 @@ bg_live() {
 			bg_lend=1
 		fi
 	fi
+	# The wrapper's last steps (the mv that wrote exit_code, the queue's
+	# wake-ups) are its own, not the job's: a look at a job whose wrapper
+	# still runs though exit_code is written waits for it to end, a tenth
+	# of a second at most, and scans after it.
+	if [ -n "$bg_lend" ] && [ -z "${bg_lrescan-}" ] && bg_finishing "$1"; then
+		bg_pgs=
+	fi
 	if [ -z "${bg_pgs-}" ]; then
 		bg_scan
 	elif [ -z "${bg_lrescan-}" ]; then
@@ -266,6 +273,21 @@ bg_live() {
 	1) bg_lun1=${bg_lun1-}$bg_ldir$bg_nl ;;
 	late) bg_lun2=${bg_lun2-}$bg_ldir$bg_nl ;;
 	esac
+}
+
+# bg_finishing DIR: wait while the wrapper of the job in DIR (on this
+# boot, the live process of its recorded start time) runs, a tenth of a
+# second at most; succeed when it was running.
+bg_finishing() {
+	bg_meta "$1" || return 1
+	[ -z "$bg_boot" ] || [ "$bg_b" = "$bg_boot" ] || return 1
+	bg_lw=0
+	while bg_proc "$bg_w" && [ -n "$bg_s" ] && [ "$bg_s" = "$bg_st" ]; do
+		[ "$bg_lw" -lt 10 ] || return 0
+		bg_nap 10
+		bg_lw=$((bg_lw + 1))
+	done
+	[ "$bg_lw" -gt 0 ]
 }
 
 # bg_leftovers: record the ended jobs that bg_live found without processes

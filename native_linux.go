@@ -54,6 +54,75 @@ func (c *Client) nativeStatus(refs []string) (out string, ok bool) {
 	return b.String(), true
 }
 
+// nativeWait returns, as nativeStatus, what wait.sh would print for one
+// look (bg_once) at the jobs refs names, made in Go: W pending when not
+// all of them have ended (with any, none of them), then each job's
+// records and the leftovers record as status.sh's. Whether a job has
+// ended is decided first, as the script does (bg_running), before its
+// records are read: a job that ends in between is reported pending, and
+// looked at again, never taken as ended while it runs.
+func (c *Client) nativeWait(refs []string, any bool) (out string, ok bool) {
+	begin, boot, ok := c.nativeBegin()
+	if !ok || len(refs) == 0 {
+		return "", false
+	}
+	dirs := make([]string, len(refs))
+	left, done := 0, 0
+	for i, ref := range refs {
+		if !jobdir.IsID(ref) {
+			return "", false
+		}
+		dirs[i] = filepath.Join(c.root, c.workspace, ref)
+		run, ok := wrapperRunning(dirs[i], boot)
+		if !ok {
+			return "", false
+		}
+		if run {
+			left++
+		} else {
+			done++
+		}
+	}
+	l := newProcLook(boot)
+	var b strings.Builder
+	b.WriteString(begin)
+	if left > 0 && !(any && done > 0) {
+		b.WriteString("W\tpending\n")
+	}
+	for _, dir := range dirs {
+		obs, ok := l.obs(dir)
+		if !ok {
+			return "", false
+		}
+		b.WriteString(obs)
+	}
+	if !l.leftovers() {
+		return "", false
+	}
+	b.WriteString(nativeEnd)
+	return b.String(), true
+}
+
+// wrapperRunning is bg_running: the job in dir has a meta.json that names
+// its wrapper (readMeta), no exit_code, and its wrapper, on this boot, is
+// the live process of the start time meta.json records; not ok where the
+// script reads meta.json otherwise.
+func wrapperRunning(dir, boot string) (running, ok bool) {
+	m, ok := readMeta(dir)
+	if !ok || !m.picked {
+		return false, ok
+	}
+	if _, err := os.Stat(filepath.Join(dir, "exit_code")); err == nil || m.boot != boot {
+		return false, true
+	}
+	pid, err := strconv.Atoi(m.pid)
+	if err != nil {
+		return false, false
+	}
+	start, zombie, found := procStart(pid)
+	return found && !zombie && start != "" && start == m.start, true
+}
+
 // nativeList returns, as nativeStatus, what list.sh would print for q,
 // made in Go, when q lists one workspace (not every workspace, not the
 // owned jobs) and nativeStatus could make each job it prints: the

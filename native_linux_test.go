@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -99,6 +100,12 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	withLeft := make(jobdirtest.Job{State: jobdirtest.Exited})
 	write(t, filepath.Join(withLeft.Path, "leftovers"), "1\n")
 	native = append(native, job{"running", running}, job{"not recorded", unrecorded}, job{"leftovers 1", withLeft})
+	// Without exit_code, the wrapper's pid alive (this test's) but on
+	// another boot, or of another start time: ended (lost), not pending.
+	native = append(native,
+		job{"another boot", make(jobdirtest.Job{State: jobdirtest.Rebooted, Meta: jobdir.Meta{PID: os.Getpid()}})},
+		job{"vanished", make(jobdirtest.Job{State: jobdirtest.Vanished, Meta: jobdir.Meta{PID: os.Getpid()}})},
+	)
 	big := make(jobdirtest.Job{State: jobdirtest.Exited, MetaSize: 9000})
 	nul := make(jobdirtest.Job{State: jobdirtest.Exited})
 	write(t, filepath.Join(nul.Path, "ended_at"), "2026\x00\n")
@@ -131,6 +138,25 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 		all = append(all, j.dir.Meta.ID)
 	}
 	t.Run("all at once", func(t *testing.T) { compare(t, all) })
+	for _, j := range native {
+		t.Run("wait "+j.name, func(t *testing.T) {
+			got := compareWait(t, c, shells, dirs, []string{j.dir.Meta.ID}, false)
+			if pending := j.dir == running; strings.Contains(got, "\nW\tpending\n") != pending {
+				t.Errorf("%q, want W pending: %v", got, pending)
+			}
+		})
+	}
+	// The running job and the others: pending for all, not for any.
+	t.Run("wait all", func(t *testing.T) {
+		if got := compareWait(t, c, shells, dirs, all, false); !strings.Contains(got, "\nW\tpending\n") {
+			t.Errorf("a wait for all, one of them running: %q, want W pending", got)
+		}
+	})
+	t.Run("wait any", func(t *testing.T) {
+		if got := compareWait(t, c, shells, dirs, all, true); strings.Contains(got, "\nW\t") {
+			t.Errorf("a wait for any, most of them ended: %q, want no W record", got)
+		}
+	})
 	for _, j := range script {
 		t.Run(j.name, func(t *testing.T) {
 			if _, ok := c.nativeStatus([]string{j.dir.Meta.ID}); ok {
@@ -139,11 +165,17 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 			if _, ok := c.nativeStatus([]string{native[0].dir.Meta.ID, j.dir.Meta.ID}); ok {
 				t.Errorf("with an ended job before it: made in Go, want it left to the script")
 			}
+			if _, ok := c.nativeWait([]string{j.dir.Meta.ID}, false); ok {
+				t.Errorf("wait: made in Go, want it left to the script")
+			}
 		})
 	}
 	for _, ref := range []string{"some-name", "20261204T000000-zzzzzz"} {
 		if _, ok := c.nativeStatus([]string{ref}); ok {
 			t.Errorf("status %s (no such job): made in Go, want it left to the script", ref)
+		}
+		if _, ok := c.nativeWait([]string{ref}, true); ok {
+			t.Errorf("wait %s (no such job): made in Go, want it left to the script", ref)
 		}
 	}
 	// A root the script refuses is the script's to refuse.
@@ -412,6 +444,28 @@ func compareLook(t *testing.T, c *Client, shells map[string]string, dirs, refs [
 	if err != nil {
 		t.Fatal(err)
 	}
+	return compareMade(t, shells, dirs, before, what, got, ok, s)
+}
+
+// compareWait is compareLook of one look of a wait (wait.sh's bg_once) at
+// refs, all of them or with any one of them.
+func compareWait(t *testing.T, c *Client, shells map[string]string, dirs, refs []string, any bool) string {
+	t.Helper()
+	before := leftoversOf(dirs)
+	got, ok := c.nativeWait(refs, any)
+	s, err := shellgen.WaitScript(c.target(), shellgen.Wait{Refs: refs, Any: any, Once: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return compareMade(t, shells, dirs, before, fmt.Sprintf("wait (any %v) %v", any, refs), got, ok, s)
+}
+
+// compareMade fails t when what was left to the script (not ok), and
+// compares got, made in Go from the leftovers records before, with what
+// script prints under each shell from the same records, and the records
+// each writes.
+func compareMade(t *testing.T, shells map[string]string, dirs []string, before map[string]string, what, got string, ok bool, s string) string {
+	t.Helper()
 	if !ok {
 		t.Fatalf("%s: left to the script, want it made in Go", what)
 	}
@@ -573,6 +627,9 @@ func TestNativeLooksAtProcesses(t *testing.T) {
 			if want := "\nL\t" + j.live + "\tproc\n"; !strings.Contains(got, want) {
 				t.Errorf("status: %q, want it to hold %q", got, want)
 			}
+			if got, pending := compareWait(t, c, shells, dirs, ids[i:i+1], false), !j.ended && j.name != "untied"; strings.Contains(got, "\nW\tpending\n") != pending {
+				t.Errorf("wait: %q, want W pending: %v", got, pending)
+			}
 			_, err := os.Stat(filepath.Join(dirs[i], "leftovers"))
 			if recorded := err == nil; recorded != (j.ended && j.live == "0") {
 				t.Errorf("a leftovers record: %v", recorded)
@@ -581,6 +638,8 @@ func TestNativeLooksAtProcesses(t *testing.T) {
 	}
 	restoreLeftovers(t, map[string]string{dirs[3]: "", dirs[4]: ""})
 	t.Run("late", func(t *testing.T) { compareLook(t, c, shells, dirs, ids[3:5], nil) })
+	restoreLeftovers(t, map[string]string{dirs[3]: "", dirs[4]: ""})
+	t.Run("wait late", func(t *testing.T) { compareWait(t, c, shells, dirs, ids[3:5], false) })
 	restoreLeftovers(t, map[string]string{dirs[3]: "", dirs[4]: ""})
 	t.Run("ls", func(t *testing.T) { compareLook(t, c, shells, dirs, nil, &shellgen.List{}) })
 }
@@ -682,4 +741,102 @@ func TestLookMakesItsScriptOnlyToRunIt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLookWaitsForTheWrappersLastSteps: the processes a wrapper starts
+// after it has written exit_code (the mv that wrote it) are its own, not
+// the job's. A look, made in Go or by the script, at a job whose
+// exit_code is written while its wrapper runs waits for the wrapper to
+// end, finishWait at most, and counts what is left after it: none for a
+// wrapper that ends within the bound, its live process for one that
+// does not. A wait, whose looks come at the moment exit_code appears, so
+// reports an ended job without the wrapper's last steps. The stand-in
+// wrapper is a shell that leads its own group with a sleep in it.
+func TestLookWaitsForTheWrappersLastSteps(t *testing.T) {
+	root := t.TempDir()
+	c, err := NewClient(local.New(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetAutoPrune(0, 0)
+	ctx := context.Background()
+	for _, check := range []string{"", "off"} {
+		for _, tt := range []struct {
+			name  string
+			lasts string // the stand-in's sleep
+			live  int
+		}{
+			{"ends within the bound", "0.06", 0},
+			{"outlives the bound", "2", 1},
+		} {
+			t.Run(fmt.Sprintf("check %q, %s", check, tt.name), func(t *testing.T) {
+				t.Setenv(NativeCheckEnv, check)
+				w := exec.Command("sh", "-c", "sleep "+tt.lasts+" & wait")
+				w.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+				if err := w.Start(); err != nil {
+					t.Fatal(err)
+				}
+				// Reaped at once when it ends: a zombie has ended.
+				reaped := make(chan struct{})
+				go func() { w.Wait(); close(reaped) }()
+				t.Cleanup(func() { syscall.Kill(-w.Process.Pid, syscall.SIGKILL); <-reaped })
+				// The stand-in's sleep is in its group before the look.
+				if !settled(func() bool { return groupSize(w.Process.Pid) == 2 }) {
+					t.Fatal("the stand-in's sleep did not start")
+				}
+				d := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Running,
+					Meta: jobdir.Meta{PID: w.Process.Pid, PGID: w.Process.Pid}})
+				write(t, filepath.Join(d.Path, "exit_code"), "0\n")
+				t0 := time.Now()
+				jobs, err := c.Status(ctx, d.Meta.ID)
+				took := time.Since(t0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if jobs[0].LiveProcesses != tt.live {
+					t.Errorf("live processes %d, want %d (the look took %v)", jobs[0].LiveProcesses, tt.live, took)
+				}
+				if tt.live == 1 && took < finishWait {
+					t.Errorf("the look took %v, want it to wait %v for the wrapper", took, finishWait)
+				}
+				_, err = os.Stat(filepath.Join(d.Path, "leftovers"))
+				if recorded := err == nil; recorded != (tt.live == 0) {
+					t.Errorf("a leftovers record: %v, want %v", recorded, tt.live == 0)
+				}
+			})
+		}
+	}
+	// Real jobs: each wait reports its job without processes.
+	for _, check := range []string{"", "off"} {
+		t.Setenv(NativeCheckEnv, check)
+		for i := range 20 {
+			j, err := c.Run(ctx, Spec{Argv: []string{"sleep 0.02"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs, err := c.Wait(ctx, []string{j.ID}, WaitOptions{Timeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if jobs[0].LiveProcesses != 0 {
+				t.Fatalf("check %q, wait %d: the ended job has %d live processes, want 0", check, i, jobs[0].LiveProcesses)
+			}
+		}
+	}
+}
+
+// groupSize counts the live processes of process group pgid.
+func groupSize(pgid int) int {
+	ents, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := procStat(pid); ok && !st.zombie() && st.pgid == strconv.Itoa(pgid) {
+			n++
+		}
+	}
+	return n
 }

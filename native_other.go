@@ -13,6 +13,9 @@ import (
 // the script runs.
 func (c *Client) nativeStatus([]string) (string, bool) { return "", false }
 
+// nativeWait is made in Go on Linux only; elsewhere the script runs.
+func (c *Client) nativeWait([]string, bool) (string, bool) { return "", false }
+
 // nativeLogs is made in Go on Linux only; elsewhere the script runs.
 func (c *Client) nativeLogs(shellgen.Logs) (io.Reader, func(), bool) { return nil, nil, false }
 

@@ -105,7 +105,7 @@ func (c *Client) standing(ctx context.Context, refs []string) []jobdir.Job {
 // did not see them end, the error wraps ErrTimeout (naming timeout, the
 // wait's whole) or errPending.
 func (c *Client) wait(ctx context.Context, q shellgen.Wait, timeout time.Duration) ([]jobdir.Job, error) {
-	script, err := shellgen.WaitScript(c.target(), q)
+	script, err := shellgen.WaitLook(c.target(), q)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
@@ -114,7 +114,14 @@ func (c *Client) wait(ctx context.Context, q shellgen.Wait, timeout time.Duratio
 		errs  []error
 		state string
 	)
-	err = c.exec(ctx, script, nil, !q.Once, shellgen.Handler{
+	// One look (a Watcher's) is made in Go where it can be.
+	nat := nativeString(func() (string, bool) {
+		if !q.Once {
+			return "", false
+		}
+		return c.nativeWait(q.Refs, q.Any)
+	})
+	err = c.look(ctx, script.Text, !q.Once, nat, shellgen.Handler{
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { jobs = append(jobs, j); return nil }),
 		Refused: gather(&errs),
 		Wait:    func(s string) { state = s },

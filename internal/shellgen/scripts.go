@@ -508,7 +508,12 @@ type Wait struct {
 // the host has GNU tail, else every tenth of a second. It ends early,
 // printing nothing more, when its stdin closes.
 func WaitScript(t Target, w Wait) (string, error) {
-	return t.refScript("wait.sh", w.Refs, func(c *config) {
+	return text(WaitLook(t, w))
+}
+
+// WaitLook is WaitScript, its text made when asked for.
+func WaitLook(t Target, w Wait) (Look, error) {
+	return t.refLook("wait.sh", w.Refs, func(c *config) {
 		c.setBool("bg_any", w.Any)
 		c.setInt("bg_limit", millis(w.Timeout))
 		c.setBool("bg_once", w.Once)

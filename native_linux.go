@@ -18,12 +18,13 @@ import (
 
 // nativeStatus returns, for a client whose job files are on this machine
 // (a Watcher's), what status.sh would print for refs, made in Go, when
-// every ref is the id of a job with a meta.json of at most 8 KiB
+// every ref is the id of a job, or a name nativeFind finds, with a
+// meta.json of at most 8 KiB
 // (bg_metaline reads one larger otherwise): its files' records, then the
 // count of its live processes, from a scan of /proc made as the script
 // makes it (procLook; none for an ended job whose leftovers are recorded),
 // and the leftovers record written where the script would write it. Any
-// other case (a name, an odd byte in a file or a stat line, a root the
+// other case (a name the index does not give, an odd byte in a file or a stat line, a root the
 // script would refuse, a count that would include this process) is the
 // script's (ok false): it stays the specification, and this is a copy of
 // it, compared byte for byte with it (TestNativeStatusIsTheScripts,
@@ -38,10 +39,11 @@ func (c *Client) nativeStatus(refs []string) (out string, ok bool) {
 	var b strings.Builder
 	b.WriteString(begin)
 	for _, ref := range refs {
-		if !jobdir.IsID(ref) {
+		dir, ok := c.nativeFind(ref)
+		if !ok {
 			return "", false
 		}
-		obs, ok := l.obs(filepath.Join(c.root, c.workspace, ref))
+		obs, ok := l.obs(dir)
 		if !ok {
 			return "", false
 		}
@@ -52,6 +54,34 @@ func (c *Client) nativeStatus(refs []string) (out string, ok bool) {
 	}
 	b.WriteString(nativeEnd)
 	return b.String(), true
+}
+
+// nativeFind is bg_find where it needs no search: the directory of the
+// job ref names, its id (whether a job is there is the look's to say), or
+// a name that no directory entry has and whose index entry
+// (.names/NAME) holds an id whose meta.json line carries the name. Any
+// other case is the script's (not ok): it searches the jobs, or refuses.
+func (c *Client) nativeFind(ref string) (string, bool) {
+	ws := filepath.Join(c.root, c.workspace)
+	if jobdir.IsID(ref) {
+		return filepath.Join(ws, ref), true
+	}
+	if _, err := os.Lstat(filepath.Join(ws, ref)); !errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	id, there, ok := lineIfThere(filepath.Join(ws, jobdir.NamesDir, ref))
+	if !ok || !there || id == "" || strings.Trim(id, "0123456789abcdefghijklmnopqrstuvwxyzT-") != "" {
+		return "", false
+	}
+	dir := filepath.Join(ws, id)
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return "", false
+	}
+	m, ok := readMeta(dir)
+	if !ok || !strings.Contains(m.line, `"name":"`+ref+`"`) {
+		return "", false
+	}
+	return dir, true
 }
 
 // nativeWait returns, as nativeStatus, what wait.sh would print for one
@@ -69,10 +99,9 @@ func (c *Client) nativeWait(refs []string, any bool) (out string, ok bool) {
 	dirs := make([]string, len(refs))
 	left, done := 0, 0
 	for i, ref := range refs {
-		if !jobdir.IsID(ref) {
+		if dirs[i], ok = c.nativeFind(ref); !ok {
 			return "", false
 		}
-		dirs[i] = filepath.Join(c.root, c.workspace, ref)
 		run, ok := wrapperRunning(dirs[i], boot)
 		if !ok {
 			return "", false
@@ -241,6 +270,18 @@ func ownDir(dir string) bool {
 // L record of its live processes (live); not ok where the script must
 // make them.
 func (l *procLook) obs(dir string) (string, bool) {
+	// The wrapper's last steps are its own (bg_obs, bg_finishing): the
+	// job is read, and its processes counted from a scan made, once its
+	// wrapper has ended.
+	if _, err := os.Stat(filepath.Join(dir, "exit_code")); err == nil && !l.rescan {
+		left, there, ok := lineIfThere(filepath.Join(dir, "leftovers"))
+		if !ok {
+			return "", false
+		}
+		if !(there && left == "0") && finishing(dir, l.boot) {
+			l.scanned = false
+		}
+	}
 	obs, _, ok := nativeObsRec(dir)
 	if !ok {
 		return "", false

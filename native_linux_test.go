@@ -138,6 +138,16 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 		all = append(all, j.dir.Meta.ID)
 	}
 	t.Run("all at once", func(t *testing.T) { compare(t, all) })
+	// A name the index gives, the newest of two jobs of that name.
+	older := make(jobdirtest.Job{State: jobdirtest.Exited, ExitCode: 1, Meta: jobdir.Meta{Name: "web.1"}})
+	named := make(jobdirtest.Job{State: jobdirtest.Exited, ExitCode: 2, Meta: jobdir.Meta{Name: "web.1"}})
+	dirs = append(dirs, older.Path, named.Path)
+	t.Run("a name", func(t *testing.T) {
+		if got := compareLook(t, c, shells, dirs, []string{"web.1", older.Meta.ID}, nil); !strings.Contains(got, "\nJ\t"+escRecord(named.Path)+"\n") {
+			t.Errorf("%q, want the newest job of the name, %s", got, named.Meta.ID)
+		}
+		compareWait(t, c, shells, dirs, []string{"web.1"}, false)
+	})
 	for _, j := range native {
 		t.Run("wait "+j.name, func(t *testing.T) {
 			got := compareWait(t, c, shells, dirs, []string{j.dir.Meta.ID}, false)
@@ -169,6 +179,19 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 				t.Errorf("wait: made in Go, want it left to the script")
 			}
 		})
+	}
+	// Names the index does not give: the script searches.
+	make(jobdirtest.Job{State: jobdirtest.Exited, Meta: jobdir.Meta{Name: "stale"}})
+	write(t, filepath.Join(root, "default", jobdir.NamesDir, "stale"), native[0].dir.Meta.ID+"\n")
+	odder := make(jobdirtest.Job{State: jobdirtest.Exited, Meta: jobdir.Meta{Name: "odd"}})
+	write(t, filepath.Join(root, "default", jobdir.NamesDir, "odd"), "../"+odder.Meta.ID+"\n")
+	for _, ref := range []string{"stale", "odd"} {
+		if _, ok := c.nativeStatus([]string{ref}); ok {
+			t.Errorf("status %s (an index entry that does not give the job): made in Go, want it left to the script", ref)
+		}
+		if _, ok := c.nativeWait([]string{ref}, false); ok {
+			t.Errorf("wait %s: made in Go, want it left to the script", ref)
+		}
 	}
 	for _, ref := range []string{"some-name", "20261204T000000-zzzzzz"} {
 		if _, ok := c.nativeStatus([]string{ref}); ok {
@@ -217,6 +240,8 @@ func TestNativeLogsIsTheScripts(t *testing.T) {
 		"long":  {Stdout: long + "\né\n" + long, Stderr: "\xff\xc3\x00\x80\n\xe2\x82"},
 		"empty": {},
 		"cut":   {Stdout: "ab€cd\n𝄞\n", Stderr: "𝄞𝄞𝄞", StdoutDropped: 2, StderrDropped: 4},
+		// Read by its name, which the index gives.
+		"named": {Stdout: "by name\n", Stderr: "é\n", Meta: jobdir.Meta{Name: "logs.by-name"}},
 	}
 	// Each range with both logs, uncapped and capped at 3 bytes, and with
 	// stderr alone, capped at 1 and 5.
@@ -255,6 +280,9 @@ func TestNativeLogsIsTheScripts(t *testing.T) {
 			scripts := make([]string, len(qs))
 			for i, q := range qs {
 				q.Ref = d.Meta.ID
+				if d.Meta.Name != "" {
+					q.Ref = d.Meta.Name
+				}
 				r, closeLogs, ok := c.nativeLogs(q)
 				if !ok {
 					t.Fatalf("logs %+v: left to the script, want it made in Go", q)

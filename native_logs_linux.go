@@ -16,20 +16,24 @@ import (
 // what logs.sh would print for q, made in Go, as a reader, and a function
 // that closes the logs it reads from; for a plain read (the whole log,
 // tail, head, bytes or offset, with or without a cap; no follow, no
-// reader's cursor) of an ended job named by id that is not a PTY job.
+// reader's cursor) of an ended job named by id, or by a name nativeFind
+// finds, that is not a PTY job.
 // Every other case is the script's (ok false), as for nativeStatus; the
 // bytes are compared with the script's by TestNativeLogsIsTheScripts and,
 // under BGJOB_NATIVE_CHECK, by every read of the e2e tests.
 func (c *Client) nativeLogs(q shellgen.Logs) (r io.Reader, closeLogs func(), ok bool) {
 	mode, n, _ := q.Range()
-	if q.New || q.Follow || mode == "new" || !jobdir.IsID(q.Ref) || len(q.Streams) == 0 {
+	if q.New || q.Follow || mode == "new" || len(q.Streams) == 0 {
 		return nil, nil, false
 	}
 	begin, _, ok := c.nativeBegin()
 	if !ok {
 		return nil, nil, false
 	}
-	dir := filepath.Join(c.root, c.workspace, q.Ref)
+	dir, ok := c.nativeFind(q.Ref)
+	if !ok {
+		return nil, nil, false
+	}
 	// An ended job's: exit_code, once there, stays.
 	if _, err := os.Stat(filepath.Join(dir, "exit_code")); err != nil {
 		return nil, nil, false

@@ -206,11 +206,6 @@ func (l *procLook) live(dir string) (int, bool) {
 		}
 		lend = "1"
 	}
-	// The wrapper's last steps are its own (bg_finishing): its processes
-	// are counted from a scan made once it has ended.
-	if lend != "" && !l.rescan && finishing(dir, l.boot) {
-		l.scanned = false
-	}
 	if !l.scanned {
 		if !l.scan() {
 			return 0, false

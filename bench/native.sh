@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What a look costs when it is made in Go on this machine (status of a job
 # whose leftovers are recorded, status of a running job, which scans
-# /proc; logs, --tail and --bytes of an ended job): each beside the same verb of an older binary, and
+# /proc; logs, --tail and --bytes of an ended job; wait of an ended job,
+# and run --wait of `true`, which waits for its end): each beside the same verb of an older binary, and
 # beside bgjob --version and a Go hello world (the floor), interleaved
 # (bench/cmd/interleave); then again with EXTRA more idle processes on the
 # host, which only the running job's status looks at.
@@ -41,7 +42,9 @@ measure() {
 		-c "status-old=$tmp/old status $id" -c "status-new=$tmp/new status $id" \
 		-c "running-old=$tmp/old status $rid" -c "running-new=$tmp/new status $rid" \
 		-c "tail-old=$tmp/old logs --tail 10 $id" -c "tail-new=$tmp/new logs --tail 10 $id" \
-		-c "logs-old=$tmp/old logs $id" -c "logs-new=$tmp/new logs $id"
+		-c "logs-old=$tmp/old logs $id" -c "logs-new=$tmp/new logs $id" \
+		-c "wait-old=$tmp/old wait $id" -c "wait-new=$tmp/new wait $id" \
+		-c "runwait-old=$tmp/old run --wait 3s -- true" -c "runwait-new=$tmp/new run --wait 3s -- true"
 }
 measure "the host's own processes"
 for _ in $(seq "$extra"); do

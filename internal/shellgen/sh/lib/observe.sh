@@ -17,6 +17,15 @@
 # leaves it out.
 bg_obs() {
 	bg_ofull=
+	# The wrapper's last steps (the mv that wrote exit_code, the queue's
+	# wake-ups) are its own, not the job's: a look (bg_recorded) at a job
+	# whose wrapper still runs though exit_code is written, and whose
+	# leftovers are not recorded, waits for it to end, a tenth of a second
+	# at most, then reads the job and scans after it.
+	if [ "${bg_recorded-}" = 1 ] && [ -z "${bg_lrescan-}" ] && [ -e "$1/exit_code" ] &&
+		! { bg_line "$1/leftovers" && [ "$bg_l" = 0 ]; } && bg_finishing "$1"; then
+		bg_pgs=
+	fi
 	bg_obsrec "$1" "${2-}" || return 1
 	[ -n "$bg_ofull" ] || return 0
 	bg_live "$1"

@@ -178,13 +178,6 @@ bg_live() {
 			bg_lend=1
 		fi
 	fi
-	# The wrapper's last steps (the mv that wrote exit_code, the queue's
-	# wake-ups) are its own, not the job's: a look at a job whose wrapper
-	# still runs though exit_code is written waits for it to end, a tenth
-	# of a second at most, and scans after it.
-	if [ -n "$bg_lend" ] && [ -z "${bg_lrescan-}" ] && bg_finishing "$1"; then
-		bg_pgs=
-	fi
 	if [ -z "${bg_pgs-}" ]; then
 		bg_scan
 	elif [ -z "${bg_lrescan-}" ]; then

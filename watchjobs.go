@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"time"
 
 	"github.com/bgjob/bgjob/jobdir"
 )
@@ -43,7 +44,8 @@ func (c *Client) WatchJobs(ctx context.Context, all bool) (<-chan struct{}, erro
 				select {
 				case <-ctx.Done():
 					return
-				case <-events:
+				case name := <-events:
+					watchLaunch(ctx, w, dirs, name, report)
 					report()
 				}
 			}
@@ -90,12 +92,69 @@ func (c *Client) WatchJobs(ctx context.Context, all bool) (<-chan struct{}, erro
 				scancel()
 				spaces, scancel = watchSpaces()
 				report()
-			case <-spaces:
+			case name := <-spaces:
+				if ents, err := os.ReadDir(c.root); err == nil {
+					var dirs []string
+					for _, e := range ents {
+						if e.IsDir() {
+							dirs = append(dirs, path.Join(c.root, e.Name()))
+						}
+					}
+					watchLaunch(ctx, w, dirs, name, report)
+				}
 				report()
 			}
 		}
 	}()
 	return changed, nil
+}
+
+// launchWatch bounds the watch of a launch under way: a job directory
+// without meta.json is one for a minute after its id's time (bg_launching).
+const launchWatch = 70 * time.Second
+
+// watchLaunch reports, when the entry name of one of the workspace
+// directories dirs is a job directory without meta.json yet (a launch
+// under way, which List passes over), the moment its meta.json appears:
+// a caller that lists on each report would otherwise not see the job
+// until something else changed in the workspace's directory. The watch
+// ends there, with ctx, or after launchWatch.
+func watchLaunch(ctx context.Context, w Watcher, dirs []string, name string, report func()) {
+	if !jobdir.IsID(name) {
+		return
+	}
+	for _, ws := range dirs {
+		dir := path.Join(ws, name)
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+			continue
+		}
+		meta := path.Join(dir, jobdir.MetaFile)
+		if _, err := os.Stat(meta); err == nil {
+			return
+		}
+		go func() {
+			ctx, cancel := context.WithTimeout(ctx, launchWatch)
+			defer cancel()
+			events, err := w.Watch(ctx, []string{dir})
+			if err != nil {
+				return
+			}
+			for {
+				// One written before the watch was in place is looked for
+				// once the watch is.
+				if _, err := os.Stat(meta); err == nil {
+					report()
+					return
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-events:
+				}
+			}
+		}()
+		return
+	}
 }
 
 // WatchFiles sends, on a runtime that is a Watcher, the base name of each

@@ -3,6 +3,7 @@ package bgjob_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -165,5 +166,44 @@ func TestMayHaveEnded(t *testing.T) {
 	got, err := c.Status(ctx, j.ID)
 	if err != nil || len(got) != 1 || !got[0].Status.Ended() {
 		t.Errorf("Status after the wrapper was killed: %v %v, want an ended job", got, err)
+	}
+}
+
+// TestWatchJobsSeesALaunchEnd: a job directory made without its meta.json
+// (a launch under way, which List passes over) is reported once more
+// when its meta.json appears, in the workspace's watch and in every
+// workspace's: a lister woken by the directory alone listed nothing new
+// and, with nothing else changing in the workspace, never saw the job
+// (bgjob top showed a job started after it only at its next interval).
+func TestWatchJobsSeesALaunchEnd(t *testing.T) {
+	for _, all := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		root := t.TempDir()
+		c, err := bgjob.NewClient(local.New(), root, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		runStopped(t, c, "true")
+		ch, err := c.WatchJobs(ctx, all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(root, "default", jobdir.NewID(time.Now()))
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		reported(t, ch, "a job directory made")
+		// What else the directory's making reports comes now, not later.
+		time.Sleep(100 * time.Millisecond)
+		drain(ch)
+		tmp := filepath.Join(dir, jobdir.MetaFile+".tmp")
+		if err := os.WriteFile(tmp, []byte("{}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, jobdir.MetaFile)); err != nil {
+			t.Fatal(err)
+		}
+		reported(t, ch, fmt.Sprintf("the meta.json of a launch (all %v)", all))
 	}
 }

@@ -35,14 +35,22 @@ func (c *Client) nativeStatus(refs []string) (out string, ok bool) {
 	if !ok || len(refs) == 0 {
 		return "", false
 	}
-	l := newProcLook(boot)
-	var b strings.Builder
-	b.WriteString(begin)
-	for _, ref := range refs {
-		dir, ok := c.nativeFind(ref)
-		if !ok {
+	dirs := make([]string, len(refs))
+	for i, ref := range refs {
+		if dirs[i], ok = c.nativeFind(ref); !ok {
 			return "", false
 		}
+	}
+	return newProcLook(boot).records(begin, dirs)
+}
+
+// records returns begin, then the records of the jobs in dirs (obs),
+// the end marker, and records their leftovers: what the end of status.sh
+// and wait.sh prints and writes; not ok where the script must make them.
+func (l *procLook) records(begin string, dirs []string) (string, bool) {
+	var b strings.Builder
+	b.WriteString(begin)
+	for _, dir := range dirs {
 		obs, ok := l.obs(dir)
 		if !ok {
 			return "", false
@@ -112,24 +120,10 @@ func (c *Client) nativeWait(refs []string, any bool) (out string, ok bool) {
 			done++
 		}
 	}
-	l := newProcLook(boot)
-	var b strings.Builder
-	b.WriteString(begin)
 	if left > 0 && !(any && done > 0) {
-		b.WriteString("W\tpending\n")
+		begin += "W\tpending\n"
 	}
-	for _, dir := range dirs {
-		obs, ok := l.obs(dir)
-		if !ok {
-			return "", false
-		}
-		b.WriteString(obs)
-	}
-	if !l.leftovers() {
-		return "", false
-	}
-	b.WriteString(nativeEnd)
-	return b.String(), true
+	return newProcLook(boot).records(begin, dirs)
 }
 
 // wrapperRunning is bg_running: the job in dir has a meta.json that names

@@ -189,7 +189,7 @@ func (c *Client) nativeList(q shellgen.List) (pieces []string, ok bool) {
 		// A launch under way is not a job (launching): looked for only
 		// where meta.json is not read, not a stat more for every job.
 		if q.Max > 0 && n >= q.Max {
-			if launching(dir, id) {
+			if launching(dir) {
 				continue
 			}
 			b = append(b, "N\tmore\n")
@@ -197,7 +197,7 @@ func (c *Client) nativeList(q shellgen.List) (pieces []string, ok bool) {
 		}
 		obs, ok := l.obs(dir)
 		if !ok {
-			if launching(dir, id) {
+			if launching(dir) {
 				continue
 			}
 			return nil, false
@@ -211,16 +211,15 @@ func (c *Client) nativeList(q shellgen.List) (pieces []string, ok bool) {
 	return append(b, nativeEnd), true
 }
 
-// launching is bg_launching: the job directory dir, named id, has no
-// meta.json and its id names a time within a minute of now, either way: a
-// launch under way, not yet a job, which ls passes over.
-func launching(dir, id string) bool {
+// launching is bg_launching: the job directory dir has no meta.json and
+// changed within the last minute, by its modification time: a launch
+// under way, not yet a job, which ls passes over.
+func launching(dir string) bool {
 	if _, err := os.Stat(filepath.Join(dir, jobdir.MetaFile)); !errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
-	t, err := time.Parse("20060102T150405", id[:15])
-	d := time.Now().Unix() - t.Unix()
-	return err == nil && d <= 60 && d >= -60
+	fi, err := os.Lstat(dir)
+	return err == nil && time.Since(fi.ModTime()) <= time.Minute
 }
 
 // nativeEnd is the end marker every script prints last (bg_end).

@@ -401,15 +401,25 @@ func TestNativeListIsTheScripts(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(ws, jobdir.NewID(time.Now())), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	// And one whose id is an hour old (a run --replace makes the
+	// directory once the name's jobs are stopped): under way too.
+	if err := os.Mkdir(filepath.Join(ws, jobdir.NewID(time.Now().Add(-time.Hour))), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	for _, q := range []shellgen.List{{}, {Max: 1}, {Max: 4}, {Max: 100}, {Before: ids[2]}, {Before: ids[2], Max: 1}, {Before: ids[0]}} {
 		if got := compareLook(t, c, shells, dirs, nil, &q); q.Max == 0 && q.Before == "" && strings.Count(got, "J\t") != len(ids) {
 			t.Errorf("ls %+v: %d jobs, want %d:\n%s", q, strings.Count(got, "J\t"), len(ids), got)
 		}
 	}
-	// A launch cut short: no meta.json a minute and more after the time
-	// its id says. The script lists it (unreadable); Go leaves it to it.
-	cut := filepath.Join(ws, jobdir.NewID(time.Now().Add(-61*time.Second)))
+	// A launch cut short: no meta.json, and unchanged for longer than a
+	// minute (two: busybox's find counts whole minutes). The script lists
+	// it (unreadable); Go leaves it to it.
+	then := time.Now().Add(-3 * time.Minute)
+	cut := filepath.Join(ws, jobdir.NewID(then))
 	if err := os.Mkdir(cut, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(cut, then, then); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := c.nativeList(shellgen.List{}); ok {

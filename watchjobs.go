@@ -110,7 +110,8 @@ func (c *Client) WatchJobs(ctx context.Context, all bool) (<-chan struct{}, erro
 }
 
 // launchWatch bounds the watch of a launch under way: a job directory
-// without meta.json is one for a minute after its id's time (bg_launching).
+// without meta.json is one for a minute after it last changed
+// (bg_launching).
 const launchWatch = 70 * time.Second
 
 // watchLaunch reports, when the entry name of one of the workspace

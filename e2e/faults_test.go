@@ -76,7 +76,7 @@ func hasJobDir(entries []os.DirEntry) bool {
 // leaves either a visible job (meta.json in place before its command
 // runs) or a directory without meta.json in which nothing runs, and ls
 // reports every job; a directory without meta.json is, for the minute
-// after its id's time, a launch that may be under way, not yet a job,
+// after it last changed, a launch that may be under way, not yet a job,
 // and is not listed (after that minute it is, as unreadable:
 // TestMakeCreating).
 func TestInterruptedRunLeavesNoPhantom(t *testing.T) {
@@ -141,7 +141,7 @@ func TestInterruptedRunLeavesNoPhantom(t *testing.T) {
 }
 
 // TestPruneRemovesOldIncompleteDirs: a directory a cut-short launch left
-// (no meta.json) goes once it is a minute old.
+// (no meta.json) goes once it has not changed for a minute.
 func TestPruneRemovesOldIncompleteDirs(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -153,6 +153,10 @@ func TestPruneRemovesOldIncompleteDirs(t *testing.T) {
 			t.Fatal(err)
 		}
 		write(t, filepath.Join(d, "job.sh"), "true\n")
+	}
+	then := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(old, then, then); err != nil {
+		t.Fatal(err)
 	}
 	if code, out, errs := bgjob(context.Background(), "--root", root, "prune"); code != 0 {
 		t.Fatalf("prune: exit %d: %s %s", code, out, errs)

@@ -165,8 +165,8 @@ func holding(t *testing.T, s string, dirs ...string) []string {
 // TestRunSweepsCutShortLaunch: what a launch cut short can leave (a SIGKILL
 // that no one can clean up after at once) is a job directory without
 // meta.json, whose job.sh holds the --env values; run's pruning pass
-// removes it a minute after its start, whatever it keeps of the jobs, and
-// leaves a younger one (a launch that may be under way).
+// removes it once it has not changed for a minute, whatever it keeps of
+// the jobs, and leaves a younger one (a launch that may be under way).
 func TestRunSweepsCutShortLaunch(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -180,6 +180,10 @@ func TestRunSweepsCutShortLaunch(t *testing.T) {
 		}
 		write(t, filepath.Join(d, "job.sh"), "bg_env1='SECRET=x'\n")
 	}
+	then := time.Now().Add(-3 * time.Minute)
+	if err := os.Chtimes(old, then, then); err != nil {
+		t.Fatal(err)
+	}
 	c, err := bg.NewClient(local.New(), root, "")
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +194,7 @@ func TestRunSweepsCutShortLaunch(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !eventually(10*time.Second, func() bool { _, err := os.Stat(old); return os.IsNotExist(err) }) {
-		t.Error("run's pruning pass left the two-minute-old directory without meta.json")
+		t.Error("run's pruning pass left the three-minute-old directory without meta.json")
 	}
 	if !eventually(10*time.Second, func() bool {
 		_, err := os.Stat(filepath.Join(ws, ".prune.lock"))

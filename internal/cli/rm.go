@@ -48,7 +48,7 @@ clock (0 for either: no such limit; not both), or with --all every ended
 job. Running jobs, jobs with processes still alive (live_processes: prune
 says on stderr which it kept, and --json lists them in "kept") and jobs
 whose files are not bgjob's are never removed; a directory a cut-short run left
-without meta.json is removed a minute after its start. run applies the
+without meta.json is removed once it has not changed for a minute. run applies the
 same rule, in a bounded pass, after one run in eight, removing only jobs
 beyond both limits.
 

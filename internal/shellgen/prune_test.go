@@ -1,6 +1,7 @@
 package shellgen_test
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -104,6 +105,55 @@ func TestLeftoversNotIntoARemoval(t *testing.T) {
 			left, _ := filepath.Glob(filepath.Join(job.Path, "*"))
 			if len(left) > 0 {
 				t.Errorf("the removed job's directory holds %q, want nothing", left)
+			}
+		})
+	}
+}
+
+// TestLaunchUnderWayByItsDirectory: whether a directory without meta.json
+// is a launch under way (ls passes over it, prune keeps it) or one cut
+// short (ls lists it, prune removes it) is told by when the directory last
+// changed, by the host's clock, not by the time its id names: a run
+// --replace makes the directory only after it has stopped the jobs of its
+// name, which can take longer than a minute, and prune removed such a
+// launch between its mkdir and its meta.json, leaving its job to run
+// unseen.
+func TestLaunchUnderWayByItsDirectory(t *testing.T) {
+	now := time.Now()
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			t.Parallel()
+			root := filepath.Join(t.TempDir(), "root")
+			creating := func(named, changed time.Time) string {
+				d := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Creating, Meta: jobdir.Meta{StartedAt: named}})
+				if err := os.Chtimes(d.Path, changed, changed); err != nil {
+					t.Fatal(err)
+				}
+				return d.Meta.ID
+			}
+			// Busybox's find counts whole minutes: three is past its two.
+			late := creating(now.Add(-time.Hour), now)
+			ahead := creating(now.Add(30*time.Second), now.Add(-3*time.Minute))
+			cut := creating(now.Add(-time.Hour), now.Add(-time.Hour))
+			target := shellgen.Target{Root: root, Workspace: "w"}
+			s, err := shellgen.ListScript(target, shellgen.List{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs, _ := runJobs(t, sh, s)
+			if _, ok := jobs[late]; ok || len(jobs) != 2 || jobs[ahead].Status != jobdir.StatusUnreadable || jobs[cut].Status != jobdir.StatusUnreadable {
+				t.Errorf("ls lists %v; want %s and %s unreadable, not the launch under way %s", slices.Collect(maps.Keys(jobs)), ahead, cut, late)
+			}
+			if s, err = shellgen.PruneScript(target, shellgen.Prune{All: true}); err != nil {
+				t.Fatal(err)
+			}
+			runJobs(t, sh, s)
+			for id, want := range map[string]bool{late: true, ahead: false, cut: false} {
+				_, err := os.Stat(filepath.Join(root, "w", id))
+				if got := err == nil; got != want {
+					t.Errorf("after prune, %s is there: %v, want %v (%v)", id, got, want, err)
+				}
 			}
 		})
 	}

@@ -171,7 +171,8 @@ func (mk *Maker) Make(ws string, j Job) (jobdir.Meta, string, error) {
 		dir = filepath.Join(wsDir, m.ID)
 	}
 	if j.State == Creating {
-		return m, dir, nil
+		// Last changed when the launch made it, at its start.
+		return m, dir, os.Chtimes(dir, m.StartedAt, m.StartedAt)
 	}
 	files, err := mk.files(m, j)
 	if err != nil {

@@ -111,8 +111,8 @@ func TestEnd(t *testing.T) {
 }
 
 // TestMakeCreating leaves a directory without meta.json, which bgjob does
-// not list while it may be a launch under way (a minute after the time its
-// id names), and lists as unreadable after that.
+// not list while it may be a launch under way (until it has not changed
+// for a minute), and lists as unreadable after that.
 func TestMakeCreating(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "root")
 	d := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Creating})

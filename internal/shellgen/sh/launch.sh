@@ -8,8 +8,9 @@
 # command.sh). launch_pty.sh (a PTY job),
 # then launch_name.sh or launch_replace.sh (bg_rgrace; a named job) come
 # before it; launch_prune.sh may follow. A launch cut short leaves at most
-# a directory without meta.json and nothing running: a minute after its
-# start ls reports it, and prune removes it.
+# a directory without meta.json and nothing running: once it has not
+# changed for a minute, ls reports it, and prune removes it
+# (bg_launching).
 bg_makeroot
 if [ -n "$bg_cwd" ] && [ ! -d "$bg_cwd" ]; then bg_err cwd "working directory $bg_cwd does not exist"; fi
 [ -d "$bg_ws" ] || mkdir -p "$bg_ws" 2>/dev/null || bg_err io "cannot create workspace directory $bg_ws"

@@ -11,15 +11,25 @@ bg_isid() {
 }
 
 # bg_launching DIR: succeed when DIR, a job directory, has no meta.json
-# and its id names a time within a minute of the host's clock (bg_nw, read
-# once), either way (the id is the caller's clock): a launch under way,
-# not yet a job, which ls does not list. The launch writes meta.json
-# before the command starts, so a directory without one older than that
-# is a launch cut short, which ls shows and prune removes (bg_prunable).
+# and changed (an entry made, removed or renamed in it) within the last
+# minute (bg_stale): a launch under way, not yet a job, which ls does not
+# list. The launch writes meta.json moments after it makes the directory,
+# so a directory without one that has not changed for longer is a launch
+# cut short, which ls shows and prune removes (bg_prunable). The host's
+# clock on both sides: not the time the id names, which is the caller's
+# clock, and which a launch that first stops the jobs of its name
+# (--replace) or waits for their lock leaves minutes behind.
 bg_launching() {
-	[ ! -e "$1/meta.json" ] || return 1
-	[ -n "${bg_nw-}" ] || bg_now
-	bg_epoch "${1##*/}" && [ $((bg_nw - bg_ep)) -le 60 ] && [ $((bg_ep - bg_nw)) -le 60 ]
+	[ ! -e "$1/meta.json" ] && ! bg_stale "$1"
+}
+
+# bg_stale DIR: succeed when DIR last changed more than a minute ago by
+# the host's clock (find -mmin; busybox's counts whole minutes, so two).
+# A find that cannot tell (no -mmin, DIR gone) says it has not: nothing
+# is removed on a guess.
+bg_stale() {
+	case $1 in /*) bg_sx=$1 ;; *) bg_sx=./$1 ;; esac
+	[ -n "$(find "$bg_sx" -prune -mmin +1 2>/dev/null)" ]
 }
 
 # bg_line FILE: set bg_l to the first line of FILE; fail when FILE is missing.

@@ -8,17 +8,17 @@
 # jobs are newer (0: no count limit) or it ended (ended_at, else its start
 # for a lost job) more than bg_age seconds (0: no age limit) before bg_nw;
 # both (run's pass) each limit that is set holds; all, whatever the
-# limits. Whether it still has processes is left to the caller. A directory without meta.json (a launch cut short) is prunable a
-# minute after its start. This is the one prune rule: bgjob prune and
-# run's pass use it.
+# limits. Whether it still has processes is left to the caller. A
+# directory without meta.json (a launch cut short) is prunable once it
+# has not changed for a minute (bg_launching). This is the one prune
+# rule: bgjob prune and run's pass use it.
 bg_prunable() {
 	[ ! -L "$1" ] || return 1
 	if [ ! -e "$1/meta.json" ]; then
 		# A launch cut short: the wrapper writes meta.json before the
-		# command starts, so a minute after the time the id names
-		# nothing runs there. (Not bg_launching's "either way": an id
-		# from a caller whose clock is ahead is not removed early.)
-		bg_epoch "${1##*/}" && [ $((bg_nw - bg_ep)) -gt 60 ]
+		# command starts, moments after the launch made the directory,
+		# so in one that has not changed for a minute nothing runs.
+		bg_stale "$1"
 		return
 	fi
 	bg_ended "$1" || return 1
@@ -74,7 +74,7 @@ bg_autoprune() {
 	if bg_line "$bg_ws/.prune-cursor"; then bg_cur=$bg_l; fi
 	bg_mzscan "$bg_ws" './[0-9]*/meta.json'
 	set -- "$bg_ws"/[0-9]*
-	# A directory without meta.json a minute after its start is a launch
+	# A directory without meta.json unchanged for a minute is a launch
 	# cut short (bg_prunable): it goes whatever the limits, as its job.sh
 	# holds the --env values. One test of a file per directory.
 	for bg_ax in "$@"; do

@@ -78,3 +78,56 @@ func TestStopSparesAGroupThatIsNoLongerTheJobs(t *testing.T) {
 		})
 	}
 }
+
+// TestStopEndsAStoppedJob: a job whose whole group, wrapper included, was
+// stopped (SIGSTOP, Ctrl-Z in its terminal) holds every signal but KILL
+// until it runs again, and its stopped wrapper records nothing: stop
+// waited, then left it running (and said it was stopped). A stop
+// continues what it signals, and the job ends and is recorded, whatever
+// the signal; so does a --timeout whose timer fires on a stopped job.
+func TestStopEndsAStoppedJob(t *testing.T) {
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			t.Parallel()
+			for _, tt := range []struct {
+				name   string
+				signal string
+				grace  time.Duration
+				set    func(*shellgen.Launch)
+			}{
+				{"TERM", "TERM", 5 * time.Second, nil},
+				{"INT", "INT", 5 * time.Second, nil},
+				{"KILL", "KILL", 5 * time.Second, nil},
+				{"no grace", "TERM", 0, nil},
+				{"timeout", "", 0, func(l *shellgen.Launch) { l.Timeout, l.Grace = 2*time.Second, 5*time.Second }},
+			} {
+				target, job, dir := launchJob(t, &sh, []string{"sleep", "300"}, tt.set)
+				// The timer, once in a group of its own (a stop of the job's
+				// group stops it too before that).
+				if tt.signal == "" && !eventually(10*time.Second, func() bool {
+					f := statOf(childOf(job.PID, "timer", strconv.Itoa(job.PID)))
+					return len(f) > 2 && f[2] != strconv.Itoa(job.PID)
+				}) {
+					t.Fatalf("%s: the wrapper started no timer", tt.name)
+				}
+				if err := syscall.Kill(-job.PID, syscall.SIGSTOP); err != nil {
+					t.Fatal(err)
+				}
+				if !eventually(10*time.Second, func() bool { f := statOf(job.PID); return len(f) > 0 && f[0] == "T" }) {
+					t.Fatalf("%s: the wrapper %d was not stopped", tt.name, job.PID)
+				}
+				if tt.signal != "" {
+					script, err := shellgen.StopScript(target, shellgen.Stop{Refs: []string{job.ID}, Signal: tt.signal, Grace: tt.grace})
+					if err != nil {
+						t.Fatal(err)
+					}
+					runScript(t, &sh, t.TempDir(), nil, script)
+				}
+				if !eventually(20*time.Second, func() bool { _, err := os.Stat(filepath.Join(dir, "exit_code")); return err == nil }) {
+					t.Errorf("%s: the stopped job was not ended and recorded (wrapper %v)", tt.name, statOf(job.PID))
+				}
+			}
+		})
+	}
+}

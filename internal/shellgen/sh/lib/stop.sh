@@ -12,7 +12,10 @@ bg_kill() {
 # bg_signal SIGNAL: send SIGNAL to the processes bg_live found: a signal
 # the wrapper traps goes to the whole group (the wrapper survives it) and
 # to each process that left it; any other to each process, never the
-# wrapper.
+# wrapper. Then CONT to all of them and the wrapper: a stopped process
+# (SIGSTOP, a terminal's Ctrl-Z) holds any other signal until it runs
+# again, and a stopped wrapper never records how its job ended, so a stop
+# of a stopped job waited, then left it running.
 bg_signal() {
 	case $1 in
 	TERM | INT | QUIT | HUP | USR1 | USR2 | ALRM)
@@ -21,6 +24,8 @@ bg_signal() {
 		;;
 	*) bg_kill "$1" $bg_lp ;;
 	esac
+	[ -z "$bg_lgm" ] || bg_kill CONT "-$bg_w"
+	bg_kill CONT $bg_lp
 }
 
 # bg_stop SIGNAL GRACE REASON NOWAIT DIR...: stop the jobs in the DIRs,
@@ -77,7 +82,9 @@ bg_stop() {
 			bg_oc="$bg_oc$bg_si:stopped "
 		elif bg_running "$bg_sd"; then
 			# A wrapper that has only just started may not have forked its
-			# command.
+			# command; one that was stopped after its command ended has
+			# yet to record it (bg_signal).
+			bg_kill CONT "$bg_w"
 			bg_todo="$bg_todo $bg_si"
 		else
 			bg_oc="$bg_oc$bg_si:gone "

@@ -131,8 +131,12 @@ func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMe
 		}
 	}
 	dir = ws + "/" + id
-	if mkdirPrivate(dir, mask) != nil {
-		return refuse(shellgen.ErrKindExists, "cannot create job directory "+dir)
+	if err := mkdirPrivate(dir, mask); err != nil {
+		// Only a directory that is there is one that exists (launch.sh).
+		if _, lerr := os.Lstat(dir); lerr == nil {
+			return refuse(shellgen.ErrKindExists, "cannot create job directory "+dir)
+		}
+		return refuse(shellgen.ErrKindIO, "cannot create job directory "+dir+" (is the file system read-only or full?)")
 	}
 	// The status records are made now, while there is room (launch.sh).
 	made := []struct{ name, body string }{{"job.sh", files.Wrapper}}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -386,6 +387,65 @@ func TestStopOnFullDisk(t *testing.T) {
 				t.Errorf("the job stopped on a full disk is %s (reason %q), want killed (stop)", j.Status, j.Reason)
 			}
 		})
+	}
+}
+
+// TestRunOnUnwritableRoot: run where the job directory cannot be made,
+// on a file system remounted read-only or out of inodes, fails with an
+// io error that says so, locally and over SSH; it said the job's
+// directory existed (exists, which a caller retries with a new id).
+func TestRunOnUnwritableRoot(t *testing.T) {
+	t.Parallel()
+	cfg := sshConfig(t, sshtest.Start(t))
+	for _, fault := range []string{"read-only", "no inodes"} {
+		for _, ssh := range []bool{false, true} {
+			name := fault + "/local"
+			if ssh {
+				name = fault + "/ssh"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				mnt, root := tmpfsRoot(t, "4M")
+				if fault == "no inodes" {
+					if out, err := exec.Command("mount", "-o", "remount,nr_inodes=64", mnt).CombinedOutput(); err != nil {
+						t.Fatalf("remount: %v: %s", err, out)
+					}
+				}
+				flags := []string{"--root", root}
+				if ssh {
+					flags = append(flags, "--ssh-config", cfg, "-H", "bgjob-test")
+				}
+				ctx := context.Background()
+				if code, _, errs := bgjob(ctx, append(flags, "run", "-q", "--wait", "20s", "--", "true")...); code != 0 {
+					t.Fatalf("run: %s", errs)
+				}
+				if fault == "read-only" {
+					// Once the job's wrapper has closed its files.
+					var out []byte
+					if !eventually(20*time.Second, func() bool {
+						var err error
+						out, err = exec.Command("mount", "-o", "remount,ro", mnt).CombinedOutput()
+						return err == nil
+					}) {
+						t.Fatalf("remount: %s", out)
+					}
+				} else {
+					for i := 0; ; i++ {
+						if err := os.Mkdir(filepath.Join(mnt, fmt.Sprintf("fill%d", i)), 0o700); err != nil {
+							break
+						}
+					}
+					var st syscall.Statfs_t
+					if err := syscall.Statfs(mnt, &st); err != nil || st.Ffree != 0 {
+						t.Fatalf("inodes are left (%d free, %v): the test proves nothing", st.Ffree, err)
+					}
+				}
+				code, out, errs := bgjob(ctx, append(flags, "run", "--", "true")...)
+				if code == 0 || strings.Contains(errs, "exists") || !strings.Contains(errs, "bgjob: error: ") || !strings.Contains(errs, "read-only or full") {
+					t.Errorf("run on a %s file system: exit %d, stdout %q, stderr %q; want an error that says why", fault, code, out, errs)
+				}
+			})
+		}
 	}
 }
 

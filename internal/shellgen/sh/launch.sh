@@ -20,7 +20,12 @@ if [ -n "$bg_cwd" ] && [ ! -d "$bg_cwd" ]; then bg_err cwd "working directory $b
 bg_namelk=
 [ -z "$bg_name" ] || bg_samename
 bg_d=$bg_ws/$bg_id
-mkdir "$bg_d" 2>/dev/null || bg_err exists "cannot create job directory $bg_d"
+if ! mkdir "$bg_d" 2>/dev/null; then
+	# Only a directory that is there is one that exists: a read-only or
+	# full file system is an io error.
+	if [ -e "$bg_d" ] || [ -L "$bg_d" ]; then bg_err exists "cannot create job directory $bg_d"; fi
+	bg_err io "cannot create job directory $bg_d (is the file system read-only or full?)"
+fi
 # The name index holds the id of the newest job launched with the name. A
 # reader checks the job's meta.json, so a stale or torn entry only sends
 # it back to searching.

@@ -117,7 +117,7 @@ func parseKey(s string) (byte, error) {
 // terminals returns stdin and stdout as files when both are terminals.
 func (a *app) terminals() (in, out *os.File, ok bool) {
 	in, ok1 := a.stdin.(*os.File)
-	out, ok2 := a.stdout.(*os.File)
+	out, ok2 := fileOf(a.stdout)
 	if !ok1 || !ok2 || !term.IsTerminal(int(in.Fd())) || !term.IsTerminal(int(out.Fd())) {
 		return nil, nil, false
 	}

@@ -80,6 +80,8 @@ func Main() int {
 
 // Run runs bgjob with args and returns its exit status.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	out := &checkedWriter{w: stdout}
+	stdout = out
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, terminal: isTerminal}
 	cmd := a.rootCommand()
 	cmd.SetArgs(args)
@@ -88,7 +90,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cmd.SetErr(stderr)
 	failed, err := cmd.ExecuteContextC(ctx)
 	if err == nil {
-		return 0
+		if err = out.failed(); err == nil {
+			return 0
+		}
+		err = fmt.Errorf("writing output: %w", err)
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {
 		// Interrupted (Ctrl-C or TERM): the jobs go on; say nothing more.

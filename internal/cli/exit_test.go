@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/bgjob/bgjob"
@@ -93,5 +94,37 @@ func TestInterruptIsTheAnswer(t *testing.T) {
 	errb.Reset()
 	if code := Run(context.Background(), []string{"no-such-verb"}, strings.NewReader(""), &out, &errb); code != 2 {
 		t.Errorf("not interrupted: exit %d, want 2 (%s)", code, errb.String())
+	}
+}
+
+// fullWriter fails every write, as a full disk does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// TestOutputLostIsAFailure: a verb whose output could not be written (a
+// full disk, > /dev/full) fails, saying so; it exited 0.
+func TestOutputLostIsAFailure(t *testing.T) {
+	root := t.TempDir()
+	ctx := context.Background()
+	var out, errs bytes.Buffer
+	if code := Run(ctx, []string{"--root", root, "run", "-q", "-n", "full", "--", "echo", "hi"}, strings.NewReader(""), &out, &errs); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errs.String())
+	}
+	for _, args := range [][]string{
+		{"run", "-q", "--", "true"},
+		{"status", "full"},
+		{"ls"},
+		{"ls", "--json"},
+		{"wait", "--json", "full"},
+		{"logs", "full"},
+		{"stop", "full"},
+		{"prune", "--all", "--dry-run"},
+	} {
+		var errs bytes.Buffer
+		code := Run(ctx, append([]string{"--root", root}, args...), strings.NewReader(""), fullWriter{}, &errs)
+		if code == 0 || !strings.Contains(errs.String(), "bgjob: error: ") || !strings.Contains(errs.String(), "no space left") {
+			t.Errorf("%v to a full disk: exit %d, stderr %q; want a failure that says why", args, code, errs.String())
+		}
 	}
 }

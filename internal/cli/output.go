@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
@@ -40,8 +41,66 @@ func encodeJSON(w io.Writer, v any, prefix string, indent bool) error {
 
 // isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := fileOf(w)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// checkedWriter is bgjob's stdout: it keeps the first write error, which
+// Run reports when the verb did not fail otherwise, so that data lost on
+// the way out (a full disk, > /dev/full) is a failure, never an exit
+// status of 0.
+type checkedWriter struct {
+	w   io.Writer
+	mu  sync.Mutex
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.keep(err)
+	return n, err
+}
+
+// ReadFrom lets io.Copy reach the file's own (splice, sendfile).
+func (c *checkedWriter) ReadFrom(r io.Reader) (int64, error) {
+	var n int64
+	var err error
+	if rf, ok := c.w.(io.ReaderFrom); ok {
+		n, err = rf.ReadFrom(r)
+	} else {
+		n, err = io.Copy(struct{ io.Writer }{c.w}, r)
+	}
+	c.keep(err)
+	return n, err
+}
+
+func (c *checkedWriter) keep(err error) {
+	if err == nil {
+		return
+	}
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	c.mu.Unlock()
+}
+
+// failed returns the first write error.
+func (c *checkedWriter) failed() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// fileOf returns the file w writes to, if it is one.
+func fileOf(w io.Writer) (*os.File, bool) {
+	switch w := w.(type) {
+	case *os.File:
+		return w, true
+	case *checkedWriter:
+		return fileOf(w.w)
+	}
+	return nil, false
 }
 
 func exitText(j jobdir.Job) string {

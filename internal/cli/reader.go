@@ -20,7 +20,7 @@ import (
 // stop ends the watch; the context is cancelled then too.
 func whileRead(ctx context.Context, w io.Writer) (_ context.Context, gone func() bool, stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	f, ok := w.(*os.File)
+	f, ok := fileOf(w)
 	if !ok {
 		return ctx, func() bool { return false }, cancel
 	}
@@ -77,7 +77,7 @@ func whileRead(ctx context.Context, w io.Writer) (_ context.Context, gone func()
 // Linux tells a pipe's writer what is unread (FIONREAD); elsewhere it is
 // nil.
 func pipeUnread(w io.Writer) func() (int64, bool) {
-	f, ok := w.(*os.File)
+	f, ok := fileOf(w)
 	if !ok || fionread == 0 {
 		return nil
 	}

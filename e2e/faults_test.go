@@ -390,6 +390,87 @@ func TestStopOnFullDisk(t *testing.T) {
 	}
 }
 
+// TestNewReadOnFullDisk: logs --new whose cursor cannot be saved (a full
+// disk) delivers the output and fails, saying the next read sends it
+// again; it exited 0, and the next read repeated it unannounced. Locally
+// and over SSH.
+func TestNewReadOnFullDisk(t *testing.T) {
+	t.Parallel()
+	cfg := sshConfig(t, sshtest.Start(t))
+	for _, ssh := range []bool{false, true} {
+		name := "local"
+		if ssh {
+			name = "ssh"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			mnt, root := tmpfsRoot(t, "2M")
+			flags := []string{"--root", root}
+			if ssh {
+				flags = append(flags, "--ssh-config", cfg, "-H", "bgjob-test")
+			}
+			ctx := context.Background()
+			gate := filepath.Join(mnt, "gate")
+			if code, _, errs := bgjob(ctx, append(flags, "run", "-q", "-n", "talk", "--",
+				"echo one; while [ ! -e "+gate+" ]; do sleep 0.05; done; echo two; exec sleep 300")...); code != 0 {
+				t.Fatalf("run: %s", errs)
+			}
+			newRead := func() (int, string, string) { return bgjob(ctx, append(flags, "logs", "--new", "talk")...) }
+			var code int
+			var out, errs string
+			if !eventually(20*time.Second, func() bool { code, out, errs = newRead(); return out == "one\n" }) {
+				t.Fatalf("logs --new: exit %d, stdout %q, stderr %q; want one", code, out, errs)
+			}
+			if err := os.WriteFile(gate, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			logs, _ := filepath.Glob(filepath.Join(root, "default", "*", "stdout.log"))
+			if !eventually(20*time.Second, func() bool {
+				b, _ := os.ReadFile(logs[0])
+				return string(b) == "one\ntwo\n"
+			}) {
+				t.Fatal("the job did not write its second line")
+			}
+			fillDisk(t, mnt)
+			for range 2 {
+				code, out, errs = newRead()
+				if code == 0 || out != "two\n" || !strings.Contains(errs, "bgjob: error: ") || !strings.Contains(errs, "read cursor") {
+					t.Errorf("logs --new on a full disk: exit %d, stdout %q, stderr %q; want two, then an error that the cursor was not saved", code, out, errs)
+				}
+			}
+			if err := os.Remove(filepath.Join(mnt, "fill")); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"two\n", ""} {
+				if code, out, errs = newRead(); code != 0 || out != want {
+					t.Errorf("logs --new with room again: exit %d, stdout %q, stderr %q; want %q", code, out, errs, want)
+				}
+			}
+		})
+	}
+}
+
+// fillDisk fills the file system mounted at mnt, and fails the test when
+// room is left.
+func fillDisk(t *testing.T, mnt string) {
+	t.Helper()
+	fill, err := os.Create(filepath.Join(mnt, "fill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := make([]byte, 4<<10)
+	for {
+		if _, err := fill.Write(block); err != nil {
+			break
+		}
+	}
+	fill.Close()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(mnt, &st); err != nil || st.Bavail != 0 {
+		t.Fatalf("the disk is not full (%d blocks free, %v): the test proves nothing", st.Bavail, err)
+	}
+}
+
 // TestRunOnUnwritableRoot: run where the job directory cannot be made,
 // on a file system remounted read-only or out of inodes, fails with an
 // io error that says so, locally and over SSH; it said the job's

@@ -50,12 +50,15 @@ bg_commit() {
 	[ "${bg_kc:-0}" -lt "$2" ] || return 0
 	printf '%s\n' "$2" >"$bg_kf.tmp" && mv -f "$bg_kf.tmp" "$bg_kf"
 }
-# bg_commits: move the cursors to the last reports (bg_k_STREAM).
+# bg_commits: move the cursors to the last reports (bg_k_STREAM); fail
+# when one could not be written.
 bg_commits() {
+	bg_kok=0
 	for bg_ks in $bg_streams; do
 		eval "bg_kv=\${bg_k_$bg_ks-}"
-		[ -z "$bg_kv" ] || bg_commit "$bg_ks" "$bg_kv"
+		[ -z "$bg_kv" ] || bg_commit "$bg_ks" "$bg_kv" || bg_kok=1
 	done
+	return "$bg_kok"
 }
 if [ "$bg_mode" = new ]; then
 	bg_cursorlock "$bg_d/cursor-$bg_reader.lock"
@@ -69,7 +72,7 @@ if [ "$bg_mode" = new ]; then
 	# names it) until stdin ends, even if this shell dies first. It keeps
 	# the reports in variables and writes the cursor at every eighth and
 	# when stdin ends (the reader is done or gone), so that it never lags
-	# behind a fast reader.
+	# behind a fast reader. Its status is that of the last write.
 	exec 3<&0
 	{
 		bg_kn=0
@@ -194,8 +197,12 @@ for bg_st in $bg_streams; do
 done
 if [ "$bg_mode" = new ]; then
 	printf 'A\tsent\n'
-	wait "$bg_kp"
+	bg_kok=0
+	wait "$bg_kp" || bg_kok=$?
 	bg_cursorunlock
+	# A cursor that could not be moved (a full disk): the read was
+	# delivered, but the next one would send it again. Said, not hidden.
+	[ "$bg_kok" = 0 ] || bg_err io "cannot save the read cursor in $bg_d (is the disk full?): the next read with --new sends this output again"
 fi
 if [ "$bg_follow" = 1 ]; then
 	# Print whatever arrives until the job has ended; the sizes are taken

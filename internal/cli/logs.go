@@ -236,6 +236,12 @@ func (a *app) logsEnd(res []bgjob.Result[bgjob.LogResult], writers []io.Closer, 
 	if !o.Follow {
 		return failures(a, res)
 	}
+	return followExit(a, res)
+}
+
+// followExit is the exit of logs --follow, with or without --json: the
+// status of the jobs it followed (jobsExit).
+func followExit(a *app, res []bgjob.Result[bgjob.LogResult]) error {
 	jobs := make([]bgjob.Result[[]jobdir.Job], len(res))
 	for i, r := range res {
 		jobs[i] = bgjob.Result[[]jobdir.Job]{Host: r.Host, Err: r.Err}
@@ -274,7 +280,10 @@ func (a *app) logsJSON(ctx context.Context, f *bgjob.Fleet, ref string, o bgjob.
 		if r.Err != nil || printed {
 			return a.alone(r.Err)
 		}
-		return emit(r.Value, bufs[r.Host])
+		if err := emit(r.Value, bufs[r.Host]); err != nil || !o.Follow {
+			return err
+		}
+		return followExit(a, res)
 	}
 	if err := hostsJSON(a, res, func(h *hostJSON, r bgjob.Result[bgjob.LogResult]) {
 		if r.Value.Job.ID != "" {
@@ -284,6 +293,9 @@ func (a *app) logsJSON(ctx context.Context, f *bgjob.Fleet, ref string, o bgjob.
 		}
 	}); err != nil {
 		return err
+	}
+	if o.Follow {
+		return followExit(a, res)
 	}
 	return failures(a, res)
 }

@@ -159,7 +159,7 @@ func (s Spec) Validate() error {
 		return bad(fmt.Errorf("%q is not a job id (want e.g. 20261130T001502-0k3f9q)", s.ID))
 	}
 	if s.Name != "" {
-		if err := jobdir.ValidateName("job name", s.Name); err != nil {
+		if err := jobdir.ValidateJobName(s.Name); err != nil {
 			return bad(err)
 		}
 	}

@@ -244,6 +244,19 @@ func ValidateName(kind, s string) error {
 	return nil
 }
 
+// ValidateJobName checks that s is a name a job may have: a name
+// (ValidateName) that is not in the form of a job id, which every
+// reference would take for the id of another job.
+func ValidateJobName(s string) error {
+	if err := ValidateName("job name", s); err != nil {
+		return err
+	}
+	if IsID(s) {
+		return fmt.Errorf("%w: job name %q has the form of a job id: give a name that does not", ErrBadName, s)
+	}
+	return nil
+}
+
 // isName reports whether s matches ^[A-Za-z0-9][A-Za-z0-9._@:+-]{0,63}$
 // (by hand, not a regexp compiled at every start of the binary).
 func isName(s string) bool {

@@ -68,6 +68,23 @@ func TestValidateName(t *testing.T) {
 	}
 }
 
+// TestValidateJobName: a job name in the form of a job id is refused, as
+// every reference to it would name the job with that id; names that are
+// close to one are not.
+func TestValidateJobName(t *testing.T) {
+	for in, ok := range map[string]bool{
+		"20261205T062834-dayzfr":  false,
+		"20261205T062834-dayzf":   true,
+		"20261205T062834-dayzfr1": true,
+		"build":                   true,
+		"":                        false,
+	} {
+		if err := jobdir.ValidateJobName(in); (err == nil) != ok || err != nil && !errors.Is(err, jobdir.ErrBadName) {
+			t.Errorf("ValidateJobName(%q) = %v, want ok %v", in, err, ok)
+		}
+	}
+}
+
 func TestNewIDFormat(t *testing.T) {
 	tests := []struct {
 		name   string

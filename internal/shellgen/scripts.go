@@ -243,7 +243,7 @@ func (l Launch) Files() (LaunchFiles, error) {
 		return LaunchFiles{}, err
 	}
 	if m.Name != "" {
-		if err := jobdir.ValidateName("job name", m.Name); err != nil {
+		if err := jobdir.ValidateJobName(m.Name); err != nil {
 			return LaunchFiles{}, err
 		}
 	}

@@ -328,14 +328,22 @@ func text(b []byte, plain bool) []byte {
 	return b
 }
 
-// cutHints says on stderr which logs a read cut to --max-bytes, and where
-// to read on.
+// cutHints says on stderr which logs a read began where the job's
+// --max-log-size cap had dropped what came before (the text alone starts
+// mid-line, with nothing to show that bytes are missing), and which a
+// read cut to --max-bytes, and where to read on.
 func (a *app) cutHints(res bgjob.LogResult) {
 	for _, r := range res.Ranges {
-		if !r.Truncated {
-			continue
+		dropped := res.Job.StdoutDropped
+		if r.Stream == "stderr" {
+			dropped = res.Job.StderrDropped
 		}
-		fmt.Fprintf(a.stderr, "bgjob: hint: %s was cut at --max-bytes: printed bytes %d to %d; 'bgjob logs --offset N' reads any range\n", r.Stream, r.Offset, r.Next)
+		if dropped > 0 && r.Offset == dropped {
+			fmt.Fprintf(a.stderr, "bgjob: hint: %s: its first %d bytes were dropped by the job's --max-log-size; printed from byte %d\n", r.Stream, dropped, dropped)
+		}
+		if r.Truncated {
+			fmt.Fprintf(a.stderr, "bgjob: hint: %s was cut at --max-bytes: printed bytes %d to %d; 'bgjob logs --offset N' reads any range\n", r.Stream, r.Offset, r.Next)
+		}
 	}
 }
 

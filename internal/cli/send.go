@@ -36,9 +36,9 @@ send still succeeds. For binary or long-line data use --stdin, not --pty.
 terminal (send $'\x04' first for a real end of file), and the terminal
 then takes no more input: a later send is refused.
 
-send returns once the job has taken all the data. It fails, leaving
-nothing behind, when the job ends before it has read it all, or after
---timeout. The whole send, reading stdin included, is bounded by
+send returns once the job has taken all the data. It fails when the job
+ends before it has read it all (it may have read a part), or after
+--timeout; either way nothing of the send is left running. The whole send, reading stdin included, is bounded by
 --host-timeout with --timeout on top: for a long stream, set
 --host-timeout 0.`,
 		Example: `  bgjob send repl $'print(6*7)\n'

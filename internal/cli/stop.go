@@ -22,6 +22,11 @@ func (a *app) stopCommand() *cobra.Command {
 whatever is left, and return once the group is gone. The job's wrapper outlives
 the command and records its real exit status (143 for TERM, 137 for KILL).
 
+Jobs run with HUP ignored, as under nohup (a hangup from elsewhere does not
+end them): --signal HUP reaches only a program that sets its own handler
+(a daemon that reloads on HUP); a shell cannot trap a signal ignored when it
+started, and anything else is killed after --grace.
+
 Stopping is idempotent: a job that has already ended keeps its status, and
 only processes it left behind that can be tied to it are killed.`,
 		RunE: func(cmd *cobra.Command, args []string) error {

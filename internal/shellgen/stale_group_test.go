@@ -131,3 +131,30 @@ func TestStopEndsAStoppedJob(t *testing.T) {
 		})
 	}
 }
+
+// TestStopSignalsOnce: a stop sends its signal once. Under busybox, whose
+// kill takes "--" for a bad pid, fails and signals the rest anyway, the
+// retry without "--" sent TERM twice, and a job's TERM trap ran twice.
+func TestStopSignalsOnce(t *testing.T) {
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			t.Parallel()
+			// wait returns at once on a signal, so the trap runs between two
+			// TERMs sent one after the other.
+			script := `trap 'echo got TERM' TERM; echo ready; sleep 300 & while :; do wait $!; done`
+			target, job, dir := launchJob(t, &sh, []string{"sh", "-c", script}, nil)
+			if !eventually(10*time.Second, func() bool { b, _ := os.ReadFile(filepath.Join(dir, "stdout.log")); return string(b) == "ready\n" }) {
+				t.Fatal("the job did not start")
+			}
+			s, err := shellgen.StopScript(target, shellgen.Stop{Refs: []string{job.ID}, Signal: "TERM", Grace: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runScript(t, &sh, t.TempDir(), nil, s)
+			if b, _ := os.ReadFile(filepath.Join(dir, "stdout.log")); string(b) != "ready\ngot TERM\n" {
+				t.Errorf("the job's output after one stop: %q, want one TERM", b)
+			}
+		})
+	}
+}

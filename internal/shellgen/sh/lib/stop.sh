@@ -2,11 +2,20 @@
 # --timeout timer): signal the live processes of all the jobs at once,
 # KILL what is left after the grace, wait for the wrappers to record.
 
-# bg_kill SIGNAL PID...: send SIGNAL; a negative PID names a group.
+# bg_kill SIGNAL PID...: send SIGNAL, once; a negative PID names a group.
+# dash needs "--" before one, busybox refuses "--" as a pid (and signals
+# the others all the same): which this shell takes is asked first, with
+# signal 0 to itself, a builtin's test. (A retry without "--" after a
+# failure sent the signal twice: where a PID was already gone, and always
+# under busybox, where a job's TERM trap ran twice.)
 bg_kill() {
 	bg_k=$1
 	shift
-	kill -s "$bg_k" -- "$@" 2>/dev/null || kill -s "$bg_k" "$@" 2>/dev/null
+	if kill -s 0 -- $$ 2>/dev/null; then
+		kill -s "$bg_k" -- "$@" 2>/dev/null
+	else
+		kill -s "$bg_k" "$@" 2>/dev/null
+	fi
 }
 
 # bg_signal SIGNAL: send SIGNAL to the processes bg_live found: a signal

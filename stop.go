@@ -2,6 +2,7 @@ package bgjob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -59,5 +60,14 @@ func (c *Client) Stop(ctx context.Context, refs []string, o StopOptions) ([]jobd
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	return c.collect(ctx, script)
+	jobs, err := c.collect(ctx, script)
+	errs := []error{err}
+	for _, j := range jobs {
+		// The stop waited for the wrapper to record how the job ended:
+		// one that has not is not stopped, whatever was signalled.
+		if j.Status == jobdir.StatusRunning {
+			errs = append(errs, &Error{Kind: KindBusy, Ref: j.ID, Err: errors.New("still running after the stop: its wrapper has not recorded an end")})
+		}
+	}
+	return jobs, errors.Join(errs...)
 }

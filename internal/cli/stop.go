@@ -20,7 +20,9 @@ func (a *app) stopCommand() *cobra.Command {
 		Short: "Stop jobs: signal their process group, then KILL after a grace period",
 		Long: `Send --signal (TERM) to each job's process group, wait --grace, then SIGKILL
 whatever is left, and return once the group is gone. The job's wrapper outlives
-the command and records its real exit status (143 for TERM, 137 for KILL).
+the command and records its real exit status (143 for TERM, 137 for KILL); a
+job whose wrapper has still not recorded an end is reported running, and the
+stop fails.
 
 Jobs run with HUP ignored, as under nohup (a hangup from elsewhere does not
 end them): --signal HUP reaches only a program that sets its own handler

@@ -2,6 +2,7 @@ package bgjob
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -60,7 +61,9 @@ func TestStartWrapperGateHoldsAStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stopErr != nil {
+	// The wrapper cannot record the stop before its gate opens, after the
+	// stop has returned: the stop may say it is still running.
+	if e := (*Error)(nil); stopErr != nil && (!errors.As(stopErr, &e) || e.Kind != KindBusy) {
 		t.Fatalf("stop: %v", stopErr)
 	}
 	if len(stopped) == 1 {

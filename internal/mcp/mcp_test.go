@@ -615,8 +615,9 @@ func TestWaitUntilOutputJobEnds(t *testing.T) {
 	}
 }
 
-// A cursor read that escaping cuts short says where the bytes it could not
-// show are, and that the cursor has moved past them.
+// A cursor read that escaping cuts short moves the cursor over what its
+// text shows, no further: the next read returns the rest (it moved over
+// all it had read, and repeated reads lost the bytes it could not show).
 func TestCursorCutByEscapes(t *testing.T) {
 	cs := serve(t, mcp.Options{MaxOutput: 4096})
 	var st job
@@ -629,12 +630,49 @@ func TestCursorCutByEscapes(t *testing.T) {
 	if len(data) != 4096 || !o.Trunc || o.Next == nil || *o.Next != 1024 {
 		t.Fatalf("cursor read of 2000 invalid bytes: %d bytes of text, truncated %v, next %v", len(data), o.Trunc, o.Next)
 	}
-	if !strings.Contains(notice, "976 bytes after it are not shown; read them with offset 1024") || !strings.Contains(notice, "cursor is at offset 2000") {
+	if !strings.Contains(notice, "976 bytes after it are not shown; call job_output again for the next part") {
 		t.Errorf("notice %q", notice)
 	}
-	call(t, cs, "job_output", map[string]any{"id": st.ID, "stream": "stdout", "offset": 1024}, &o)
-	if o.Text != strings.Repeat(`\xff`, 976) {
-		t.Errorf("reading on from the offset: %d bytes", len(o.Text))
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "stream": "stdout"}, &o)
+	if o.Text != strings.Repeat(`\xff`, 976) || o.Trunc {
+		t.Errorf("the next cursor read: %d bytes, truncated %v; want the other 976 escaped", len(o.Text), o.Trunc)
+	}
+}
+
+// A filtered read judges whole lines only: a matching line that the read's
+// cap cuts in two, or that the job is still writing, is returned whole by
+// a later read, never tested in part and passed over.
+func TestFilterWholeLines(t *testing.T) {
+	cs := serve(t, mcp.Options{MaxOutput: 4096})
+	gate := filepath.Join(t.TempDir(), "gate")
+	// 4086 bytes of other lines, then a match across the 4096-byte cut;
+	// then a match written in two parts around the gate.
+	cmd := `i=0; while [ $i -lt 200 ]; do echo "other line number $i, padded to forty"; i=$((i+1)); done | head -c 4085; echo; echo "MATCH one at the cut"; printf 'MATCH two '; while [ ! -e ` + gate + ` ]; do sleep 0.05; done; echo 'in two parts'`
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": cmd, "wait_sec": 0}, &st)
+	var got []string
+	read := func() {
+		t.Helper()
+		var o job
+		call(t, cs, "job_output", map[string]any{"id": st.ID, "stream": "stdout", "filter": "^MATCH"}, &o)
+		data, _, _ := strings.Cut(o.Text, "\n[")
+		if data != "" {
+			got = append(got, strings.Split(strings.TrimSuffix(data, "\n"), "\n")...)
+		}
+	}
+	eventually(t, 20*time.Second, func() bool { read(); return len(got) > 0 })
+	for range 3 {
+		read()
+	}
+	if !slices.Equal(got, []string{"MATCH one at the cut"}) {
+		t.Errorf("before the second line ends: %q, want only the first", got)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, func() bool { read(); return len(got) > 1 })
+	if !slices.Equal(got, []string{"MATCH one at the cut", "MATCH two in two parts"}) {
+		t.Errorf("filtered reads returned %q", got)
 	}
 }
 

@@ -23,7 +23,7 @@ as "bgjob logs --new"): repeated calls never return the same bytes twice and ski
 offset reads from a byte offset instead (stateless; give stream stdout or stderr); tail_lines and head_lines read the
 end or the start; since "start" reads from the beginning. filter, a regular expression (RE2), keeps only matching
 lines at read time: it never discards data (a filtered read has its own cursor; unfiltered reads still see
-everything). Results are capped (max_bytes); truncated says there is more: call again, or read on from next_offset.`
+everything), and judges whole lines only (a line still being written is returned once it ends). Results are capped (max_bytes); truncated says there is more: call again, or read on from next_offset.`
 
 type outputIn struct {
 	ID        string `json:"id" jsonschema:"job id or name"`
@@ -171,8 +171,14 @@ func (s *Server) read(ctx context.Context, c *bgjob.Client, req *sdk.CallToolReq
 			done(nil)
 			return readResult{}, err
 		}
-		done(&res)
-		return s.text(ctx, c, rs, limit, res, stdout.Bytes(), stderr.Bytes()), nil
+		// The cursor moves over what the text shows, no further: bytes
+		// that escaping or a filter's cap left out, or the start of a line
+		// a filter cannot judge yet, are the next read's.
+		r := s.text(ctx, c, rs, limit, res, stdout.Bytes(), stderr.Bytes())
+		shown := res
+		shown.Ranges = r.ranges
+		done(&shown)
+		return r, nil
 	}
 	res, err := c.Logs(ctx, rs.id, o, &stdout, &stderr)
 	if err != nil {
@@ -193,42 +199,43 @@ func (s *Server) text(ctx context.Context, c *bgjob.Client, rs readSpec, limit i
 		notices []string
 		budget  = limit
 	)
+	ended := res.Job.Status != jobdir.StatusRunning && res.Job.Status != jobdir.StatusQueued
 	for i := range r.ranges {
 		rg := &r.ranges[i]
 		b := data[rg.Stream]
-		if rs.filter != nil {
-			var kept []byte
-			kept, r.skipped = filterLines(b, rs.filter, r.skipped)
-			b = kept
-		}
 		cut := rg.Truncated
-		var (
-			t     string
-			moved int64
-		)
-		if rs.tail > 0 {
+		var t string
+		switch {
+		case rs.tail > 0:
 			// A tail keeps its end: what escaping makes too long is cut at
 			// the start.
+			if rs.filter != nil {
+				b, r.skipped = filterLines(b, rs.filter, r.skipped)
+			}
 			var short bool
 			t, short = capTail(clean(b, rs.raw), max(budget, 0))
 			cut = cut || short
-		} else {
+		case rs.filter != nil:
+			// A line with no end yet is judged once it has one, or the job
+			// has ended and the read reached the end of its log.
+			f := filterRead(b, rs.filter, rs.raw, max(budget, 0), ended && !rg.Truncated)
+			t, r.skipped = f.text, r.skipped+f.skipped
+			rg.Next = rg.Offset + int64(f.used)
+			cut = cut || f.cut
+		default:
 			var used int
 			t, used = cleanMax(b, rs.raw, max(budget, 0))
-			if used < len(b) && rs.filter == nil {
+			if used < len(b) {
 				// Escaping made the text longer than its bytes: the rest
 				// is read on from where the text stops.
-				moved = rg.Next
 				rg.Next = rg.Offset + int64(used)
-				cut = true
-			} else if used < len(b) {
 				cut = true
 			}
 		}
 		budget -= len(t)
 		if cut {
 			rg.Truncated = true
-			notices = append(notices, s.cutNotice(ctx, c, rs, *rg, moved))
+			notices = append(notices, s.cutNotice(ctx, c, rs, *rg))
 		}
 		r.truncated = r.truncated || cut
 		if t != "" {
@@ -255,6 +262,52 @@ func (s *Server) text(ctx context.Context, c *bgjob.Client, rs readSpec, limit i
 	return r
 }
 
+// filtered is what a filter kept of a read.
+type filtered struct {
+	text    string // the lines kept, as text, within the budget
+	used    int    // the bytes of the read it stands for
+	skipped int64  // the bytes of the lines left out among them
+	cut     bool   // a line kept did not fit the budget
+}
+
+// filterRead keeps, as text within budget, the lines of b that re matches.
+// A last line without a newline counts only when whole says it is one (the
+// job has ended); else it, and what follows the last line that fits, is
+// left for the next read (used stops there). A line kept that is longer
+// than the budget alone shows its start, and is passed.
+func filterRead(b []byte, re *regexp.Regexp, raw bool, budget int, whole bool) filtered {
+	var f filtered
+	var sb strings.Builder
+	for f.used < len(b) {
+		line := b[f.used:]
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i+1]
+		} else if !whole {
+			break
+		}
+		if !re.Match(bytes.TrimSuffix(line, []byte("\n"))) {
+			f.skipped += int64(len(line))
+			f.used += len(line)
+			continue
+		}
+		t := clean(line, raw)
+		if sb.Len()+len(t) > budget {
+			f.cut = true
+			if sb.Len() > 0 {
+				break
+			}
+			t, _ = capText(t, budget)
+		}
+		sb.WriteString(t)
+		f.used += len(line)
+		if f.cut {
+			break
+		}
+	}
+	f.text = sb.String()
+	return f
+}
+
 // filterLines keeps the lines of b that re matches and adds the length of
 // the others to skipped.
 func filterLines(b []byte, re *regexp.Regexp, skipped int64) ([]byte, int64) {
@@ -275,10 +328,8 @@ func filterLines(b []byte, re *regexp.Regexp, skipped int64) ([]byte, int64) {
 }
 
 // cutNotice says what a read cut to its cap left out, and how to read it.
-// How much is left out takes one more read: the size of the log. moved is
-// where the library left the cursor when escaping cut the text shorter
-// than what it read (0: it did not).
-func (s *Server) cutNotice(ctx context.Context, c *bgjob.Client, rs readSpec, rg bgjob.LogRange, moved int64) string {
+// How much is left out takes one more read: the size of the log.
+func (s *Server) cutNotice(ctx context.Context, c *bgjob.Client, rs readSpec, rg bgjob.LogRange) string {
 	if rs.tail > 0 {
 		return fmt.Sprintf("\n[%s cut to the cap of %d bytes: the %d bytes before offset %d are not shown; read them with head_lines, or offset and stream %q]\n",
 			rg.Stream, s.capOf(rs), rg.Offset, rg.Offset, rg.Stream)
@@ -293,8 +344,6 @@ func (s *Server) cutNotice(ctx context.Context, c *bgjob.Client, rs readSpec, rg
 		how = "call job_output again with the same filter for the next part"
 	case rs.filter != nil:
 		how = fmt.Sprintf("read on with the same filter, offset %d and stream %q", rg.Next, rg.Stream)
-	case rs.cursor && moved > rg.Next:
-		how = fmt.Sprintf("read them with offset %d and stream %q (escaped bytes made the text longer than the cap; this client's cursor is at offset %d)", rg.Next, rg.Stream, moved)
 	case rs.cursor:
 		how = fmt.Sprintf("call job_output again for the next part, or read on with offset %d and stream %q", rg.Next, rg.Stream)
 	default:

@@ -180,12 +180,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	var errs []string
 	for host, ids := range s.owned.take() {
-		c, err := s.hosts.client(ctx, host)
-		if err == nil {
+		// On a new connection if the one it had dropped: a stop is safe
+		// to repeat.
+		err := s.do(ctx, host, true, func(c *bgjob.Client, _ string) error {
 			// A job removed since it started (rm, prune) is done with.
-			_, err = c.Stop(ctx, ids, bgjob.StopOptions{})
-			err = bgjob.IgnoreNotFound(err)
-		}
+			_, err := c.Stop(ctx, ids, bgjob.StopOptions{})
+			return bgjob.IgnoreNotFound(err)
+		})
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("stopping the jobs this server started on %s: %v", hostName(host), err))
 		}

@@ -140,3 +140,35 @@ func sshHost(t *testing.T, extra ...string) (srv *sshtest.Server, cfg string, di
 	}
 	return srv, cfg, dial, dials
 }
+
+// A server that ends after its connection to a host dropped stops the
+// jobs it started there on a new connection: it used the dead one, failed,
+// and left them running.
+func TestShutdownAfterADrop(t *testing.T) {
+	srv, cfg, dial, _ := sshHost(t)
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	cs, done := runServer(t, context.Background(), mcp.Options{Dial: dial, Host: "bgjob-test", Root: root}, nil)
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": "sleep 600", "wait_sec": 0}, &st)
+	if n := srv.DropConnections(); n == 0 {
+		t.Fatal("DropConnections killed no sshd process")
+	}
+	cs.Close()
+	if err := <-done; err != nil {
+		t.Errorf("server: %v", err)
+	}
+	r, err := sshrt.Dial(context.Background(), "bgjob-test", sshrt.Options{ConfigFile: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	c, err := bgjob.NewClient(r, root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := c.Status(context.Background(), st.ID)
+	if err != nil || len(jobs) != 1 || jobs[0].Status != jobdir.StatusKilled {
+		t.Errorf("the server's job after it ended: %+v, %v; want killed", jobs, err)
+	}
+}

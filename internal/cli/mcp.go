@@ -78,6 +78,10 @@ func (a *app) mcp(ctx context.Context, o mcpOptions) error {
 	// INT and TERM do, so that the server stops its jobs.
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGHUP)
 	defer stop()
+	// A client that closed our stdout makes a write fail (EPIPE), which
+	// ends the session, and the server stops its jobs: SIGPIPE would kill
+	// it before it stopped any.
+	defer quietPipe()()
 	srv, err := mcp.New(mcp.Options{
 		Version: moduleVersion(), Host: a.host, Root: a.root, Workspace: a.workspace,
 		AllowHosts: o.allowHosts, MaxOutput: o.maxOutput, KeepJobs: o.keepJobs, Reader: o.reader,

@@ -48,8 +48,18 @@ func NewStdioTransport(r io.Reader, w io.Writer) sdk.Transport {
 	fr := newFrameReader(r, lw, MaxFrame)
 	fr.requests = &lw.requests
 	// The framing layer bounds each line: the SDK's bound stays off.
-	return &sdk.IOTransport{Reader: fr, Writer: lw, MaxLineLength: -1}
+	return &stdioTransport{IOTransport: &sdk.IOTransport{Reader: fr, Writer: lw, MaxLineLength: -1}, fr: fr}
 }
+
+// stdioTransport is the SDK's transport over the framing layer, which
+// says when the input has ended (Server.Run).
+type stdioTransport struct {
+	*sdk.IOTransport
+	fr *frameReader
+}
+
+// inputEnded is closed once the client's input has ended.
+func (t *stdioTransport) inputEnded() <-chan struct{} { return t.fr.ended }
 
 // lockedWriter serialises the framing layer's answers with the SDK's
 // writes, each of which is one whole message, gives a code to the errors
@@ -261,15 +271,20 @@ type frameReader struct {
 	err  error  // the end of the input, or a failed answer
 
 	requests *requests // nil: cancellations are the SDK's alone
+
+	ended   chan struct{} // closed once the end of the input is read
+	endOnce sync.Once
 }
 
 func newFrameReader(r io.Reader, w *lockedWriter, max int) *frameReader {
-	return &frameReader{br: bufio.NewReaderSize(r, 64<<10), w: w, max: max}
+	return &frameReader{br: bufio.NewReaderSize(r, 64<<10), w: w, max: max, ended: make(chan struct{})}
 }
 
 func (f *frameReader) Read(p []byte) (int, error) {
 	for f.off == len(f.line) {
 		if f.err != nil {
+			// The SDK has had every line.
+			f.endOnce.Do(func() { close(f.ended) })
 			return 0, f.err
 		}
 		f.next()

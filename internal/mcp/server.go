@@ -157,9 +157,31 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 		s.StopOrphans(octx)
 	}()
 	defer context.AfterFunc(ctx, s.endCalls)()
-	err := s.sdk.Run(ctx, t)
-	if ctx.Err() != nil {
-		err = nil
+	ran := make(chan error, 1)
+	go func() { ran <- s.sdk.Run(ctx, t) }()
+	var ended <-chan struct{}
+	if st, ok := t.(*stdioTransport); ok {
+		ended = st.inputEnded()
+	}
+	var err error
+	select {
+	case err = <-ran:
+	case <-ctx.Done():
+	case <-ended:
+	}
+	if ctx.Err() != nil || ended != nil && isClosed(ended) {
+		// The session is over (a signal, the end of the input). The SDK
+		// returns once its writes are done: a client that stopped reading
+		// keeps one blocked for ever, so it gets a moment, and the jobs
+		// are stopped whether it has returned or not.
+		s.endCalls()
+		select {
+		case err = <-ran:
+		case <-time.After(endGrace):
+		}
+		if ctx.Err() != nil {
+			err = nil
+		}
 	}
 	cancelOrphans()
 	<-orphansDone
@@ -169,6 +191,20 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 		err = rerr
 	}
 	return err
+}
+
+// endGrace is how long Run waits, once the session is over, for the SDK
+// to finish writing before it stops its jobs all the same.
+const endGrace = 2 * time.Second
+
+// isClosed reports whether c is closed.
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // Shutdown stops the jobs this server started (unless KeepJobs, or the

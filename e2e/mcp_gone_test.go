@@ -1,0 +1,128 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+// A client that goes away without closing its session cleanly still ends
+// it: the server stops the jobs it started and exits. Its stdout closed, a
+// write to it killed the server with SIGPIPE before it stopped anything;
+// a client that stopped reading left the server blocked in a write, deaf
+// to TERM and to the end of its stdin.
+func TestMCPClientGone(t *testing.T) {
+	t.Parallel()
+	for _, way := range []string{"stdout closed", "not reading, TERM", "not reading, stdin closed"} {
+		t.Run(way, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			t.Cleanup(func() { killAll(root) })
+			cmd := exec.Command(bgjobBinary(t), "mcp", "--root", root)
+			cmd.Env = append(os.Environ(), "SSH_AUTH_SOCK=", "BGJOB_HOST=", "BGJOB_WORKSPACE=")
+			stderr := &syncBuffer{}
+			cmd.Stderr = stderr
+			in, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			outp, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			t.Cleanup(func() { cmd.Process.Kill() })
+			// Lines are read as long as the test takes them: a test that
+			// stops taking them stops the reading (after a few).
+			out := make(chan string, 4)
+			go func() {
+				defer close(out)
+				br := bufio.NewReader(outp)
+				for {
+					s, err := br.ReadString('\n')
+					if s != "" {
+						out <- s
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+			send := func(line string) error {
+				_, err := io.WriteString(in, line+"\n")
+				return err
+			}
+			call := func(id int, method, params string) json.RawMessage {
+				t.Helper()
+				if err := send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params)); err != nil {
+					t.Fatal(err)
+				}
+				for {
+					select {
+					case s := <-out:
+						var m map[string]json.RawMessage
+						if json.Unmarshal([]byte(s), &m) == nil && string(m["id"]) == fmt.Sprint(id) {
+							return m["result"]
+						}
+					case <-time.After(2 * time.Minute):
+						t.Fatalf("no answer to %s; stderr: %s", method, stderr)
+					}
+				}
+			}
+			call(0, "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e-gone","version":"1"}}`)
+			if err := send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+				t.Fatal(err)
+			}
+			var started struct {
+				StructuredContent toolJob `json:"structuredContent"`
+			}
+			if err := json.Unmarshal(call(1, "tools/call", `{"name":"job_start","arguments":{"command":"head -c 3000000 /dev/zero | tr '\\0' a; exec sleep 600","wait_sec":0}}`), &started); err != nil {
+				t.Fatal(err)
+			}
+			id := started.StructuredContent.ID
+			go func() { exited <- cmd.Wait() }()
+			if way == "stdout closed" {
+				outp.Close()
+				send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"job_list","arguments":{}}}`)
+			} else {
+				// Reads of a megabyte and more that nobody takes: the
+				// server's writes block once the pipe is full.
+				for i := range 40 {
+					send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"job_output","arguments":{"id":%q,"since":"start","stream":"stdout"}}}`, 10+i, id))
+				}
+				time.Sleep(time.Second)
+				if strings.HasSuffix(way, "TERM") {
+					cmd.Process.Signal(syscall.SIGTERM)
+				} else {
+					in.Close()
+				}
+			}
+			select {
+			case <-exited:
+			case <-time.After(time.Minute):
+				t.Fatalf("bgjob mcp still runs a minute after its client went (%s); stderr: %s", way, stderr)
+			}
+			code, outs, errs := bgjob(context.Background(), "--root", root, "status", "--json", id)
+			var jobs []jobdir.Job
+			if code != 0 || json.Unmarshal([]byte(outs), &jobs) != nil || len(jobs) != 1 {
+				t.Fatalf("status: exit %d: %s %s", code, outs, errs)
+			}
+			if jobs[0].Status != jobdir.StatusKilled {
+				t.Errorf("the server's job after its client went (%s): %s, want killed; stderr: %s", way, jobs[0].Status, stderr)
+			}
+		})
+	}
+}

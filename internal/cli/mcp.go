@@ -37,13 +37,17 @@ own (logs --new with a reader per server process), so repeated calls never
 return the same bytes twice. Every tool takes an optional host: -H is the
 default, else this machine; --allow-host restricts the others. One SSH
 connection per host is kept for the server's lifetime, and dialled again
-after a drop.
+after a drop. Each call to a host is bounded, connecting included, by
+--host-timeout beyond what it waits for (a wait's timeout_sec, a stop's
+grace): a host that does not answer (a login shell that blocks) gets an
+error that names it.
 
 stdout carries only the protocol; diagnostics go to stderr. A line that is
 not a JSON-RPC message (or is over 8 MiB) gets a JSON-RPC error, and the
-server reads on. When the client goes away (stdin closes) or on INT, TERM or
-HUP, the server stops the jobs it started, unless --keep-jobs or the job was
-started with keep.
+server reads on. When the client goes away (stdin closes, or stdout: a
+write fails) or on INT, TERM or HUP, the server stops the jobs it started,
+unless --keep-jobs or the job was started with keep; a client that stopped
+reading holds it up for two seconds at most.
 
 Each job it starts records the server as its owner in meta.json (ls shows
 it: mcp:PID). A server killed with SIGKILL cannot stop its jobs: at
@@ -82,9 +86,14 @@ func (a *app) mcp(ctx context.Context, o mcpOptions) error {
 	// ends the session, and the server stops its jobs: SIGPIPE would kill
 	// it before it stopped any.
 	defer quietPipe()()
+	// --host-timeout bounds each tool's call to a host, as each verb's.
+	hostTimeout := a.hostTimeout
+	if hostTimeout == 0 {
+		hostTimeout = -1
+	}
 	srv, err := mcp.New(mcp.Options{
 		Version: moduleVersion(), Host: a.host, Root: a.root, Workspace: a.workspace,
-		AllowHosts: o.allowHosts, MaxOutput: o.maxOutput, KeepJobs: o.keepJobs, Reader: o.reader,
+		AllowHosts: o.allowHosts, MaxOutput: o.maxOutput, KeepJobs: o.keepJobs, Reader: o.reader, HostTimeout: hostTimeout,
 		Dial: a.mcpDial,
 		Warn: func(msg string) { fmt.Fprintf(a.stderr, "bgjob: %s\n", msg) },
 	})

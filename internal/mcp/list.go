@@ -62,7 +62,7 @@ func (s *Server) list(ctx context.Context, _ *sdk.CallToolRequest, in listIn) (*
 		page bgjob.Page
 		host string
 	)
-	err := s.do(ctx, in.Host, true, func(c *bgjob.Client, h string) (err error) {
+	err := s.do(ctx, in.Host, true, s.limit(0), func(ctx context.Context, c *bgjob.Client, h string) (err error) {
 		host = h
 		page, err = c.List(ctx, bgjob.ListOptions{Status: jobdir.Status(in.Status), Search: in.Search, Limit: in.Limit, Cursor: in.Cursor, AllWorkspaces: in.AllWorkspaces})
 		return err

@@ -111,7 +111,7 @@ func (s *Server) output(ctx context.Context, req *sdk.CallToolRequest, in output
 		r    readResult
 		host string
 	)
-	err := s.do(ctx, in.Host, true, func(c *bgjob.Client, h string) (err error) {
+	err := s.do(ctx, in.Host, true, s.limit(0), func(ctx context.Context, c *bgjob.Client, h string) (err error) {
 		host = h
 		rs.host = h
 		r, err = s.read(ctx, c, req, rs)

@@ -35,7 +35,7 @@ func (s *Server) send(ctx context.Context, _ *sdk.CallToolRequest, in sendIn) (*
 		host string
 	)
 	// Not repeated after a drop: the job may have read part of the data.
-	err := s.do(ctx, in.Host, false, func(c *bgjob.Client, h string) (err error) {
+	err := s.do(ctx, in.Host, false, s.limit(sendTimeout), func(ctx context.Context, c *bgjob.Client, h string) (err error) {
 		host = h
 		j, err = c.Send(ctx, in.ID, strings.NewReader(in.Data), bgjob.SendOptions{EOF: in.EOF, Timeout: sendTimeout})
 		if errors.Is(err, bgjob.ErrTimeout) {

@@ -54,6 +54,10 @@ type Options struct {
 	Dial Dialer
 	// MaxOutput caps each result's text (DefaultMaxOutput when 0).
 	MaxOutput int
+	// HostTimeout bounds each tool's call to a host, connecting included,
+	// beyond what the call waits for (a wait's timeout_sec, a stop's
+	// grace): bgjob.DefaultHostTimeout when 0, no bound when negative.
+	HostTimeout time.Duration
 	// KeepJobs leaves the jobs this server started running when it shuts
 	// down.
 	KeepJobs bool
@@ -95,6 +99,9 @@ type Server struct {
 func New(o Options) (*Server, error) {
 	if o.MaxOutput <= 0 {
 		o.MaxOutput = DefaultMaxOutput
+	}
+	if o.HostTimeout == 0 {
+		o.HostTimeout = bgjob.DefaultHostTimeout
 	}
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = 5 * time.Second
@@ -218,7 +225,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for host, ids := range s.owned.take() {
 		// On a new connection if the one it had dropped: a stop is safe
 		// to repeat.
-		err := s.do(ctx, host, true, func(c *bgjob.Client, _ string) error {
+		err := s.do(ctx, host, true, s.limit(bgjob.DefaultGrace), func(ctx context.Context, c *bgjob.Client, _ string) error {
 			// A job removed since it started (rm, prune) is done with.
 			_, err := c.Stop(ctx, ids, bgjob.StopOptions{})
 			return bgjob.IgnoreNotFound(err)
@@ -238,7 +245,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // (bgjob.Client.StopOrphans), and reports each through Warn.
 func (s *Server) StopOrphans(ctx context.Context) ([]jobdir.Job, error) {
 	var jobs []jobdir.Job
-	err := s.do(ctx, "", true, func(c *bgjob.Client, _ string) (err error) {
+	err := s.do(ctx, "", true, s.limit(bgjob.DefaultGrace), func(ctx context.Context, c *bgjob.Client, _ string) (err error) {
 		jobs, err = c.StopOrphans(ctx, bgjob.OrphanOptions{})
 		return err
 	})

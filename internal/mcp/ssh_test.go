@@ -172,3 +172,36 @@ func TestShutdownAfterADrop(t *testing.T) {
 		t.Errorf("the server's job after it ended: %+v, %v; want killed", jobs, err)
 	}
 }
+
+// A host whose every session blocks (a login shell that waits, here a
+// ForceCommand) is given up on: each tool's call ends within the server's
+// host timeout, or a wait's timeout, saying that the host did not answer.
+// job_list once waited for ever; job_wait returned, late, no jobs and no
+// word of the host.
+func TestHostThatDoesNotAnswer(t *testing.T) {
+	_, _, dial, _ := sshHost(t, "ForceCommand sleep 600")
+	cs := serve(t, mcp.Options{Dial: dial, AllowHosts: []string{"bgjob-*"}, HostTimeout: 2 * time.Second})
+	for _, tc := range []struct {
+		tool  string
+		args  map[string]any
+		bound time.Duration
+	}{
+		{"job_list", map[string]any{}, 2 * time.Second},
+		{"job_output", map[string]any{"id": "x"}, 2 * time.Second},
+		{"job_stop", map[string]any{"ids": []string{"x"}, "grace_sec": 1}, 3 * time.Second},
+		{"job_wait", map[string]any{"ids": []string{"x"}, "timeout_sec": 2}, 2 * time.Second},
+		{"job_wait", map[string]any{"ids": []string{"x"}, "timeout_sec": 2, "until_output": "ready"}, 2 * time.Second},
+	} {
+		tc.args["host"] = "bgjob-test"
+		start := time.Now()
+		res := callRaw(t, cs, tc.tool, tc.args)
+		took := time.Since(start)
+		if msg := text(res); !res.IsError || !strings.Contains(msg, "bgjob-test") || !strings.Contains(msg, "did not answer") {
+			t.Errorf("%s %v on a host that does not answer: %q (error %v), want an error that names the host", tc.tool, tc.args, msg, res.IsError)
+		}
+		// Generous: the bound, and a wait's look and load on top.
+		if took > 3*tc.bound+10*time.Second {
+			t.Errorf("%s %v took %s, want about %s", tc.tool, tc.args, took, tc.bound)
+		}
+	}
+}

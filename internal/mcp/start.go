@@ -135,11 +135,9 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 	// its meta.json itself), and the job is stopped with the session's.
 	spec.ID = jobdir.NewID(time.Now())
 	// Not repeated after a drop: the job may have started.
-	err = s.do(ctx, in.Host, false, func(c *bgjob.Client, h string) (err error) {
+	err = s.do(ctx, in.Host, false, spec.LaunchTimeout(), func(ctx context.Context, c *bgjob.Client, h string) (err error) {
 		host = h
-		sctx, cancel := context.WithTimeout(ctx, spec.LaunchTimeout())
-		defer cancel()
-		j, err = c.Run(sctx, spec)
+		j, err = c.Run(ctx, spec)
 		return err
 	})
 	if err != nil {
@@ -160,7 +158,7 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 		return result("job %s started, pid %d; job_wait waits for it, job_output reads its output%s", j.ID, j.PID, heldText(in.Name, held)), out, nil
 	}
 	var r readResult
-	err = s.do(ctx, host, true, func(c *bgjob.Client, h string) error {
+	err = s.do(ctx, host, true, s.limit(wait), func(ctx context.Context, c *bgjob.Client, h string) error {
 		if _, err := c.Wait(ctx, []string{j.ID}, bgjob.WaitOptions{Timeout: wait}); err != nil && !errors.Is(err, bgjob.ErrTimeout) {
 			return err
 		}

@@ -48,7 +48,7 @@ func (s *Server) stop(ctx context.Context, _ *sdk.CallToolRequest, in stopIn) (*
 		jobs []jobdir.Job
 		host string
 	)
-	err := s.do(ctx, in.Host, true, func(c *bgjob.Client, h string) (err error) {
+	err := s.do(ctx, in.Host, true, s.limit(graceOf(grace)), func(ctx context.Context, c *bgjob.Client, h string) (err error) {
 		host = h
 		jobs, err = c.Stop(ctx, in.IDs, bgjob.StopOptions{Signal: in.Signal, Grace: grace, All: in.All})
 		return err
@@ -68,4 +68,12 @@ func (s *Server) stop(ctx context.Context, _ *sdk.CallToolRequest, in stopIn) (*
 		lines = append(lines, "no running jobs")
 	}
 	return result("%s", strings.Join(lines, "\n")), out, nil
+}
+
+// graceOf is the grace of a stop (nil: the library's default).
+func graceOf(g *time.Duration) time.Duration {
+	if g == nil {
+		return bgjob.DefaultGrace
+	}
+	return *g
 }

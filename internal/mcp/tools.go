@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -120,25 +121,56 @@ func (s *Server) client(ctx context.Context, host string) (*bgjob.Client, string
 	return c, h, nil
 }
 
-// do calls fn with the client of a tool's host argument. A call that
-// fails in transit (the connection dropped) drops the connection, so that
-// the next call dials again; with retry (a call that is safe to repeat) fn
-// is called once more, on a new connection.
-func (s *Server) do(ctx context.Context, host string, retry bool, fn func(c *bgjob.Client, host string) error) error {
+// limit is how long a tool's call to a host may take, connecting
+// included: what it waits for, and Options.HostTimeout more (0: no bound),
+// as the CLI's --host-timeout: a host whose login shell blocks is given up
+// on, and named, instead of holding the call for ever.
+func (s *Server) limit(wait time.Duration) time.Duration {
+	if s.opts.HostTimeout < 0 {
+		return 0
+	}
+	return s.opts.HostTimeout + wait
+}
+
+// do calls fn with the client of a tool's host argument, and a context
+// that limit (0: none) bounds, connecting and a second attempt included: a
+// call that outlives it fails, saying that the host did not answer. A
+// call that fails in transit (the connection dropped) drops the
+// connection, so that the next call dials again; with retry (a call that
+// is safe to repeat) fn is called once more, on a new connection.
+func (s *Server) do(ctx context.Context, host string, retry bool, limit time.Duration, fn func(ctx context.Context, c *bgjob.Client, host string) error) error {
+	bctx, end := bgjob.Within(ctx, limit)
+	h, err := s.tries(bctx, host, retry, fn)
+	return s.explain(s.unanswered(end(err), h), h)
+}
+
+// tries is do's attempts, and the host they were for.
+func (s *Server) tries(ctx context.Context, host string, retry bool, fn func(ctx context.Context, c *bgjob.Client, host string) error) (string, error) {
 	for attempt := 0; ; attempt++ {
 		c, h, err := s.client(ctx, host)
 		if err != nil {
-			return err
+			return host, err
 		}
-		err = fn(c, h)
+		err = fn(ctx, c, h)
 		if h == "" || !inTransit(err) {
-			return s.explain(err, h)
+			return h, err
 		}
 		s.hosts.forget(h, c)
-		if !retry || attempt > 0 {
-			return s.explain(err, h)
+		if !retry || attempt > 0 || ctx.Err() != nil {
+			return h, err
 		}
 	}
+}
+
+// unanswered names the host of a call that it did not answer in time.
+func (s *Server) unanswered(err error, host string) error {
+	if !errors.Is(err, bgjob.ErrNoAnswer) {
+		return err
+	}
+	if h, rerr := s.hosts.resolve(host); rerr == nil {
+		host = h
+	}
+	return fmt.Errorf("%s did not answer: %w", hostName(host), err)
 }
 
 // explain rewrites a library error into one a model can act on.

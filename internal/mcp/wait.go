@@ -59,7 +59,7 @@ func (s *Server) wait(ctx context.Context, req *sdk.CallToolRequest, in waitIn) 
 	stop := s.progress(ctx, req, timeout)
 	var out waitOut
 	// After a drop the wait starts again, on a new connection.
-	err := s.do(ctx, in.Host, true, func(c *bgjob.Client, host string) error {
+	err := s.do(ctx, in.Host, true, timeout+lookGrace, func(ctx context.Context, c *bgjob.Client, host string) error {
 		var (
 			jobs []jobdir.Job
 			err  error
@@ -69,8 +69,13 @@ func (s *Server) wait(ctx context.Context, req *sdk.CallToolRequest, in waitIn) 
 			jobs, out, err = s.waitFor(ctx, c, in.IDs, in.UntilOutput, timeout)
 		} else {
 			jobs, err = c.Wait(ctx, in.IDs, bgjob.WaitOptions{Any: in.Any, Timeout: timeout})
-			if errors.Is(err, bgjob.ErrTimeout) {
+			switch {
+			case errors.Is(err, bgjob.ErrTimeout) && len(jobs) > 0:
 				out.TimedOut, err = true, nil
+			case errors.Is(err, bgjob.ErrTimeout):
+				// No jobs: the host never answered, neither the wait nor
+				// the look at the jobs after it.
+				return fmt.Errorf("%s did not answer: %w", hostName(host), err)
 			}
 		}
 		if err != nil {

@@ -18,6 +18,7 @@
 package ssh
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gossh "golang.org/x/crypto/ssh"
@@ -93,7 +95,17 @@ type Runtime struct {
 	done   chan struct{}
 	// open counts the sessions whose channel is not closed yet.
 	open sync.WaitGroup
+	// startPatience bounds how long a script of bgjob's may take to print
+	// its begin marker once its session has started (startWait).
+	startPatience time.Duration
 }
+
+// startWait is how long the host's shell may take to start a script of
+// bgjob's (one that prints shellgen.BeginMarker first) once its session
+// has started: the login shell runs its startup files first, and one that
+// reads its input (a .bashrc that asks a question, runs cat) waits for ever
+// on the stdin bgjob keeps open, or eats the script that comes on it.
+const startWait = 30 * time.Second
 
 // Dial connects to host, given as "[user@]host[:port]" or as an alias from
 // the ssh configuration. ctx bounds connecting only. Errors name the host,
@@ -111,7 +123,7 @@ func Dial(ctx context.Context, host string, opts Options) (*Runtime, error) {
 		d.closeAll()
 		return nil, fmt.Errorf("ssh %s: %w", host, err)
 	}
-	rt := &Runtime{host: host, client: client, dialer: d, sem: make(chan struct{}, maxSessions), done: make(chan struct{})}
+	rt := &Runtime{host: host, client: client, dialer: d, sem: make(chan struct{}, maxSessions), done: make(chan struct{}), startPatience: startWait}
 	go func() {
 		client.Wait()
 		close(rt.done)
@@ -196,6 +208,9 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		return fmt.Errorf("ssh %s: script: %w", r.host, err)
 	}
 	command = "exec sh -c " + command
+	// sent is closed once the host has the whole script: at once, unless
+	// it goes on stdin.
+	var sent chan struct{}
 	if len(command) > shellgen.MaxArgScript {
 		// Too long for one argument on the host (the server runs the
 		// login shell with the quoted command as one): the script goes
@@ -205,7 +220,8 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		if stdin == nil {
 			stdin = strings.NewReader("")
 		}
-		stdin = io.MultiReader(strings.NewReader(script), stdin)
+		sent = make(chan struct{})
+		stdin = io.MultiReader(&endSignal{r: strings.NewReader(script), end: sent}, stdin)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -245,6 +261,9 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	if stdout == nil {
 		out.w = io.Discard
 	}
+	if strings.Contains(script, shellgen.BeginMarker) {
+		out.begun = make(chan struct{})
+	}
 	// When stdout fails, end the script rather than let it block on a
 	// full channel window.
 	out.fail = func() { sess.Close() }
@@ -259,6 +278,33 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		return r.transportErr("starting script", err)
 	}
 	started = true
+	// A script that has not begun in time never will: its session is
+	// closed, and Exec says why.
+	var unstarted atomic.Bool
+	if out.begun != nil {
+		finished := make(chan struct{})
+		defer close(finished)
+		go func() {
+			if sent != nil {
+				select {
+				case <-sent:
+				case <-out.begun:
+					return
+				case <-finished:
+					return
+				}
+			}
+			t := time.NewTimer(r.startPatience)
+			defer t.Stop()
+			select {
+			case <-out.begun:
+			case <-finished:
+			case <-t.C:
+				unstarted.Store(true)
+				sess.Close()
+			}
+		}()
+	}
 	pipe := &stdinPipe{w: in}
 	go func() {
 		if stdin != nil {
@@ -304,6 +350,9 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	}
 	if werr := out.failed(); werr != nil {
 		return fmt.Errorf("ssh %s: copying stdout: %w", r.host, werr)
+	}
+	if unstarted.Load() {
+		return fmt.Errorf("ssh %s: the host's shell did not start bgjob's script within %s: a startup file of the login shell (a .bashrc, say) may be reading its input", r.host, r.startPatience)
 	}
 	if err == nil {
 		return nil
@@ -364,6 +413,21 @@ func (r *Runtime) transportErr(op string, err error) error {
 	return fmt.Errorf("ssh %s: %s: %w", r.host, op, err)
 }
 
+// endSignal reads r and closes end at its end.
+type endSignal struct {
+	r    io.Reader
+	end  chan struct{}
+	once sync.Once
+}
+
+func (e *endSignal) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err == io.EOF {
+		e.once.Do(func() { close(e.end) })
+	}
+	return n, err
+}
+
 // gatedWriter passes writes on until closed, then drops them. The first
 // write error calls fail and is kept; later writes are dropped.
 type gatedWriter struct {
@@ -372,11 +436,18 @@ type gatedWriter struct {
 	fail   func()
 	err    error
 	closed bool
+	// begun, unless nil, is closed once the output has held the begin
+	// marker (its last bytes so far in seen).
+	begun chan struct{}
+	seen  []byte
 }
 
 func (g *gatedWriter) Write(p []byte) (int, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.begun != nil {
+		g.watchBegin(p)
+	}
 	if g.closed || g.err != nil {
 		return len(p), nil
 	}
@@ -391,6 +462,25 @@ func (g *gatedWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// watchBegin closes begun once the output so far holds the begin marker;
+// the caller holds mu.
+func (g *gatedWriter) watchBegin(p []byte) {
+	select {
+	case <-g.begun:
+		return
+	default:
+	}
+	g.seen = append(g.seen, p...)
+	if bytes.Contains(g.seen, []byte(shellgen.BeginMarker)) {
+		close(g.begun)
+		g.seen = nil
+		return
+	}
+	if keep := len(shellgen.BeginMarker); len(g.seen) > keep {
+		g.seen = append(g.seen[:0], g.seen[len(g.seen)-keep:]...)
+	}
 }
 
 func (g *gatedWriter) failed() error {

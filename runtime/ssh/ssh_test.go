@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/internal/sshtest"
 	"github.com/bgjob/bgjob/runtime/ssh"
 	gossh "golang.org/x/crypto/ssh"
@@ -877,4 +878,32 @@ func TestDoneAfterDrop(t *testing.T) {
 		t.Fatal("DropConnections killed no sshd process")
 	}
 	<-r.Done()
+}
+
+// TestScriptThatNeverBegins: a login shell whose startup reads its input
+// (here a ForceCommand that reads a line before it runs the command, as a
+// .bashrc that asks a question does) waits for ever on the stdin bgjob
+// keeps open. A script of bgjob's (one that prints the begin marker) that
+// has not begun within the patience fails, saying why; it waited for ever
+// (logs -f hung 43 minutes).
+func TestScriptThatNeverBegins(t *testing.T) {
+	e := newEnv(t, `ForceCommand read line; eval "$SSH_ORIGINAL_COMMAND"`)
+	r := dial(t, "target", ssh.Options{ConfigFile: e.cfg})
+	ssh.SetStartPatience(r, 2*time.Second)
+	open, _ := io.Pipe() // never written, never closed: as bgjob's watch
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	err := r.Exec(ctx, "printf '\\n%s\\n' '"+shellgen.BeginMarker+"'; echo ran", open, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "did not start") || !strings.Contains(err.Error(), "startup file") {
+		t.Errorf("Exec through a login shell that reads its input: %v, want an error that says the script did not start", err)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("Exec took %s, want about the 2 s patience", took)
+	}
+	// Given a line, the same shell runs the script, which begins in time.
+	var out bytes.Buffer
+	if err := r.Exec(ctx, "printf '\\n%s\\n' '"+shellgen.BeginMarker+"'; echo ran", strings.NewReader("answer\n"), &out); err != nil || !strings.HasSuffix(out.String(), "ran\n") {
+		t.Errorf("Exec with a line for the startup: %v, %q", err, out.String())
+	}
 }

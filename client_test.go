@@ -3,7 +3,9 @@ package bgjob_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,5 +63,50 @@ func TestVerbReturnsAtTheEndMarker(t *testing.T) {
 	close(rt.release)
 	if !eventually(time.Minute, func() bool { return sctx.Err() != nil }) {
 		t.Error("the script's context did not end once the runtime returned")
+	}
+}
+
+// stalled is a host that takes scripts and never answers, after printing
+// the begin record when begin is set (a host that stalls mid-answer);
+// execs counts the scripts it was given.
+type stalled struct {
+	bgjob.Runtime
+	begin bool
+	execs *atomic.Int32
+}
+
+func (r stalled) Exec(ctx context.Context, script string, stdin io.Reader, stdout io.Writer) error {
+	r.execs.Add(1)
+	if r.begin {
+		io.WriteString(stdout, "\n@@bgjob-begin@@\nB\t\n")
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (r stalled) Host() string { return "stalled" }
+
+// A wait whose host never began its script does not look at the jobs
+// after its timeout (a look the host would not answer either, which made
+// the wait standingGrace longer than its timeout); a host that began it
+// and then stalled gets that look.
+func TestWaitLooksAgainOnlyAtAHostThatAnswered(t *testing.T) {
+	for _, begin := range []bool{false, true} {
+		execs := new(atomic.Int32)
+		c, err := bgjob.NewClient(stalled{Runtime: local.New(), begin: begin, execs: execs}, "/nonexistent/root", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Wait(context.Background(), []string{"x"}, bgjob.WaitOptions{Timeout: 200 * time.Millisecond})
+		if !errors.Is(err, bgjob.ErrTimeout) {
+			t.Errorf("begin %v: Wait = %v, want a timeout", begin, err)
+		}
+		want := int32(1)
+		if begin {
+			want = 2
+		}
+		if n := execs.Load(); n != want {
+			t.Errorf("begin %v: %d scripts, want %d", begin, n, want)
+		}
 	}
 }

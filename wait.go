@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/bgjob/bgjob/internal/shellgen"
@@ -34,20 +35,27 @@ type WaitOptions struct {
 func (c *Client) Wait(ctx context.Context, refs []string, o WaitOptions) (jobs []jobdir.Job, err error) {
 	parent := ctx
 	ctx, end := waitBound(ctx, o.Timeout, o.Since)
+	// Whether the host began a script of the wait: one that never did
+	// (a stalled host) gets no look after it either, which would only
+	// make the wait standingGrace longer than its timeout.
+	var begun atomic.Bool
+	began := func() { begun.Store(true) }
 	defer func() {
 		err = end(err)
 		if jobs == nil && errors.Is(err, ErrTimeout) && parent.Err() == nil {
-			jobs = c.standing(parent, refs)
+			if begun.Load() {
+				jobs = c.standing(parent, refs)
+			}
 		}
 	}()
 	left := timeLeft(o.Timeout, o.Since)
 	q := shellgen.Wait{Refs: refs, Any: o.Any, Timeout: left}
 	w, watch := c.rt.(Watcher)
 	if !watch {
-		return c.wait(ctx, q, o.Timeout)
+		return c.wait(ctx, q, o.Timeout, began)
 	}
 	q.Once, q.Timeout = true, 0
-	jobs, err = c.wait(ctx, q, o.Timeout)
+	jobs, err = c.wait(ctx, q, o.Timeout, began)
 	if !errors.Is(err, errPending) {
 		return jobs, err
 	}
@@ -57,7 +65,7 @@ func (c *Client) Wait(ctx context.Context, refs []string, o WaitOptions) (jobs [
 	}
 	exited := func(name string) bool { return name == jobdir.ExitCodeFile }
 	timedOut, err := watched(ctx, w, dirs, left, exited, func(ctx context.Context) error {
-		looked, err := c.wait(ctx, q, o.Timeout)
+		looked, err := c.wait(ctx, q, o.Timeout, began)
 		if looked != nil {
 			jobs = looked
 		}
@@ -103,8 +111,9 @@ func (c *Client) standing(ctx context.Context, refs []string) []jobdir.Job {
 
 // wait runs one WaitScript and returns the jobs it reports; when the script
 // did not see them end, the error wraps ErrTimeout (naming timeout, the
-// wait's whole) or errPending.
-func (c *Client) wait(ctx context.Context, q shellgen.Wait, timeout time.Duration) ([]jobdir.Job, error) {
+// wait's whole) or errPending. began is called when the host has begun
+// the script.
+func (c *Client) wait(ctx context.Context, q shellgen.Wait, timeout time.Duration, began func()) ([]jobdir.Job, error) {
 	script, err := shellgen.WaitLook(c.target(), q)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
@@ -125,6 +134,7 @@ func (c *Client) wait(ctx context.Context, q shellgen.Wait, timeout time.Duratio
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { jobs = append(jobs, j); return nil }),
 		Refused: gather(&errs),
 		Wait:    func(s string) { state = s },
+		Begun:   began,
 	})
 	switch {
 	case err != nil:

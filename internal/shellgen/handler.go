@@ -46,6 +46,9 @@ type Handler struct {
 	// Delivered receives how many bytes of its input a send that was
 	// ended had written to the job's stdin.
 	Delivered func(n int64)
+	// Begun is called at the boot record every script prints first: the
+	// host answers.
+	Begun func()
 }
 
 // OutcomeKept is the outcome Handler.Job receives for a job prune kept
@@ -124,6 +127,9 @@ func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outc
 		switch rec.Kind {
 		case KindBoot:
 			*boot = rec.Field(0)
+			if h.Begun != nil {
+				h.Begun()
+			}
 		case KindJob:
 			*cur = &jobdir.Observation{Dir: rec.Field(0)}
 			if *kept == rec.Field(0) {

@@ -338,12 +338,13 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		return ctx.Err()
 	case <-cancelled:
 		closeSess = false
-		// The closed session normally ends Wait at once; on a dead link it
-		// can take until the keepalive gives up, so do not wait for that,
-		// and write nothing more to stdout once Exec returns.
+		// The closed session normally ends Wait at once (milliseconds);
+		// on a dead link it can take until the keepalive gives up, so do
+		// not wait for that (a second was a call's timeout made a second
+		// longer), and write nothing more to stdout once Exec returns.
 		select {
 		case <-waited:
-		case <-time.After(time.Second):
+		case <-time.After(closeWait):
 		}
 		out.close()
 		return ctx.Err()
@@ -397,6 +398,10 @@ func (r *Runtime) newSession(ctx context.Context) (*gossh.Session, error) {
 		delay = min(2*delay, time.Second)
 	}
 }
+
+// closeWait bounds how long a cancelled Exec waits for its session to
+// close.
+const closeWait = 250 * time.Millisecond
 
 // sessionPatience bounds how long newSession retries a refused channel
 // when its ctx has no deadline of its own.

@@ -49,7 +49,8 @@ the job runs only whole lines are matched; on a --pty job the line being
 written too (a prompt), and CRs are not matched (so $ ends a line), but
 escape sequences are: ^ready does not match a line that starts with a
 colour code; leave out the anchor or allow for one, as in
-$'^(\e\\[[0-9;]*m)*ready'. The line is printed raw; of a line longer
+$'^(\e\\[[0-9;]*m)*ready'. The line is printed raw, ended by a newline
+when it has none of its own (a prompt, a cut line); of a line longer
 than 64 KiB, 64 KiB, with a hint on stderr ("truncated" in --json): those
 that end 1 KiB after the match where the host's grep has -b (GNU's; not
 on a --pty job), else its start. No polling loop is
@@ -153,7 +154,13 @@ func (a *app) waitFor(ctx context.Context, ref string, o waitOptions) error {
 	if m.Truncated {
 		fmt.Fprintf(a.stderr, "bgjob: hint: the matching line is longer than 64 KiB: printed %s bytes %d to %d; 'bgjob logs --offset N' reads any range\n", m.Stream, m.Offset, m.Next)
 	}
-	_, err = a.stdout.Write(m.Line)
+	// A line cut at 64 KiB, or a prompt being written, has no newline of
+	// its own: one ends it, so that what follows starts a line.
+	line := m.Line
+	if len(line) > 0 && line[len(line)-1] != '\n' {
+		line = append(line[:len(line):len(line)], '\n')
+	}
+	_, err = a.stdout.Write(line)
 	return err
 }
 

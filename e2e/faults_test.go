@@ -293,6 +293,27 @@ func tmpfsRoot(t *testing.T, size string) (mnt, root string) {
 	return mnt, root
 }
 
+// onTmpfs runs test locally and over SSH, each on a tmpfs of size of its
+// own (tmpfsRoot), given its mount point and the flags that reach its root.
+func onTmpfs(t *testing.T, size string, test func(t *testing.T, mnt string, flags []string)) {
+	cfg := sshConfig(t, sshtest.Start(t))
+	for _, ssh := range []bool{false, true} {
+		name := "local"
+		if ssh {
+			name = "ssh"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			mnt, root := tmpfsRoot(t, size)
+			flags := []string{"--root", root}
+			if ssh {
+				flags = append(flags, "--ssh-config", cfg, "-H", "bgjob-test")
+			}
+			test(t, mnt, flags)
+		})
+	}
+}
+
 // TestFullDisk: on a small tmpfs, a job that fills the disk still records
 // how it ended, and run on the full disk fails with a clear error and
 // leaves no job behind.
@@ -343,51 +364,24 @@ func TestFullDisk(t *testing.T) {
 // the job is killed (stop), not exited 143, locally and over SSH.
 func TestStopOnFullDisk(t *testing.T) {
 	t.Parallel()
-	cfg := sshConfig(t, sshtest.Start(t))
-	for _, ssh := range []bool{false, true} {
-		name := "local"
-		if ssh {
-			name = "ssh"
+	onTmpfs(t, "2M", func(t *testing.T, mnt string, flags []string) {
+		ctx := context.Background()
+		if code, _, errs := bgjob(ctx, append(flags, "run", "-q", "-n", "srv", "--", "sleep 60")...); code != 0 {
+			t.Fatalf("run: %s", errs)
 		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			mnt, root := tmpfsRoot(t, "2M")
-			flags := []string{"--root", root}
-			if ssh {
-				flags = append(flags, "--ssh-config", cfg, "-H", "bgjob-test")
-			}
-			ctx := context.Background()
-			if code, _, errs := bgjob(ctx, append(flags, "run", "-q", "-n", "srv", "--", "sleep 60")...); code != 0 {
-				t.Fatalf("run: %s", errs)
-			}
-			fill, err := os.Create(filepath.Join(mnt, "fill"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			block := make([]byte, 64<<10)
-			for {
-				if _, err := fill.Write(block); err != nil {
-					break
-				}
-			}
-			fill.Close()
-			var st syscall.Statfs_t
-			if err := syscall.Statfs(mnt, &st); err != nil || st.Bavail != 0 {
-				t.Fatalf("the disk is not full (%d blocks free, %v): the test proves nothing", st.Bavail, err)
-			}
-			if code, out, errs := bgjob(ctx, append(flags, "stop", "srv")...); code != 0 || !strings.Contains(out, "killed (stop)") {
-				t.Errorf("stop on a full disk: exit %d, stdout %q, stderr %q; want 0 and killed (stop)", code, out, errs)
-			}
-			code, out, errs := bgjob(ctx, append(flags, "status", "--json", "srv")...)
-			var jobs []jobdir.Job
-			if code != 0 || json.Unmarshal([]byte(out), &jobs) != nil || len(jobs) != 1 {
-				t.Fatalf("status: exit %d: %s %s", code, out, errs)
-			}
-			if j := jobs[0]; j.Status != jobdir.StatusKilled || j.Reason != "stop" {
-				t.Errorf("the job stopped on a full disk is %s (reason %q), want killed (stop)", j.Status, j.Reason)
-			}
-		})
-	}
+		fillDisk(t, mnt)
+		if code, out, errs := bgjob(ctx, append(flags, "stop", "srv")...); code != 0 || !strings.Contains(out, "killed (stop)") {
+			t.Errorf("stop on a full disk: exit %d, stdout %q, stderr %q; want 0 and killed (stop)", code, out, errs)
+		}
+		code, out, errs := bgjob(ctx, append(flags, "status", "--json", "srv")...)
+		var jobs []jobdir.Job
+		if code != 0 || json.Unmarshal([]byte(out), &jobs) != nil || len(jobs) != 1 {
+			t.Fatalf("status: exit %d: %s %s", code, out, errs)
+		}
+		if j := jobs[0]; j.Status != jobdir.StatusKilled || j.Reason != "stop" {
+			t.Errorf("the job stopped on a full disk is %s (reason %q), want killed (stop)", j.Status, j.Reason)
+		}
+	})
 }
 
 // TestNewReadOnFullDisk: logs --new whose cursor cannot be saved (a full
@@ -396,58 +390,45 @@ func TestStopOnFullDisk(t *testing.T) {
 // and over SSH.
 func TestNewReadOnFullDisk(t *testing.T) {
 	t.Parallel()
-	cfg := sshConfig(t, sshtest.Start(t))
-	for _, ssh := range []bool{false, true} {
-		name := "local"
-		if ssh {
-			name = "ssh"
+	onTmpfs(t, "2M", func(t *testing.T, mnt string, flags []string) {
+		ctx := context.Background()
+		gate := filepath.Join(mnt, "gate")
+		if code, _, errs := bgjob(ctx, append(flags, "run", "-q", "-n", "talk", "--",
+			"echo one; while [ ! -e "+gate+" ]; do sleep 0.05; done; echo two; exec sleep 300")...); code != 0 {
+			t.Fatalf("run: %s", errs)
 		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			mnt, root := tmpfsRoot(t, "2M")
-			flags := []string{"--root", root}
-			if ssh {
-				flags = append(flags, "--ssh-config", cfg, "-H", "bgjob-test")
+		newRead := func() (int, string, string) { return bgjob(ctx, append(flags, "logs", "--new", "talk")...) }
+		var code int
+		var out, errs string
+		if !eventually(20*time.Second, func() bool { code, out, errs = newRead(); return out == "one\n" }) {
+			t.Fatalf("logs --new: exit %d, stdout %q, stderr %q; want one", code, out, errs)
+		}
+		if err := os.WriteFile(gate, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		logs, _ := filepath.Glob(filepath.Join(mnt, "root", "default", "*", "stdout.log"))
+		if !eventually(20*time.Second, func() bool {
+			b, _ := os.ReadFile(logs[0])
+			return string(b) == "one\ntwo\n"
+		}) {
+			t.Fatal("the job did not write its second line")
+		}
+		fillDisk(t, mnt)
+		for range 2 {
+			code, out, errs = newRead()
+			if code == 0 || out != "two\n" || !strings.Contains(errs, "bgjob: error: ") || !strings.Contains(errs, "read cursor") {
+				t.Errorf("logs --new on a full disk: exit %d, stdout %q, stderr %q; want two, then an error that the cursor was not saved", code, out, errs)
 			}
-			ctx := context.Background()
-			gate := filepath.Join(mnt, "gate")
-			if code, _, errs := bgjob(ctx, append(flags, "run", "-q", "-n", "talk", "--",
-				"echo one; while [ ! -e "+gate+" ]; do sleep 0.05; done; echo two; exec sleep 300")...); code != 0 {
-				t.Fatalf("run: %s", errs)
+		}
+		if err := os.Remove(filepath.Join(mnt, "fill")); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"two\n", ""} {
+			if code, out, errs = newRead(); code != 0 || out != want {
+				t.Errorf("logs --new with room again: exit %d, stdout %q, stderr %q; want %q", code, out, errs, want)
 			}
-			newRead := func() (int, string, string) { return bgjob(ctx, append(flags, "logs", "--new", "talk")...) }
-			var code int
-			var out, errs string
-			if !eventually(20*time.Second, func() bool { code, out, errs = newRead(); return out == "one\n" }) {
-				t.Fatalf("logs --new: exit %d, stdout %q, stderr %q; want one", code, out, errs)
-			}
-			if err := os.WriteFile(gate, nil, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			logs, _ := filepath.Glob(filepath.Join(root, "default", "*", "stdout.log"))
-			if !eventually(20*time.Second, func() bool {
-				b, _ := os.ReadFile(logs[0])
-				return string(b) == "one\ntwo\n"
-			}) {
-				t.Fatal("the job did not write its second line")
-			}
-			fillDisk(t, mnt)
-			for range 2 {
-				code, out, errs = newRead()
-				if code == 0 || out != "two\n" || !strings.Contains(errs, "bgjob: error: ") || !strings.Contains(errs, "read cursor") {
-					t.Errorf("logs --new on a full disk: exit %d, stdout %q, stderr %q; want two, then an error that the cursor was not saved", code, out, errs)
-				}
-			}
-			if err := os.Remove(filepath.Join(mnt, "fill")); err != nil {
-				t.Fatal(err)
-			}
-			for _, want := range []string{"two\n", ""} {
-				if code, out, errs = newRead(); code != 0 || out != want {
-					t.Errorf("logs --new with room again: exit %d, stdout %q, stderr %q; want %q", code, out, errs, want)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // fillDisk fills the file system mounted at mnt, and fails the test when
@@ -477,24 +458,14 @@ func fillDisk(t *testing.T, mnt string) {
 // directory existed (exists, which a caller retries with a new id).
 func TestRunOnUnwritableRoot(t *testing.T) {
 	t.Parallel()
-	cfg := sshConfig(t, sshtest.Start(t))
 	for _, fault := range []string{"read-only", "no inodes"} {
-		for _, ssh := range []bool{false, true} {
-			name := fault + "/local"
-			if ssh {
-				name = fault + "/ssh"
-			}
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				mnt, root := tmpfsRoot(t, "4M")
+		t.Run(fault, func(t *testing.T) {
+			t.Parallel()
+			onTmpfs(t, "4M", func(t *testing.T, mnt string, flags []string) {
 				if fault == "no inodes" {
 					if out, err := exec.Command("mount", "-o", "remount,nr_inodes=64", mnt).CombinedOutput(); err != nil {
 						t.Fatalf("remount: %v: %s", err, out)
 					}
-				}
-				flags := []string{"--root", root}
-				if ssh {
-					flags = append(flags, "--ssh-config", cfg, "-H", "bgjob-test")
 				}
 				ctx := context.Background()
 				if code, _, errs := bgjob(ctx, append(flags, "run", "-q", "--wait", "20s", "--", "true")...); code != 0 {
@@ -526,7 +497,7 @@ func TestRunOnUnwritableRoot(t *testing.T) {
 					t.Errorf("run on a %s file system: exit %d, stdout %q, stderr %q; want an error that says why", fault, code, out, errs)
 				}
 			})
-		}
+		})
 	}
 }
 

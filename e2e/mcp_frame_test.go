@@ -42,22 +42,8 @@ func TestMCPMalformedLines(t *testing.T) {
 	}
 	for _, tg := range mcpTargets(t) {
 		t.Run(tg.name, func(t *testing.T) {
-			cmd := exec.Command(bgjobBinary(t), append([]string{"mcp"}, tg.flags...)...)
-			cmd.Env = append(os.Environ(), "SSH_AUTH_SOCK=", "BGJOB_HOST=", "BGJOB_WORKSPACE=")
-			stderr := &syncBuffer{}
-			cmd.Stderr = stderr
-			in, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			outp, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			cmd, in, outp, stderr := startRawMCP(t, tg.flags...)
+			t.Cleanup(func() { cmd.Wait() })
 			out := make(chan string, 10)
 			go func() {
 				defer close(out)
@@ -164,4 +150,28 @@ func (tg mcpTarget) flagsWithHost() []string {
 		return tg.flags
 	}
 	return append(append([]string{}, tg.flags...), "-H", tg.host)
+}
+
+// startRawMCP starts `bgjob mcp ARGS...` with pipes for its stdin and
+// stdout, its stderr kept; it is killed when the test ends (the caller
+// waits for it).
+func startRawMCP(t *testing.T, args ...string) (cmd *exec.Cmd, in io.WriteCloser, out io.ReadCloser, stderr *syncBuffer) {
+	t.Helper()
+	cmd = exec.Command(bgjobBinary(t), append([]string{"mcp"}, args...)...)
+	cmd.Env = append(os.Environ(), "SSH_AUTH_SOCK=", "BGJOB_HOST=", "BGJOB_WORKSPACE=")
+	stderr = &syncBuffer{}
+	cmd.Stderr = stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd, in, out, stderr
 }

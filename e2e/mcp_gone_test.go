@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,23 +26,8 @@ func TestMCPClientGone(t *testing.T) {
 			t.Parallel()
 			root := t.TempDir()
 			t.Cleanup(func() { killAll(root) })
-			cmd := exec.Command(bgjobBinary(t), "mcp", "--root", root)
-			cmd.Env = append(os.Environ(), "SSH_AUTH_SOCK=", "BGJOB_HOST=", "BGJOB_WORKSPACE=")
-			stderr := &syncBuffer{}
-			cmd.Stderr = stderr
-			in, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			outp, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			cmd, in, outp, stderr := startRawMCP(t, "--root", root)
 			exited := make(chan error, 1)
-			t.Cleanup(func() { cmd.Process.Kill() })
 			// Lines are read as long as the test takes them: a test that
 			// stops taking them stops the reading (after a few).
 			out := make(chan string, 4)

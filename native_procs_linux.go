@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/bgjob/bgjob/jobdir"
 )
@@ -66,28 +70,66 @@ func (l *procLook) scan() bool {
 	if err != nil {
 		return false
 	}
+	defer d.Close()
 	names, err := d.Readdirnames(-1)
-	d.Close()
 	if err != nil {
 		return false
 	}
+	// The glob /proc/[0-9]*/stat.
+	pids := names[:0]
 	for _, name := range names {
-		// The glob /proc/[0-9]*/stat; grep -s passes over what is gone.
-		if name[0] < '0' || name[0] > '9' {
-			continue
+		if name[0] >= '0' && name[0] <= '9' {
+			pids = append(pids, name)
 		}
-		b, ok := l.read("/proc/"+name+"/stat", 0)
+	}
+	// Read in parts at once, one a processor (a read of a stat file is
+	// the kernel's work, each a few microseconds), each part's processes
+	// kept in order, then put together in the order of the names.
+	parts := min(runtime.GOMAXPROCS(0), 4, max(len(pids)/256, 1))
+	found := make([][]scanProc, parts)
+	oks := make([]bool, parts)
+	var wg sync.WaitGroup
+	for i := range parts {
+		part := pids[i*len(pids)/parts : (i+1)*len(pids)/parts]
+		wg.Go(func() { found[i], oks[i] = statScan(int(d.Fd()), part) })
+	}
+	wg.Wait()
+	for i, ps := range found {
+		if !oks[i] {
+			return false
+		}
+		for _, p := range ps {
+			l.groups[p.pgid] = append(l.groups[p.pgid], p.pid)
+			l.unread = append(l.unread, p)
+		}
+	}
+	return true
+}
+
+// statScan reads the stat file of each process in pids (names in /proc,
+// whose descriptor is proc) and returns the live ones (not zombies); not
+// ok where the script would split a line or read a number differently.
+// A process gone meanwhile is passed over, as grep -s does.
+func statScan(proc int, pids []string) ([]scanProc, bool) {
+	var (
+		buf   [1024]byte
+		path  []byte
+		found = make([]scanProc, 0, len(pids))
+	)
+	for _, name := range pids {
+		path = append(append(path[:0], name...), "/stat"...)
+		b, ok := readProcAt(proc, string(path), buf[:])
 		if !ok || len(b) == 0 {
 			continue
 		}
 		// One line, as grep prints it and awk reads it: a command name
 		// holding a newline would make two.
 		if bytes.IndexByte(b, '\n') != len(b)-1 {
-			return false
+			return nil, false
 		}
 		st, ok := parseStat(b[:len(b)-1])
 		if !ok {
-			return false
+			return nil, false
 		}
 		if st.zombie() {
 			continue
@@ -95,12 +137,32 @@ func (l *procLook) scan() bool {
 		pid, err := strconv.Atoi(st.pid)
 		start, serr := strconv.ParseInt(st.start, 10, 64)
 		if err != nil || serr != nil || strconv.Itoa(pid) != st.pid || start < 0 {
-			return false
+			return nil, false
 		}
-		l.groups[st.pgid] = append(l.groups[st.pgid], pid)
-		l.unread = append(l.unread, scanProc{pid, start, st.pgid})
+		found = append(found, scanProc{pid, start, st.pgid})
 	}
-	return true
+	return found, true
+}
+
+// readProcAt reads the file name under the directory dir into buf: the whole
+// of a /proc stat file, which the kernel makes at once, comes in one read
+// shorter than buf; not ok when it is gone, or longer than buf.
+func readProcAt(dir int, name string, buf []byte) ([]byte, bool) {
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer unix.Close(fd)
+	for {
+		n, err := unix.Read(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == len(buf) {
+			return nil, false
+		}
+		return buf[:n], true
+	}
 }
 
 // read reads the file name into l's buffer, at most max bytes (0: 8 KiB),
@@ -158,12 +220,39 @@ func (l *procLook) scanenv(since int64) bool {
 		since = 0
 	}
 	keep := l.unread[:0]
+	var read []scanProc
 	for _, p := range l.unread {
 		if p.start < since {
 			keep = append(keep, p)
 			continue
 		}
-		env, ok := l.read("/proc/"+strconv.Itoa(p.pid)+"/environ", 1<<30)
+		read = append(read, p)
+	}
+	// In parts at once, as scan reads the stat files.
+	parts := min(runtime.GOMAXPROCS(0), 4, max(len(read)/64, 1))
+	found := make([][]envProc, parts)
+	var wg sync.WaitGroup
+	for i := range parts {
+		part := read[i*len(read)/parts : (i+1)*len(read)/parts]
+		wg.Go(func() { found[i] = envScan(l.euid, part) })
+	}
+	wg.Wait()
+	for _, f := range found {
+		l.envs = append(l.envs, f...)
+	}
+	l.unread = keep
+	l.since = since
+	return true
+}
+
+// envScan reads the environment of each process in ps that is euid's and
+// returns those that carry a job id, once for each id (each match grep -o
+// would print).
+func envScan(euid int, ps []scanProc) []envProc {
+	r := procLook{euid: euid}
+	var found []envProc
+	for _, p := range ps {
+		env, ok := r.read("/proc/"+strconv.Itoa(p.pid)+"/environ", 1<<30)
 		if !ok {
 			continue
 		}
@@ -174,14 +263,12 @@ func (l *procLook) scanenv(since int64) bool {
 			}
 			env = env[i+len(jobIDVar):]
 			if len(env) >= 22 && jobdir.IsID(string(env[:22])) {
-				l.envs = append(l.envs, envProc{string(env[:22]), p})
+				found = append(found, envProc{string(env[:22]), p})
 				env = env[22:]
 			}
 		}
 	}
-	l.unread = keep
-	l.since = since
-	return true
+	return found
 }
 
 // live is bg_live of the job in dir as a look (status, ls; bg_recorded

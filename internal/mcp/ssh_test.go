@@ -205,3 +205,46 @@ func TestHostThatDoesNotAnswer(t *testing.T) {
 		}
 	}
 }
+
+// A job_start whose host goes silent after it has launched the job (the
+// answer never comes) fails, naming the host, and the job, which runs,
+// is the server's all the same: stopped when the session ends. It was
+// left running.
+func TestStartCutShortIsOwned(t *testing.T) {
+	dir := t.TempDir()
+	// The first session runs its command (in a subshell: it is an exec)
+	// and answers nothing; the others are served.
+	force := filepath.Join(dir, "force.sh")
+	if err := os.WriteFile(force, []byte("#!/bin/sh\nif mkdir "+dir+"/first 2>/dev/null; then (eval \"$SSH_ORIGINAL_COMMAND\") >/dev/null; exec sleep 600; fi\neval \"$SSH_ORIGINAL_COMMAND\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, cfg, dial, _ := sshHost(t, "ForceCommand "+force)
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	cs, done := runServer(t, context.Background(), mcp.Options{Dial: dial, AllowHosts: []string{"bgjob-*"}, Root: root, HostTimeout: 2 * time.Second}, nil)
+	res := callRaw(t, cs, "job_start", map[string]any{"command": "sleep 600", "wait_sec": 0, "host": "bgjob-test"})
+	if msg := text(res); !res.IsError || !strings.Contains(msg, "did not answer") {
+		t.Fatalf("job_start on a host that went silent: %q (error %v), want that it did not answer", msg, res.IsError)
+	}
+	r, err := sshrt.Dial(context.Background(), "bgjob-test", sshrt.Options{ConfigFile: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	c, err := bgjob.NewClient(r, root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := c.List(context.Background(), bgjob.ListOptions{})
+	if err != nil || len(page.Jobs) != 1 || page.Jobs[0].Status != jobdir.StatusRunning {
+		t.Fatalf("the host's jobs: %+v, %v; want the one launched, running", page.Jobs, err)
+	}
+	cs.Close()
+	if err := <-done; err != nil {
+		t.Errorf("server: %v", err)
+	}
+	jobs, err := c.Status(context.Background(), page.Jobs[0].ID)
+	if err != nil || len(jobs) != 1 || jobs[0].Status != jobdir.StatusKilled {
+		t.Errorf("the job after the session ended: %+v, %v; want killed", jobs, err)
+	}
+}

@@ -127,21 +127,25 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 		return nil, startOut{}, err
 	}
 	var (
-		j    jobdir.Job
-		host string
+		j     jobdir.Job
+		host  string
+		tried bool
 	)
 	// The id is chosen here, so that a job whose start was cancelled is
 	// known: its launch may have gone on (a wrapper once started writes
 	// its meta.json itself), and the job is stopped with the session's.
 	spec.ID = jobdir.NewID(time.Now())
 	// Not repeated after a drop: the job may have started.
-	err = s.do(ctx, in.Host, false, spec.LaunchTimeout(), func(ctx context.Context, c *bgjob.Client, h string) (err error) {
-		host = h
+	err = s.do(ctx, in.Host, false, s.limit(spec.ReplaceTime()), func(ctx context.Context, c *bgjob.Client, h string) (err error) {
+		host, tried = h, true
 		j, err = c.Run(ctx, spec)
 		return err
 	})
 	if err != nil {
-		if ctx.Err() != nil && !in.Keep {
+		// Cut short (the call cancelled, the host given up on): the
+		// launch may have gone on, and its job is stopped with the
+		// session's.
+		if tried && (ctx.Err() != nil || errors.Is(err, bgjob.ErrNoAnswer)) && !in.Keep {
 			s.owned.add(host, spec.ID)
 		}
 		return nil, startOut{}, err

@@ -221,7 +221,7 @@ func TestStartCutShortIsOwned(t *testing.T) {
 	_, cfg, dial, _ := sshHost(t, "ForceCommand "+force)
 	root := t.TempDir()
 	t.Cleanup(func() { killAll(root) })
-	cs, done := runServer(t, context.Background(), mcp.Options{Dial: dial, AllowHosts: []string{"bgjob-*"}, Root: root, HostTimeout: 2 * time.Second}, nil)
+	cs, done := runServer(t, context.Background(), mcp.Options{Dial: dial, AllowHosts: []string{"bgjob-*"}, Root: root, HostTimeout: 5 * time.Second}, nil)
 	res := callRaw(t, cs, "job_start", map[string]any{"command": "sleep 600", "wait_sec": 0, "host": "bgjob-test"})
 	if msg := text(res); !res.IsError || !strings.Contains(msg, "did not answer") {
 		t.Fatalf("job_start on a host that went silent: %q (error %v), want that it did not answer", msg, res.IsError)

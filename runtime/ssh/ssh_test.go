@@ -901,7 +901,10 @@ func TestScriptThatNeverBegins(t *testing.T) {
 	if took := time.Since(start); took > 20*time.Second {
 		t.Errorf("Exec took %s, want about the 2 s patience", took)
 	}
-	// Given a line, the same shell runs the script, which begins in time.
+	// Given a line, the same shell runs the script, which begins in time
+	// (the usual patience: a loaded machine can take more than two
+	// seconds to start a session's shell).
+	ssh.SetStartPatience(r, 30*time.Second)
 	var out bytes.Buffer
 	if err := r.Exec(ctx, "printf '\\n%s\\n' '"+shellgen.BeginMarker+"'; echo ran", strings.NewReader("answer\n"), &out); err != nil || !strings.HasSuffix(out.String(), "ran\n") {
 		t.Errorf("Exec with a line for the startup: %v, %q", err, out.String())

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/runtime/local"
 )
 
@@ -79,5 +80,33 @@ func TestSendEOFRightAfterRun(t *testing.T) {
 			c.Stop(ctx, []string{j.ID}, bgjob.StopOptions{Grace: new(time.Duration(0))})
 			t.Fatalf("job after send --eof: %+v, %v; want it exited", jobs, err)
 		}
+	}
+}
+
+// TestNameMeansTheJobLaunchedLast: a name means the job launched last
+// with it, whatever the ids: a run --replace makes its id before it stops
+// the name's jobs, and a caller whose clock was an hour ahead gave the job
+// it stopped an id newer than its own. The name index once kept the newest
+// id, and the name then meant the job the replace had killed: stop NAME
+// left the running one alone.
+func TestNameMeansTheJobLaunchedLast(t *testing.T) {
+	t.Parallel()
+	c, err := bgjob.NewClient(local.New(), t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	t.Cleanup(func() { c.Stop(ctx, nil, bgjob.StopOptions{All: true, Grace: new(time.Duration(0))}) })
+	ahead, err := c.Run(ctx, bgjob.Spec{ID: jobdir.NewID(time.Now().Add(time.Hour)), Name: "srv", Argv: []string{"sleep 600"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := c.Run(ctx, bgjob.Spec{Name: "srv", Replace: true, Argv: []string{"sleep 600"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := c.Status(ctx, "srv")
+	if err != nil || len(jobs) != 1 || jobs[0].ID != last.ID || jobs[0].Status != jobdir.StatusRunning {
+		t.Errorf("status srv = %+v, %v; want %s, launched last and running (not %s, which it replaced)", jobs, err, last.ID, ahead.ID)
 	}
 }

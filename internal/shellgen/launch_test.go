@@ -381,38 +381,3 @@ func TestLaunchUmaskInPIDNamespace(t *testing.T) {
 		})
 	}
 }
-
-// TestNameIndexKeepsTheNewest: a name means its newest job, the one ls
-// lists first. A launch whose id is older than the job the name index
-// holds (two runs at once, a caller whose clock is behind) wrote its own
-// id there last, and the name then meant the older job.
-func TestNameIndexKeepsTheNewest(t *testing.T) {
-	for _, sh := range allShells {
-		t.Run(sh.name, func(t *testing.T) {
-			sh.path(t)
-			t.Parallel()
-			root := filepath.Join(t.TempDir(), "root")
-			target := shellgen.Target{Root: root, Workspace: "w"}
-			launch := func(at time.Time) string {
-				l := shellgen.Launch{Target: target, Meta: jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(at), Name: "srv",
-					Workspace: "w", Argv: []string{"true"}, Command: "true", Env: []string{}}}
-				script, err := shellgen.LaunchScript(l)
-				if err != nil {
-					t.Fatal(err)
-				}
-				// The second also reports the first, which holds the name.
-				runScript(t, &sh, t.TempDir(), nil, script)
-				return l.Meta.ID
-			}
-			newer := launch(time.Now())
-			launch(time.Now().Add(-time.Hour))
-			s, err := shellgen.StatusScript(target, []string{"srv"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if jobs := runScript(t, &sh, t.TempDir(), nil, s); len(jobs) != 1 || jobs[0].ID != newer {
-				t.Errorf("status srv = %v, want the newest job %s", jobs, newer)
-			}
-		})
-	}
-}

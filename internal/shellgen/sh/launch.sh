@@ -26,16 +26,15 @@ if ! mkdir "$bg_d" 2>/dev/null; then
 	if [ -e "$bg_d" ] || [ -L "$bg_d" ]; then bg_err exists "cannot create job directory $bg_d"; fi
 	bg_err io "cannot create job directory $bg_d (is the file system read-only or full?)"
 fi
-# The name index holds the id of the newest job with the name, the one a
-# reference to the name means (and ls lists first): a launch whose id is
-# older (made earlier, or by a caller whose clock is behind) leaves a
-# newer entry alone. A reader checks the job's meta.json, so a stale or
-# torn entry only sends it back to searching.
+# The name index holds the id of the job launched last with the name, the
+# one a reference to the name means ("a later job shadows it"): not the
+# newest id, which a run --replace, whose id is made before it waits for
+# the name's lock and stops the name's jobs, or a caller whose clock is
+# ahead, makes another job's. A reader checks the job's meta.json, so a
+# stale or torn entry only sends it back to searching.
 if [ -n "$bg_name" ]; then
 	[ -d "$bg_ws/.names" ] || mkdir "$bg_ws/.names" 2>/dev/null
-	if ! bg_line "$bg_ws/.names/$bg_name" || ! [ "$bg_id" \< "$bg_l" ]; then
-		printf '%s\n' "$bg_id" >"$bg_ws/.names/$bg_name" 2>/dev/null
-	fi
+	printf '%s\n' "$bg_id" >"$bg_ws/.names/$bg_name" 2>/dev/null
 fi
 # Which setsid runs: command -v names a shell's own (busybox ash runs its
 # applets) without a path, and it has no -f (below). The answer goes to

@@ -894,3 +894,38 @@ func TestShutdownStopsCancelledStarts(t *testing.T) {
 	}
 	t.Logf("%d jobs, %d job_starts answered", len(page.Jobs), answered)
 }
+
+// Filtered reads cut to max_bytes return every matching line once: the
+// cursor stops before the first line the cap left out (it once moved over
+// what the read took, and 299 of 300 lines were lost).
+func TestFilterCappedReadsLoseNothing(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": `i=1; while [ $i -le 300 ]; do echo "line $i match"; echo "other $i"; i=$((i+1)); done`, "wait_sec": 60}, &st)
+	if st.Status != jobdir.StatusExited {
+		t.Fatalf("job_start: %+v, want the job exited", st)
+	}
+	var got, want strings.Builder
+	for i := 1; i <= 300; i++ {
+		fmt.Fprintf(&want, "line %d match\n", i)
+	}
+	cuts := 0
+	for range 100 {
+		var o job
+		call(t, cs, "job_output", map[string]any{"id": st.ID, "stream": "stdout", "filter": "^line [0-9]+ match$", "max_bytes": 1000}, &o)
+		if o.Text == "" {
+			break
+		}
+		if o.Trunc {
+			cuts++
+		}
+		data, _, _ := strings.Cut(o.Text, "\n[")
+		got.WriteString(data)
+	}
+	if cuts == 0 {
+		t.Error("no read was cut to max_bytes: the test proves nothing")
+	}
+	if got.String() != want.String() {
+		t.Errorf("filtered capped reads gave %d of the %d matching lines", strings.Count(got.String(), "\n"), 300)
+	}
+}

@@ -65,7 +65,7 @@ func (c *Client) Stop(ctx context.Context, refs []string, o StopOptions) ([]jobd
 	for _, j := range jobs {
 		// The stop waited for the wrapper to record how the job ended:
 		// one that has not is not stopped, whatever was signalled.
-		if j.Status == jobdir.StatusRunning {
+		if j.Status == jobdir.StatusRunning || j.Status == jobdir.StatusQueued {
 			errs = append(errs, &Error{Kind: KindBusy, Ref: j.ID, Err: errors.New("still running after the stop: its wrapper has not recorded an end")})
 		}
 	}

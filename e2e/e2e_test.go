@@ -142,7 +142,7 @@ func findJob(ts *testscript.TestScript, name string) jobdir.Meta {
 }
 
 func parseSignal(ts *testscript.TestScript, s string) syscall.Signal {
-	sigs := map[string]syscall.Signal{"TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL, "INT": syscall.SIGINT, "HUP": syscall.SIGHUP}
+	sigs := map[string]syscall.Signal{"TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL, "INT": syscall.SIGINT, "HUP": syscall.SIGHUP, "STOP": syscall.SIGSTOP}
 	sig, ok := sigs[s]
 	if !ok {
 		ts.Fatalf("unknown signal %s", s)

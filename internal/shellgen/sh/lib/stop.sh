@@ -83,6 +83,8 @@ bg_stop() {
 			# it, never running the command (queue.sh). What its group
 			# holds (a --stdin keeper) is signalled too.
 			bg_qwake "$bg_sd"
+			# Continued, should it have been stopped (bg_signal).
+			bg_kill CONT "$bg_w"
 			[ "$bg_lc" = 0 ] || bg_signal "$bg_sig"
 			bg_oc="$bg_oc$bg_si:stopped "
 		elif [ "$bg_lc" -gt 0 ]; then

@@ -468,7 +468,7 @@ func TestRunOnUnwritableRoot(t *testing.T) {
 					}
 				}
 				ctx := context.Background()
-				if code, _, errs := bgjob(ctx, append(flags, "run", "-q", "--wait", "20s", "--", "true")...); code != 0 {
+				if code, _, errs := bgjob(ctx, append(flags, "run", "-q", "-n", "first", "--wait", "20s", "--", "echo one")...); code != 0 {
 					t.Fatalf("run: %s", errs)
 				}
 				if fault == "read-only" {
@@ -492,9 +492,18 @@ func TestRunOnUnwritableRoot(t *testing.T) {
 						t.Fatalf("inodes are left (%d free, %v): the test proves nothing", st.Ffree, err)
 					}
 				}
-				code, out, errs := bgjob(ctx, append(flags, "run", "--", "true")...)
-				if code == 0 || strings.Contains(errs, "exists") || !strings.Contains(errs, "bgjob: error: ") || !strings.Contains(errs, "read-only or full") {
-					t.Errorf("run on a %s file system: exit %d, stdout %q, stderr %q; want an error that says why", fault, code, out, errs)
+				// A run --replace waited 30 s and more for a lock it could
+				// not make, then said another run held it; logs --new ended
+				// with the shell's own words.
+				for _, args := range [][]string{{"run", "--", "true"}, {"run", "-n", "first", "--replace", "--", "true"}, {"logs", "--new", "first"}} {
+					start := time.Now()
+					code, out, errs := bgjob(ctx, append(flags, args...)...)
+					if code == 0 || strings.Contains(errs, "exists") || !strings.HasPrefix(errs, "bgjob: error: ") || !strings.Contains(errs, "read-only or full") {
+						t.Errorf("%v on a %s file system: exit %d, stdout %q, stderr %q; want an error that says why", args, fault, code, out, errs)
+					}
+					if took := time.Since(start); took > 20*time.Second {
+						t.Errorf("%v on a %s file system took %s", args, fault, took)
+					}
 				}
 			})
 		})

@@ -51,11 +51,17 @@ bg_samename() {
 # bg_namelock: take the lock of bg_name's --replace runs (bg_namelk,
 # bg_dirlock), waiting for bg_rgrace milliseconds and 30 s more, counted
 # in naps of a tenth of a second (a holder stops the jobs of the name,
-# then launches), or end the script with an E namebusy record.
+# then launches), or end the script with an E namebusy record (io when
+# the lock cannot be made at all).
 bg_namelock() {
 	[ -d "$bg_ws/.names" ] || mkdir "$bg_ws/.names" 2>/dev/null
 	bg_nk=$bg_ws/.names/.lock.$bg_name
 	bg_proc $$
-	bg_dirlock "$bg_nk" "$$ $bg_s" $(((bg_rgrace + 99) / 100 + 300)) || bg_err namebusy "$bg_name"
+	bg_dirlock "$bg_nk" "$$ $bg_s" $(((bg_rgrace + 99) / 100 + 300))
+	case $? in
+	0) ;;
+	2) bg_err io "cannot create the lock of name $bg_name in $bg_ws/.names (is the file system read-only or full?)" ;;
+	*) bg_err namebusy "$bg_name" ;;
+	esac
 	bg_namelk=$bg_nk
 }

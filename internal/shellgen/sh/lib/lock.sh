@@ -7,10 +7,17 @@
 # (its owner file renamed away, then written anew); one that has had no
 # holder for 20 naps (one killed between its mkdir and its write) is
 # removed and made again. An owner file still empty (its holder between
-# opening and writing it) names no holder yet. bg_dirunlock lets it go.
+# opening and writing it) names no holder yet. With a LIMIT, a mkdir
+# refused where no lock is (a read-only or full file system) fails at
+# once, with status 2. bg_dirunlock lets it go.
 bg_dirlock() {
 	bg_ki=0 bg_kno=0
 	until mkdir "$1" 2>/dev/null; do
+		if [ "$3" != 0 ] && [ ! -e "$1" ] && [ ! -L "$1" ]; then
+			# Let go of since (a race), or refused: a second try tells.
+			mkdir "$1" 2>/dev/null && break
+			[ -e "$1" ] || [ -L "$1" ] || return 2
+		fi
 		if bg_line "$1/owner" && [ -n "$bg_l" ]; then
 			bg_kno=0
 			bg_proc "${bg_l%% *}"

@@ -12,7 +12,9 @@
 bg_cursorlock() {
 	bg_lf=$1 bg_l0=
 	if command -v flock >/dev/null 2>&1; then
-		exec 8>>"$bg_lf" || bg_err io "cannot open the cursor lock $bg_lf"
+		# command: a failed redirection of exec would end the shell there,
+		# with the shell's own words, not an io record.
+		{ command exec 8>>"$bg_lf"; } 2>/dev/null || bg_err io "cannot open the cursor lock $bg_lf (is the file system read-only or full?)"
 		# -n, not -w: busybox's flock has only -n.
 		until flock -n 8; do bg_busylock "$bg_lf"; done
 		bg_lf=
@@ -23,6 +25,11 @@ bg_cursorlock() {
 	bg_proc "$bg_me"
 	bg_lown="$bg_me $bg_s"
 	until mkdir "$bg_lf.d" 2>/dev/null; do
+		if [ ! -e "$bg_lf.d" ]; then
+			# Let go of since (a race), or refused: a second try tells.
+			mkdir "$bg_lf.d" 2>/dev/null && break
+			[ -e "$bg_lf.d" ] || bg_err io "cannot make the cursor lock $bg_lf.d (is the file system read-only or full?)"
+		fi
 		if bg_line "$bg_lf.d/owner"; then
 			bg_proc "${bg_l%% *}"
 			if [ -z "$bg_s" ] || [ "$bg_s" != "${bg_l#* }" ]; then

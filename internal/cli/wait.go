@@ -53,8 +53,9 @@ $'^(\e\\[[0-9;]*m)*ready'. The line is printed raw, ended by a newline
 when it has none of its own (a prompt, a cut line); of a line longer
 than 64 KiB, 64 KiB, with a hint on stderr ("truncated" in --json): those
 that end 1 KiB after the match where the host's grep has -b (GNU's; not
-on a --pty job), else its start. No polling loop is
-needed: locally file events drive it, over SSH one session. --for works on
+on a --pty job), else its start. Bytes a job's --max-log-size dropped
+before they were read are not matched: a wait that found no line says so
+on stderr. No polling loop is needed: locally file events drive it, over SSH one session. --for works on
 one host.
 
 When stdout is a terminal, a line on stderr says how each job ended.`,
@@ -132,6 +133,9 @@ func (a *app) waitFor(ctx context.Context, ref string, o waitOptions) error {
 	}
 	defer release()
 	j, m, err := c.WaitFor(ctx, ref, o.pattern, bgjob.WaitForOptions{Stdout: o.stdout, Stderr: o.stderr, Timeout: o.Timeout, Since: since})
+	if errors.Is(err, bgjob.ErrTimeout) || errors.Is(err, bgjob.ErrNoMatch) {
+		a.droppedHint(j, o)
+	}
 	switch {
 	case errors.Is(err, bgjob.ErrTimeout):
 		return &exitError{code: exitTimeout, err: err}
@@ -162,6 +166,21 @@ func (a *app) waitFor(ctx context.Context, ref string, o waitOptions) error {
 	}
 	_, err = a.stdout.Write(line)
 	return err
+}
+
+// droppedHint says on stderr, after a wait --for that found no line, that
+// the job's --max-log-size cap dropped bytes of the logs it read, among
+// which a line may have matched unseen.
+func (a *app) droppedHint(j jobdir.Job, o waitOptions) {
+	for _, d := range []struct {
+		stream string
+		n      int64
+		read   bool
+	}{{"stdout", j.StdoutDropped, !o.stderr}, {"stderr", j.StderrDropped, !o.stdout}} {
+		if d.read && d.n > 0 {
+			fmt.Fprintf(a.stderr, "bgjob: hint: the job's --max-log-size dropped the first %d bytes of %s: a line among them was not matched\n", d.n, d.stream)
+		}
+	}
 }
 
 // endLines says on stderr how each job ended, when stdout is a terminal

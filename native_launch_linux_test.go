@@ -480,3 +480,43 @@ func gatedJob(t *testing.T, dir string, m jobdir.Meta, lineBuffered bool) hostMe
 	write(t, dir+"/stop.tmp", strings.Repeat(" ", 31)+"\n")
 	return hostMeta{prefix: files.MetaPrefix, lineBuffered: lineBuffered, umask: umask, boot: boot}
 }
+
+// TestStartWrapperWithoutMetaLeavesNothing: a wrapper that cannot write
+// meta.json where the launcher did not ends without running the command,
+// and its stdin keeper ends with it: nothing of a job without a meta.json
+// runs on.
+func TestStartWrapperWithoutMetaLeavesNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), jobdir.NewID(time.Now()))
+	host := gatedJob(t, dir, jobdir.Meta{Command: "echo ran", Stdin: true}, false)
+	if err := syscall.Mkfifo(dir+"/stdin", 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The wrapper's write of meta.json.tmp fails.
+	mkdir(t, dir+"/meta.json.tmp", 0o700)
+	report, err := startWrapper(context.Background(), dir, host.umask, func(int) (string, bool) { return "", false })
+	if err != nil || report != "nometa" {
+		t.Fatalf("a wrapper that could not write meta.json: reported %q, %v; want nometa", report, err)
+	}
+	if !settled(func() bool { return len(holders(t, dir+"/stdin")) == 0 }) {
+		t.Errorf("processes still hold the stdin of a job without meta.json: %v", holders(t, dir+"/stdin"))
+	}
+	if out, _ := os.ReadFile(dir + "/stdout.log"); len(out) != 0 {
+		t.Errorf("stdout.log = %q: the command ran", out)
+	}
+}
+
+// holders returns the pids of the processes with name open.
+func holders(t *testing.T, name string) []string {
+	t.Helper()
+	fds, err := filepath.Glob("/proc/[0-9]*/fd/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []string
+	for _, fd := range fds {
+		if l, err := os.Readlink(fd); err == nil && l == name {
+			pids = append(pids, strings.Split(fd, "/")[2])
+		}
+	}
+	return pids
+}

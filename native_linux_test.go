@@ -413,7 +413,8 @@ func TestNativeListIsTheScripts(t *testing.T) {
 	}
 	// A launch cut short: no meta.json, and unchanged for longer than a
 	// minute (two: busybox's find counts whole minutes). The script lists
-	// it (unreadable); Go leaves it to it.
+	// it (unreadable) with the count of what carries its id; Go leaves it
+	// to it.
 	then := time.Now().Add(-3 * time.Minute)
 	cut := filepath.Join(ws, jobdir.NewID(then))
 	if err := os.Mkdir(cut, 0o700); err != nil {
@@ -433,8 +434,8 @@ func TestNativeListIsTheScripts(t *testing.T) {
 	if err := local.New().Exec(context.Background(), s, nil, &out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "J\t"+escRecord(cut)+"\nJ\t") {
-		t.Errorf("ls with a launch cut short: the script did not list it alone:\n%s", out.String())
+	if !strings.Contains(out.String(), "J\t"+escRecord(cut)+"\nL\t0\tproc\nJ\t") {
+		t.Errorf("ls with a launch cut short: the script did not list it alone, with no process:\n%s", out.String())
 	}
 	if err := os.Remove(cut); err != nil {
 		t.Fatal(err)
@@ -588,11 +589,13 @@ func TestNativeLooksAtProcesses(t *testing.T) {
 		pty       bool
 		marks     []string
 		ended     bool
+		// unreadable: its meta.json is overwritten once it runs.
+		unreadable bool
 		// live is the count the L record must hold.
 		live string
 		id   string
 	}
-	m := []string{ready(), ready(), ready(), ready(), ready()}
+	m := []string{ready(), ready(), ready(), ready(), ready(), ready()}
 	jobs := []job{
 		{name: "group", cmd: "sleep 30 & sleep 30 & : >" + m[0] + "; wait", marks: m[:1], live: "3"},
 		{name: "escapees", cmd: escape("", m[1]) + escape("env -i PATH=/usr/bin:/bin", m[2]) + " wait",
@@ -606,6 +609,9 @@ func TestNativeLooksAtProcesses(t *testing.T) {
 		// A process carrying the job's id that started before the job
 		// is not its escapee.
 		{name: "an older carrier", cmd: "sleep 30", id: jobdir.NewID(time.Now()), live: "1"},
+		// A job whose meta.json is garbage: no wrapper or group to go by,
+		// but its command carries its id.
+		{name: "unreadable", cmd: "sleep 30 & : >" + m[5] + "; wait", marks: m[5:6], unreadable: true, live: "2"},
 	}
 	var ids, dirs []string
 	var started []job
@@ -657,6 +663,11 @@ func TestNativeLooksAtProcesses(t *testing.T) {
 		if j.ended && !settled(func() bool { _, err := os.Stat(filepath.Join(dirs[i], "exit_code")); return err == nil }) {
 			t.Fatalf("%s: not ended", j.name)
 		}
+		if j.unreadable {
+			if err := os.WriteFile(filepath.Join(dirs[i], "meta.json"), []byte("{\"version\":1,\"id\": not json\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	shells := nativeShells(t)
 	for i, j := range jobs {
@@ -665,7 +676,7 @@ func TestNativeLooksAtProcesses(t *testing.T) {
 			if want := "\nL\t" + j.live + "\tproc\n"; !strings.Contains(got, want) {
 				t.Errorf("status: %q, want it to hold %q", got, want)
 			}
-			if got, pending := compareWait(t, c, shells, dirs, ids[i:i+1], false), !j.ended && j.name != "untied"; strings.Contains(got, "\nW\tpending\n") != pending {
+			if got, pending := compareWait(t, c, shells, dirs, ids[i:i+1], false), !j.ended && j.name != "untied" && !j.unreadable; strings.Contains(got, "\nW\tpending\n") != pending {
 				t.Errorf("wait: %q, want W pending: %v", got, pending)
 			}
 			_, err := os.Stat(filepath.Join(dirs[i], "leftovers"))

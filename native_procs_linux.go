@@ -307,9 +307,11 @@ func (l *procLook) live(dir string) (int, bool) {
 		return 0, false
 	}
 	tied := l.tied(m)
-	if !tied && (!m.picked || m.boot != l.boot) {
+	if !tied && m.picked && m.boot != l.boot {
 		return 0, true
 	}
+	// An unreadable meta.json (not picked): the processes that carry the
+	// job's id count, whenever they started.
 	// The environments of the processes started since the job (all,
 	// when its start is not a number).
 	start, numeric := int64(0), m.start != "" && strings.Trim(m.start, "0123456789") == ""

@@ -79,6 +79,17 @@ func Derive(o Observation, host string) Job {
 	// The directory names the workspace too: an unreadable job says
 	// where it is; a readable one's meta.json says the same.
 	j.Workspace = path.Base(path.Dir(o.Dir))
+	// Processes are counted whatever the job's files say: those of an
+	// unreadable job carry its id too.
+	if n, err := strconv.Atoi(o.LiveProcesses); err == nil && n > 0 {
+		j.LiveProcesses = n
+	}
+	switch {
+	case o.LiveProcesses == "":
+		j.ProcessScan = ScanNone
+	case o.ProcessScan != "" && o.ProcessScan != ScanProc:
+		j.ProcessScan = o.ProcessScan
+	}
 	if !o.HasMeta {
 		j.Status = StatusUnreadable
 		j.Error = "meta.json is missing"
@@ -103,15 +114,6 @@ func Derive(o Observation, host string) Job {
 	j.Meta = m
 	j.StdoutDropped = DecodeDropped(o.StdoutDropped)
 	j.StderrDropped = DecodeDropped(o.StderrDropped)
-	if n, err := strconv.Atoi(o.LiveProcesses); err == nil && n > 0 {
-		j.LiveProcesses = n
-	}
-	switch {
-	case o.LiveProcesses == "":
-		j.ProcessScan = ScanNone
-	case o.ProcessScan != "" && o.ProcessScan != ScanProc:
-		j.ProcessScan = o.ProcessScan
-	}
 	if o.HasExit {
 		code, err := DecodeExitCode(o.ExitCode)
 		if err != nil {

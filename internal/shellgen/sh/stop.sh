@@ -7,7 +7,11 @@ bg_sel=
 if [ "$bg_all" = 1 ]; then
 	bg_mzscan "$bg_ws" './[0-9]*/meta.json'
 	for bg_x in "$bg_ws"/[0-9]*; do
-		if ! bg_isid "${bg_x##*/}" || [ -L "$bg_x" ] || [ ! -e "$bg_x/meta.json" ]; then continue; fi
+		if ! bg_isid "${bg_x##*/}" || [ -L "$bg_x" ] || [ ! -d "$bg_x" ]; then continue; fi
+		# One without a meta.json: a launch under way is left to its
+		# launcher; a launch cut short may have processes (they carry its
+		# id).
+		! bg_launching "$bg_x" || continue
 		if bg_busy "$bg_x"; then bg_sel="$bg_sel$bg_nl$bg_x"; fi
 	done
 else
@@ -27,7 +31,7 @@ bg_stop "$bg_sig" "$bg_grace" stop "" "$@"
 bg_i=0
 for bg_x in "$@"; do
 	bg_i=$((bg_i + 1))
-	if [ -e "$bg_x/meta.json" ]; then
+	if [ -d "$bg_x" ] && [ ! -L "$bg_x" ]; then
 		bg_o=${bg_oc#*" $bg_i:"}
 		printf 'O\t%s\n' "${bg_o%% *}"
 		bg_obs "$bg_x" && continue

@@ -94,6 +94,8 @@ if [ "$bg_gate" != m ]; then
 		# shellcheck disable=SC2059 # as above
 		printf "$bg_metafmt" "$bg_meta" "$bg_buf" "$bg_um" "$bg_hs" "$$" "$$" "$bg_st" "$bg_boot"
 	else
+		# No job: nothing of it may run on, the stdin keeper included.
+		[ "$bg_stdin" != 1 ] || bg_unkeep
 		printf 'nometa\n'
 		exit 1
 	fi

@@ -18,9 +18,11 @@ bg_isid() {
 # cut short, which ls shows and prune removes (bg_prunable). The host's
 # clock on both sides: not the time the id names, which is the caller's
 # clock, and which a launch that first stops the jobs of its name
-# (--replace) or waits for their lock leaves minutes behind.
+# (--replace) or waits for their lock leaves minutes behind. One whose
+# wrapper recorded an end (exit_code) is past its launch. rm and stop
+# --all leave a launch under way to its launcher (bg_busy, stop.sh).
 bg_launching() {
-	[ ! -e "$1/meta.json" ] && ! bg_stale "$1"
+	[ ! -e "$1/meta.json" ] && [ ! -e "$1/exit_code" ] && ! bg_stale "$1"
 }
 
 # bg_stale DIR: succeed when DIR last changed more than a minute ago by
@@ -165,7 +167,9 @@ bg_ispty() {
 # bg_find WSDIR REF: set bg_d to the job directory REF names in WSDIR: the
 # job with that id, else the newest job with that name: the one the name
 # index WSDIR/.names/REF names, else the newest 20 jobs are read by the
-# shell and older ones searched with grep. An entry that is a symbolic
+# shell and older ones searched with grep. An id names its directory
+# with or without a meta.json (an unreadable job, which ls lists, is
+# found). An entry that is a symbolic
 # link is no job, never followed; when it fails, bg_fk is the kind of the
 # refusal: symlink when REF is an id whose entry is a link, else notfound.
 bg_find() {
@@ -174,7 +178,7 @@ bg_find() {
 		bg_fk=symlink
 		return 1
 	fi
-	if [ ! -L "$1/$2" ] && [ -e "$1/$2/meta.json" ]; then
+	if [ ! -L "$1/$2" ] && { [ -e "$1/$2/meta.json" ] || { [ -d "$1/$2" ] && bg_isid "$2"; }; }; then
 		bg_d=$1/$2
 		return 0
 	fi

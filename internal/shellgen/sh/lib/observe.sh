@@ -79,13 +79,15 @@ bg_obsrec() {
 }
 
 # bg_obsnometa DIR [strict]: the observation of a job without a meta.json:
-# a launch cut short, or a removal under way, reported as is (J alone),
+# a launch cut short, or a removal under way, reported as is (J alone,
+# and for bg_obs the L record of the processes that carry its id),
 # unless the caller saw a meta.json (strict): then the job is being
 # removed, and it fails.
 bg_obsnometa() {
 	[ -d "$1" ] && [ "$2" != strict ] || return 1
 	bg_esc "$1"
 	printf 'J\t%s\n' "$bg_e"
+	bg_ofull=1
 }
 
 # bg_tmpcode DIR: succeed when DIR/exit_code.tmp holds a status (the

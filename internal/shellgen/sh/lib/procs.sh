@@ -77,6 +77,9 @@ bg_running() {
 # call: a job with no live process at that moment can get none later).
 bg_busy() {
 	bg_running "$1" && return 0
+	# A launch under way is busy: its wrapper may not have started the
+	# command yet, and a removal would cut the launch short.
+	! bg_launching "$1" || return 0
 	bg_live "$1"
 	[ "$bg_lc" -gt 0 ]
 }
@@ -190,9 +193,13 @@ bg_live() {
 	bg_ltied=
 	if [ -z "$bg_lgone" ] && bg_tied "$1"; then
 		bg_ltied=1
-	else
-		bg_meta "$1" || return 0
+	elif bg_meta "$1"; then
 		[ -z "$bg_boot" ] || [ "$bg_b" = "$bg_boot" ] || return 0
+	else
+		# An unreadable job (meta.json missing, cut short or not bgjob's):
+		# no wrapper, group or start to go by, but its command's processes
+		# still carry its id: all of them count, whenever they started.
+		bg_w= bg_st= bg_b=
 	fi
 	# The environments of the processes started since the job (all, when
 	# its start is unknown), unless read already.

@@ -15,10 +15,11 @@
 bg_prunable() {
 	[ ! -L "$1" ] || return 1
 	if [ ! -e "$1/meta.json" ]; then
-		# A launch cut short: the wrapper writes meta.json before the
-		# command starts, moments after the launch made the directory,
-		# so in one that has not changed for a minute nothing runs.
-		bg_stale "$1"
+		# A launch cut short, unless it is under way: the wrapper writes
+		# meta.json before the command starts, moments after the launch
+		# made the directory. What still carries its id the caller finds
+		# (bg_busy).
+		! bg_launching "$1"
 		return
 	fi
 	bg_ended "$1" || return 1

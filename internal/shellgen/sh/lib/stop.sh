@@ -74,7 +74,9 @@ bg_stop() {
 			bg_oc="$bg_oc$bg_si:untied "
 			continue
 		fi
-		if [ ! -e "$bg_sd/exit_code" ] && [ ! -e "$bg_sd/stop" ]; then
+		# Not in a job without meta.json: its wrapper, if any, is unknown,
+		# and the file would make it look like a launch under way again.
+		if [ ! -e "$bg_sd/exit_code" ] && [ ! -e "$bg_sd/stop" ] && [ -e "$bg_sd/meta.json" ]; then
 			printf '%s %s\n' "$bg_r" "$bg_sig" >"$bg_sd/stop.tmp" && mv -f "$bg_sd/stop.tmp" "$bg_sd/stop"
 		fi
 		! bg_running "$bg_sd" || bg_sw="$bg_sw $bg_si"

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -58,7 +57,8 @@ the log.
 
 Where a program reads (--json, --new, --tail, --head) at most 64 KiB of log
 data is printed, both logs together (--max-bytes N, 0: no cap): a longer
-range is cut (--tail keeps its end, the others its start), the cut is
+range is cut (--tail and --follow --json keep its end, the others its
+start), the cut is
 marked ("truncated" and next_offset in --json, a hint on stderr otherwise),
 and --new moves its cursor only over what was printed, so nothing is
 skipped. Plain 'bgjob logs ID' prints everything.
@@ -82,7 +82,7 @@ one. --follow holds one connection per host: with more hosts than
 			}
 			if !cmd.Flags().Changed("max-bytes") {
 				o.MaxBytes = 0
-				if (a.json && !o.Follow) || o.New || o.Tail > 0 || o.Head > 0 {
+				if a.json || o.New || o.Tail > 0 || o.Head > 0 {
 					o.MaxBytes = bgjob.DefaultMaxBytes
 				}
 			}
@@ -257,9 +257,18 @@ func followExit(a *app, res []bgjob.Result[bgjob.LogResult]) error {
 // object per host.
 func (a *app) logsJSON(ctx context.Context, f *bgjob.Fleet, ref string, o bgjob.LogOptions, plain bool) error {
 	var mu sync.Mutex
-	bufs := map[string][2]*bytes.Buffer{}
-	emit := func(res bgjob.LogResult, b [2]*bytes.Buffer) error {
-		return printJSON(a.stdout, logsJSON(res, text(b[0].Bytes(), plain), text(b[1].Bytes(), plain)))
+	bufs := map[string][2]*keptEnd{}
+	// A follow's output is printed once the job ends: what it keeps is
+	// the end of each log, --max-bytes of them together, not all it read
+	// (with --new, whose cursor moves over what is printed, the first
+	// read is cut instead).
+	keep := int64(-1)
+	if o.Follow && o.MaxBytes > 0 && !o.New {
+		keep, o.MaxBytes = o.MaxBytes, 0
+	}
+	emit := func(res bgjob.LogResult, b [2]*keptEnd) error {
+		res, out, errs := keptLogs(res, b, keep)
+		return printJSON(a.stdout, logsJSON(res, text(out, plain), text(errs, plain)))
 	}
 	printed := false
 	if o.New && !a.many() {
@@ -272,7 +281,7 @@ func (a *app) logsJSON(ctx context.Context, f *bgjob.Fleet, ref string, o bgjob.
 	res := f.Logs(ctx, ref, o, func(host string) (io.Writer, io.Writer) {
 		mu.Lock()
 		defer mu.Unlock()
-		b := [2]*bytes.Buffer{{}, {}}
+		b := [2]*keptEnd{{max: keep}, {max: keep}}
 		bufs[host] = b
 		return b[0], b[1]
 	})
@@ -287,9 +296,9 @@ func (a *app) logsJSON(ctx context.Context, f *bgjob.Fleet, ref string, o bgjob.
 	}
 	if err := hostsJSON(a, res, func(h *hostJSON, r bgjob.Result[bgjob.LogResult]) {
 		if r.Value.Job.ID != "" {
-			b := bufs[r.Host]
-			jl := logsJSON(r.Value, text(b[0].Bytes(), plain), text(b[1].Bytes(), plain))
-			h.Job, h.Logs = &r.Value.Job, &jl.Logs
+			v, out, errs := keptLogs(r.Value, bufs[r.Host], keep)
+			jl := logsJSON(v, text(out, plain), text(errs, plain))
+			h.Job, h.Logs = &v.Job, &jl.Logs
 		}
 	}); err != nil {
 		return err
@@ -345,6 +354,57 @@ func (a *app) cutHints(res bgjob.LogResult) {
 			fmt.Fprintf(a.stderr, "bgjob: hint: %s was cut at --max-bytes: printed bytes %d to %d; 'bgjob logs --offset N' reads any range\n", r.Stream, r.Offset, r.Next)
 		}
 	}
+}
+
+// keptEnd is where logs --json copies a log: all of it, or with max >= 0
+// its last 2*max bytes at most, of which keptLogs prints max at most.
+type keptEnd struct {
+	max int64
+	buf []byte
+}
+
+func (k *keptEnd) Write(p []byte) (int, error) {
+	k.buf = append(k.buf, p...)
+	if k.max >= 0 && int64(len(k.buf)) > 2*k.max {
+		k.buf = append(k.buf[:0], k.buf[int64(len(k.buf))-k.max:]...)
+	}
+	return len(p), nil
+}
+
+// keptLogs returns res and the bytes of its two logs (stdout, stderr) as
+// b kept them, cut, when keep >= 0, to keep bytes together: each log its
+// end, from its first whole UTF-8 character, its range starting there
+// and marked truncated. A log shorter than half of keep is kept whole,
+// the other gets the rest.
+func keptLogs(res bgjob.LogResult, b [2]*keptEnd, keep int64) (bgjob.LogResult, []byte, []byte) {
+	out, errs := b[0].buf, b[1].buf
+	if keep < 0 || int64(len(out)+len(errs)) <= keep {
+		return res, out, errs
+	}
+	ne := min(int64(len(errs)), max(keep/2, keep-int64(len(out))))
+	no := min(int64(len(out)), keep-ne)
+	out, errs = utf8End(out, no), utf8End(errs, ne)
+	res.Ranges = slices.Clone(res.Ranges)
+	for i, r := range res.Ranges {
+		n := int64(len(out))
+		if r.Stream == "stderr" {
+			n = int64(len(errs))
+		}
+		if r.Next-r.Offset > n {
+			res.Ranges[i].Offset, res.Ranges[i].Truncated = r.Next-n, true
+		}
+	}
+	return res, out, errs
+}
+
+// utf8End returns the last n bytes of p, less any that continue a UTF-8
+// character begun before them (three at most).
+func utf8End(p []byte, n int64) []byte {
+	p = p[int64(len(p))-n:]
+	for i := 0; i < 3 && len(p) > 0 && p[0]&0xC0 == 0x80; i++ {
+		p = p[1:]
+	}
+	return p
 }
 
 // jobLogs is the --json shape of logs and run --wait: what a reader needs

@@ -222,7 +222,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	var errs []string
-	for host, ids := range s.owned.take() {
+	for host, ids := range s.owned.take(ctx) {
 		// On a new connection if the one it had dropped: a stop is safe
 		// to repeat.
 		err := s.do(ctx, host, true, s.limit(bgjob.DefaultGrace), func(ctx context.Context, c *bgjob.Client, _ string) error {

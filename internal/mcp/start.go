@@ -127,9 +127,8 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 		return nil, startOut{}, err
 	}
 	var (
-		j     jobdir.Job
-		host  string
-		tried bool
+		j    jobdir.Job
+		host string
 	)
 	// The id is chosen here, so that a job whose start was cancelled is
 	// known: its launch may have gone on (a wrapper once started writes
@@ -137,21 +136,21 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 	spec.ID = jobdir.NewID(time.Now())
 	// Not repeated after a drop: the job may have started.
 	err = s.do(ctx, in.Host, false, s.limit(spec.ReplaceTime()), func(ctx context.Context, c *bgjob.Client, h string) (err error) {
-		host, tried = h, true
+		host = h
+		// Owned before it is launched: a session that ends meanwhile
+		// waits for the launch, then stops the job.
+		done, err := s.owned.launch(h, spec.ID, in.Keep)
+		if err != nil {
+			return err
+		}
 		j, err = c.Run(ctx, spec)
+		// Cut short (the call cancelled, the host given up on), the
+		// launch may have gone on: the job stays owned.
+		done(err != nil && ctx.Err() == nil && !errors.Is(err, bgjob.ErrNoAnswer))
 		return err
 	})
 	if err != nil {
-		// Cut short (the call cancelled, the host given up on): the
-		// launch may have gone on, and its job is stopped with the
-		// session's.
-		if tried && (ctx.Err() != nil || errors.Is(err, bgjob.ErrNoAnswer)) && !in.Keep {
-			s.owned.add(host, spec.ID)
-		}
 		return nil, startOut{}, err
-	}
-	if !in.Keep {
-		s.owned.add(host, j.ID)
 	}
 	if wait == 0 {
 		// At once: no read (one script less); the cursor stays at the

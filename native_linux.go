@@ -212,13 +212,11 @@ func (c *Client) nativeList(q shellgen.List) (pieces []string, ok bool) {
 }
 
 // launching is bg_launching: the job directory dir has no meta.json and
-// no exit_code, and changed within the last minute, by its modification
-// time: a launch under way, not yet a job, which ls passes over.
+// changed within the last minute, by its modification time: a launch
+// under way, not yet a job, which ls passes over.
 func launching(dir string) bool {
-	for _, f := range []string{jobdir.MetaFile, "exit_code"} {
-		if _, err := os.Stat(filepath.Join(dir, f)); !errors.Is(err, fs.ErrNotExist) {
-			return false
-		}
+	if _, err := os.Stat(filepath.Join(dir, jobdir.MetaFile)); !errors.Is(err, fs.ErrNotExist) {
+		return false
 	}
 	fi, err := os.Lstat(dir)
 	return err == nil && time.Since(fi.ModTime()) <= time.Minute

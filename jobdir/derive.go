@@ -100,6 +100,12 @@ func Derive(o Observation, host string) Job {
 		j.Error = fmt.Sprintf("meta.json: larger than %d bytes (%d MiB), not read", MaxMetaSize, MaxMetaSize>>20)
 		return j
 	}
+	if o.Meta == "" {
+		// What a script reads of one it may not read, or of an empty one.
+		j.Status = StatusUnreadable
+		j.Error = "meta.json is empty or cannot be read"
+		return j
+	}
 	m, err := DecodeMeta([]byte(o.Meta))
 	if err != nil {
 		j.Status = StatusUnreadable

@@ -140,7 +140,7 @@ func TestDerive(t *testing.T) {
 		{"missing meta.json", jobdir.Observation{Dir: testDir, ExitCode: "0", HasExit: true},
 			result{Status: jobdir.StatusUnreadable, ErrorHas: "missing"}},
 		{"empty meta.json", jobdir.Observation{Dir: testDir, HasMeta: true},
-			result{Status: jobdir.StatusUnreadable, ErrorHas: "meta.json"}},
+			result{Status: jobdir.StatusUnreadable, ErrorHas: "meta.json is empty or cannot be read"}},
 		{"garbage meta.json", jobdir.Observation{Dir: testDir, Meta: "not json at all", HasMeta: true},
 			result{Status: jobdir.StatusUnreadable, ErrorHas: "meta.json"}},
 		{"truncated meta.json", jobdir.Observation{Dir: testDir, Meta: good[:len(good)/2], HasMeta: true},

@@ -8,11 +8,17 @@ if [ "$bg_all" = 1 ]; then
 	bg_mzscan "$bg_ws" './[0-9]*/meta.json'
 	for bg_x in "$bg_ws"/[0-9]*; do
 		if ! bg_isid "${bg_x##*/}" || [ -L "$bg_x" ] || [ ! -d "$bg_x" ]; then continue; fi
-		# One without a meta.json: a launch under way is left to its
-		# launcher; a launch cut short may have processes (they carry its
-		# id).
-		! bg_launching "$bg_x" || continue
-		if bg_busy "$bg_x"; then bg_sel="$bg_sel$bg_nl$bg_x"; fi
+		# One without a meta.json (a launch under way or cut short, a
+		# removal under way, a directory this user cannot read) is
+		# stopped when processes carry its id: a launch under way has
+		# none until its command starts, and is left to its launcher.
+		if [ -e "$bg_x/meta.json" ]; then
+			bg_busy "$bg_x" || continue
+		else
+			bg_live "$bg_x"
+			[ "$bg_lc" -gt 0 ] || continue
+		fi
+		bg_sel="$bg_sel$bg_nl$bg_x"
 	done
 else
 	for bg_ref in $bg_refs; do

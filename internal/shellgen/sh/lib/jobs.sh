@@ -18,11 +18,12 @@ bg_isid() {
 # cut short, which ls shows and prune removes (bg_prunable). The host's
 # clock on both sides: not the time the id names, which is the caller's
 # clock, and which a launch that first stops the jobs of its name
-# (--replace) or waits for their lock leaves minutes behind. One whose
-# wrapper recorded an end (exit_code) is past its launch. rm and stop
-# --all leave a launch under way to its launcher (bg_busy, stop.sh).
+# (--replace) or waits for their lock leaves minutes behind. A removal
+# under way (meta.json goes first) looks the same, and is left to its
+# remover. rm and stop --all leave a launch under way to its launcher
+# (bg_busy, stop.sh).
 bg_launching() {
-	[ ! -e "$1/meta.json" ] && [ ! -e "$1/exit_code" ] && ! bg_stale "$1"
+	[ ! -e "$1/meta.json" ] && ! bg_stale "$1"
 }
 
 # bg_stale DIR: succeed when DIR last changed more than a minute ago by

@@ -110,31 +110,39 @@ func TestMCPClientGone(t *testing.T) {
 	}
 }
 
-// A job_start still launching when the client's input ends is stopped
-// with the session's jobs: the server waits for the launch, then stops
-// it. It once stopped what it had recorded while the launch went on, and
-// the job ran on after the server had exited (4 of 20 such sessions).
+// A job_start still launching when the session ends (its input, a TERM,
+// a HUP) is stopped with the session's jobs: the server waits for the
+// launch, then stops it. It once stopped what it had recorded while the
+// launch went on, and the job ran on after the server had exited (4 of 20
+// such sessions).
 func TestMCPStartAtTheEnd(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	t.Cleanup(func() { killAll(root) })
-	const sessions = 20
+	const sessions = 30
 	for i := range sessions {
 		cmd, in, out, stderr := startRawMCP(t, "--root", root)
 		go io.Copy(io.Discard, out)
 		io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e-end","version":"1"}}}`+"\n"+
 			`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
 			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"job_start","arguments":{"command":"sleep 204","wait_sec":0}}}`+"\n")
-		// The input ends at a moment of the start, a different one each
-		// session.
+		// The session ends at a moment of the start, a different one each
+		// time: the input ends, or a TERM or a HUP comes.
 		time.Sleep(time.Duration(i%10) * 3 * time.Millisecond)
-		in.Close()
+		switch i % 3 {
+		case 0:
+			in.Close()
+		case 1:
+			cmd.Process.Signal(syscall.SIGTERM)
+		case 2:
+			cmd.Process.Signal(syscall.SIGHUP)
+		}
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
 		select {
 		case <-exited:
 		case <-time.After(time.Minute):
-			t.Fatalf("session %d: bgjob mcp still runs a minute after its input ended; stderr: %s", i, stderr)
+			t.Fatalf("session %d: bgjob mcp still runs a minute after its session ended; stderr: %s", i, stderr)
 		}
 	}
 	code, outs, errs := bgjob(context.Background(), "--root", root, "ls", "--json", "--limit", "0")
@@ -144,7 +152,7 @@ func TestMCPStartAtTheEnd(t *testing.T) {
 	}
 	for _, j := range list.Jobs {
 		if j.Status == jobdir.StatusRunning || j.LiveProcesses > 0 {
-			t.Errorf("job %s of a session whose input ended: %s, %d live processes; want it stopped", j.ID, j.Status, j.LiveProcesses)
+			t.Errorf("job %s of a session that ended: %s, %d live processes; want it stopped", j.ID, j.Status, j.LiveProcesses)
 		}
 	}
 	t.Logf("%d sessions started %d jobs", sessions, len(list.Jobs))

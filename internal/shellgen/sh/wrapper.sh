@@ -120,8 +120,7 @@ if [ -n "$bg_pre" ]; then
 		printf '%s\n' "$bg_qwhy" >"$bg_d/not_run"
 		bg_rc=125
 	else
-		bg_line "$bg_d/stop"
-		bg_rc=$((128 + $(kill -l "${bg_l#* }" 2>/dev/null || echo 15)))
+		bg_stopped || bg_rc=143
 	fi
 	if bg_stamp; then printf '%s\n' "$bg_ts" >"$bg_d/ended_at.tmp" && mv -f "$bg_d/ended_at.tmp" "$bg_d/ended_at"; fi
 	printf '%s\n' "$bg_rc" >"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"

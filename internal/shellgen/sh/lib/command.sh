@@ -10,6 +10,11 @@
 # An argv's words come quoted in bg_cmd, laid out by one eval: a loop that
 # added them one at a time would copy the list each time.
 bg_command() {
+	# A stop whose look for the job's processes came before this fork
+	# reached nothing, but its mark (DIR/stop) came before that look: a
+	# process forked after the look finds it here, and the command does
+	# not run. One forked before it the look finds and signals.
+	if bg_stopped; then exit "$bg_rc"; fi
 	set --
 	[ "$bg_lb" != 1 ] || set -- PYTHONUNBUFFERED=1
 	bg_i=1
@@ -54,4 +59,12 @@ bg_command() {
 	# exec cannot run, otherwise.
 	case $(command -V -- "$1" 2>/dev/null) in "$1 is $1") exec "$@" ;; esac
 	command "$@"
+}
+
+# bg_stopped: succeed when a stop (or a timeout) has marked the job in
+# bg_d (its stop file), with bg_rc the status its signal gives a command
+# it ends (128+N).
+bg_stopped() {
+	bg_line "$bg_d/stop" || return 1
+	bg_rc=$((128 + $(kill -l "${bg_l#* }" 2>/dev/null || echo 15)))
 }

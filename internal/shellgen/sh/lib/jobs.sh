@@ -20,8 +20,8 @@ bg_isid() {
 # clock, and which a launch that first stops the jobs of its name
 # (--replace) or waits for their lock leaves minutes behind. A removal
 # under way (meta.json goes first) looks the same, and is left to its
-# remover. rm and stop --all leave a launch under way to its launcher
-# (bg_busy, stop.sh).
+# remover. rm (bg_rm) and stop --all leave it to them; a stop of its id
+# marks it (bg_stop), so that its command never runs.
 bg_launching() {
 	[ ! -e "$1/meta.json" ] && ! bg_stale "$1"
 }
@@ -169,8 +169,9 @@ bg_ispty() {
 # job with that id, else the newest job with that name: the one the name
 # index WSDIR/.names/REF names, else the newest 20 jobs are read by the
 # shell and older ones searched with grep. An id names its directory
-# with or without a meta.json (an unreadable job, which ls lists, is
-# found). An entry that is a symbolic
+# with or without a meta.json: an unreadable job, or a launch (or a
+# removal) under way, which a stop must reach (bg_stop marks it). An
+# entry that is a symbolic
 # link is no job, never followed; when it fails, bg_fk is the kind of the
 # refusal: symlink when REF is an id whose entry is a link, else notfound.
 bg_find() {

@@ -77,9 +77,6 @@ bg_running() {
 # call: a job with no live process at that moment can get none later).
 bg_busy() {
 	bg_running "$1" && return 0
-	# A launch under way is busy: its wrapper may not have started the
-	# command yet, and a removal would cut the launch short.
-	! bg_launching "$1" || return 0
 	bg_live "$1"
 	[ "$bg_lc" -gt 0 ]
 }

@@ -11,7 +11,9 @@ bg_rm() {
 		printf 'E\tsymlink\t%s\n' "${bg_e##*/}"
 		return 0
 	fi
-	if [ ! -d "$1" ]; then
+	# A launch or a removal under way (bg_launching) is its launcher's or
+	# its remover's: not found here, as ls does not list it.
+	if [ ! -d "$1" ] || bg_launching "$1"; then
 		printf 'E\tnotfound\t%s\n' "${bg_e##*/}"
 		return 0
 	fi

@@ -69,14 +69,19 @@ bg_stop() {
 		bg_si=$((bg_si + 1))
 		bg_stied=1
 		bg_tied "$bg_sd" || bg_stied=
+		# A job without a meta.json (a launch under way or cut short, an
+		# unreadable one) is marked stopped whatever is found: a wrapper
+		# that writes its meta.json later finds the mark before its
+		# command runs (bg_pre, bg_stopped).
+		if [ ! -e "$bg_sd/meta.json" ] && [ ! -e "$bg_sd/stop" ] && [ ! -e "$bg_sd/exit_code" ]; then
+			{ printf '%s %s\n' "$bg_r" "$bg_sig" >"$bg_sd/stop.tmp" && mv -f "$bg_sd/stop.tmp" "$bg_sd/stop"; } 2>/dev/null
+		fi
 		bg_live "$bg_sd"
 		if [ -z "$bg_stied" ] && [ "$bg_lc" = 0 ]; then
 			bg_oc="$bg_oc$bg_si:untied "
 			continue
 		fi
-		# Not in a job without meta.json: its wrapper, if any, is unknown,
-		# and the file would make it look like a launch under way again.
-		if [ ! -e "$bg_sd/exit_code" ] && [ ! -e "$bg_sd/stop" ] && [ -e "$bg_sd/meta.json" ]; then
+		if [ ! -e "$bg_sd/exit_code" ] && [ ! -e "$bg_sd/stop" ]; then
 			printf '%s %s\n' "$bg_r" "$bg_sig" >"$bg_sd/stop.tmp" && mv -f "$bg_sd/stop.tmp" "$bg_sd/stop"
 		fi
 		! bg_running "$bg_sd" || bg_sw="$bg_sw $bg_si"

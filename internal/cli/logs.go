@@ -47,7 +47,10 @@ and the next --new repeats at most the last 256 KiB or second it printed.
 --offset and --new never end in the middle of a UTF-8 character while the job
 runs, nor, on a --pty job, inside an escape sequence or after a CR that a
 newline may follow (so --plain never prints the tail of a sequence). --follow keeps printing until the job ends, then exits with its status;
-it ends as soon as its reader goes away (logs -f | grep -m1 ready).
+it ends as soon as its reader goes away (logs -f | grep -m1 ready). With
+--json it prints one document, once the job has ended: its status and the
+end of its logs; to read a running job's output as it comes in JSON, call
+--new --json again and again.
 
 --plain prints text instead of the exact bytes: terminal escape sequences
 (colours, cursor motion, titles, charset selects) removed and "\r\n" made

@@ -286,7 +286,7 @@ func (l *procLook) obs(dir string) (string, bool) {
 	return obs + "L\t" + strconv.Itoa(n) + "\tproc\n", true
 }
 
-// nativeObsRec returns bg_obsrec's records (J, M, P, X, T, S, Y, Q, U) of
+// nativeObsRec returns bg_obsrec's records (J, M, P, X, T, S, Y, Q, U, I) of
 // the job in dir, and its meta.json line, or not ok for a job without a meta.json of at most 8
 // KiB, or a file read otherwise than the shell would read it. As the
 // script, it looks at the wrapper before it reads exit_code: a job that
@@ -355,7 +355,7 @@ func obsRec(dir, known string) (recs, meta string, ok bool) {
 	}
 	for _, f := range []struct{ file, tag string }{
 		{"ended_at", "T\t"}, {"stop", "S\t"}, {"stdout.dropped", "Y\tstdout\t"},
-		{"stderr.dropped", "Y\tstderr\t"}, {"queued", "Q\t"}, {"not_run", "U\t"},
+		{"stderr.dropped", "Y\tstderr\t"}, {"queued", "Q\t"}, {"not_run", "U\t"}, {"logs_full", "I\t"},
 	} {
 		l, there, ok := lineIfThere(filepath.Join(dir, f.file))
 		if !ok {

@@ -620,3 +620,50 @@ func TestInterruptedRunWaitNamesTheJob(t *testing.T) {
 		})
 	}
 }
+
+// TestFullDiskSaysSo: a job whose output found the disk full (its writes
+// failed, the job exited 0) says so: logs_full in status and logs --json,
+// a hint beside logs; a job on a disk with room does not, locally and
+// over SSH.
+func TestFullDiskSaysSo(t *testing.T) {
+	t.Parallel()
+	onTmpfs(t, "2M", func(t *testing.T, mnt string, flags []string) {
+		ctx := context.Background()
+		run := func(name, cmd string) jobdir.Job {
+			t.Helper()
+			if code, _, errs := bgjob(ctx, append(flags, "run", "-q", "-n", name, "--", cmd)...); code != 0 {
+				t.Fatalf("run %s: %s", name, errs)
+			}
+			bgjob(ctx, append(flags, "wait", name)...)
+			code, out, errs := bgjob(ctx, append(flags, "status", "--json", name)...)
+			var jobs []jobdir.Job
+			if code != 0 || json.Unmarshal([]byte(out), &jobs) != nil || len(jobs) != 1 {
+				t.Fatalf("status %s: exit %d: %s %s", name, code, out, errs)
+			}
+			return jobs[0]
+		}
+		if j := run("room", "echo fine"); j.LogsFull || j.Status != jobdir.StatusExited {
+			t.Errorf("a job on a disk with room: %s, logs_full %v; want exited, no logs_full", j.Status, j.LogsFull)
+		}
+		j := run("fill", `head -c 5000000 /dev/zero | tr '\0' x; echo lost; exit 0`)
+		if !j.LogsFull || j.Status != jobdir.StatusExited || j.ExitCode == nil || *j.ExitCode != 0 {
+			t.Errorf("a job whose output filled the disk: %s (exit %d), logs_full %v; want exited 0 and logs_full", j.Status, derefCode(j.ExitCode), j.LogsFull)
+		}
+		if code, out, errs := bgjob(ctx, append(flags, "status", "fill")...); code != 0 || !strings.Contains(out, "logs_full:") {
+			t.Errorf("status of it: exit %d: %s %s; want a logs_full line", code, out, errs)
+		}
+		if code, _, errs := bgjob(ctx, append(flags, "logs", "--tail", "1", "fill")...); code != 0 || !strings.Contains(errs, "no space left") {
+			t.Errorf("logs of it: exit %d, stderr %q; want a hint that output may be missing", code, errs)
+		}
+		if code, out, _ := bgjob(ctx, append(flags, "logs", "--json", "fill")...); code != 0 || !strings.Contains(out, `"logs_full":true`) {
+			t.Errorf("logs --json of it: exit %d: %.300s; want logs_full", code, out)
+		}
+		// It is removed with its job, and the space with it.
+		if code, _, errs := bgjob(ctx, append(flags, "rm", "fill")...); code != 0 {
+			t.Errorf("rm of it: %s", errs)
+		}
+		if j := run("after", "echo fine"); j.LogsFull {
+			t.Errorf("a job once the space is back: logs_full")
+		}
+	})
+}

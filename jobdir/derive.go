@@ -53,6 +53,9 @@ type Observation struct {
 	// NotRun is the first line of the not_run file, "" when missing: why
 	// a job ended without running its command.
 	NotRun string
+	// LogsFull says the logs_full file is there: the logs' file system
+	// had no space left when the command ended.
+	LogsFull bool
 	// LiveProcesses is how many of the job's processes were alive besides
 	// its wrapper ("" when not looked at), and ProcessScan how they were
 	// found: "proc" (the process group, and processes that left it by the
@@ -120,6 +123,7 @@ func Derive(o Observation, host string) Job {
 	j.Meta = m
 	j.StdoutDropped = DecodeDropped(o.StdoutDropped)
 	j.StderrDropped = DecodeDropped(o.StderrDropped)
+	j.LogsFull = o.LogsFull
 	if o.HasExit {
 		code, err := DecodeExitCode(o.ExitCode)
 		if err != nil {

@@ -214,6 +214,10 @@ type Job struct {
 	// that the --max-log-size cap has dropped.
 	StdoutDropped int64 `json:"stdout_dropped,omitempty"`
 	StderrDropped int64 `json:"stderr_dropped,omitempty"`
+	// LogsFull says the file system of the job's logs had no space left
+	// when its command ended: the command's writes may have failed, and
+	// its output be missing from the logs, which nothing else tells.
+	LogsFull bool `json:"logs_full,omitempty"`
 	// LiveProcesses counts the job's processes alive besides its wrapper:
 	// its process group and, on Linux, the processes of the same user that
 	// left it (setsid, a double fork) but carry the job's id in their

@@ -357,6 +357,9 @@ func (a *app) cutHints(res bgjob.LogResult) {
 			fmt.Fprintf(a.stderr, "bgjob: hint: %s was cut at --max-bytes: printed bytes %d to %d; 'bgjob logs --offset N' reads any range\n", r.Stream, r.Offset, r.Next)
 		}
 	}
+	if res.Job.LogsFull {
+		fmt.Fprintf(a.stderr, "bgjob: hint: the file system of job %s's logs had no space left when its command ended: output may be missing\n", res.Job.ID)
+	}
 }
 
 // keptEnd is where logs --json copies a log: all of it, or with max >= 0
@@ -419,7 +422,9 @@ type jobLogs struct {
 	Status   jobdir.Status `json:"status"`
 	ExitCode *int          `json:"exit_code"`
 	Reason   string        `json:"reason,omitempty"`
-	Logs     []logChunk    `json:"logs"`
+	// LogsFull: the logs' file system was full as the command ended.
+	LogsFull bool       `json:"logs_full,omitempty"`
+	Logs     []logChunk `json:"logs"`
 }
 
 func logsJSON(res bgjob.LogResult, stdout, stderr []byte) jobLogs {
@@ -432,5 +437,5 @@ func logsJSON(res bgjob.LogResult, stdout, stderr []byte) jobLogs {
 		chunks = append(chunks, logChunk{LogRange: r, Data: string(data)})
 	}
 	j := res.Job
-	return jobLogs{ID: j.ID, Name: j.Name, Host: j.Host, Status: j.Status, ExitCode: j.ExitCode, Reason: j.Reason, Logs: chunks}
+	return jobLogs{ID: j.ID, Name: j.Name, Host: j.Host, Status: j.Status, ExitCode: j.ExitCode, Reason: j.Reason, LogsFull: j.LogsFull, Logs: chunks}
 }

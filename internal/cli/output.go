@@ -193,6 +193,9 @@ func printJob(w io.Writer, j jobdir.Job) {
 		row("dropped", fmt.Sprintf("stdout %d bytes, stderr %d bytes", j.StdoutDropped, j.StderrDropped))
 	}
 	row("buffering", j.Buffering)
+	if j.LogsFull {
+		row("logs_full", "yes: the file system had no space left when the command ended; output may be missing")
+	}
 	row("error", j.Error)
 	row("stdout", j.StdoutPath)
 	row("stderr", j.StderrPath)

@@ -60,10 +60,11 @@ type jobView struct {
 	ExitCode *int          `json:"exit_code" jsonschema:"exit code once the job has ended (128+N when killed by signal N), else null"`
 	Reason   string        `json:"reason,omitempty" jsonschema:"why it ended so, when bgjob knows: stop (job_stop), timeout (timeout_sec), reboot or vanished (lost), after_ok (not_run)"`
 	Detail   string        `json:"detail,omitempty" jsonschema:"what a queued job waits for (slot, or after ID), or why a job was not run"`
+	LogsFull bool          `json:"logs_full,omitempty" jsonschema:"true when the file system of the job's logs had no space left as its command ended: output may be missing from them"`
 }
 
 func viewOf(j jobdir.Job) jobView {
-	v := jobView{ID: j.ID, Name: j.Name, Host: j.Host, Status: j.Status, ExitCode: j.ExitCode, Reason: j.Reason}
+	v := jobView{ID: j.ID, Name: j.Name, Host: j.Host, Status: j.Status, ExitCode: j.ExitCode, Reason: j.Reason, LogsFull: j.LogsFull}
 	switch j.Status {
 	case jobdir.StatusQueued:
 		v.Detail = j.Queued

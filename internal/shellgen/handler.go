@@ -105,7 +105,7 @@ func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outc
 	{
 		switch rec.Kind {
 		case KindMeta, KindMetaSize, KindProc, KindExit, KindEnded,
-			KindStop, KindDropped, KindLive, KindQueued, KindNotRun:
+			KindStop, KindDropped, KindLive, KindQueued, KindNotRun, KindLogsFull:
 			if *cur == nil {
 				return fmt.Errorf("record %s outside a job", rec.Kind)
 			}
@@ -238,6 +238,8 @@ func observe(o *jobdir.Observation, rec Record) {
 		o.Queued = rec.Field(0)
 	case KindNotRun:
 		o.NotRun = rec.Field(0)
+	case KindLogsFull:
+		o.LogsFull = true
 	case KindDropped:
 		if rec.Field(0) == "stderr" {
 			o.StderrDropped = rec.Field(1)

@@ -283,7 +283,7 @@ func TestDecodeTruncated(t *testing.T) {
 
 func TestDecodeMalformed(t *testing.T) {
 	tests := []struct{ name, out string }{
-		{"unknown record", framed("J\t/r/w/1\nI\tzzz\n")},
+		{"unknown record", framed("J\t/r/w/1\ni\tzzz\n")},
 		{"meta outside a job", framed("M\t{}\n")},
 		{"exit code outside a job", framed("B\tb\nX\t0\n")},
 		{"proc start after an error", framed("J\t/r/w/1\nE\tnotfound\tx\nP\t1\n")},

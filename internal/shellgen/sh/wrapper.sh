@@ -222,6 +222,16 @@ for bg_h in $bg_drains; do
 		bg_i=$((bg_i + 1))
 	done
 done
+# A file system with no space left takes the command's output without a
+# word (its writes fail, not the job): logs_full says so beside the
+# status. df -P: the fourth field of its last line, the KiB available; an
+# empty file, which takes no block.
+if bg_df=$(df -P -k "$bg_d" 2>/dev/null); then
+	# shellcheck disable=SC2086 # the words on purpose
+	set -- ${bg_df##*"
+"}
+	[ "${4-}" != 0 ] || : >"$bg_d/logs_full" 2>/dev/null
+fi
 # The records are written into the blank files the launcher made, then
 # renamed into place: on a full disk, the block a file gives up when it is
 # truncated is the one its new content takes, and the file and its name

@@ -1,5 +1,5 @@
 # observe.sh: the observation of a job, the records (J, M, P, X, T, S, Y,
-# Q, U, L) from which Go derives its status (see records.go).
+# Q, U, I, L) from which Go derives its status (see records.go).
 
 # bg_obs DIR [strict]: print the observation records of the job in DIR;
 # fail, printing nothing, when DIR is gone (the job was just removed) or
@@ -56,6 +56,8 @@ bg_obsrec() {
 	bg_oq= bg_ou=
 	if bg_line "$1/queued"; then bg_oq=x$bg_l; fi
 	if bg_line "$1/not_run"; then bg_ou=x$bg_l; fi
+	bg_of=
+	if bg_line "$1/logs_full"; then bg_of=x$bg_l; fi
 	if [ ! -e "$1/meta.json" ]; then
 		bg_obsnometa "$1" "${2-}"
 		return
@@ -74,6 +76,7 @@ bg_obsrec() {
 	[ -z "$bg_oy2" ] || printf 'Y\tstderr\t%s\n' "${bg_oy2#x}"
 	[ -z "$bg_oq" ] || printf 'Q\t%s\n' "${bg_oq#x}"
 	[ -z "$bg_ou" ] || printf 'U\t%s\n' "${bg_ou#x}"
+	[ -z "$bg_of" ] || printf 'I\t%s\n' "${bg_of#x}"
 	bg_ofull=1
 	return 0
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -811,46 +812,28 @@ func TestLookWaitsForTheWrappersLastSteps(t *testing.T) {
 	ctx := context.Background()
 	for _, check := range []string{"", "off"} {
 		for _, tt := range []struct {
-			name  string
-			lasts string // the stand-in's sleep
-			live  int
+			name string
+			// ends: the stand-in is ended this long after the look
+			// begins (0: not during the test).
+			ends time.Duration
+			live int
 		}{
-			{"ends within the bound", "0.06", 0},
-			{"outlives the bound", "2", 1},
+			{"ends within the bound", finishWait / 4, 0},
+			{"outlives the bound", 0, 1},
 		} {
 			t.Run(fmt.Sprintf("check %q, %s", check, tt.name), func(t *testing.T) {
 				t.Setenv(NativeCheckEnv, check)
-				w := exec.Command("sh", "-c", "sleep "+tt.lasts+" & wait")
-				w.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-				if err := w.Start(); err != nil {
-					t.Fatal(err)
-				}
-				// Reaped at once when it ends: a zombie has ended.
-				reaped := make(chan struct{})
-				go func() { w.Wait(); close(reaped) }()
-				t.Cleanup(func() { syscall.Kill(-w.Process.Pid, syscall.SIGKILL); <-reaped })
-				// The stand-in's sleep is in its group before the look.
-				if !settled(func() bool { return groupSize(w.Process.Pid) == 2 }) {
-					t.Fatal("the stand-in's sleep did not start")
-				}
-				d := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Running,
-					Meta: jobdir.Meta{PID: w.Process.Pid, PGID: w.Process.Pid}})
-				write(t, filepath.Join(d.Path, "exit_code"), "0\n")
-				t0 := time.Now()
-				jobs, err := c.Status(ctx, d.Meta.ID)
-				took := time.Since(t0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if jobs[0].LiveProcesses != tt.live {
-					t.Errorf("live processes %d, want %d (the look took %v)", jobs[0].LiveProcesses, tt.live, took)
-				}
-				if tt.live == 1 && took < finishWait {
-					t.Errorf("the look took %v, want it to wait %v for the wrapper", took, finishWait)
-				}
-				_, err = os.Stat(filepath.Join(d.Path, "leftovers"))
-				if recorded := err == nil; recorded != (tt.live == 0) {
-					t.Errorf("a leftovers record: %v, want %v", recorded, tt.live == 0)
+				// A loaded machine can end the stand-in later than the
+				// bound: that round proves nothing, and is made again.
+				for round := 1; ; round++ {
+					late := lookAtAWrapperEnding(t, c, root, tt.ends, tt.live)
+					if !late {
+						break
+					}
+					if round == 5 {
+						t.Fatalf("the stand-in was ended after the bound in %d rounds: the machine is too busy for this test", round)
+					}
+					t.Logf("round %d: the stand-in was ended after the bound; again", round)
 				}
 			})
 		}
@@ -872,6 +855,63 @@ func TestLookWaitsForTheWrappersLastSteps(t *testing.T) {
 			}
 		}
 	}
+}
+
+// lookAtAWrapperEnding makes a job whose stand-in wrapper (a shell that
+// leads its own group, a sleep in it) is alive with exit_code written,
+// and looks at it with c: ends after the look begins (0: never) the
+// stand-in and its sleep are killed. It checks the live count and the
+// leftovers record, and reports (late, checking nothing) when the kill
+// came after finishWait: the look may rightly have given up waiting.
+func lookAtAWrapperEnding(t *testing.T, c *Client, root string, ends time.Duration, live int) (late bool) {
+	t.Helper()
+	w := exec.Command("sh", "-c", "sleep 60 & wait")
+	w.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Reaped at once when it ends: a zombie has ended.
+	reaped := make(chan struct{})
+	go func() { w.Wait(); close(reaped) }()
+	defer func() { syscall.Kill(-w.Process.Pid, syscall.SIGKILL); <-reaped }()
+	// The stand-in's sleep is in its group before the look.
+	if !settled(func() bool { return groupSize(w.Process.Pid) == 2 }) {
+		t.Fatal("the stand-in's sleep did not start")
+	}
+	d := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Running,
+		Meta: jobdir.Meta{PID: w.Process.Pid, PGID: w.Process.Pid}})
+	write(t, filepath.Join(d.Path, "exit_code"), "0\n")
+	t0 := time.Now()
+	var killed atomic.Int64
+	if ends > 0 {
+		time.AfterFunc(ends, func() {
+			syscall.Kill(-w.Process.Pid, syscall.SIGKILL)
+			<-reaped
+			killed.Store(int64(time.Since(t0)))
+		})
+	}
+	jobs, err := c.Status(context.Background(), d.Meta.ID)
+	took := time.Since(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ends > 0 {
+		<-reaped
+		if k := time.Duration(killed.Load()); k == 0 || k > finishWait {
+			return true
+		}
+	}
+	if jobs[0].LiveProcesses != live {
+		t.Errorf("live processes %d, want %d (the look took %v)", jobs[0].LiveProcesses, live, took)
+	}
+	if live == 1 && took < finishWait {
+		t.Errorf("the look took %v, want it to wait %v for the wrapper", took, finishWait)
+	}
+	_, err = os.Stat(filepath.Join(d.Path, "leftovers"))
+	if recorded := err == nil; recorded != (live == 0) {
+		t.Errorf("a leftovers record: %v, want %v", recorded, live == 0)
+	}
+	return false
 }
 
 // groupSize counts the live processes of process group pgid.

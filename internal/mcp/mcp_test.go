@@ -929,3 +929,39 @@ func TestFilterCappedReadsLoseNothing(t *testing.T) {
 		t.Errorf("filtered capped reads gave %d of the %d matching lines", strings.Count(got.String(), "\n"), 300)
 	}
 }
+
+// A filtered read gets past a line longer than its cap, which it judges a
+// cap's worth at a time: the reads once stayed at its start for ever, each
+// saying "call again", and the lines after it never came.
+func TestFilterGetsPastALineLongerThanTheCap(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": `head -c 100000 /dev/zero | tr '\0' a; echo; echo match-me; head -c 5000 /dev/zero | tr '\0' b; echo match-long; echo match-2`, "wait_sec": 60}, &st)
+	if st.Status != jobdir.StatusExited {
+		t.Fatalf("job_start: %+v, want the job exited", st)
+	}
+	var got strings.Builder
+	calls := 0
+	for ; calls < 50; calls++ {
+		var o job
+		call(t, cs, "job_output", map[string]any{"id": st.ID, "stream": "stdout", "filter": "match", "max_bytes": 4096}, &o)
+		if o.Text == "" {
+			break
+		}
+		data, _, _ := strings.Cut(o.Text, "\n[")
+		got.WriteString(data)
+	}
+	if calls == 50 {
+		t.Fatalf("50 filtered reads did not reach the end of the output; got %q", got.String())
+	}
+	for _, want := range []string{"match-me\n", "match-2\n"} {
+		if !strings.Contains(got.String(), want) {
+			t.Errorf("filtered reads past a 100,000-byte line: %q, want it to hold %q", got.String(), want)
+		}
+	}
+	// The long matching line is shown (its start, cut), once per piece
+	// that matches.
+	if !strings.Contains(got.String(), "match-long") {
+		t.Errorf("the long line that matches at its end was not shown: %q", got.String())
+	}
+}

@@ -23,7 +23,8 @@ as "bgjob logs --new"): repeated calls never return the same bytes twice and ski
 offset reads from a byte offset instead (stateless; give stream stdout or stderr); tail_lines and head_lines read the
 end or the start; since "start" reads from the beginning. filter, a regular expression (RE2), keeps only matching
 lines at read time: it never discards data (a filtered read has its own cursor; unfiltered reads still see
-everything), and judges whole lines only (a line still being written is returned once it ends). Results are capped (max_bytes); truncated says there is more: call again, or read on from next_offset.`
+everything), and judges whole lines only (a line still being written is returned once it ends; one longer than the cap
+is judged a cap's worth at a time). Results are capped (max_bytes); truncated says there is more: call again, or read on from next_offset.`
 
 type outputIn struct {
 	ID        string `json:"id" jsonschema:"job id or name"`
@@ -218,7 +219,13 @@ func (s *Server) text(ctx context.Context, c *bgjob.Client, rs readSpec, limit i
 		case rs.filter != nil:
 			// A line with no end yet is judged once it has one, or the job
 			// has ended and the read reached the end of its log.
-			f := filterRead(b, rs.filter, rs.raw, max(budget, 0), ended && !rg.Truncated)
+			// A read cut at the cap may hold no whole line at all: a
+			// line longer than the cap is judged a piece at a time.
+			piece := 0
+			if rg.Truncated {
+				piece = limit / 2
+			}
+			f := filterRead(b, rs.filter, rs.raw, max(budget, 0), ended && !rg.Truncated, piece)
 			t, r.skipped = f.text, r.skipped+f.skipped
 			rg.Next = rg.Offset + int64(f.used)
 			cut = cut || f.cut
@@ -273,16 +280,19 @@ type filtered struct {
 // filterRead keeps, as text within budget, the lines of b that re matches.
 // A last line without a newline counts only when whole says it is one (the
 // job has ended); else it, and what follows the last line that fits, is
-// left for the next read (used stops there). A line kept that is longer
-// than the budget alone shows its start, and is passed.
-func filterRead(b []byte, re *regexp.Regexp, raw bool, budget int, whole bool) filtered {
+// left for the next read (used stops there), unless piece > 0 and b
+// holds nothing else, at least piece bytes of it: a line longer than a
+// read's cap, judged a piece at a time, else the reads would never get
+// past it. A line kept that is longer than the budget alone shows its
+// start, and is passed.
+func filterRead(b []byte, re *regexp.Regexp, raw bool, budget int, whole bool, piece int) filtered {
 	var f filtered
 	var sb strings.Builder
 	for f.used < len(b) {
 		line := b[f.used:]
 		if i := bytes.IndexByte(line, '\n'); i >= 0 {
 			line = line[:i+1]
-		} else if !whole {
+		} else if !whole && !(piece > 0 && f.used == 0 && len(line) >= piece) {
 			break
 		}
 		if !re.Match(bytes.TrimSuffix(line, []byte("\n"))) {

@@ -286,8 +286,10 @@ func exitCode(code int) error {
 // jobs as an array, if it returned any.
 func jobsJSON(a *app, res []bgjob.Result[[]jobdir.Job]) error {
 	if !a.many() {
-		if jobs := res[0].Value; jobs != nil {
-			return printJSON(a.stdout, jobs)
+		// None found is [] (stop --all with nothing to stop); a failed
+		// call prints no jobs it did not find.
+		if jobs := res[0].Value; jobs != nil || res[0].Err == nil {
+			return printJSON(a.stdout, nonNil(jobs))
 		}
 		return nil
 	}

@@ -44,9 +44,9 @@ func (a *app) setHosts(ctx context.Context) error {
 			add(arg)
 			continue
 		}
-		b, err := os.ReadFile(file)
+		b, err := readHosts(file)
 		if err != nil {
-			return fmt.Errorf("reading hosts: %w", err)
+			return err
 		}
 		n := 0
 		for _, line := range strings.Split(string(b), "\n") {
@@ -321,4 +321,25 @@ func hostsJSON[T any](a *app, res []bgjob.Result[T], fill func(*hostJSON, bgjob.
 		fill(&out[i], r)
 	}
 	return printJSON(a.stdout, out)
+}
+
+// maxHostsFile bounds what -H @FILE reads: a list of hosts, not /dev/zero
+// or a pipe without end.
+const maxHostsFile = 16 << 20
+
+// readHosts reads the file of -H @FILE, at most maxHostsFile bytes.
+func readHosts(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading hosts: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxHostsFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading hosts: %w", err)
+	}
+	if len(b) > maxHostsFile {
+		return nil, usageError("-H @%s: more than %d MiB: not a list of hosts", file, maxHostsFile>>20)
+	}
+	return b, nil
 }

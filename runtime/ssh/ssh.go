@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,6 +113,9 @@ const startWait = 30 * time.Second
 // e.g. "ssh web1: dial tcp 127.0.0.1:2222: connect: connection refused";
 // host key refusals wrap ErrUnknownHost or ErrHostKeyChanged.
 func Dial(ctx context.Context, host string, opts Options) (*Runtime, error) {
+	if err := checkConfigFile(opts.ConfigFile); err != nil {
+		return nil, fmt.Errorf("ssh %s: %w", host, err)
+	}
 	r := newResolver(opts)
 	cfg, err := r.resolve(ctx, host, true)
 	if err != nil {
@@ -540,4 +544,29 @@ func (p *stdinPipe) close() {
 		p.closed = true
 		p.w.Close()
 	}
+}
+
+// maxConfigFile bounds the ssh_config file Options.ConfigFile names.
+const maxConfigFile = 16 << 20
+
+// checkConfigFile refuses, before anything reads it, a config file that
+// is not one (a device, a FIFO: /dev/zero, an endless pipe) or too large
+// to be one: ssh and the parser would read it without end. /dev/null, the
+// usual "no config", and a file that is not there (an empty one, as for
+// ssh -F) pass.
+func checkConfigFile(name string) error {
+	if name == "" || name == os.DevNull {
+		return nil
+	}
+	fi, err := os.Stat(name)
+	if err != nil {
+		return nil
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("ssh config %s: not a regular file", name)
+	}
+	if fi.Size() > maxConfigFile {
+		return fmt.Errorf("ssh config %s: %d bytes, more than %d MiB: not an ssh_config", name, fi.Size(), maxConfigFile>>20)
+	}
+	return nil
 }

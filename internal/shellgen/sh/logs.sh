@@ -139,6 +139,13 @@ for bg_st in $bg_streams; do
 		bg_from=0
 		if bg_line "$bg_cur"; then bg_from=${bg_l%%[!0-9]*}; fi
 		[ -n "$bg_from" ] || bg_from=0
+		# A log shorter than the cursor was cut (truncated to free the
+		# disk, made anew): all it holds now is new. The cursor goes back
+		# to its start, under the lock, which bg_commit would not do.
+		if [ "$bg_from" -gt "$bg_sz" ]; then
+			bg_from=0
+			{ printf '0\n' >"$bg_cur.tmp" && mv -f "$bg_cur.tmp" "$bg_cur"; } 2>/dev/null
+		fi
 		[ "$bg_live" = 0 ] || bg_utf8end "$bg_f" "$bg_sz" "$bg_from"
 		[ "$bg_live$bg_tty" != 11 ] || bg_escend "$bg_f" "$bg_from"
 		if [ "$bg_n" -gt 0 ] || [ "$bg_zero" = 1 ]; then

@@ -96,7 +96,8 @@ func EncodeMetaPrefix(m Meta) ([]byte, error) {
 		return nil, errors.New("encoding meta.json: not a JSON object")
 	}
 	if len(out) > MaxMetaSize-metaHostRoom {
-		return nil, fmt.Errorf("%w: it would be %d bytes, more than the %d (%d MiB) readers read (a control character or an invalid UTF-8 byte of the command takes up to 6)",
+		// The host's fields come on top: the room they need counts.
+		return nil, fmt.Errorf("%w: it would be %d bytes and the host's fields, over the %d (%d MiB) readers read (a control character or an invalid UTF-8 byte of the command takes up to 6)",
 			ErrMetaSize, len(out), MaxMetaSize, MaxMetaSize>>20)
 	}
 	return out, nil

@@ -965,3 +965,14 @@ func TestFilterGetsPastALineLongerThanTheCap(t *testing.T) {
 		t.Errorf("the long line that matches at its end was not shown: %q", got.String())
 	}
 }
+
+// A timeout_sec below a nanosecond is a timeout, not none: it was made
+// 0, which means no timeout, and the job ran on.
+func TestTinyTimeoutIsATimeout(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": "sleep 30", "timeout_sec": 1e-10, "wait_sec": 20}, &st)
+	if st.Status != jobdir.StatusKilled {
+		t.Errorf("job_start with timeout_sec 1e-10: %s (exit %v), want it killed by its timeout", st.Status, st.ExitCode)
+	}
+}

@@ -239,7 +239,12 @@ func seconds(name string, v float64, max time.Duration) (time.Duration, error) {
 	if v > max.Seconds() {
 		return 0, fmt.Errorf("%s is at most %d", name, int64(max/time.Second))
 	}
-	return time.Duration(v * float64(time.Second)), nil
+	d := time.Duration(v * float64(time.Second))
+	if d == 0 && v > 0 {
+		// Below a nanosecond is still not 0, which means none (timeout_sec).
+		d = 1
+	}
+	return d, nil
 }
 
 // exitText says how a job is doing, for the short text of a result.

@@ -67,6 +67,11 @@ func (c *Client) Stop(ctx context.Context, refs []string, o StopOptions) ([]jobd
 		// one that has not is not stopped, whatever was signalled.
 		if j.Status == jobdir.StatusRunning || j.Status == jobdir.StatusQueued {
 			errs = append(errs, &Error{Kind: KindBusy, Ref: j.ID, Err: errors.New("still running after the stop: its wrapper has not recorded an end")})
+		} else if j.LiveProcesses > 0 {
+			// Its wrapper has ended, but the stop's last look still found
+			// some of its processes: started anew as fast as they were
+			// killed, for the seconds KILL was sent again and again.
+			errs = append(errs, &Error{Kind: KindBusy, Ref: j.ID, Err: fmt.Errorf("%d of its processes still alive after the stop", j.LiveProcesses)})
 		}
 	}
 	return jobs, errors.Join(errs...)

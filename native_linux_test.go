@@ -604,9 +604,9 @@ func TestNativeLooksAtProcesses(t *testing.T) {
 		{name: "ended, an escapee", cmd: escape("", m[3]) + " exit 3", marks: m[3:4], ended: true, live: "1"},
 		{name: "ended", cmd: "true", ended: true, live: "0"},
 		{name: "ended too", cmd: "exit 1", ended: true, live: "0"},
-		// The sleep that clears its environment is found in the
+		// The sleep that drops the job id from its environment is found in the
 		// terminal shell's group alone.
-		{name: "pty", cmd: "env -i sleep 30 & : >" + m[4] + "; wait", pty: true, marks: m[4:5], live: "3"},
+		{name: "pty", cmd: "env -u BGJOB_JOB_ID sleep 30 & : >" + m[4] + "; wait", pty: true, marks: m[4:5], live: "3"},
 		// A process carrying the job's id that started before the job
 		// is not its escapee.
 		{name: "an older carrier", cmd: "sleep 30", id: jobdir.NewID(time.Now()), live: "1"},

@@ -35,6 +35,8 @@ type procLook struct {
 	// are not read; envs bg_envs: those read that carry a job id.
 	unread []scanProc
 	envs   []envProc
+	// blanks are bg_blanks: processes whose environment read empty.
+	blanks []scanProc
 	// since is bg_since (-1: ""), sext bg_sext.
 	since int64
 	sext  int
@@ -65,7 +67,7 @@ func newProcLook(boot string) *procLook {
 // ones (not zombies) grouped by process group. It forgets the
 // environments read before.
 func (l *procLook) scan() bool {
-	l.scanned, l.groups, l.unread, l.envs, l.since, l.sext = true, map[string][]int{}, l.unread[:0], nil, -1, 0
+	l.scanned, l.groups, l.unread, l.envs, l.blanks, l.since, l.sext = true, map[string][]int{}, l.unread[:0], nil, nil, -1, 0
 	d, err := openRead("/proc")
 	if err != nil {
 		return false
@@ -231,14 +233,16 @@ func (l *procLook) scanenv(since int64) bool {
 	// In parts at once, as scan reads the stat files.
 	parts := min(runtime.GOMAXPROCS(0), 4, max(len(read)/64, 1))
 	found := make([][]envProc, parts)
+	blanks := make([][]scanProc, parts)
 	var wg sync.WaitGroup
 	for i := range parts {
 		part := read[i*len(read)/parts : (i+1)*len(read)/parts]
-		wg.Go(func() { found[i] = envScan(l.euid, part) })
+		wg.Go(func() { found[i], blanks[i] = envScan(l.euid, part) })
 	}
 	wg.Wait()
-	for _, f := range found {
+	for i, f := range found {
 		l.envs = append(l.envs, f...)
+		l.blanks = append(l.blanks, blanks[i]...)
 	}
 	l.unread = keep
 	l.since = since
@@ -247,13 +251,16 @@ func (l *procLook) scanenv(since int64) bool {
 
 // envScan reads the environment of each process in ps that is euid's and
 // returns those that carry a job id, once for each id (each match grep -o
-// would print).
-func envScan(euid int, ps []scanProc) []envProc {
+// would print), and those whose environment read empty (grep -L ”).
+func envScan(euid int, ps []scanProc) (found []envProc, blanks []scanProc) {
 	r := procLook{euid: euid}
-	var found []envProc
 	for _, p := range ps {
 		env, ok := r.read("/proc/"+strconv.Itoa(p.pid)+"/environ", 1<<30)
 		if !ok {
+			continue
+		}
+		if len(env) == 0 {
+			blanks = append(blanks, p)
 			continue
 		}
 		for {
@@ -268,7 +275,7 @@ func envScan(euid int, ps []scanProc) []envProc {
 			}
 		}
 	}
-	return found
+	return found, blanks
 }
 
 // live is bg_live of the job in dir as a look (status, ls; bg_recorded
@@ -504,7 +511,8 @@ func (l *procLook) leftovers() bool {
 	return true
 }
 
-// none is bg_lnone: those of dirs that live finds without processes.
+// none is bg_lnone: those of dirs that live finds without processes, and
+// with no blank process (bg_lblank) that may be theirs.
 func (l *procLook) none(dirs []string) ([]string, bool) {
 	var z []string
 	for _, dir := range dirs {
@@ -512,11 +520,49 @@ func (l *procLook) none(dirs []string) ([]string, bool) {
 		if !ok {
 			return nil, false
 		}
-		if n == 0 {
+		if n > 0 {
+			continue
+		}
+		blank, ok := l.blank(dir)
+		if !ok {
+			return nil, false
+		}
+		if !blank {
 			z = append(z, dir)
 		}
 	}
 	return z, true
+}
+
+// blank is bg_lblank for the job in dir: a process of blanks, this
+// user's and still there, started since the job (any, when its start is
+// not a number), may be one of its processes caught in an exec, whose
+// environment the kernel shows only once the exec has laid it out.
+func (l *procLook) blank(dir string) (bool, bool) {
+	if len(l.blanks) == 0 {
+		return false, true
+	}
+	m, ok := readMeta(dir)
+	if !ok {
+		return false, false
+	}
+	start, numeric := int64(0), m.start != "" && strings.Trim(m.start, "0123456789") == ""
+	if numeric {
+		var err error
+		if start, err = strconv.ParseInt(m.start, 10, 64); err != nil {
+			return false, false
+		}
+	}
+	for _, p := range l.blanks {
+		if numeric && p.start < start {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat("/proc/"+strconv.Itoa(p.pid), &st) == nil && int(st.Uid) == os.Geteuid() {
+			return true, true
+		}
+	}
+	return false, true
 }
 
 // meta is what bg_meta reads of a job's meta.json: its first line, and

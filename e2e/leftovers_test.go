@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -234,5 +235,56 @@ func TestLeftoversForkDuringScan(t *testing.T) {
 				t.Errorf("run %d: job %s recorded without processes, while %s lives", i, id, filepath.Dir(p))
 			}
 		}
+	}
+}
+
+// TestLeftoversNotBesideABlankProcess: a process whose environment reads
+// empty may be one of the job's caught in an exec (the kernel shows the
+// new environment only once the exec has laid it out): while one of the
+// user's, started since the job, is there, the job is not recorded as
+// leaving nothing; once it is gone, it is. A look made in Go and the
+// script's alike. A process made with env -i stands in for the exec.
+func TestLeftoversNotBesideABlankProcess(t *testing.T) {
+	for _, check := range []string{"", "off"} {
+		t.Run("native check "+strconv.Quote(check), func(t *testing.T) {
+			t.Setenv(lib.NativeCheckEnv, check)
+			root := t.TempDir()
+			t.Cleanup(func() { killAll(root) })
+			ctx := context.Background()
+			g := []string{"--root", root}
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			code, out, errs := bgjob(ctx, append(g, "run", "-q", "--", `env -i setsid sleep 60 </dev/null >/dev/null 2>&1 & echo $! >`+pidFile)...)
+			if code != 0 {
+				t.Fatalf("run: exit %d: %s", code, errs)
+			}
+			id := strings.TrimSpace(out)
+			if code, _, errs := bgjob(ctx, append(g, "wait", id)...); code != 0 {
+				t.Fatalf("wait: exit %d: %s", code, errs)
+			}
+			b, err := os.ReadFile(pidFile)
+			pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil || perr != nil {
+				t.Fatalf("the blank process's pid: %q %v %v", b, err, perr)
+			}
+			t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+			if env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err != nil || len(env) != 0 {
+				t.Fatalf("the stand-in's environment: %q %v, want it read empty", env, err)
+			}
+			record := filepath.Join(root, jobdir.DefaultWorkspace, id, "leftovers")
+			for range 3 {
+				bgjob(ctx, append(g, "status", id)...)
+			}
+			if _, err := os.Stat(record); err == nil {
+				t.Errorf("job %s recorded as leaving nothing while a process of its user whose environment reads empty lives", id)
+			}
+			syscall.Kill(pid, syscall.SIGKILL)
+			if !eventually(10*time.Second, func() bool {
+				bgjob(ctx, append(g, "status", id)...)
+				_, err := os.Stat(record)
+				return err == nil
+			}) {
+				t.Errorf("job %s not recorded once the blank process was gone", id)
+			}
+		})
 	}
 }

@@ -91,7 +91,7 @@ bg_busy() {
 # files: GNU cat maps and unmaps a 128 KiB buffer for each file, four to
 # six times slower (docs/benchmarks.md).
 bg_scan() {
-	bg_envs=' ' bg_since= bg_sext=0
+	bg_envs=' ' bg_since= bg_sext=0 bg_blanks=' '
 	if [ -r /proc/self/stat ]; then
 		bg_pm=proc
 		bg_mx=$(grep -a -h -s '' /proc/[0-9]*/stat 2>/dev/null | awk '
@@ -120,30 +120,46 @@ bg_scan() {
 # " ID:PID:START:PGID ...". bg_since is the oldest start read so far. The
 # third call reads all that is left: a look at many jobs (ls, stop, prune)
 # reads the environments at most three times, not once per job. One awk,
-# and a grep for each 1,000 processes read.
+# and a grep for each 1,000 processes read. For bg_leftovers (bg_lrescan
+# set) it also adds to bg_blanks, " PID:START ...", the processes whose
+# environment read empty: a process in the middle of an exec (the kernel
+# shows its new environment only once the exec has laid it out), or one
+# that has none; such a one cannot be told not to be a job's (a grep
+# more for each 1,000).
 bg_scanenv() {
 	bg_sext=$((bg_sext + 1))
 	bg_sx=$1
 	[ "$bg_sext" -lt 3 ] || bg_sx=0
-	bg_mx=$(printf '%s\n' $bg_pold | bg_pat='BGJOB_JOB_ID=[0-9]\{8\}T[0-9]\{6\}-[0-9a-z]\{6\}' awk -F: -v s="$bg_sx" '
+	bg_mx=$(printf '%s\n' $bg_pold | bg_pat='BGJOB_JOB_ID=[0-9]\{8\}T[0-9]\{6\}-[0-9a-z]\{6\}' awk -F: -v s="$bg_sx" -v bl="${bg_lrescan-}" '
 		$1 == "" { next }
 		$2 + 0 < s + 0 { k = k " " $0; next }
 		{ n++; p[n] = $1; st[$1] = $2; pg[$1] = $3 }
 		END {
 			for (i = 1; i <= n; i += 1000) {
-				c = "grep -a -o -s -H -e \"$bg_pat\""
-				for (j = i; j <= n && j < i + 1000; j++) c = c " /proc/" p[j] "/environ"
+				f = ""
+				for (j = i; j <= n && j < i + 1000; j++) f = f " /proc/" p[j] "/environ"
+				c = "grep -a -o -s -H -e \"$bg_pat\"" f
 				while ((c | getline e) > 0) {
 					q = e; sub(/^\/proc\//, "", q); sub(/\/.*/, "", q)
 					d = e; sub(/.*BGJOB_JOB_ID=/, "", d)
 					o = o " " d ":" q ":" st[q] ":" pg[q]
 				}
 				close(c)
+				if (bl != "") {
+					c = "grep -a -L -s -e \"\"" f
+					while ((c | getline e) > 0) {
+						q = e; sub(/^\/proc\//, "", q); sub(/\/.*/, "", q)
+						b = b " " q ":" st[q]
+					}
+					close(c)
+				}
 			}
-			print o "|" k
+			print o "|" k "|" b
 		}')
 	bg_envs="$bg_envs${bg_mx%%|*} "
-	bg_pold="${bg_mx#*|} "
+	bg_mx=${bg_mx#*|}
+	bg_pold="${bg_mx%%|*} "
+	bg_blanks="$bg_blanks${bg_mx#*|} "
 	bg_since=$bg_sx
 }
 
@@ -343,8 +359,21 @@ bg_lnone() {
 	set +f
 	for bg_lv in "$@"; do
 		bg_live "$bg_lv"
-		[ "$bg_lc" != 0 ] || bg_lz=$bg_lz$bg_lv$bg_nl
+		[ "$bg_lc" != 0 ] || bg_lblank || bg_lz=$bg_lz$bg_lv$bg_nl
 	done
+}
+
+# bg_lblank: succeed when bg_blanks holds a process of this user started
+# since the job bg_live last looked at (bg_st; any, when that is not a
+# number) that is still there: one whose environment read empty may be
+# one of the job's, caught in an exec, and the job is not recorded as
+# leaving nothing.
+bg_lblank() {
+	for bg_lk in $bg_blanks; do
+		case $bg_st in '' | *[!0-9]*) ;; *) [ "${bg_lk#*:}" -ge "$bg_st" ] || continue ;; esac
+		[ ! -O "/proc/${bg_lk%%:*}" ] || return 0
+	done
+	return 1
 }
 
 # bg_ended DIR: succeed when the job in DIR has ended: exit_code written,

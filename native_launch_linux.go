@@ -121,8 +121,10 @@ func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMe
 		writePrivate(root+"/.bgjob-root", "", mask)
 	}
 	if cwd != "" {
-		if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		if fi, err := os.Stat(cwd); err != nil {
 			return refuse(shellgen.ErrKindCwd, "working directory "+cwd+" does not exist")
+		} else if !fi.IsDir() {
+			return refuse(shellgen.ErrKindCwd, "working directory "+cwd+" is not a directory")
 		}
 	}
 	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {

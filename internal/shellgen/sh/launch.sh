@@ -12,7 +12,10 @@
 # changed for a minute, ls reports it, and prune removes it
 # (bg_launching).
 bg_makeroot
-if [ -n "$bg_cwd" ] && [ ! -d "$bg_cwd" ]; then bg_err cwd "working directory $bg_cwd does not exist"; fi
+if [ -n "$bg_cwd" ] && [ ! -d "$bg_cwd" ]; then
+	[ ! -e "$bg_cwd" ] || bg_err cwd "working directory $bg_cwd is not a directory"
+	bg_err cwd "working directory $bg_cwd does not exist"
+fi
 [ -d "$bg_ws" ] || mkdir -p "$bg_ws" 2>/dev/null || bg_err io "cannot create workspace directory $bg_ws"
 # A job of the same name: warn (launch_name.sh), or with --replace stop it
 # (launch_replace.sh), which holds the name's lock bg_namelk until the new

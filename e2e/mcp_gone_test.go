@@ -142,6 +142,12 @@ func TestMCPStartAtTheEnd(t *testing.T) {
 		select {
 		case <-exited:
 		case <-time.After(time.Minute):
+			// Its goroutines, to see where it waits.
+			cmd.Process.Signal(syscall.SIGQUIT)
+			select {
+			case <-exited:
+			case <-time.After(5 * time.Second):
+			}
 			t.Fatalf("session %d: bgjob mcp still runs a minute after its session ended; stderr: %s", i, stderr)
 		}
 	}

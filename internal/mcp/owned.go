@@ -44,7 +44,11 @@ func (o *owned) launch(host, id string, keep bool) (done func(failed bool), err 
 		once.Do(func() {
 			if failed && !keep {
 				o.mu.Lock()
-				o.jobs[host] = slices.DeleteFunc(o.jobs[host], func(j string) bool { return j == id })
+				// A host left with no job is no host to stop jobs on
+				// (it may not even be there: no such container).
+				if o.jobs[host] = slices.DeleteFunc(o.jobs[host], func(j string) bool { return j == id }); len(o.jobs[host]) == 0 {
+					delete(o.jobs, host)
+				}
 				o.mu.Unlock()
 			}
 			o.launches.Done()

@@ -204,6 +204,9 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 // to finish writing before it stops its jobs all the same.
 const endGrace = 2 * time.Second
 
+// launchWait is how long Shutdown waits for the launches under way.
+const launchWait = 20 * time.Second
+
 // isClosed reports whether c is closed.
 func isClosed(c <-chan struct{}) bool {
 	select {
@@ -222,7 +225,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	var errs []string
-	for host, ids := range s.owned.take(ctx) {
+	// The launches under way end at once, their calls cancelled; one that
+	// has not within launchWait is stopped as it stands: a stop marks a
+	// job directory without meta.json, so that its command never runs.
+	wctx, cancel := context.WithTimeout(ctx, launchWait)
+	jobs := s.owned.take(wctx)
+	cancel()
+	for host, ids := range jobs {
 		// On a new connection if the one it had dropped: a stop is safe
 		// to repeat.
 		err := s.do(ctx, host, true, s.limit(bgjob.DefaultGrace), func(ctx context.Context, c *bgjob.Client, _ string) error {

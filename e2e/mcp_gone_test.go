@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -120,12 +121,20 @@ func TestMCPStartAtTheEnd(t *testing.T) {
 	root := t.TempDir()
 	t.Cleanup(func() { killAll(root) })
 	const sessions = 30
+	var ways []string
 	for i := range sessions {
 		cmd, in, out, stderr := startRawMCP(t, "--root", root)
-		go io.Copy(io.Discard, out)
 		io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e-end","version":"1"}}}`+"\n"+
 			`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
 			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"job_start","arguments":{"command":"sleep 204","wait_sec":0}}}`+"\n")
+		// The server has its signal handlers once it answers initialize:
+		// a signal before then is the default's (death), or lost where
+		// the test runs with it ignored (nohup).
+		br := bufio.NewReader(out)
+		if _, err := br.ReadString('\n'); err != nil {
+			t.Fatalf("session %d: no answer to initialize: %v; stderr: %s", i, err, stderr)
+		}
+		go io.Copy(io.Discard, br)
 		// The session ends at a moment of the start, a different one each
 		// time: the input ends, or a TERM or a HUP comes.
 		time.Sleep(time.Duration(i%10) * 3 * time.Millisecond)
@@ -139,8 +148,10 @@ func TestMCPStartAtTheEnd(t *testing.T) {
 		}
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
+		ways = append(ways, fmt.Sprintf("pid %d: way %d after %v", cmd.Process.Pid, i%3, time.Duration(i%10)*3*time.Millisecond))
 		select {
-		case <-exited:
+		case err := <-exited:
+			ways[len(ways)-1] += fmt.Sprintf(", %v, stderr %q", err, stderr)
 		case <-time.After(time.Minute):
 			// Its goroutines, to see where it waits.
 			cmd.Process.Signal(syscall.SIGQUIT)
@@ -158,8 +169,17 @@ func TestMCPStartAtTheEnd(t *testing.T) {
 	}
 	for _, j := range list.Jobs {
 		if j.Status == jobdir.StatusRunning || j.LiveProcesses > 0 {
-			t.Errorf("job %s of a session that ended: %s, %d live processes; want it stopped", j.ID, j.Status, j.LiveProcesses)
+			t.Errorf("job %s of a session that ended: %s, %d live processes; want it stopped; owner %+v; %s\n%s", j.ID, j.Status, j.LiveProcesses, j.Owner, dumpDir(j.Dir), psOf(j.ID))
 		}
 	}
 	t.Logf("%d sessions started %d jobs", sessions, len(list.Jobs))
+	if t.Failed() {
+		t.Logf("the sessions:\n%s", strings.Join(ways, "\n"))
+	}
+}
+
+// psOf lists the processes whose arguments or environment name the job id.
+func psOf(id string) string {
+	out, _ := exec.Command("sh", "-c", `for p in /proc/[0-9]*; do if grep -q -a -s "`+id+`" $p/environ $p/cmdline; then ps -o pid,ppid,pgid,sid,stat,args -p ${p#/proc/} | tail -n +2; fi; done`).CombinedOutput()
+	return string(out)
 }

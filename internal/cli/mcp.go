@@ -80,6 +80,7 @@ func (a *app) mcp(ctx context.Context, o mcpOptions) error {
 	}
 	// A hang-up (the terminal of the client closed) ends the session as
 	// INT and TERM do, so that the server stops its jobs.
+	parent := ctx
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGHUP)
 	defer stop()
 	// A client that closed our stdout makes a write fail (EPIPE), which
@@ -101,7 +102,14 @@ func (a *app) mcp(ctx context.Context, o mcpOptions) error {
 		return err
 	}
 	// stdin and stdout belong to the protocol: never a passphrase prompt.
-	return srv.Run(ctx, mcp.NewStdioTransport(a.stdin, a.stdout))
+	err = srv.Run(ctx, mcp.NewStdioTransport(a.stdin, a.stdout))
+	if err != nil && parent.Err() != nil {
+		// INT or TERM ended the session: bgjob then exits 130 and says
+		// nothing more, but a failure to stop the session's jobs is no
+		// consequence of the signal, and is said.
+		fmt.Fprintf(a.stderr, "bgjob: error: %v\n", err)
+	}
+	return err
 }
 
 // mcpDial connects to an SSH host, without prompts, or to a container

@@ -67,15 +67,16 @@ bg_stop() {
 	bg_si=0
 	for bg_sd in "$@"; do
 		bg_si=$((bg_si + 1))
-		bg_stied=1
-		bg_tied "$bg_sd" || bg_stied=
 		# A job without a meta.json (a launch under way or cut short, an
-		# unreadable one) is marked stopped whatever is found: a wrapper
-		# that writes its meta.json later finds the mark before its
-		# command runs (bg_pre, bg_stopped).
+		# unreadable one) is marked stopped whatever is found, and first:
+		# a wrapper that writes its meta.json after the mark finds it
+		# before its command runs (bg_pre); one that wrote it before, this
+		# look finds tied, and its command is waited for below.
 		if [ ! -e "$bg_sd/meta.json" ] && [ ! -e "$bg_sd/stop" ] && [ ! -e "$bg_sd/exit_code" ]; then
 			{ printf '%s %s\n' "$bg_r" "$bg_sig" >"$bg_sd/stop.tmp" && mv -f "$bg_sd/stop.tmp" "$bg_sd/stop"; } 2>/dev/null
 		fi
+		bg_stied=1
+		bg_tied "$bg_sd" || bg_stied=
 		bg_live "$bg_sd"
 		if [ -z "$bg_stied" ] && [ "$bg_lc" = 0 ]; then
 			bg_oc="$bg_oc$bg_si:untied "

@@ -221,6 +221,11 @@ func (a *app) logsEnd(res []bgjob.Result[bgjob.LogResult], writers []io.Closer, 
 	// The reader went (grep -m1): the watch saw it, or a write found it
 	// gone before the watch did.
 	left := gone() || o.Follow && slices.ContainsFunc(res, func(r bgjob.Result[bgjob.LogResult]) bool { return errors.Is(r.Err, syscall.EPIPE) })
+	if left && o.Follow {
+		// A write that found the reader gone is how the follow ends,
+		// whether the watch saw it go first or not.
+		pardonPipe(a.stdout)
+	}
 	if left && slices.ContainsFunc(res, func(r bgjob.Result[bgjob.LogResult]) bool { return r.Err != nil }) {
 		// The reader has what it wanted (grep -m1), and the follows it
 		// cut short: that is success.

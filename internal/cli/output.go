@@ -3,12 +3,14 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
@@ -83,6 +85,18 @@ func (c *checkedWriter) keep(err error) {
 		c.err = err
 	}
 	c.mu.Unlock()
+}
+
+// pardonPipe forgets a write error that says the reader went (EPIPE):
+// for a follow, whose reader going is how it ends (logs -f | grep -m1).
+func pardonPipe(w io.Writer) {
+	if c, ok := w.(*checkedWriter); ok {
+		c.mu.Lock()
+		if errors.Is(c.err, syscall.EPIPE) {
+			c.err = nil
+		}
+		c.mu.Unlock()
+	}
 }
 
 // failed returns the first write error.

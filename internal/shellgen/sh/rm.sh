@@ -5,8 +5,11 @@
 # milliseconds).
 bg_readroot
 bg_rmone() {
+	bg_rmstopped=
 	if [ "$bg_force" = 1 ] && [ -d "$1" ] && [ ! -L "$1" ] && bg_busy "$1"; then
 		bg_stop TERM "$bg_grace" stop "" "$1"
+		# Its wrapper has just written its end: no launch under way.
+		bg_rmstopped=1
 	fi
 	bg_rm "$1"
 }

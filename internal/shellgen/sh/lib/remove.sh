@@ -12,8 +12,10 @@ bg_rm() {
 		return 0
 	fi
 	# A launch or a removal under way (bg_launching) is its launcher's or
-	# its remover's: not found here, as ls does not list it.
-	if [ ! -d "$1" ] || bg_launching "$1"; then
+	# its remover's: not found here, as ls does not list it; not one rm
+	# --force has just stopped (bg_rmstopped), whose wrapper has just
+	# written its end there.
+	if [ ! -d "$1" ] || { [ -z "${bg_rmstopped-}" ] && bg_launching "$1"; }; then
 		printf 'E\tnotfound\t%s\n' "${bg_e##*/}"
 		return 0
 	fi

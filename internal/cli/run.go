@@ -224,6 +224,17 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 		if err == nil && o.wait > 0 {
 			waited = a.promote(ctx, c, j, o)
 		}
+		if err != nil && ctx.Err() != nil {
+			// Interrupted while it launched: the job may run all the same
+			// (its wrapper, once started, goes on by itself). A look, past
+			// the interrupt and short, says so rather than leave it unseen.
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			jobs, serr := c.Status(lctx, o.spec.ID)
+			cancel()
+			if serr == nil && len(jobs) == 1 && (jobs[0].Status == jobdir.StatusRunning || jobs[0].Status == jobdir.StatusQueued) {
+				fmt.Fprintf(a.stderr, "bgjob: job %s goes on in the background (bgjob stop %s stops it)\n", o.spec.ID, o.spec.ID)
+			}
+		}
 		return j, err
 	})
 	if o.wait > 0 && res[0].Err == nil {

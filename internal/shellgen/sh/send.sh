@@ -61,11 +61,23 @@ else
 	# second: a copy that lasts, such as attach's for as long as someone is
 	# attached, mostly waits for keys, and a look costs a sleep(1). The
 	# clock of a time limit cuts a nap short.
-	bg_sn=100
+	bg_sn=100 bg_cok=
 	while bg_ours "$bg_c" "$bg_cst"; do
 		if ! bg_running "$bg_d"; then
-			kill "$bg_c" 2>/dev/null
+			# A job that took the last bytes and ended may end before the
+			# copy does: the copy has a moment to finish; one still
+			# writing then has no reader, and fails.
+			bg_j=0
+			while bg_ours "$bg_c" "$bg_cst" && [ "$bg_j" -lt 10 ]; do
+				bg_nap
+				bg_j=$((bg_j + 1))
+			done
 			kill "$bg_dl" 2>/dev/null
+			if ! bg_ours "$bg_c" "$bg_cst" && wait "$bg_c"; then
+				bg_cok=1
+				break
+			fi
+			kill "$bg_c" 2>/dev/null
 			bg_err ended "job $bg_ref ended before it read all the input"
 		fi
 		if [ "$bg_limit" -gt 0 ] && ! bg_intime; then
@@ -93,7 +105,7 @@ else
 		[ "$bg_sn" -le 1000 ] || bg_sn=1000
 	done
 	kill "$bg_dl" 2>/dev/null
-	if ! wait "$bg_c"; then
+	if [ -z "$bg_cok" ] && ! wait "$bg_c"; then
 		# No reader is left: the job is ending, or closed its stdin. It
 		# has two seconds to end.
 		bg_deadline 2000

@@ -597,6 +597,10 @@ func readMeta(dir string) (meta, bool) {
 		}
 		return meta{}, false
 	}
+	// Another job's meta.json is not picked (bg_meta).
+	if !strings.Contains(line, `"id":"`+filepath.Base(dir)+`"`) {
+		return meta{line: line}, true
+	}
 	m := pickMeta(line)
 	// A pid with a leading zero: the shell compares it as a string and
 	// as a number, and names no file by it.

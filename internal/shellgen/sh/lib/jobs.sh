@@ -111,7 +111,11 @@ bg_mzscan() {
 # bg_meta DIR: read DIR/meta.json and set bg_w (the wrapper's pid, also the
 # job's process group), bg_st (its start time) and bg_b (the boot id).
 bg_meta() {
-	bg_metaline "$1" && bg_pick
+	bg_metaline "$1" || return 1
+	# Another job's meta.json (a directory copied, restored) names a
+	# process group that is not this job's: never taken for it.
+	case $bg_l in *'"id":"'"${1##*/}"'"'*) ;; *) return 1 ;; esac
+	bg_pick
 }
 
 # bg_pick: from the meta.json line in bg_l, set bg_w, bg_st and bg_b: the

@@ -37,6 +37,13 @@ bg_signal() {
 	bg_kill CONT $bg_lp
 }
 
+# bg_stopmark DIR: mark the job in DIR stopped ("REASON SIGNAL", bg_r and
+# bg_sig) in its stop file, through the stop.tmp the launch made, so that
+# a full disk does not keep the mark from being written.
+bg_stopmark() {
+	printf '%s %s\n' "$bg_r" "$bg_sig" >"$1/stop.tmp" && mv -f "$1/stop.tmp" "$1/stop"
+}
+
 # bg_stop SIGNAL GRACE REASON NOWAIT DIR...: stop the jobs in the DIRs,
 # all at once. For each: record the stop (unless the job has already
 # ended) and send SIGNAL (KILL for TERM with GRACE 0) to its processes
@@ -60,7 +67,7 @@ bg_stop() {
 	# own stop before it runs.
 	for bg_sd in "$@"; do
 		if [ -e "$bg_sd/queued" ] && [ ! -e "$bg_sd/exit_code" ] && [ ! -e "$bg_sd/stop" ]; then
-			printf '%s %s\n' "$bg_r" "$bg_sig" >"$bg_sd/stop.tmp" && mv -f "$bg_sd/stop.tmp" "$bg_sd/stop"
+			bg_stopmark "$bg_sd"
 		fi
 	done
 	bg_scan
@@ -73,7 +80,7 @@ bg_stop() {
 		# before its command runs (bg_pre); one that wrote it before, this
 		# look finds tied, and its command is waited for below.
 		if [ ! -e "$bg_sd/meta.json" ] && [ ! -e "$bg_sd/stop" ] && [ ! -e "$bg_sd/exit_code" ]; then
-			{ printf '%s %s\n' "$bg_r" "$bg_sig" >"$bg_sd/stop.tmp" && mv -f "$bg_sd/stop.tmp" "$bg_sd/stop"; } 2>/dev/null
+			bg_stopmark "$bg_sd" 2>/dev/null
 		fi
 		bg_stied=1
 		bg_tied "$bg_sd" || bg_stied=
@@ -83,7 +90,7 @@ bg_stop() {
 			continue
 		fi
 		if [ ! -e "$bg_sd/exit_code" ] && [ ! -e "$bg_sd/stop" ]; then
-			printf '%s %s\n' "$bg_r" "$bg_sig" >"$bg_sd/stop.tmp" && mv -f "$bg_sd/stop.tmp" "$bg_sd/stop"
+			bg_stopmark "$bg_sd"
 		fi
 		! bg_running "$bg_sd" || bg_sw="$bg_sw $bg_si"
 		if [ -e "$bg_sd/queued" ] && bg_running "$bg_sd"; then

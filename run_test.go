@@ -10,6 +10,7 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/jobdir/jobdirtest"
 	"github.com/bgjob/bgjob/runtime/local"
 )
 
@@ -108,5 +109,50 @@ func TestNameMeansTheJobLaunchedLast(t *testing.T) {
 	jobs, err := c.Status(ctx, "srv")
 	if err != nil || len(jobs) != 1 || jobs[0].ID != last.ID || jobs[0].Status != jobdir.StatusRunning {
 		t.Errorf("status srv = %+v, %v; want %s, launched last and running (not %s, which it replaced)", jobs, err, last.ID, ahead.ID)
+	}
+}
+
+// A look at one job among hundreds costs what it costs among ten: run
+// --replace looks at every job of the name, and stop at every job it is
+// given; when what a script learnt of each meta.json was kept in one list
+// searched by pattern, 400 ended jobs of the name made --replace take
+// over a minute (past the CLI's 32 s host timeout: nothing started), and
+// stop of 400 ids the same.
+func TestReplaceAmongHundredsOfJobsOfTheName(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	mk, err := jobdirtest.NewMaker(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	start := time.Now().Add(-time.Hour)
+	for i := range 400 {
+		m, _, err := mk.Make(jobdir.DefaultWorkspace, jobdirtest.Job{
+			State: jobdirtest.Exited,
+			Meta:  jobdir.Meta{ID: jobdir.NewID(start.Add(time.Duration(i) * time.Second)), Name: "srv"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, m.ID)
+	}
+	c, err := bgjob.NewClient(local.New(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Stop(context.Background(), nil, bgjob.StopOptions{All: true, Grace: new(time.Duration(0))}) })
+	// The CLI's default --host-timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), 32*time.Second)
+	defer cancel()
+	j, err := c.Run(ctx, bgjob.Spec{Name: "srv", Replace: true, Argv: []string{"sleep 600"}})
+	if err != nil {
+		t.Fatalf("run --replace among 400 ended jobs of the name: %v", err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 32*time.Second)
+	defer cancel()
+	stopped, err := c.Stop(ctx, append(ids, j.ID), bgjob.StopOptions{Grace: new(time.Duration(0))})
+	if err != nil || len(stopped) != len(ids)+1 {
+		t.Fatalf("stop of 401 jobs: %d jobs, %v", len(stopped), err)
 	}
 }

@@ -98,5 +98,8 @@ if [ -n "$bg_namelk" ]; then
 fi
 # The wrapper reported meta.json's line: when it is small (bg_metasmall),
 # bg_metaline takes it from there (bg_mzm) without reading the file.
-[ "$bg_metasmall" != 1 ] || bg_mzc="${bg_mzc-}$bg_nl$bg_d${bg_tab}m" bg_mzm=$bg_w
+if [ "$bg_metasmall" = 1 ]; then
+	bg_mzput "$bg_d" m
+	bg_mzm=$bg_w
+fi
 bg_obsrec "$bg_d"

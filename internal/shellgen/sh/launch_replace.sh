@@ -29,10 +29,14 @@ bg_samename() {
 '
 	set +f
 	bg_nsel=
+	# The sizes of their meta.json with one find, not one each.
+	[ $# -lt 2 ] || bg_mzscan "$bg_ws" './[0-9]*/meta.json'
 	for bg_nx in "$@"; do
 		bg_nx=${bg_nx%/meta.json}
 		if bg_isid "${bg_nx##*/}" && [ ! -L "$bg_nx" ] && bg_busy "$bg_nx"; then bg_nsel="$bg_nsel$bg_nl$bg_nx"; fi
 	done
+	# The new job is not in that find's: its size is the launcher's.
+	bg_mzs=
 	[ -n "$bg_nsel" ] || return 0
 	set -f
 	IFS=$bg_nl

@@ -50,9 +50,7 @@ bg_line() {
 # than 8 KiB is read by head(1), as the shells' read takes a system call
 # per byte. Sizes come from find(1): for a job under the directory
 # bg_mzscan looked at, from its scan, else one find per job, kept for the
-# script's next look (bg_mzc, "<newline>DIR<tab>COUNT" for each, COUNT
-# the limits passed, 0 to 2, or m: the line is bg_mzm, which the caller
-# has already, the launcher from the wrapper's report).
+# script's next look (bg_mzput).
 bg_metaline() {
 	bg_l= bg_mbig=
 	# Not a regular file (a FIFO, which a read would wait on for ever): as
@@ -65,37 +63,53 @@ bg_metaline() {
 		*"$bg_nl$bg_mzx$bg_nl"*) bg_mzk=1 ;;
 		*) bg_mzk=0 ;;
 		esac
-	else
-		case ${bg_mzc-} in
-		*"$bg_nl$1$bg_tab"*)
-			bg_mzk=${bg_mzc#*"$bg_nl$1$bg_tab"}
-			bg_mzk=${bg_mzk%%"$bg_nl"*}
-			;;
-		*)
-			# One process (exec: bash forks again for a command with a
-			# redirection), given a path that starts no expression; find
-			# prints it once for each limit passed.
-			case $1 in /*) bg_mzp=$1/meta.json ;; *) bg_mzp=./$1/meta.json ;; esac
-			bg_mzk=$(exec find "$bg_mzp" -size +8192c -print -size +"$bg_metamax"c -print 2>/dev/null)
-			case $bg_mzk in
-			"$bg_mzp$bg_nl$bg_mzp") bg_mzk=2 ;;
-			"$bg_mzp") bg_mzk=1 ;;
-			*) bg_mzk=0 ;;
-			esac
-			bg_mzc="${bg_mzc-}$bg_nl$1$bg_tab$bg_mzk"
-			;;
+	elif ! bg_mzget "$1"; then
+		# One process (exec: bash forks again for a command with a
+		# redirection), given a path that starts no expression; find
+		# prints it once for each limit passed.
+		case $1 in /*) bg_mzp=$1/meta.json ;; *) bg_mzp=./$1/meta.json ;; esac
+		bg_mzk=$(exec find "$bg_mzp" -size +8192c -print -size +"$bg_metamax"c -print 2>/dev/null)
+		case $bg_mzk in
+		"$bg_mzp$bg_nl$bg_mzp") bg_mzk=2 ;;
+		"$bg_mzp") bg_mzk=1 ;;
+		*) bg_mzk=0 ;;
 		esac
+		bg_mzput "$1" "$bg_mzk"
 	fi
 	case $bg_mzk in
 	m) bg_l=$bg_mzm ;;
-	*2) bg_mbig=1 ;;
-	*1) bg_l=$(head -n 1 "$1/meta.json" 2>/dev/null) ;;
+	2) bg_mbig=1 ;;
+	1) bg_l=$(head -n 1 "$1/meta.json" 2>/dev/null) ;;
 	*) IFS= read -r bg_l 2>/dev/null <"$1/meta.json" || : ;;
 	esac
 	# A removal may take meta.json between the look above and the read: the
 	# job is then being removed, not torn.
 	[ -n "$bg_l$bg_mbig" ] || [ -e "$1/meta.json" ] || return 1
 	return 0
+}
+
+# bg_mzput DIR SIZE: keep what bg_metaline learnt of the size of the
+# meta.json of the job in DIR: the limits it passes (0 to 2), or m: its
+# line is bg_mzm, which the caller has already (the launcher, from the
+# wrapper's report). Kept in a variable named after the job's id (a look
+# at one job among thousands costs the same as among ten; a list of them
+# all, searched by pattern, grew quadratic), holding SIZE and DIR, as
+# two workspaces can hold the same id. A directory not named by an id is
+# not kept.
+bg_mzput() {
+	bg_isid "${1##*/}" || return 0
+	bg_mzv=${1##*/}
+	eval "bg_mz_${bg_mzv%-*}_${bg_mzv#*-}=\$2\$1"
+}
+
+# bg_mzget DIR: set bg_mzk to what bg_mzput kept for DIR; fail when it
+# kept nothing.
+bg_mzget() {
+	bg_isid "${1##*/}" || return 1
+	bg_mzv=${1##*/}
+	eval "bg_mzv=\${bg_mz_${bg_mzv%-*}_${bg_mzv#*-}-}"
+	[ -n "$bg_mzv" ] && [ "${bg_mzv#?}" = "$1" ] || return 1
+	bg_mzk=${bg_mzv%"$1"}
 }
 
 # bg_mzscan BASE GLOB: learn, with one find(1), which of the meta.json

@@ -126,7 +126,7 @@ bg_tailfrom() {
 # has ended (the wrapper writes exit_code after the last of its logs),
 # with one wc(1): set bg_esz_STREAM to the size of the log of each stream
 # of bg_streams ("" when wc gave none), and tell bg_metaline how large
-# meta.json is (bg_mzc), so that it runs no find.
+# meta.json is (bg_mzput), so that it runs no find.
 bg_endsizes() {
 	bg_zd=$1
 	# A meta.json that is not a regular file is not read (bg_metaline).
@@ -155,7 +155,7 @@ bg_endsizes() {
 			bg_zk=0
 			[ "$bg_zs" -le 8192 ] || bg_zk=1
 			[ "$bg_zs" -le "$bg_metamax" ] || bg_zk=2
-			bg_mzc="${bg_mzc-}$bg_nl$bg_zd$bg_tab$bg_zk"
+			bg_mzput "$bg_zd" "$bg_zk"
 			;;
 		stdout.log) bg_esz_stdout=$bg_zs ;;
 		stderr.log) bg_esz_stderr=$bg_zs ;;

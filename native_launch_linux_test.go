@@ -157,6 +157,13 @@ func (l *launched) normalize(dir string) {
 			if strings.HasSuffix(k, "/ended_at") {
 				v = v[:strings.Index(v, " ")+1] + "TIME"
 			}
+			// The look that waits for the job's end records it without
+			// processes unless a process of the user was in the middle of
+			// an exec then (the blank rule, docs/design.md): other tests'
+			// processes decide that, not the launch.
+			if strings.HasSuffix(k, "/leftovers") {
+				continue
+			}
 			tree[n(k)] = n(v)
 		}
 	}

@@ -484,7 +484,13 @@ func compareLook(t *testing.T, c *Client, shells map[string]string, dirs, refs [
 	if err != nil {
 		t.Fatal(err)
 	}
-	return compareMade(t, shells, dirs, before, what, got, ok, s)
+	return compareMade(t, shells, dirs, before, what, func() (string, bool) {
+		if q != nil {
+			pieces, ok := c.nativeList(*q)
+			return strings.Join(pieces, ""), ok
+		}
+		return c.nativeStatus(refs)
+	}, got, ok, s)
 }
 
 // compareWait is compareLook of one look of a wait (wait.sh's bg_once) at
@@ -497,34 +503,62 @@ func compareWait(t *testing.T, c *Client, shells map[string]string, dirs, refs [
 	if err != nil {
 		t.Fatal(err)
 	}
-	return compareMade(t, shells, dirs, before, fmt.Sprintf("wait (any %v) %v", any, refs), got, ok, s)
+	return compareMade(t, shells, dirs, before, fmt.Sprintf("wait (any %v) %v", any, refs), func() (string, bool) {
+		return c.nativeWait(refs, any)
+	}, got, ok, s)
 }
 
 // compareMade fails t when what was left to the script (not ok), and
 // compares got, made in Go from the leftovers records before, with what
 // script prints under each shell from the same records, and the records
-// each writes.
-func compareMade(t *testing.T, shells map[string]string, dirs []string, before map[string]string, what, got string, ok bool, s string) string {
+// each writes. A record written by one and not the other may be the
+// blank rule's (docs/design.md: none beside a process of the user caught
+// in the middle of an exec, which other tests' processes are): then all
+// is made again, from before, a few times.
+func compareMade(t *testing.T, shells map[string]string, dirs []string, before map[string]string, what string, remake func() (string, bool), got string, ok bool, s string) string {
 	t.Helper()
-	if !ok {
-		t.Fatalf("%s: left to the script, want it made in Go", what)
-	}
-	made := leftoversOf(dirs)
-	for name, sh := range shells {
+	for try := 1; ; try++ {
+		if !ok {
+			t.Fatalf("%s: left to the script, want it made in Go", what)
+		}
+		made := leftoversOf(dirs)
+		var declined []string
+		for name, sh := range shells {
+			restoreLeftovers(t, before)
+			var want bytes.Buffer
+			if err := (&local.Runtime{Shell: sh}).Exec(context.Background(), s, nil, &want); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if got != want.String() {
+				t.Errorf("%s made in Go:\n%q\nthe script under %s:\n%q", what, got, name, want.String())
+			}
+			if by := leftoversOf(dirs); !maps.Equal(by, made) {
+				if onlyDeclined(by, made) && try < 5 {
+					declined = append(declined, name)
+					continue
+				}
+				t.Errorf("%s: leftovers records written in Go %v, by the script under %s %v", what, made, name, by)
+			}
+		}
+		if len(declined) == 0 {
+			restoreLeftovers(t, made)
+			return got
+		}
+		t.Logf("%s: a leftovers record written by one and not the other (%v), made again", what, declined)
 		restoreLeftovers(t, before)
-		var want bytes.Buffer
-		if err := (&local.Runtime{Shell: sh}).Exec(context.Background(), s, nil, &want); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if got != want.String() {
-			t.Errorf("%s made in Go:\n%q\nthe script under %s:\n%q", what, got, name, want.String())
-		}
-		if by := leftoversOf(dirs); !maps.Equal(by, made) {
-			t.Errorf("%s: leftovers records written in Go %v, by the script under %s %v", what, made, name, by)
+		got, ok = remake()
+	}
+}
+
+// onlyDeclined reports whether leftovers records a and b differ only in
+// records one of them lacks.
+func onlyDeclined(a, b map[string]string) bool {
+	for d, l := range a {
+		if l != b[d] && l != "" && b[d] != "" {
+			return false
 		}
 	}
-	restoreLeftovers(t, made)
-	return got
+	return true
 }
 
 // leftoversOf returns the leftovers record of each of dirs, "" for none.

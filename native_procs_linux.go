@@ -28,11 +28,12 @@ type procLook struct {
 	// its effective user, boot the boot id begin.sh read (bg_boot).
 	self, euid int
 	boot       string
-	// scanned: bg_pgs is set; groups is it, the live processes by group.
+	// scanned: bg_pgs is set; groups are the bg_g_PGID, the live
+	// processes by group.
 	scanned bool
 	groups  map[string][]int
 	// unread are bg_pold: the processes of the scan whose environments
-	// are not read; envs bg_envs: those read that carry a job id.
+	// are not read; envs the bg_e_ID: those read that carry a job id.
 	unread []scanProc
 	envs   []envProc
 	// blanks are bg_blanks: processes whose environment read empty.

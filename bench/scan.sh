@@ -7,9 +7,12 @@
 # (bench/cmd/interleave), each beside the same verbs of an older binary.
 #   bash bench/scan.sh [OLD_COMMIT] [EXTRA] [ROUNDS]
 # (defaults: HEAD^, 2000, 20)
+# With SCAN_SCRIPTS=1 the looks are the scripts' (BGJOB_NATIVE_CHECK=off),
+# the ones an SSH host runs, here without the connection's cost.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 old=${1:-HEAD^} extra=${2:-2000} n=${3:-20}
+[ "${SCAN_SCRIPTS:-}" != 1 ] || export BGJOB_NATIVE_CHECK=off
 tmp=$(mktemp -d)
 go build -o "$tmp/new" ./cmd/bgjob
 git worktree add -q --detach "$tmp/src" "$old"

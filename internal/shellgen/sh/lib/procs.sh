@@ -81,51 +81,70 @@ bg_busy() {
 	[ "$bg_lc" -gt 0 ]
 }
 
-# bg_scan: look at the host's processes once. Sets bg_pgs to the live (not
-# zombie) processes by group, " PGID:PID,PID,... ", and bg_pm to the
-# method: proc (/proc: groups and environments) or ps (groups only). On
-# /proc it reads only the stat files (one grep, one awk, whatever the
-# number of processes); the environments are read later, by bg_scanenv,
-# and only of the processes started since the job bg_live looks at: one
-# started before cannot be its escapee. grep, not cat, reads the stat
-# files: GNU cat maps and unmaps a 128 KiB buffer for each file, four to
-# six times slower (docs/benchmarks.md).
+# bg_scan: look at the host's processes once. Sets bg_pgs (1: the scan is
+# made), bg_g_PGID for each process group with live (not zombie) members,
+# "PID,PID,...", and bg_pm to the method: proc (/proc: groups and
+# environments) or ps (groups only). On /proc it reads only the stat
+# files (one grep, one awk, whatever the number of processes); the
+# environments are read later, by bg_scanenv, and only of the processes
+# started since the job bg_live looks at: one started before cannot be
+# its escapee. grep, not cat, reads the stat files: GNU cat maps and
+# unmaps a 128 KiB buffer for each file, four to six times slower
+# (docs/benchmarks.md). What the scan found is kept in variables named
+# after the group (and, by bg_scanenv, the job id) that awk writes and the
+# shell evaluates: looking one up costs the same among 20 processes as
+# among 2,000, where cutting it out of one long string (a pattern that
+# starts with *) took the shells time that grows with the square of its
+# length, a third of a second at 2,000 processes.
 bg_scan() {
-	bg_envs=' ' bg_since= bg_sext=0 bg_blanks=' '
+	# Those of the last scan go first: a group gone since must not stay.
+	# shellcheck disable=SC2086 # the names are words on purpose
+	[ -z "${bg_snames-}" ] || unset $bg_snames
+	bg_snames= bg_since= bg_sext=0 bg_blanks=' '
+	# One program for both ways; on /proc it keeps, for bg_scanenv, each
+	# process's pid, start and group (bg_pold).
+	# shellcheck disable=SC2016 # an awk program, not expanded
+	bg_sa='
+		m == "proc" {
+			r = $0; sub(/.*\) /, "", r); split(r, f, " ")
+			if (f[1] == "Z" || f[1] == "X") next
+			g[f[3]] = g[f[3]] "," $1
+			o = o " " $1 ":" f[20] ":" f[3]
+			next
+		}
+		$3 !~ /^Z/ { g[$2] = g[$2] "," $1 }
+		END {
+			for (x in g) if (x ~ /^[0-9]+$/) {
+				print "bg_g_" x "=" substr(g[x], 2)
+				n = n " bg_g_" x
+			}
+			print "bg_snames='"'"'" n "'"'"'"
+			print "bg_pold='"'"'" o " '"'"'"
+		}'
 	if [ -r /proc/self/stat ]; then
 		bg_pm=proc
-		bg_mx=$(grep -a -h -s '' /proc/[0-9]*/stat 2>/dev/null | awk '
-			{
-				r = $0; sub(/.*\) /, "", r); split(r, f, " ")
-				if (f[1] == "Z" || f[1] == "X") next
-				g[f[3]] = g[f[3]] "," $1
-				o = o " " $1 ":" f[20] ":" f[3]
-			}
-			END { for (x in g) l = l " " x ":" substr(g[x], 2); print l "|" o }')
-		bg_pold="${bg_mx#*|} "
+		bg_mx=$(grep -a -h -s '' /proc/[0-9]*/stat 2>/dev/null | awk -v m=proc "$bg_sa")
 	else
 		bg_pm='ps'
-		bg_mx=$(ps -A -o pid= -o pgid= -o stat= 2>/dev/null | awk '
-			$3 !~ /^Z/ { g[$2] = g[$2] "," $1 }
-			END { for (x in g) l = l " " x ":" substr(g[x], 2); print l "|" }')
-		bg_pold=' '
+		bg_mx=$(ps -A -o pid= -o pgid= -o stat= 2>/dev/null | awk -v m=ps "$bg_sa")
 	fi
-	bg_pgs="${bg_mx%%|*} "
+	eval "$bg_mx"
+	bg_pgs=1
 }
 
 # bg_scanenv SINCE: read the environments of the processes of the scan
 # (bg_pold, " PID:START:PGID ...", those not read yet) started at or
 # after SINCE (clock ticks since boot; 0: all), and add those that carry
-# a job id (the wrapper exports BGJOB_JOB_ID) to bg_envs,
-# " ID:PID:START:PGID ...". bg_since is the oldest start read so far. The
-# third call reads all that is left: a look at many jobs (ls, stop, prune)
-# reads the environments at most three times, not once per job. One awk,
-# and a grep for each 1,000 processes read. For bg_leftovers (bg_lrescan
-# set) it also adds to bg_blanks, " PID:START ...", the processes whose
-# environment read empty: a process in the middle of an exec (the kernel
-# shows its new environment only once the exec has laid it out), or one
-# that has none; such a one cannot be told not to be a job's (a grep
-# more for each 1,000).
+# a job id (the wrapper exports BGJOB_JOB_ID) to bg_e_ID (the id's "-" a
+# "_"), " PID:START:PGID ...". bg_since is the oldest start read so far.
+# The third call reads all that is left: a look at many jobs (ls, stop,
+# prune) reads the environments at most three times, not once per job.
+# One awk, and a grep for each 1,000 processes read. For bg_leftovers
+# (bg_lrescan set) it also adds to bg_blanks, " PID:START ...", the
+# processes whose environment read empty: a process in the middle of an
+# exec (the kernel shows its new environment only once the exec has laid
+# it out), or one that has none; such a one cannot be told not to be a
+# job's (a grep more for each 1,000).
 bg_scanenv() {
 	bg_sext=$((bg_sext + 1))
 	bg_sx=$1
@@ -141,8 +160,9 @@ bg_scanenv() {
 				c = "grep -a -o -s -H -e \"$bg_pat\"" f
 				while ((c | getline e) > 0) {
 					q = e; sub(/^\/proc\//, "", q); sub(/\/.*/, "", q)
-					d = e; sub(/.*BGJOB_JOB_ID=/, "", d)
-					o = o " " d ":" q ":" st[q] ":" pg[q]
+					d = e; sub(/.*BGJOB_JOB_ID=/, "", d); sub(/-/, "_", d)
+					if (d !~ /^[0-9a-zT_]+$/ || q !~ /^[0-9]+$/) continue
+					o[d] = o[d] " " q ":" st[q] ":" pg[q]
 				}
 				close(c)
 				if (bl != "") {
@@ -154,12 +174,15 @@ bg_scanenv() {
 					close(c)
 				}
 			}
-			print o "|" k "|" b
+			for (d in o) {
+				print "bg_e_" d "=\"${bg_e_" d "-}\"'"'"'" o[d] "'"'"'"
+				m = m " bg_e_" d
+			}
+			print "bg_pold='"'"'" k " '"'"'"
+			print "bg_blanks=\"$bg_blanks\"'"'"'" b " '"'"'"
+			print "bg_snames=\"$bg_snames\"'"'"'" m "'"'"'"
 		}')
-	bg_envs="$bg_envs${bg_mx%%|*} "
-	bg_mx=${bg_mx#*|}
-	bg_pold="${bg_mx%%|*} "
-	bg_blanks="$bg_blanks${bg_mx#*|} "
+	eval "$bg_mx"
 	bg_since=$bg_sx
 }
 
@@ -222,24 +245,19 @@ bg_live() {
 		if [ -z "$bg_since" ] || [ "$bg_lx" -lt "$bg_since" ]; then bg_scanenv "$bg_lx"; fi
 	fi
 	if [ -n "$bg_ltied" ]; then
-		case $bg_pgs in *" $bg_w:"*)
-			bg_lx=${bg_pgs#*" $bg_w:"}
-			bg_lx=${bg_lx%% *}
-			bg_oifs=$IFS
-			IFS=,
-			set -- $bg_lx
-			IFS=$bg_oifs
-			for bg_lx in "$@"; do
-				[ "$bg_lx" = "$bg_w" ] || [ "$bg_lx" = $$ ] || bg_lgm="$bg_lgm $bg_lx"
-			done
-			;;
-		esac
+		bg_lx=
+		case $bg_w in '' | *[!0-9]*) ;; *) eval "bg_lx=\${bg_g_$bg_w-}" ;; esac
+		bg_oifs=$IFS
+		IFS=,
+		set -- $bg_lx
+		IFS=$bg_oifs
+		for bg_lx in "$@"; do
+			[ "$bg_lx" = "$bg_w" ] || [ "$bg_lx" = $$ ] || bg_lgm="$bg_lgm $bg_lx"
+		done
 	fi
-	bg_lx=$bg_envs
-	while :; do
-		case $bg_lx in *" $bg_lid:"*) ;; *) break ;; esac
-		bg_lx=${bg_lx#*" $bg_lid:"}
-		bg_le=${bg_lx%% *}
+	bg_lx=
+	if bg_isid "$bg_lid"; then eval "bg_lx=\${bg_e_${bg_lid%-*}_${bg_lid#*-}-}"; fi
+	for bg_le in $bg_lx; do
 		bg_lq=${bg_le%%:*}
 		bg_le=${bg_le#*:}
 		bg_ls=${bg_le%%:*}
@@ -258,9 +276,10 @@ bg_live() {
 			bg_lx=${bg_l#run }
 			bg_lq=${bg_lx%% *}
 			bg_ls=${bg_lx#* }
-			case $bg_pgs in *" $bg_lq:"*)
-				bg_lx=${bg_pgs#*" $bg_lq:"}
-				bg_lx=${bg_lx%% *}
+			case $bg_lq in *[!0-9]*) bg_lq=0 ;; esac
+			bg_lx=
+			eval "bg_lx=\${bg_g_$bg_lq-}"
+			case $bg_lx in ?*)
 				if [ "$(sed 's/.*) //' "/proc/$bg_lq/stat" 2>/dev/null | cut -d' ' -f20)" = "$bg_ls" ]; then
 					bg_oifs=$IFS
 					IFS=,
@@ -301,79 +320,6 @@ bg_finishing() {
 		bg_lw=$((bg_lw + 1))
 	done
 	[ "$bg_lw" -gt 0 ]
-}
-
-# bg_leftovers: record the ended jobs that bg_live found without processes
-# once two scans, each made after their exit_code was written and the
-# second after the first had ended, found none: bg_lun1 lists those one
-# such scan found without (bg_live's own), bg_lun2 those whose scan was
-# made before bg_live saw them ended. A scan is no snapshot: a process
-# forked after the scan listed the processes, by a parent that exits
-# before the scan reads it, is missed; the next scan sees the child. The
-# record is a file, leftovers, holding 0, and a look at the job
-# (bg_recorded) no longer scans: none of its processes can appear later,
-# as each would descend from one alive then. The hole left: a chain of
-# processes each of which forks the next and exits within one scan.
-bg_leftovers() {
-	[ -n "${bg_lun1-}${bg_lun2-}" ] || return 0
-	bg_lrescan=1
-	bg_pgs=
-	bg_scan
-	bg_lnone "$bg_lun1"
-	bg_lrec=$bg_lz
-	bg_lnone "$bg_lun2"
-	if [ -n "$bg_lz" ]; then
-		bg_pgs=
-		bg_scan
-		bg_lnone "$bg_lz"
-		bg_lrec=$bg_lrec$bg_lz
-	fi
-	set -f
-	bg_oifs=$IFS
-	IFS=$bg_nl
-	# shellcheck disable=SC2086 # the directories are lines on purpose
-	set -- $bg_lrec
-	IFS=$bg_oifs
-	set +f
-	# Not into a job being removed (its meta.json goes first): the record
-	# would keep its directory, which a removal had emptied, alive. One
-	# written while a removal began is taken back.
-	for bg_lv in "$@"; do
-		[ -e "$bg_lv/meta.json" ] || continue
-		{ printf '0\n' >"$bg_lv/leftovers.tmp$$" && mv -f "$bg_lv/leftovers.tmp$$" "$bg_lv/leftovers"; } 2>/dev/null || rm -f "$bg_lv/leftovers.tmp$$"
-		[ -e "$bg_lv/meta.json" ] || rm -f "$bg_lv/leftovers"
-	done
-	bg_lun1= bg_lun2= bg_lrescan=
-}
-
-# bg_lnone DIRS: set bg_lz to those of DIRS (lines) that bg_live finds
-# without processes in the current scan.
-bg_lnone() {
-	bg_lz=
-	set -f
-	bg_oifs=$IFS
-	IFS=$bg_nl
-	# shellcheck disable=SC2086 # the directories are lines on purpose
-	set -- $1
-	IFS=$bg_oifs
-	set +f
-	for bg_lv in "$@"; do
-		bg_live "$bg_lv"
-		[ "$bg_lc" != 0 ] || bg_lblank || bg_lz=$bg_lz$bg_lv$bg_nl
-	done
-}
-
-# bg_lblank: succeed when bg_blanks holds a process of this user started
-# since the job bg_live last looked at (bg_st; any, when that is not a
-# number) that is still there: one whose environment read empty may be
-# one of the job's, caught in an exec, and the job is not recorded as
-# leaving nothing.
-bg_lblank() {
-	for bg_lk in $bg_blanks; do
-		case $bg_st in '' | *[!0-9]*) ;; *) [ "${bg_lk#*:}" -ge "$bg_st" ] || continue ;; esac
-		[ ! -O "/proc/${bg_lk%%:*}" ] || return 0
-	done
-	return 1
 }
 
 # bg_ended DIR: succeed when the job in DIR has ended: exit_code written,

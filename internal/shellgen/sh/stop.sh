@@ -38,8 +38,8 @@ bg_i=0
 for bg_x in "$@"; do
 	bg_i=$((bg_i + 1))
 	if [ -d "$bg_x" ] && [ ! -L "$bg_x" ]; then
-		bg_o=${bg_oc#*" $bg_i:"}
-		printf 'O\t%s\n' "${bg_o%% *}"
+		eval "bg_o=\${bg_oc_$bg_i-}"
+		printf 'O\t%s\n' "$bg_o"
 		bg_obs "$bg_x" && continue
 	fi
 	printf 'E\tnotfound\t%s\n' "${bg_x##*/}"

@@ -53,15 +53,16 @@ bg_stopmark() {
 # nowait: the wrapper's own timer) each wrapper has recorded its status.
 # The wrapper traps the signals sent to the group and is never sent KILL,
 # so it outlives the command and records its real status. Each round looks
-# at the host once (bg_scan) for all the jobs. Sets bg_oc to what happened
-# to each, " N:OUTCOME ..." for the Nth DIR: stopped, gone or untied.
+# at the host once (bg_scan) for all the jobs. Sets bg_oc_N to what
+# happened to the Nth DIR: stopped, gone or untied (one variable each: a
+# list searched by pattern costs the square of its length).
 bg_stop() {
 	bg_sig=$1 bg_sn=$2 bg_r=$3 bg_nowait=$4
 	shift 4
 	# No grace: a TERM that KILL follows at once only races the job's
 	# handler, so the default signal becomes KILL (and the stop says so).
 	[ "$bg_sn" -gt 0 ] || [ "$bg_sig" != TERM ] || bg_sig=KILL
-	bg_oc=' ' bg_sl= bg_sw= bg_todo=
+	bg_sl= bg_sw= bg_todo=
 	# The queued jobs are marked stopped first: a job stopped here that
 	# ends gives its slot to the next in the queue, which must find its
 	# own stop before it runs.
@@ -86,7 +87,7 @@ bg_stop() {
 		bg_tied "$bg_sd" || bg_stied=
 		bg_live "$bg_sd"
 		if [ -z "$bg_stied" ] && [ "$bg_lc" = 0 ]; then
-			bg_oc="$bg_oc$bg_si:untied "
+			eval "bg_oc_$bg_si=untied"
 			continue
 		fi
 		if [ ! -e "$bg_sd/exit_code" ] && [ ! -e "$bg_sd/stop" ]; then
@@ -101,11 +102,11 @@ bg_stop() {
 			# Continued, should it have been stopped (bg_signal).
 			bg_kill CONT "$bg_w"
 			[ "$bg_lc" = 0 ] || bg_signal "$bg_sig"
-			bg_oc="$bg_oc$bg_si:stopped "
+			eval "bg_oc_$bg_si=stopped"
 		elif [ "$bg_lc" -gt 0 ]; then
 			bg_signal "$bg_sig"
 			bg_sl="$bg_sl $bg_si"
-			bg_oc="$bg_oc$bg_si:stopped "
+			eval "bg_oc_$bg_si=stopped"
 		elif bg_running "$bg_sd"; then
 			# A wrapper that has only just started may not have forked its
 			# command; one that was stopped after its command ended has
@@ -113,7 +114,7 @@ bg_stop() {
 			bg_kill CONT "$bg_w"
 			bg_todo="$bg_todo $bg_si"
 		else
-			bg_oc="$bg_oc$bg_si:gone "
+			eval "bg_oc_$bg_si=gone"
 		fi
 	done
 	bg_sk=0
@@ -128,11 +129,11 @@ bg_stop() {
 			if [ "$bg_lc" -gt 0 ]; then
 				bg_signal "$bg_sig"
 				bg_sl="$bg_sl $bg_si"
-				bg_oc="$bg_oc$bg_si:stopped "
+				eval "bg_oc_$bg_si=stopped"
 			elif bg_running "$bg_sd" && [ "$bg_sk" -lt 20 ]; then
 				bg_todo="$bg_todo $bg_si"
 			else
-				bg_oc="$bg_oc$bg_si:gone "
+				eval "bg_oc_$bg_si=gone"
 			fi
 		done
 	done

@@ -752,13 +752,19 @@ func TestNativeLeftoversNotIntoARemoval(t *testing.T) {
 	if err := os.Remove(filepath.Join(removed.Path, "meta.json")); err != nil {
 		t.Fatal(err)
 	}
-	l := newProcLook(boot)
-	l.lun1 = []string{kept.Path, removed.Path}
-	if !l.leftovers() {
-		t.Fatal("leftovers: not ok")
+	// A process of the user caught in the middle of an exec (other
+	// tests') declines the record (the blank rule): a few tries.
+	want := map[string]string{kept.Path: "0\n", removed.Path: ""}
+	var got map[string]string
+	for try := 0; try < 5 && !maps.Equal(got, want); try++ {
+		l := newProcLook(boot)
+		l.lun1 = []string{kept.Path, removed.Path}
+		if !l.leftovers() {
+			t.Fatal("leftovers: not ok")
+		}
+		got = leftoversOf([]string{kept.Path, removed.Path})
 	}
-	got := leftoversOf([]string{kept.Path, removed.Path})
-	if want := map[string]string{kept.Path: "0\n", removed.Path: ""}; !maps.Equal(got, want) {
+	if !maps.Equal(got, want) {
 		t.Errorf("leftovers records %q, want %q", got, want)
 	}
 	ents, err := os.ReadDir(removed.Path)

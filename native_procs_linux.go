@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -38,6 +39,10 @@ type procLook struct {
 	envs   []envProc
 	// blanks are bg_blanks: processes whose environment read empty.
 	blanks []scanProc
+	// wrappers are the bg_c_ID of bg_wrapperof, read once a scan (nil:
+	// not yet): the pids whose command line holds an argument ending in
+	// ID/job.sh, by id.
+	wrappers map[string][]int
 	// since is bg_since (-1: ""), sext bg_sext.
 	since int64
 	sext  int
@@ -69,6 +74,7 @@ func newProcLook(boot string) *procLook {
 // environments read before.
 func (l *procLook) scan() bool {
 	l.scanned, l.groups, l.unread, l.envs, l.blanks, l.since, l.sext = true, map[string][]int{}, l.unread[:0], nil, nil, -1, 0
+	l.wrappers = nil
 	d, err := openRead("/proc")
 	if err != nil {
 		return false
@@ -319,7 +325,17 @@ func (l *procLook) live(dir string) (int, bool) {
 		return 0, true
 	}
 	// An unreadable meta.json (not picked): the processes that carry the
-	// job's id count, whenever they started.
+	// job's id count, whenever they started, and its wrapper, found by its
+	// command line, ties its group.
+	if !m.picked {
+		w, ok := l.wrapperOf(dir)
+		if !ok {
+			return 0, false
+		}
+		if w > 0 {
+			tied, m.pid = true, strconv.Itoa(w)
+		}
+	}
 	// The environments of the processes started since the job (all,
 	// when its start is not a number).
 	start, numeric := int64(0), m.start != "" && strings.Trim(m.start, "0123456789") == ""
@@ -401,6 +417,57 @@ func (l *procLook) live(dir string) (int, bool) {
 		}
 	}
 	return n, true
+}
+
+// wrapperRE is bg_wrapperof's grep: an argument that ends in ID/job.sh.
+var wrapperRE = regexp.MustCompile(`/[0-9]{8}T[0-9]{6}-[0-9a-z]{6}/job\.sh`)
+
+// wrapperOf is bg_wrapperof: the pid of a live process of this user one
+// of whose arguments is dir/job.sh (0: none); not ok where a read fails
+// otherwise than for a process gone.
+func (l *procLook) wrapperOf(dir string) (int, bool) {
+	id := filepath.Base(dir)
+	if !jobdir.IsID(id) || strings.Contains(dir, "\n") {
+		return 0, true
+	}
+	if l.wrappers == nil {
+		l.wrappers = map[string][]int{}
+		names, err := filepath.Glob("/proc/[0-9]*/cmdline")
+		if err != nil {
+			return 0, false
+		}
+		for _, name := range names {
+			b, ok := l.read(name, 0)
+			if !ok {
+				continue
+			}
+			pid, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(name, "/proc/"), "/cmdline"))
+			if err != nil {
+				continue
+			}
+			for _, m := range wrapperRE.FindAll(b, -1) {
+				w := strings.TrimSuffix(string(m[1:]), "/job.sh")
+				l.wrappers[w] = append(l.wrappers[w], pid)
+			}
+		}
+	}
+	want := dir + "/job.sh"
+	for _, pid := range l.wrappers[id] {
+		var st syscall.Stat_t
+		if syscall.Stat("/proc/"+strconv.Itoa(pid), &st) != nil || int(st.Uid) != l.euid {
+			continue
+		}
+		b, ok := l.read("/proc/"+strconv.Itoa(pid)+"/cmdline", 0)
+		if !ok {
+			continue
+		}
+		for _, arg := range strings.FieldsFunc(string(b), func(r rune) bool { return r == 0 || r == '\n' }) {
+			if arg == want {
+				return pid, true
+			}
+		}
+	}
+	return 0, true
 }
 
 // tied is bg_tied: the job's process group can be tied to it: same boot,

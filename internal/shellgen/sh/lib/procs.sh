@@ -100,7 +100,7 @@ bg_scan() {
 	# Those of the last scan go first: a group gone since must not stay.
 	# shellcheck disable=SC2086 # the names are words on purpose
 	[ -z "${bg_snames-}" ] || unset $bg_snames
-	bg_snames= bg_since= bg_sext=0 bg_blanks=' '
+	bg_snames= bg_since= bg_sext=0 bg_blanks=' ' bg_wscan=
 	# One program for both ways; on /proc it keeps, for bg_scanenv, each
 	# process's pid, start and group (bg_pold).
 	# shellcheck disable=SC2016 # an awk program, not expanded
@@ -128,6 +128,8 @@ bg_scan() {
 		bg_pm='ps'
 		bg_mx=$(ps -A -o pid= -o pgid= -o stat= 2>/dev/null | awk -v m=ps "$bg_sa")
 	fi
+	# (An awk that printed nothing leaves no process unread behind.)
+	bg_pold=' '
 	eval "$bg_mx"
 	bg_pgs=1
 }
@@ -182,6 +184,7 @@ bg_scanenv() {
 			print "bg_blanks=\"$bg_blanks\"'"'"'" b " '"'"'"
 			print "bg_snames=\"$bg_snames\"'"'"'" m "'"'"'"
 		}')
+	bg_pold=' '
 	eval "$bg_mx"
 	bg_since=$bg_sx
 }
@@ -233,9 +236,12 @@ bg_live() {
 		[ -z "$bg_boot" ] || [ "$bg_b" = "$bg_boot" ] || return 0
 	else
 		# An unreadable job (meta.json missing, cut short or not bgjob's):
-		# no wrapper, group or start to go by, but its command's processes
-		# still carry its id: all of them count, whenever they started.
+		# no start to go by, but its command's processes still carry its
+		# id: all of them count, whenever they started; and its wrapper,
+		# found by its command line (bg_wrapperof), ties its group, for a
+		# command that cleared its environment.
 		bg_w= bg_st= bg_b=
+		if [ -z "$bg_lgone" ] && bg_wrapperof "$1"; then bg_ltied=1; fi
 	fi
 	# The environments of the processes started since the job (all, when
 	# its start is unknown), unless read already.
@@ -305,6 +311,43 @@ bg_live() {
 	1) bg_lun1=${bg_lun1-}$bg_ldir$bg_nl ;;
 	late) bg_lun2=${bg_lun2-}$bg_ldir$bg_nl ;;
 	esac
+}
+
+# bg_wrapperof DIR: set bg_w to the pid of a live process of this user
+# one of whose arguments is DIR/job.sh: the wrapper of the job in DIR
+# ("sh DIR/job.sh run ..."), whatever its meta.json says; fail when there
+# is none (or DIR holds a newline). The command lines of the host's
+# processes are read once a scan (bg_scan), by one grep for the arguments
+# that end in ID/job.sh, kept by id (bg_c_ID: pids); each of those is
+# checked for the whole argument.
+bg_wrapperof() {
+	bg_w=
+	bg_isid "${1##*/}" || return 1
+	case $1 in *"$bg_nl"*) return 1 ;; esac
+	if [ -z "${bg_wscan-}" ]; then
+		bg_wscan=1
+		bg_mx=$(grep -a -o -s -H -e '/[0-9]\{8\}T[0-9]\{6\}-[0-9a-z]\{6\}/job\.sh' /proc/[0-9]*/cmdline 2>/dev/null | awk '
+			{
+				q = $0; sub(/^\/proc\//, "", q); sub(/\/.*/, "", q)
+				d = $0; sub(/\/job\.sh$/, "", d); sub(/.*\//, "", d); sub(/-/, "_", d)
+				if (d !~ /^[0-9a-zT_]+$/ || q !~ /^[0-9]+$/) next
+				print "bg_c_" d "=\"${bg_c_" d "-} " q "\""
+				m = m " bg_c_" d
+			}
+			END { print "bg_snames=\"$bg_snames\"'"'"'" m "'"'"'" }')
+		eval "$bg_mx"
+	fi
+	bg_wx=${1##*/}
+	eval "bg_wx=\${bg_c_${bg_wx%-*}_${bg_wx#*-}-}"
+	for bg_wp in $bg_wx; do
+		[ -O "/proc/$bg_wp" ] || continue
+		case "$bg_nl$(tr '\0' '\n' <"/proc/$bg_wp/cmdline" 2>/dev/null)$bg_nl" in *"$bg_nl$1/job.sh$bg_nl"*)
+			bg_w=$bg_wp
+			return 0
+			;;
+		esac
+	done
+	return 1
 }
 
 # bg_finishing DIR: wait while the wrapper of the job in DIR (on this

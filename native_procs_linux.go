@@ -422,9 +422,10 @@ func (l *procLook) live(dir string) (int, bool) {
 // wrapperRE is bg_wrapperof's grep: an argument that ends in ID/job.sh.
 var wrapperRE = regexp.MustCompile(`/[0-9]{8}T[0-9]{6}-[0-9a-z]{6}/job\.sh`)
 
-// wrapperOf is bg_wrapperof: the pid of a live process of this user one
-// of whose arguments is dir/job.sh (0: none); not ok where a read fails
-// otherwise than for a process gone.
+// wrapperOf is bg_wrapperof: the pid of a live process of this user
+// whose command line is "/bin/sh dir/job.sh run ..." or "... pty", its
+// second argument dir/job.sh or the same file by another path (0: none);
+// not ok where a read fails otherwise than for a process gone.
 func (l *procLook) wrapperOf(dir string) (int, bool) {
 	id := filepath.Base(dir)
 	if !jobdir.IsID(id) || strings.Contains(dir, "\n") {
@@ -461,13 +462,27 @@ func (l *procLook) wrapperOf(dir string) (int, bool) {
 		if !ok {
 			continue
 		}
-		for _, arg := range strings.FieldsFunc(string(b), func(r rune) bool { return r == 0 || r == '\n' }) {
-			if arg == want {
-				return pid, true
-			}
+		// As the script reads them: a newline within an argument is
+		// \001 there.
+		args := strings.Split(strings.ReplaceAll(string(b), "\n", "\x01"), "\x00")
+		if len(args) < 3 || args[0] != "/bin/sh" || (args[2] != "run" && args[2] != "pty") {
+			continue
+		}
+		if args[1] == want || sameFile(args[1], want) {
+			return pid, true
 		}
 	}
 	return 0, true
+}
+
+// sameFile is test's -ef: a and b name the same file.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // tied is bg_tied: the job's process group can be tied to it: same boot,

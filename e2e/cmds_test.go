@@ -23,12 +23,18 @@ import (
 // cmdSpawn starts an unrelated program in a session and process group of
 // its own: a shell (the group leader) with two `sleep 60` children, as a
 // process that got a recycled pid could be. It writes the leader's pid to
-// FILE and kills the group when the script ends: spawn FILE.
+// FILE and kills the group when the script ends: spawn FILE. With a
+// second argument the leader is, in the end, `tail -f VIEWED`: a user's
+// viewer of a file, started from a shell with job control: spawn FILE
+// VIEWED.
 func cmdSpawn(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) != 1 || neg {
-		ts.Fatalf("usage: spawn FILE")
+	if len(args) < 1 || len(args) > 2 || neg {
+		ts.Fatalf("usage: spawn FILE [VIEWED]")
 	}
 	cmd := exec.Command("sh", "-c", "sleep 60 & sleep 60 & wait")
+	if len(args) == 2 {
+		cmd = exec.Command("sh", "-c", `sleep 60 & sleep 60 & exec tail -f "$1"`, "sh", ts.MkAbs(args[1]))
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	ts.Check(cmd.Start())
 	pid := cmd.Process.Pid

@@ -314,12 +314,14 @@ bg_live() {
 }
 
 # bg_wrapperof DIR: set bg_w to the pid of a live process of this user
-# one of whose arguments is DIR/job.sh: the wrapper of the job in DIR
-# ("sh DIR/job.sh run ..."), whatever its meta.json says; fail when there
-# is none (or DIR holds a newline). The command lines of the host's
-# processes are read once a scan (bg_scan), by one grep for the arguments
-# that end in ID/job.sh, kept by id (bg_c_ID: pids); each of those is
-# checked for the whole argument.
+# whose command line is "/bin/sh DIR/job.sh run ..." (the wrapper of the
+# job in DIR) or "/bin/sh DIR/job.sh pty" (its terminal's shell),
+# whatever its meta.json says, DIR/job.sh spelled as given or naming the
+# same file (a root reached through another path); a viewer of the file
+# (tail -f DIR/job.sh) is not it. Fail when there is none (or DIR holds
+# a newline). The command lines of the host's processes are read once a
+# scan (bg_scan), by one grep for the arguments that end in ID/job.sh,
+# kept by id (bg_c_ID: pids); each of those is checked whole.
 bg_wrapperof() {
 	bg_w=
 	bg_isid "${1##*/}" || return 1
@@ -341,11 +343,20 @@ bg_wrapperof() {
 	eval "bg_wx=\${bg_c_${bg_wx%-*}_${bg_wx#*-}-}"
 	for bg_wp in $bg_wx; do
 		[ -O "/proc/$bg_wp" ] || continue
-		case "$bg_nl$(tr '\0' '\n' <"/proc/$bg_wp/cmdline" 2>/dev/null)$bg_nl" in *"$bg_nl$1/job.sh$bg_nl"*)
+		# Its arguments a line each (a newline within one made \001).
+		bg_wc=$(tr '\n\0' '\001\n' <"/proc/$bg_wp/cmdline" 2>/dev/null) || continue
+		case $bg_wc in "/bin/sh$bg_nl"*"$bg_nl"*) ;; *) continue ;; esac
+		bg_wc=${bg_wc#*"$bg_nl"}
+		bg_wa=${bg_wc%%"$bg_nl"*}
+		bg_wc=${bg_wc#*"$bg_nl"}
+		case ${bg_wc%%"$bg_nl"*} in run | pty) ;; *) continue ;; esac
+		# -ef is not POSIX; bash, dash and busybox sh have it (tested), and
+		# a shell without it fails the test: the same path still matches.
+		# shellcheck disable=SC3013
+		if [ "$bg_wa" = "$1/job.sh" ] || [ "$bg_wa" -ef "$1/job.sh" ]; then
 			bg_w=$bg_wp
 			return 0
-			;;
-		esac
+		fi
 	done
 	return 1
 }

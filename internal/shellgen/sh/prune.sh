@@ -2,7 +2,8 @@
 # bg_age), newest first, and that have no live process: for each, its
 # observation, then an R record (or E, when it could not be removed); with
 # bg_dry=1 only the observations. A job the rule selects that still has
-# live processes stays: a K record, then its observation.
+# live processes stays: a K record, then its observation (without a
+# meta.json, a launch cut short: the unreadable job's).
 bg_readroot
 bg_now
 bg_mzscan "$bg_ws" './[0-9]*/meta.json'
@@ -20,7 +21,7 @@ while [ "$bg_pi" -gt 0 ]; do
 			# Kept: the job has ended, but some of its processes have not.
 			bg_esc "$bg_x"
 			printf 'K\tlive\t%s\n' "$bg_e"
-			bg_obs "$bg_x" strict
+			bg_obs "$bg_x" $bg_strict
 			bg_pos=$((bg_pos + 1))
 			continue
 		fi

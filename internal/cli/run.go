@@ -59,9 +59,10 @@ killed it) to exit_code.
 A name addresses the newest job of that name. Starting a job whose name a
 running job holds warns on stderr ("bgjob: warning: ..."; the id is still
 printed); --replace instead stops every job of that name that has live
-processes (TERM, KILL after --grace, as 'bgjob stop') and waits until their
-processes are gone, so that a port one held is free, then starts the new
-job. Concurrent --replace runs of one name take turns: the last one's job
+processes, the newest one too when its meta.json is missing or damaged
+(the name's index still names it), as 'bgjob stop' does (TERM, KILL after
+--grace), and waits until their processes are gone, so that a port one
+held is free, then starts the new job. Concurrent --replace runs of one name take turns: the last one's job
 is the one left running; a run killed while it waits for its turn gives
 it up.
 

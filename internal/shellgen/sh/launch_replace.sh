@@ -2,7 +2,8 @@
 # and is run with --replace: the bg_samename that launch.sh calls before
 # it makes the job's directory. Every job of the workspace with that name
 # and live processes (bg_busy: a running wrapper, or processes left
-# behind) is stopped as bgjob stop does, all at once (TERM, KILL after
+# behind), and the job the name index names if its meta.json is missing
+# or damaged, is stopped as bgjob stop does, all at once (TERM, KILL after
 # bg_rgrace milliseconds, then wait until their processes are gone,
 # so that what they held, such as a port, is free): for each an H replaced
 # record and its observation. Runs with --replace of one name take turns:
@@ -35,6 +36,20 @@ bg_samename() {
 		bg_nx=${bg_nx%/meta.json}
 		if bg_isid "${bg_nx##*/}" && [ ! -L "$bg_nx" ] && bg_busy "$bg_nx"; then bg_nsel="$bg_nsel$bg_nl$bg_nx"; fi
 	done
+	# The job the name index names (the newest of the name) is the name's
+	# even when its meta.json cannot say so (missing or damaged): what its
+	# processes hold, the new job may need.
+	if bg_line "$bg_ws/.names/$bg_name" && bg_isid "$bg_l"; then
+		bg_nx=$bg_ws/$bg_l
+		case "$bg_nsel$bg_nl" in *"$bg_nl$bg_nx$bg_nl"*) ;; *)
+			bg_nm=
+			if bg_metaline "$bg_nx"; then
+				case $bg_l in '{'*"\"id\":\"${bg_nx##*/}\""*'}') bg_nm=1 ;; esac
+			fi
+			if [ -z "$bg_nm" ] && [ -d "$bg_nx" ] && [ ! -L "$bg_nx" ] && bg_busy "$bg_nx"; then bg_nsel="$bg_nsel$bg_nl$bg_nx"; fi
+			;;
+		esac
+	fi
 	# The new job is not in that find's: its size is the launcher's.
 	bg_mzs=
 	[ -n "$bg_nsel" ] || return 0
@@ -48,7 +63,9 @@ bg_samename() {
 	for bg_nx in "$@"; do
 		bg_esc "$bg_nx"
 		printf 'H\treplaced\t%s\n' "$bg_e"
-		bg_obs "$bg_nx" strict || :
+		bg_nm=
+		[ ! -e "$bg_nx/meta.json" ] || bg_nm=strict
+		bg_obs "$bg_nx" $bg_nm || :
 	done
 }
 

@@ -13,9 +13,19 @@ bg_rmone() {
 	fi
 	bg_rm "$1"
 }
+# All the references are found before any job is removed: a name then
+# means the job it named, not an older one of the name once that is gone.
+bg_sel=
 for bg_ref in $bg_refs; do
-	if bg_find "$bg_ws" "$bg_ref"; then bg_rmone "$bg_d"; else printf 'E\t%s\t%s\n' "$bg_fk" "$bg_ref"; fi
+	if bg_find "$bg_ws" "$bg_ref"; then bg_pickone "$bg_d"; else printf 'E\t%s\t%s\n' "$bg_fk" "$bg_ref"; fi
 done
+set -f
+IFS=$bg_nl
+set -- $bg_sel
+IFS=' 	
+'
+set +f
+for bg_x in "$@"; do bg_rmone "$bg_x"; done
 set -f
 IFS=$bg_nl
 set -- $bg_dirs

@@ -22,7 +22,7 @@ if [ "$bg_all" = 1 ]; then
 	done
 else
 	for bg_ref in $bg_refs; do
-		if bg_find "$bg_ws" "$bg_ref"; then bg_sel="$bg_sel$bg_nl$bg_d"; else printf 'E\t%s\t%s\n' "$bg_fk" "$bg_ref"; fi
+		if bg_find "$bg_ws" "$bg_ref"; then bg_pickone "$bg_d"; else printf 'E\t%s\t%s\n' "$bg_fk" "$bg_ref"; fi
 	done
 fi
 set -f

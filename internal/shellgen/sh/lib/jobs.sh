@@ -183,6 +183,18 @@ bg_ispty() {
 	return 1
 }
 
+# bg_pickone DIR: add DIR, a job directory bg_find found, to bg_sel (one a
+# line) unless it is there already: two references to one job (its name
+# and its id) select it once. Looked up by id (bg_sd_ID), not in the list.
+bg_pickone() {
+	bg_px=${1##*/}
+	if bg_isid "$bg_px"; then
+		eval "[ -z \"\${bg_sd_${bg_px%-*}_${bg_px#*-}-}\" ]" || return 0
+		eval "bg_sd_${bg_px%-*}_${bg_px#*-}=1"
+	fi
+	bg_sel="$bg_sel$bg_nl$1"
+}
+
 # bg_find WSDIR REF: set bg_d to the job directory REF names in WSDIR: the
 # job with that id, else the newest job with that name: the one the name
 # index WSDIR/.names/REF names, else the newest 20 jobs are read by the

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -419,8 +418,24 @@ func (l *procLook) live(dir string) (int, bool) {
 	return n, true
 }
 
-// wrapperRE is bg_wrapperof's grep: an argument that ends in ID/job.sh.
-var wrapperRE = regexp.MustCompile(`/[0-9]{8}T[0-9]{6}-[0-9a-z]{6}/job\.sh`)
+// jobShIDs is bg_wrapperof's grep -o: the ids of each "/ID/job.sh" in b,
+// in order. No regexp: one compiled at package init would cost every
+// bgjob process.
+func jobShIDs(b []byte) []string {
+	const tail = "/job.sh"
+	var ids []string
+	for i := 0; ; {
+		j := bytes.Index(b[i:], []byte(tail))
+		if j < 0 {
+			return ids
+		}
+		end := i + j
+		if start := end - 22; start >= 1 && b[start-1] == '/' && jobdir.IsID(string(b[start:end])) {
+			ids = append(ids, string(b[start:end]))
+		}
+		i = end + len(tail)
+	}
+}
 
 // wrapperOf is bg_wrapperof: the pid of a live process of this user
 // whose command line is "/bin/sh dir/job.sh run ..." or "... pty", its
@@ -446,9 +461,8 @@ func (l *procLook) wrapperOf(dir string) (int, bool) {
 			if err != nil {
 				continue
 			}
-			for _, m := range wrapperRE.FindAll(b, -1) {
-				w := strings.TrimSuffix(string(m[1:]), "/job.sh")
-				l.wrappers[w] = append(l.wrappers[w], pid)
+			for _, id := range jobShIDs(b) {
+				l.wrappers[id] = append(l.wrappers[id], pid)
 			}
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -275,7 +274,25 @@ func (s *Server) warn(format string, args ...any) {
 	}
 }
 
-var unsafeReader = regexp.MustCompile(`[^A-Za-z0-9._@:+-]+`)
+// safeReader replaces each run of characters a reader's name may not hold
+// (other than letters, digits and ._@:+-) with one "_". No regexp: one
+// compiled at package init would cost every bgjob process.
+func safeReader(s string) string {
+	var b strings.Builder
+	run := false
+	for _, r := range s {
+		if r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._@:+-", r)) {
+			b.WriteRune(r)
+			run = false
+			continue
+		}
+		if !run {
+			b.WriteByte('_')
+		}
+		run = true
+	}
+	return b.String()
+}
 
 // readerFor returns the cursor name of job_output for the session's client.
 func (s *Server) readerFor(req *sdk.CallToolRequest) string {
@@ -288,7 +305,7 @@ func (s *Server) readerFor(req *sdk.CallToolRequest) string {
 				client = p.ClientInfo.Name
 			}
 		}
-		client = strings.Trim(unsafeReader.ReplaceAllString(client, "_"), "._@:+-")
+		client = strings.Trim(safeReader(client), "._@:+-")
 		if len(client) > 40 {
 			client = client[:40]
 		}

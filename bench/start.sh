@@ -3,9 +3,11 @@
 # logs --tail 10 of an ended job, beside a Go hello world (the floor), an
 # older binary's, and binaries that only import what bgjob links (what
 # their package inits and pages cost before main), interleaved
-# (bench/cmd/interleave). bgjob is built twice: `go build` (with cgo where
-# a C compiler is, as go install builds it) and CGO_ENABLED=0 (as Taskfile's
-# release builds it).
+# (bench/cmd/interleave), and the status made by the library alone
+# (bench/cmd/libstatus: none of the CLI, MCP, the terminal views or the
+# containers linked; then with runtime/ssh). bgjob is built twice: `go
+# build` (with cgo where a C compiler is, as go install builds it) and
+# CGO_ENABLED=0 (as Taskfile's release builds it).
 #   bash bench/start.sh [OLD_COMMIT] [ROUNDS]
 # (defaults: HEAD~3, 200)
 set -euo pipefail
@@ -24,6 +26,10 @@ git worktree add -q --detach "$tmp/src" "$old"
 git worktree remove --force "$tmp/src"
 go build -o "$tmp/interleave" ./bench/cmd/interleave
 go build -o "$tmp/hello" ./bench/cmd/hello
+# The same status made by the library alone: what a look would cost if
+# bgjob were not one binary (with and without runtime/ssh linked).
+CGO_ENABLED=0 go build -o "$tmp/lib" ./bench/cmd/libstatus
+CGO_ENABLED=0 go build -tags ssh -o "$tmp/lib-ssh" ./bench/cmd/libstatus
 imports=(
 	gdenc=github.com/gdamore/encoding
 	tcell=github.com/gdamore/tcell/v2
@@ -69,7 +75,8 @@ echo "## the verbs, CGO_ENABLED=0: load $(cut -d' ' -f1-3 /proc/loadavg)"
 	-c "floor=$tmp/hello" \
 	-c "version-old=$tmp/old-static --version" -c "version-new=$tmp/new-static --version" \
 	-c "status-old=$tmp/old-static --root $root status $id" -c "status-new=$tmp/new-static --root $root status $id" \
-	-c "tail-old=$tmp/old-static --root $root logs --tail 10 $id" -c "tail-new=$tmp/new-static --root $root logs --tail 10 $id"
+	-c "tail-old=$tmp/old-static --root $root logs --tail 10 $id" -c "tail-new=$tmp/new-static --root $root logs --tail 10 $id" \
+	-c "status-lib=$tmp/lib $root $id" -c "status-lib-ssh=$tmp/lib-ssh $root $id"
 echo "## page faults (perf stat -r 100), load $(cut -d' ' -f1-3 /proc/loadavg)"
 if command -v perf >/dev/null; then
 	for c in "$tmp/hello" "$tmp/old-static --version" "$tmp/new-static --version" \

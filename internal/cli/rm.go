@@ -19,7 +19,10 @@ func (a *app) rmCommand() *cobra.Command {
 		Use:   "rm ID...",
 		Short: "Remove jobs and their files",
 		Long: `Remove ended jobs and their directories. A job with live processes is refused
-unless --force, which stops it first. Only the files bgjob writes are deleted.`,
+unless --force, which stops it first. Only the files bgjob writes are deleted.
+Every ID (or name) is found before anything is removed, so a name means
+the job it named then, never an older one of the name; a job named twice
+(by its name and its id) is removed once.`,
 		Args: needArgs(1, -1, "a job id or name"),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.rm(cmd.Context(), args, force) },
 	}

@@ -30,7 +30,8 @@ end them): --signal HUP reaches only a program that sets its own handler
 started, and anything else is killed after --grace.
 
 Stopping is idempotent: a job that has already ended keeps its status, and
-only processes it left behind that can be tied to it are killed.`,
+only processes it left behind that can be tied to it are killed. A job named
+twice (by its name and its id) is stopped and reported once.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && !o.All {
 				return usageError("give job ids or names, or --all")

@@ -427,7 +427,7 @@ func checkFrame(line []byte) (msg, id json.RawMessage, m map[string]json.RawMess
 	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" {
 		return invalid(id, `"jsonrpc" must be "2.0"`)
 	}
-	const idRule = "an id is a string or an integer of at most 2^53-1 in magnitude"
+	const idRule = "an id is a string (no lone surrogate) or an integer of at most 2^53-1 in magnitude"
 	_, hasResult := m["result"]
 	errObj, hasError := m["error"]
 	if method, ok := m["method"]; ok {
@@ -498,8 +498,8 @@ func members(obj []byte) (map[string]json.RawMessage, string) {
 const maxID = 1<<53 - 1
 
 // requestID returns raw, an id, as an answer may carry it (nil: null), and
-// whether it is an id MCP allows and the SDK answers unchanged: a string,
-// or an integer of at most maxID in magnitude. A number that is no such
+// whether it is an id MCP allows and the SDK answers unchanged: a string
+// that decodes without loss, or an integer of at most maxID in magnitude. A number that is no such
 // integer is echoed as written, unless a float64 cannot hold it.
 func requestID(raw json.RawMessage) (json.RawMessage, bool) {
 	if len(raw) == 0 {
@@ -511,7 +511,12 @@ func requestID(raw json.RawMessage) (json.RawMessage, bool) {
 		if json.Unmarshal(raw, &s) != nil {
 			return nil, false
 		}
-		b, _ := json.Marshal(s) // invalid UTF-8 becomes U+FFFD, as in the SDK's answer
+		// A lone surrogate (\ud800) decodes to U+FFFD, which the SDK
+		// would answer: another id. Echoed as written, and refused.
+		if bytes.Count([]byte(s), []byte("\ufffd")) != bytes.Count(raw, []byte("\ufffd"))+bytes.Count(bytes.ToLower(raw), []byte(`\ufffd`)) {
+			return raw, false
+		}
+		b, _ := json.Marshal(s)
 		return b, true
 	case 'n', 't', 'f', '{', '[':
 		return nil, false

@@ -222,6 +222,7 @@ var malformed = []struct {
 	{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, -32600, "1.5"},
 	{"id past 2^53", `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, -32600, "9007199254740993"},
 	{"id past int64", `{"jsonrpc":"2.0","id":1e20,"method":"ping"}`, -32600, "1e20"},
+	{"id with a lone surrogate", `{"jsonrpc":"2.0","id":"a\ud800","method":"ping"}`, -32600, `"a\ud800"`},
 	{"bool id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, -32600, "null"},
 	{"array id", `{"jsonrpc":"2.0","id":[12],"method":"ping"}`, -32600, "null"},
 	{"id twice", `{"jsonrpc":"2.0","id":12,"method":"ping","id":13}`, -32600, "null"},

@@ -96,8 +96,9 @@ func (l *lockedWriter) write(b []byte) error {
 // that a notifications/cancelled names while it is in flight; the writer
 // takes a request out at its answer, and drops the answer to a marked one.
 // A cancellation of a request already answered, or never made, is passed
-// over. MCP forbids a client to use an id twice in a session; one that
-// does while its first request is in flight gets one answer for the two.
+// over. MCP forbids a client to use an id twice in a session; a request
+// whose id is in flight is not handed to the SDK, which would answer one
+// of the two: the reader answers it at once with an error.
 type requests struct {
 	mu       sync.Mutex
 	inFlight map[string]bool // the id's key: whether it was cancelled
@@ -123,22 +124,26 @@ func idKey(raw json.RawMessage) (string, bool) {
 
 // note records what a message handed to the SDK (its members, m) says: a
 // request is in flight; a notifications/cancelled marks the request it
-// names, if in flight.
-func (r *requests) note(m map[string]json.RawMessage) {
+// names, if in flight. It reports a request whose id is in flight
+// already (inUse), which is not to be handed to the SDK.
+func (r *requests) note(m map[string]json.RawMessage) (inUse bool) {
 	var method string
 	if json.Unmarshal(m["method"], &method) != nil {
-		return
+		return false
 	}
 	id, hasID := m["id"]
 	switch {
 	case hasID:
 		k, ok := idKey(id)
 		if !ok {
-			return
+			return false
 		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		if _, there := r.inFlight[k]; !there && len(r.inFlight) < maxInFlight {
+		if _, there := r.inFlight[k]; there {
+			return true
+		}
+		if len(r.inFlight) < maxInFlight {
 			if r.inFlight == nil {
 				r.inFlight = map[string]bool{}
 			}
@@ -149,11 +154,11 @@ func (r *requests) note(m map[string]json.RawMessage) {
 			RequestID json.RawMessage `json:"requestId"`
 		}
 		if json.Unmarshal(m["params"], &p) != nil {
-			return
+			return false
 		}
 		k, ok := idKey(p.RequestID)
 		if !ok {
-			return
+			return false
 		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -161,6 +166,7 @@ func (r *requests) note(m map[string]json.RawMessage) {
 			r.inFlight[k] = true
 		}
 	}
+	return false
 }
 
 // answered reports whether msg, a message the SDK writes, answers a
@@ -340,8 +346,11 @@ func (f *frameReader) next() {
 		}
 		return
 	}
-	if f.requests != nil {
-		f.requests.note(m)
+	if f.requests != nil && f.requests.note(m) {
+		f.line = f.line[:0]
+		id, _ := requestID(m["id"])
+		f.answer(id, jsonrpc.CodeInvalidRequest, "invalid request: the id of a request not yet answered (MCP: an id is used once in a session)")
+		return
 	}
 	f.line = append(f.line[:copy(f.line, msg)], '\n')
 }

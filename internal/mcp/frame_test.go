@@ -539,3 +539,27 @@ func TestStdioCancelledRequestUnanswered(t *testing.T) {
 	}
 	c.end()
 }
+
+// A request whose id is in flight (MCP forbids using an id twice in a
+// session) is answered at once with an error, and the first request's
+// answer still comes: each of the two gets one. Found by an adversarial
+// pass: the SDK answered only one of them, and the other waited for ever.
+func TestStdioIDInUse(t *testing.T) {
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	c := serveLines(t, mcp.Options{Root: root})
+	job := c.startSleeper(1)
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"job_wait","arguments":{"ids":[%q],"timeout_sec":5}}}`, job))
+	c.send(`{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+	if m := c.recv(); string(m["id"]) != "5" || errorCode(t, m) != -32600 {
+		t.Fatalf("a request with the id of one in flight: %s, want -32600 at once", m)
+	}
+	if m := c.recv(); string(m["id"]) != "5" || m["result"] == nil {
+		t.Fatalf("the first request's answer: %s, want its result", m)
+	}
+	// Once answered, the id may be used again.
+	if m := c.call(5, "ping", "{}"); m["result"] == nil {
+		t.Errorf("ping with the id of an answered request: %s", m)
+	}
+	c.end()
+}

@@ -87,7 +87,7 @@ When stdout is a terminal, a line on stderr says how each job ended.`,
 		},
 	}
 	f := cmd.Flags()
-	f.DurationVar(&o.Timeout, "timeout", 0, "give up after this long and exit 124")
+	f.DurationVar(&o.Timeout, "timeout", 0, "give up after this long and exit 124 (0: no limit)")
 	f.BoolVar(&o.Any, "any", false, "return when the first job ends")
 	f.StringVar(&o.pattern, "for", "", "wait for a line of output matching this POSIX extended regular expression")
 	f.BoolVar(&o.stdout, "stdout", false, "with --for, match stdout.log only")

@@ -64,9 +64,11 @@ range is cut (--tail and --follow --json keep its end, the others its
 start), the cut is
 marked ("truncated" and next_offset in --json, a hint on stderr otherwise),
 and --new moves its cursor only over what was printed, so nothing is
-skipped. Plain 'bgjob logs ID' prints everything. In --json, "data" is
-text: a byte that is not part of valid UTF-8 appears as U+FFFD, and a cut
-never splits a character; offsets and --max-bytes count the log's bytes.
+skipped. A cut never splits a UTF-8 character: one the cap would split
+is printed whole where the range's start is kept (up to 3 bytes past N),
+and left out where its end is. Plain 'bgjob logs ID' prints everything.
+In --json, "data" is text: a byte that is not part of valid UTF-8
+appears as U+FFFD; offsets and --max-bytes count the log's bytes.
 
 With several hosts each line starts with "HOST: " (--no-prefix drops it);
 lines of different hosts never mix, and a last line without a newline gets

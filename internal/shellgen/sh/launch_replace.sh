@@ -42,11 +42,7 @@ bg_samename() {
 	if bg_line "$bg_ws/.names/$bg_name" && bg_isid "$bg_l"; then
 		bg_nx=$bg_ws/$bg_l
 		case "$bg_nsel$bg_nl" in *"$bg_nl$bg_nx$bg_nl"*) ;; *)
-			bg_nm=
-			if bg_metaline "$bg_nx"; then
-				case $bg_l in '{'*"\"id\":\"${bg_nx##*/}\""*'}') bg_nm=1 ;; esac
-			fi
-			if [ -z "$bg_nm" ] && [ -d "$bg_nx" ] && [ ! -L "$bg_nx" ] && bg_busy "$bg_nx"; then bg_nsel="$bg_nsel$bg_nl$bg_nx"; fi
+			if { ! bg_metaline "$bg_nx" || ! bg_ownline "$bg_nx"; } && [ -d "$bg_nx" ] && [ ! -L "$bg_nx" ] && bg_busy "$bg_nx"; then bg_nsel="$bg_nsel$bg_nl$bg_nx"; fi
 			;;
 		esac
 	fi

@@ -183,6 +183,13 @@ bg_ispty() {
 	return 1
 }
 
+# bg_ownline DIR: succeed when bg_l, DIR's meta.json line (bg_metaline),
+# names DIR: its id is DIR's (not a copied directory's, not damaged).
+bg_ownline() {
+	case $bg_l in '{'*"\"id\":\"${1##*/}\""*'}') return 0 ;; esac
+	return 1
+}
+
 # bg_pickone DIR: add DIR, a job directory bg_find found, to bg_sel (one a
 # line) unless it is there already: two references to one job (its name
 # and its id) select it once. Looked up by id (bg_sd_ID), not in the list.

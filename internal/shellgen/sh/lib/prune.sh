@@ -24,7 +24,7 @@ bg_prunable() {
 	fi
 	bg_ended "$1" || return 1
 	bg_meta "$1" || return 1
-	case $bg_l in '{'*"\"id\":\"${1##*/}\""*'}') ;; *) return 1 ;; esac
+	bg_ownline "$1" || return 1
 	if bg_line "$1/exit_code"; then
 		case $bg_l in '' | *[!0-9]*) return 1 ;; esac
 	fi

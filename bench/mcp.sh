@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A job_start call inside a running `bgjob mcp` against `nq true` and
 # `bgjob run` from the shell, interleaved, locally and over a loopback sshd
-# (docs/benchmarks.md, "MCP: job_start inside the server").
+# (docs/benchmarks.md, "MCP").
 #   bash bench/mcp.sh [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Latency of ending a follow with its reader and of wait --for, locally and
-# over a loopback sshd (docs/benchmarks.md, "Reading and waiting").
+# over a loopback sshd (docs/benchmarks.md, "Following and waiting").
 #   bash bench/reading.sh [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -155,11 +155,8 @@ type logChunk struct {
 }
 
 func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions, plain bool) error {
-	// --follow waits: only a read has --host-timeout.
-	f := a.fleet(0)
-	if !o.Follow {
-		f = a.fleet(a.limit(0))
-	}
+	// --follow waits: --host-timeout bounds each host's first answer.
+	f := a.fleet(a.limit(0))
 	if a.json {
 		return a.logsJSON(ctx, f, ref, o, plain)
 	}

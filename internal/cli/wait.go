@@ -37,7 +37,10 @@ that was lost (its exit status is unknown) or not run (run --after-ok). With sev
 largest of the hosts' (124 for a host whose wait timed out, 1 for a host
 that failed), and each host whose job did not exit 0 gets a line on stderr;
 --timeout bounds the whole wait, connecting included: a host that has not
-answered a second after it is given up on (124, without the jobs).
+answered a second after it is given up on (124, without the jobs). A
+host whose first answer (bgjob's script begun there) does not come within
+--host-timeout, when that is shorter, fails with "HOST: no answer within
+30s (--host-timeout)" (1).
 
 --for REGEX waits instead until a line of the job's output (both logs, or
 --stdout or --stderr) matches REGEX, a POSIX extended regular expression

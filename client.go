@@ -130,7 +130,7 @@ func (c *Client) execCommits(ctx context.Context, script string, stdin io.Reader
 		defer context.AfterFunc(parent, func() { go end() })()
 		h.Sent = func() error { return cm.sent(done) }
 	}
-	stopped, err := h.Decode(pr)
+	stopped, err := answering(parent, h).Decode(pr)
 	if err != nil || stopped {
 		end()
 	}

@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
+
+	"github.com/bgjob/bgjob/internal/shellgen"
 )
 
 // DefaultHostTimeout is how long the CLI gives a host to answer a call
 // that does not wait (run without --wait, status, ls, logs without -f, rm,
-// prune and send; stop gets its grace on top), connecting included.
+// prune and send; stop gets its grace on top), connecting included, and
+// to give the first answer of one that waits (wait, logs -f).
 const DefaultHostTimeout = 30 * time.Second
 
 // answerGrace is how long past a wait's timeout the client still waits for
@@ -25,21 +29,87 @@ const answerGrace = time.Second
 // ctx ended the call, an error wrapping ErrNoAnswer ("no answer within
 // 30s") in place of whatever the call returned then.
 func Within(ctx context.Context, d time.Duration) (context.Context, func(error) error) {
+	return within(ctx, d, false)
+}
+
+// WithinAnswer is Within for a call that waits (Wait, WaitFor, Logs with
+// Follow): d bounds connecting and the host's first answer, the first
+// script of the call begun there, and is lifted then; the wait's own
+// timeout, if any, bounds the rest. A host whose session opens but never
+// runs bgjob's script (a ForceCommand, a login shell waiting on a prompt)
+// is given up on at d, as by Within.
+func WithinAnswer(ctx context.Context, d time.Duration) (context.Context, func(error) error) {
+	return within(ctx, d, true)
+}
+
+// within is Within, or with untilAnswer WithinAnswer.
+func within(ctx context.Context, d time.Duration, untilAnswer bool) (context.Context, func(error) error) {
 	if d <= 0 {
 		return ctx, func(err error) error { return err }
 	}
 	expired := fmt.Errorf("%w within %v", ErrNoAnswer, d)
-	return bound(ctx, time.Now().Add(d), expired)
+	return bound(ctx, time.Now().Add(d), expired, untilAnswer)
+}
+
+// answerKey is the context key of the function that lifts the bounds of a
+// context made by WithinAnswer (and those it was made in).
+type answerKey struct{}
+
+// answering returns h, whose Begun also lifts the bounds of ctx made by
+// WithinAnswer: every script prints its boot record first, in Go's
+// answers too, so the host's first answer is the first Begun.
+func answering(ctx context.Context, h shellgen.Handler) shellgen.Handler {
+	lift, ok := ctx.Value(answerKey{}).(func())
+	if !ok {
+		return h
+	}
+	begun := h.Begun
+	h.Begun = func() {
+		lift()
+		if begun != nil {
+			begun()
+		}
+	}
+	return h
 }
 
 // bound returns ctx ending at deadline and end, which releases it and
 // returns the call's error, or expired when the deadline rather than ctx
 // ended the call. The clock counts as well as the context: a socket given
 // the deadline can report it before the context's own timer has fired.
-func bound(ctx context.Context, deadline time.Time, expired error) (context.Context, func(error) error) {
-	bctx, cancel := context.WithDeadlineCause(ctx, deadline, expired)
-	return bctx, func(err error) error {
-		cut := ctx.Err() == nil && (errors.Is(context.Cause(bctx), expired) || !time.Now().Before(deadline))
+// With untilAnswer the deadline holds only until the host has answered
+// (see answering).
+func bound(ctx context.Context, deadline time.Time, expired error, untilAnswer bool) (context.Context, func(error) error) {
+	if !untilAnswer {
+		bctx, cancel := context.WithDeadlineCause(ctx, deadline, expired)
+		return bctx, boundEnd(ctx, bctx, cancel, deadline, expired, func() bool { return false })
+	}
+	cctx, cancelCause := context.WithCancelCause(ctx)
+	t := time.AfterFunc(time.Until(deadline), func() { cancelCause(expired) })
+	var answered atomic.Bool
+	outer, _ := ctx.Value(answerKey{}).(func())
+	bctx := context.WithValue(cctx, answerKey{}, func() {
+		// A timer that has fired has cut the call: the answer came late.
+		if t.Stop() {
+			answered.Store(true)
+		}
+		if outer != nil {
+			outer()
+		}
+	})
+	cancel := func() {
+		t.Stop()
+		cancelCause(nil)
+	}
+	return bctx, boundEnd(ctx, bctx, cancel, deadline, expired, answered.Load)
+}
+
+// boundEnd is the end of a bound made by bound: it releases bctx and
+// returns the call's error, or expired when the deadline rather than ctx
+// ended the call (a host that answered is past the deadline's reach).
+func boundEnd(ctx, bctx context.Context, cancel func(), deadline time.Time, expired error, answered func() bool) func(error) error {
+	return func(err error) error {
+		cut := ctx.Err() == nil && (errors.Is(context.Cause(bctx), expired) || !answered() && !time.Now().Before(deadline))
 		cancel()
 		if cut && err != nil {
 			return expired
@@ -57,7 +127,7 @@ func waitBound(ctx context.Context, timeout time.Duration, since time.Time) (con
 		return ctx, func(err error) error { return err }
 	}
 	expired := fmt.Errorf("waiting %s: %w (the host did not answer)", waitLabel(timeout), ErrTimeout)
-	return bound(ctx, time.Now().Add(timeLeft(timeout, since)+answerGrace), expired)
+	return bound(ctx, time.Now().Add(timeLeft(timeout, since)+answerGrace), expired, false)
 }
 
 // timeLeft is what is left now of a wait's timeout (0: none) that began at

@@ -51,8 +51,9 @@ func NewFleet(hosts []string, dial DialFunc, parallel int) *Fleet {
 // SetHostTimeout bounds each host's part of every later call, connecting
 // included, to d from the moment the host's turn comes (0: no bound, the
 // default). A host that has not answered by then gets an error wrapping
-// ErrNoAnswer; the others go on. A caller that waits (Wait, Logs with
-// Follow) leaves it at 0: the wait's own timeout bounds those.
+// ErrNoAnswer; the others go on. Of a call that waits (Wait, Logs with
+// Follow) d bounds the host's first answer, as WithinAnswer: the wait's
+// own timeout bounds the rest, and the whole when it is not longer than d.
 func (f *Fleet) SetHostTimeout(d time.Duration) { f.limit = d }
 
 // Hosts returns the fleet's hosts, in order.
@@ -72,6 +73,17 @@ type Result[T any] struct {
 // returns what fn returned for each host, in host order, the errors wrapped
 // in an *Error naming the host; a host that could not be reached has only Err set.
 func Each[T any](ctx context.Context, f *Fleet, fn func(ctx context.Context, host string, c *Client) (T, error)) []Result[T] {
+	return eachHost(ctx, f, Within, fn)
+}
+
+// eachWaiting is Each for a call that waits: the fleet's host timeout
+// bounds each host's first answer (WithinAnswer).
+func eachWaiting[T any](ctx context.Context, f *Fleet, fn func(ctx context.Context, host string, c *Client) (T, error)) []Result[T] {
+	return eachHost(ctx, f, WithinAnswer, fn)
+}
+
+// eachHost is Each with each host's part bounded by within.
+func eachHost[T any](ctx context.Context, f *Fleet, within func(context.Context, time.Duration) (context.Context, func(error) error), fn func(ctx context.Context, host string, c *Client) (T, error)) []Result[T] {
 	res := make([]Result[T], len(f.hosts))
 	sem := make(chan struct{}, f.parallel)
 	var wg sync.WaitGroup
@@ -87,7 +99,7 @@ func Each[T any](ctx context.Context, f *Fleet, fn func(ctx context.Context, hos
 				return
 			}
 			defer func() { <-sem }()
-			ctx, end := Within(ctx, f.limit)
+			ctx, end := within(ctx, f.limit)
 			v, err := each(ctx, f.dial, h, fn)
 			res[i].Value = v
 			if err = end(err); err != nil {
@@ -155,27 +167,60 @@ func (f *Fleet) List(ctx context.Context, o ListOptions) []Result[Page] {
 // reached late, when fewer hosts than the fleet's parallelism are waited
 // on at once, gets what is left of it, and one not reached by then an
 // error wrapping ErrTimeout. Every host's timeout error names o.Timeout.
+// The fleet's host timeout, when shorter than o.Timeout (or o.Timeout is
+// 0), bounds each host's first answer (see SetHostTimeout).
 func (f *Fleet) Wait(ctx context.Context, refs []string, o WaitOptions) []Result[[]jobdir.Job] {
-	if o.Timeout > 0 {
-		if o.Since.IsZero() {
-			o.Since = time.Now()
-		}
-		deadline := o.Since.Add(o.Timeout)
-		g, dial := *f, f.dial
-		g.dial = func(ctx context.Context, host string) (*Client, func(), error) {
-			dctx, cancel := context.WithDeadline(ctx, deadline)
-			defer cancel()
-			c, release, err := dial(dctx, host)
-			if err != nil && !time.Now().Before(deadline) && ctx.Err() == nil {
-				err = fmt.Errorf("no answer within %s: %w", o.Timeout, ErrTimeout)
-			}
-			return c, release, err
-		}
-		f = &g
-	}
-	return Each(ctx, f, func(ctx context.Context, _ string, c *Client) ([]jobdir.Job, error) {
+	f, o.Since = f.waiting(o.Timeout, o.Since)
+	return eachWaiting(ctx, f, func(ctx context.Context, _ string, c *Client) ([]jobdir.Job, error) {
 		return c.Wait(ctx, refs, o)
 	})
+}
+
+// Found is what WaitFor found on one host: the job, and the line that
+// matched.
+type Found struct {
+	Job   jobdir.Job
+	Match Match
+}
+
+// WaitFor waits on every host until a line of the job's output matches
+// pattern (Client.WaitFor); o.Timeout bounds the whole call as Wait's
+// does. Value holds the job also when Err says it ended without a match.
+func (f *Fleet) WaitFor(ctx context.Context, ref, pattern string, o WaitForOptions) []Result[Found] {
+	f, o.Since = f.waiting(o.Timeout, o.Since)
+	return eachWaiting(ctx, f, func(ctx context.Context, _ string, c *Client) (Found, error) {
+		j, m, err := c.WaitFor(ctx, ref, pattern, o)
+		return Found{j, m}, err
+	})
+}
+
+// waiting returns the fleet for a wait of timeout (0: none) begun at since
+// (zero: now), and when it began: connecting to a host counts against the
+// timeout, and a host not reached by then gets an error wrapping
+// ErrTimeout; the host timeout bounds a host's first answer only when it
+// is shorter than the timeout, which otherwise decides.
+func (f *Fleet) waiting(timeout time.Duration, since time.Time) (*Fleet, time.Time) {
+	if timeout <= 0 {
+		return f, since
+	}
+	if since.IsZero() {
+		since = time.Now()
+	}
+	g, dial := *f, f.dial
+	if g.limit >= timeout {
+		g.limit = 0
+	}
+	deadline := since.Add(timeout)
+	g.dial = func(ctx context.Context, host string) (*Client, func(), error) {
+		dctx, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
+		c, release, err := dial(dctx, host)
+		if err != nil && !time.Now().Before(deadline) && ctx.Err() == nil {
+			err = fmt.Errorf("no answer within %s: %w", timeout, ErrTimeout)
+		}
+		return c, release, err
+	}
+	return &g, since
 }
 
 // Stop stops the jobs on every host.
@@ -217,9 +262,14 @@ func (f *Fleet) Send(ctx context.Context, ref string, data io.Reader, o SendOpti
 // Logs reads the job's logs on every host. out gives the writers of each
 // host's stdout.log and stderr.log; it is called once per host, from that
 // host's goroutine, so writers shared between hosts must be safe for
-// concurrent use.
+// concurrent use. With Follow the fleet's host timeout bounds each host's
+// first answer (see SetHostTimeout).
 func (f *Fleet) Logs(ctx context.Context, ref string, o LogOptions, out func(host string) (stdout, stderr io.Writer)) []Result[LogResult] {
-	return Each(ctx, f, func(ctx context.Context, host string, c *Client) (LogResult, error) {
+	each := Each[LogResult]
+	if o.Follow {
+		each = eachWaiting[LogResult]
+	}
+	return each(ctx, f, func(ctx context.Context, host string, c *Client) (LogResult, error) {
 		stdout, stderr := out(host)
 		return c.Logs(ctx, ref, o, stdout, stderr)
 	})

@@ -193,3 +193,91 @@ func TestFleetWaitNamesItsTimeout(t *testing.T) {
 		t.Errorf("wait: %v; want a timeout naming 400ms", r.Err)
 	}
 }
+
+// stalledRuntime is a host whose sessions open but never run a script (a
+// ForceCommand, a login shell waiting on a prompt): Exec returns only when
+// its context ends.
+type stalledRuntime struct{}
+
+func (stalledRuntime) Exec(ctx context.Context, _ string, _ io.Reader, _ io.Writer) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (stalledRuntime) Host() string { return "stalled" }
+
+// TestFleetFirstAnswerBound: the host timeout bounds the first answer of
+// the calls that wait (Wait, WaitFor, Logs with Follow): a host whose
+// script never begins gets ErrNoAnswer and the good host's result stands;
+// a host that answered waits on past it, as long as its wait's own
+// timeout (a wait of 2s over a host timeout of 300ms times out, it is not
+// cut). Before, a stalled host held those calls for ever.
+func TestFleetFirstAnswerBound(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	ended := jobdirtest.Make(t, root, jobdir.DefaultWorkspace, jobdirtest.Job{State: jobdirtest.Exited, Stdout: "out\n"})
+	running := jobdirtest.Make(t, root, jobdir.DefaultWorkspace, jobdirtest.Job{State: jobdirtest.Running})
+	dial := func(ctx context.Context, host string) (*bgjob.Client, func(), error) {
+		var rt bgjob.Runtime = local.New()
+		if host == "stalled" {
+			rt = stalledRuntime{}
+		}
+		c, err := bgjob.NewClient(rt, root, "")
+		return c, func() {}, err
+	}
+	f := bgjob.NewFleet([]string{"stalled", "good"}, dial, 2)
+	f.SetHostTimeout(300 * time.Millisecond)
+	ctx := context.Background()
+	check := func(t *testing.T, errs []error) {
+		t.Helper()
+		if !errors.Is(errs[0], bgjob.ErrNoAnswer) || !strings.Contains(errs[0].Error(), "no answer within 300ms") {
+			t.Errorf("stalled: %v, want no answer within 300ms", errs[0])
+		}
+		if errs[1] != nil {
+			t.Errorf("good: %v", errs[1])
+		}
+	}
+	t.Run("wait", func(t *testing.T) {
+		res := f.Wait(ctx, []string{ended.Meta.ID}, bgjob.WaitOptions{})
+		check(t, []error{res[0].Err, res[1].Err})
+		if len(res[1].Value) != 1 || res[1].Value[0].ExitCode == nil {
+			t.Errorf("good: %+v, want the ended job", res[1].Value)
+		}
+	})
+	t.Run("wait for", func(t *testing.T) {
+		res := f.WaitFor(ctx, ended.Meta.ID, "^out", bgjob.WaitForOptions{Timeout: time.Minute})
+		check(t, []error{res[0].Err, res[1].Err})
+		if string(res[1].Value.Match.Line) != "out\n" {
+			t.Errorf("good: matched %q, want out", res[1].Value.Match.Line)
+		}
+	})
+	t.Run("logs follow", func(t *testing.T) {
+		var mu sync.Mutex
+		var out bytes.Buffer
+		res := f.Logs(ctx, ended.Meta.ID, bgjob.LogOptions{Follow: true}, func(string) (io.Writer, io.Writer) {
+			w := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(p) })
+			return w, w
+		})
+		check(t, []error{res[0].Err, res[1].Err})
+		if out.String() != "out\n" {
+			t.Errorf("good printed %q, want out", out.String())
+		}
+	})
+	t.Run("answered", func(t *testing.T) {
+		g := bgjob.NewFleet([]string{"good"}, dial, 1)
+		g.SetHostTimeout(300 * time.Millisecond)
+		r := g.Wait(ctx, []string{running.Meta.ID}, bgjob.WaitOptions{Timeout: 2 * time.Second})[0]
+		if !errors.Is(r.Err, bgjob.ErrTimeout) || errors.Is(r.Err, bgjob.ErrNoAnswer) {
+			t.Errorf("wait: %v, want its own timeout", r.Err)
+		}
+		w := g.WaitFor(ctx, running.Meta.ID, "^never", bgjob.WaitForOptions{Timeout: 2 * time.Second})[0]
+		if !errors.Is(w.Err, bgjob.ErrTimeout) || errors.Is(w.Err, bgjob.ErrNoAnswer) {
+			t.Errorf("wait for: %v, want its own timeout", w.Err)
+		}
+	})
+}
+
+// writerFunc is an io.Writer made of a function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

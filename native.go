@@ -74,7 +74,7 @@ func (c *Client) look(ctx context.Context, script func() string, watch bool, nat
 		}
 		r = strings.NewReader(out)
 	}
-	_, err := h.Decode(r)
+	_, err := answering(ctx, h).Decode(r)
 	return err
 }
 

@@ -416,11 +416,89 @@ func TestSlowHosts(t *testing.T) {
 		if c.err != nil {
 			t.Fatal(c.err)
 		}
-		if c.code != 124 || !strings.Contains(c.errs, "bgjob: error: silent: no answer within 5s") || !strings.Contains(c.errs, "bgjob: error: good: waiting") {
-			t.Errorf("wait: exit %d, stderr %q; want 124 and both hosts' timeouts", c.code, c.errs)
+		// silent's first answer has --host-timeout (2s, shorter than the
+		// wait's 5s); good's wait times out.
+		if c.code != 124 || !strings.Contains(c.errs, "bgjob: error: silent: no answer within 2s (--host-timeout)\n") || !strings.Contains(c.errs, "bgjob: error: good: waiting") {
+			t.Errorf("wait: exit %d, stderr %q; want 124, good's timeout and silent's --host-timeout", c.code, c.errs)
 		}
 		if c.took > 5*time.Second+slack {
 			t.Errorf("took %v", c.took)
 		}
 	})
+}
+
+// TestStalledHostWaitingVerbs: a host whose sessions open but never run
+// anything (block: ForceCommand sleep) holds no waiting verb past
+// --host-timeout (BGJOB_HOST_TIMEOUT=2s) for its first answer: logs -f,
+// wait and wait --for, on that host alone and in a fan-out beside a good
+// host, end with one line "bgjob: error: block: no answer within 2s
+// (--host-timeout)" and exit 1 (a host that did not answer), the good
+// host's output and result standing. A wait whose own --timeout is longer
+// gets the same; one whose --timeout is shorter times out (124) as before.
+// Before, each hung (logs -f, wait without --timeout) or waited out its
+// whole --timeout.
+func TestStalledHostWaitingVerbs(t *testing.T) {
+	t.Parallel()
+	h := startSlowHosts(t)
+	done := &call{hosts: "good", args: []string{"run", "-q", "--", "echo fanout-line"}}
+	h.run(bgjobBinary(t), done)
+	id := strings.TrimSpace(done.out)
+	ended := &call{hosts: "good", args: []string{"wait", id}}
+	h.run(bgjobBinary(t), ended)
+	for _, c := range []*call{done, ended} {
+		if c.err != nil || c.code != 0 {
+			t.Fatalf("%s on good: %d %v %s", c.args[0], c.code, c.err, c.errs)
+		}
+	}
+	const noAnswer = "bgjob: error: block: no answer within 2s (--host-timeout)\n"
+	cases := []struct {
+		name    string
+		c       *call
+		code    int
+		errLine string // a line of stderr
+		out     string // in stdout
+	}{
+		{"alone/logs-f", &call{hosts: "block", args: []string{"logs", "-f", id}}, 1, noAnswer, ""},
+		{"alone/wait", &call{hosts: "block", args: []string{"wait", id}}, 1, noAnswer, ""},
+		{"alone/wait-timeout", &call{hosts: "block", args: []string{"wait", "--timeout", "60s", id}}, 1, noAnswer, ""},
+		{"alone/wait-for", &call{hosts: "block", args: []string{"wait", "--for", "x", id}}, 1, noAnswer, ""},
+		{"alone/wait-for-timeout", &call{hosts: "block", args: []string{"wait", "--for", "x", "--timeout", "60s", id}}, 1, noAnswer, ""},
+		{"fleet/logs-f", &call{hosts: "block,good", args: []string{"logs", "-f", id}}, 1, noAnswer, "good: fanout-line\n"},
+		{"fleet/logs-f-json", &call{hosts: "good,block", args: []string{"logs", "-f", "--json", id}}, 1, noAnswer, `"fanout-line\n"`},
+		{"fleet/wait", &call{hosts: "good,block", args: []string{"wait", id}}, 1, noAnswer, ""},
+		{"fleet/wait-timeout", &call{hosts: "block,good", args: []string{"wait", "--timeout", "60s", "--json", id}}, 1, noAnswer, `"exit_code":0`},
+		// The wait's own --timeout comes first: it decides, as before.
+		{"alone/wait-short-timeout", &call{hosts: "block", args: []string{"--host-timeout", "60s", "wait", "--timeout", "2s", id}}, 124, "", ""},
+	}
+	calls := make([]*call, len(cases))
+	for i, tc := range cases {
+		calls[i] = tc.c
+	}
+	h.runAll(t, calls)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.c
+			if c.err != nil {
+				t.Fatal(c.err)
+			}
+			if c.code != tc.code {
+				t.Errorf("exit %d, want %d; stderr %q", c.code, tc.code, c.errs)
+			}
+			if tc.errLine != "" && !strings.Contains("\n"+c.errs, "\n"+tc.errLine) {
+				t.Errorf("stderr %q lacks the line %q", c.errs, tc.errLine)
+			}
+			if tc.errLine != "" && strings.Count(c.errs, "block") != 1 {
+				t.Errorf("stderr %q: want one line for block", c.errs)
+			}
+			if tc.code == 124 && !strings.Contains(c.errs, "timed out") {
+				t.Errorf("stderr %q: want the wait's timeout", c.errs)
+			}
+			if !strings.Contains(c.out, tc.out) {
+				t.Errorf("stdout %q lacks %q", c.out, tc.out)
+			}
+			if strings.Contains(c.errs, "good") {
+				t.Errorf("stderr %q: the good host failed", c.errs)
+			}
+		})
+	}
 }

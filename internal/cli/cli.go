@@ -163,8 +163,11 @@ the first, with a warning: they share a root.
 Every verb that does not wait (run without --wait, status, ls, logs without
 -f, rm, prune, send) gives each host --host-timeout to answer, connecting
 included, with stop's grace on top; a host that has not answered by then
-fails with "HOST: no answer within 30s (--host-timeout)". wait and run
---wait are bounded by their own --timeout, connecting included.`,
+fails with "HOST: no answer within 30s (--host-timeout)". A verb that waits
+(wait, wait --for, logs -f) gives each host --host-timeout for its first
+answer (the host has begun bgjob's script), unless its own --timeout is
+no longer; wait and run --wait are bounded by their own --timeout,
+connecting included.`,
 		Example: `  bgjob run -n server -- python3 -m http.server 8000
   bgjob logs --tail 20 server
   bgjob stop server
@@ -182,7 +185,7 @@ fails with "HOST: no answer within 30s (--host-timeout)". wait and run
 	f.StringArrayVarP(&a.hostArgs, "host", "H", nil, "run on this host: an SSH host, [user@]host[:port] or an ssh_config alias, or a container, docker://[user@]NAME or podman://[user@]NAME; repeat it, give a comma list or @FILE for several (env BGJOB_HOST)")
 	f.IntVar(&a.parallel, "parallel", bgjob.DefaultParallel, "with several hosts, work on at most this many at once")
 	f.StringVar(&a.sshConfig, "ssh-config", "", "ssh_config file (env BGJOB_SSH_CONFIG; default ~/.ssh/config)")
-	f.DurationVar(&a.hostTimeout, "host-timeout", bgjob.DefaultHostTimeout, "give each host this long to answer a verb that does not wait, connecting included (0: no limit; env BGJOB_HOST_TIMEOUT)")
+	f.DurationVar(&a.hostTimeout, "host-timeout", bgjob.DefaultHostTimeout, "give each host this long to answer, connecting included: the whole verb, or the first answer of one that waits (0: no limit; env BGJOB_HOST_TIMEOUT)")
 	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		return a.setup(cmd.Context(), cmd)
 	}

@@ -56,27 +56,3 @@ func hostLabel(host string) string {
 	}
 	return host + ": "
 }
-
-// waitClient connects for a wait of timeout (0: none), which bounds the
-// whole call, connecting included: it returns the client and when the wait
-// began, for the library to count timeout from (WaitForOptions.Since). A
-// host not reached by then ends the wait as its timeout does (ErrTimeout,
-// exit status 124).
-func (a *app) waitClient(ctx context.Context, timeout time.Duration) (*bgjob.Client, func(), time.Time, error) {
-	since := time.Now()
-	if timeout <= 0 {
-		c, release, err := a.connect(ctx, a.host)
-		return c, release, since, err
-	}
-	deadline := since.Add(timeout)
-	dctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	c, release, err := a.connect(dctx, a.host)
-	if err != nil {
-		if !time.Now().Before(deadline) && ctx.Err() == nil {
-			err = fmt.Errorf("%sno answer within %s: %w", hostLabel(a.host), timeout, bgjob.ErrTimeout)
-		}
-		return nil, nil, since, err
-	}
-	return c, release, since, nil
-}

@@ -73,7 +73,10 @@ appears as U+FFFD; offsets and --max-bytes count the log's bytes.
 With several hosts each line starts with "HOST: " (--no-prefix drops it);
 lines of different hosts never mix, and a last line without a newline gets
 one. --follow holds one connection per host: with more hosts than
---parallel, the later hosts are followed as the earlier ones end.`,
+--parallel, the later hosts are followed as the earlier ones end. A host
+whose first answer (bgjob's script begun there) does not come within
+--host-timeout fails with "HOST: no answer within 30s (--host-timeout)"
+(exit 1); the others are followed on.`,
 		Example: `  bgjob logs -n 50 server
   bgjob logs --stderr --follow build | grep -m1 'listening on'
   bgjob logs --new --json tests          # only what arrived since the last --new
@@ -155,11 +158,8 @@ type logChunk struct {
 }
 
 func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions, plain bool) error {
-	// --follow waits: only a read has --host-timeout.
-	f := a.fleet(0)
-	if !o.Follow {
-		f = a.fleet(a.limit(0))
-	}
+	// --follow waits: --host-timeout bounds each host's first answer.
+	f := a.fleet(a.limit(0))
 	if a.json {
 		return a.logsJSON(ctx, f, ref, o, plain)
 	}

@@ -39,8 +39,9 @@ default, else this machine; --allow-host restricts the others. One SSH
 connection per host is kept for the server's lifetime, and dialled again
 after a drop. Each call to a host is bounded, connecting included, by
 --host-timeout beyond what it waits for (a wait's timeout_sec, a stop's
-grace): a host that does not answer (a login shell that blocks) gets an
-error that names it.
+grace), and a wait's first answer by --host-timeout when that is shorter:
+a host that does not answer (a login shell that blocks) gets an error
+that names it.
 
 stdout carries only the protocol; diagnostics go to stderr. A line that is
 not a JSON-RPC message (or is over 8 MiB) gets a JSON-RPC error, and the

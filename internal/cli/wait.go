@@ -37,7 +37,10 @@ that was lost (its exit status is unknown) or not run (run --after-ok). With sev
 largest of the hosts' (124 for a host whose wait timed out, 1 for a host
 that failed), and each host whose job did not exit 0 gets a line on stderr;
 --timeout bounds the whole wait, connecting included: a host that has not
-answered a second after it is given up on (124, without the jobs).
+answered a second after it is given up on (124, without the jobs). A
+host whose first answer (bgjob's script begun there) does not come within
+--host-timeout, when that is shorter, fails with "HOST: no answer within
+30s (--host-timeout)" (1).
 
 --for REGEX waits instead until a line of the job's output (both logs, or
 --stdout or --stderr) matches REGEX, a POSIX extended regular expression
@@ -98,20 +101,9 @@ When stdout is a terminal, a line on stderr says how each job ended.`,
 }
 
 func (a *app) wait(ctx context.Context, refs []string, o bgjob.WaitOptions) error {
-	// --timeout bounds the whole wait, connecting included: the fleet
-	// keeps the deadline.
-	var reached atomic.Bool
-	f := a.fleetVia(0, func(ctx context.Context, host string) (*bgjob.Client, func(), error) {
-		c, release, err := a.connect(ctx, host)
-		reached.Store(err == nil)
-		return c, release, err
-	})
+	f, named := a.waitFleet()
 	res := f.Wait(ctx, refs, o)
-	if r := &res[0]; !a.many() && r.Err != nil && !reached.Load() && errors.Is(r.Err, bgjob.ErrTimeout) {
-		// A host not reached in time is named, as one that refused
-		// names itself: "HOST: no answer within 2s: timed out".
-		r.Err = fmt.Errorf("%w", r.Err)
-	}
+	res[0].Err = named(res[0].Err)
 	if a.json {
 		if err := jobsJSON(a, res); err != nil {
 			return err
@@ -123,16 +115,30 @@ func (a *app) wait(ctx context.Context, refs []string, o bgjob.WaitOptions) erro
 	return jobsExit(a, res)
 }
 
-func (a *app) waitFor(ctx context.Context, ref string, o waitOptions) error {
-	c, release, since, err := a.waitClient(ctx, o.Timeout)
-	if errors.Is(err, bgjob.ErrTimeout) {
-		return &exitError{code: exitTimeout, err: err}
-	}
-	if err != nil {
+// waitFleet is the fleet of a wait: --host-timeout bounds each host's
+// first answer, --timeout the whole wait, connecting included (see
+// bgjob.Fleet.Wait). named turns the error of the one host into one that
+// names it when the wait's timeout came before the host was reached, as
+// one that refused names itself: "HOST: no answer within 2s: timed out".
+func (a *app) waitFleet() (f *bgjob.Fleet, named func(error) error) {
+	var reached atomic.Bool
+	f = a.fleetVia(a.limit(0), func(ctx context.Context, host string) (*bgjob.Client, func(), error) {
+		c, release, err := a.connect(ctx, host)
+		reached.Store(err == nil)
+		return c, release, err
+	})
+	return f, func(err error) error {
+		if !a.many() && err != nil && !reached.Load() && errors.Is(err, bgjob.ErrTimeout) {
+			return fmt.Errorf("%w", err)
+		}
 		return err
 	}
-	defer release()
-	j, m, err := c.WaitFor(ctx, ref, o.pattern, bgjob.WaitForOptions{Stdout: o.stdout, Stderr: o.stderr, Timeout: o.Timeout, Since: since})
+}
+
+func (a *app) waitFor(ctx context.Context, ref string, o waitOptions) error {
+	f, named := a.waitFleet()
+	r := f.WaitFor(ctx, ref, o.pattern, bgjob.WaitForOptions{Stdout: o.stdout, Stderr: o.stderr, Timeout: o.Timeout})[0]
+	j, m, err := r.Value.Job, r.Value.Match, a.alone(named(r.Err))
 	if errors.Is(err, bgjob.ErrTimeout) || errors.Is(err, bgjob.ErrNoMatch) {
 		a.droppedHint(j, o)
 	}

@@ -55,7 +55,8 @@ type Options struct {
 	MaxOutput int
 	// HostTimeout bounds each tool's call to a host, connecting included,
 	// beyond what the call waits for (a wait's timeout_sec, a stop's
-	// grace): bgjob.DefaultHostTimeout when 0, no bound when negative.
+	// grace), and a wait's first answer when shorter than its timeout_sec:
+	// bgjob.DefaultHostTimeout when 0, no bound when negative.
 	HostTimeout time.Duration
 	// KeepJobs leaves the jobs this server started running when it shuts
 	// down.

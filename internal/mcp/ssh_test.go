@@ -191,6 +191,9 @@ func TestHostThatDoesNotAnswer(t *testing.T) {
 		{"job_stop", map[string]any{"ids": []string{"x"}, "grace_sec": 1}, 3 * time.Second},
 		{"job_wait", map[string]any{"ids": []string{"x"}, "timeout_sec": 2}, 2 * time.Second},
 		{"job_wait", map[string]any{"ids": []string{"x"}, "timeout_sec": 2, "until_output": "ready"}, 2 * time.Second},
+		// A longer wait: the host timeout bounds the host's first answer.
+		{"job_wait", map[string]any{"ids": []string{"x"}, "timeout_sec": 30}, 2 * time.Second},
+		{"job_wait", map[string]any{"ids": []string{"x"}, "timeout_sec": 30, "until_output": "ready"}, 2 * time.Second},
 	} {
 		tc.args["host"] = "bgjob-test"
 		start := time.Now()
@@ -198,6 +201,9 @@ func TestHostThatDoesNotAnswer(t *testing.T) {
 		took := time.Since(start)
 		if msg := text(res); !res.IsError || !strings.Contains(msg, "bgjob-test") || !strings.Contains(msg, "did not answer") {
 			t.Errorf("%s %v on a host that does not answer: %q (error %v), want an error that names the host", tc.tool, tc.args, msg, res.IsError)
+		}
+		if msg := text(res); tc.args["timeout_sec"] == 30 && !strings.Contains(msg, "no answer within 2s") {
+			t.Errorf("%s %v on a host that does not answer: %q, want the host timeout's 2s", tc.tool, tc.args, msg)
 		}
 		// Generous: the bound, and a wait's look and load on top.
 		if took > 3*tc.bound+10*time.Second {

@@ -139,9 +139,22 @@ func (s *Server) limit(wait time.Duration) time.Duration {
 // connection, so that the next call dials again; with retry (a call that
 // is safe to repeat) fn is called once more, on a new connection.
 func (s *Server) do(ctx context.Context, host string, retry bool, limit time.Duration, fn func(ctx context.Context, c *bgjob.Client, host string) error) error {
+	return s.doWaiting(ctx, host, retry, limit, 0, fn)
+}
+
+// doWaiting is do for a call that waits up to wait: Options.HostTimeout,
+// when shorter, also bounds the host's first answer (bgjob.WithinAnswer),
+// so that a host whose sessions never run a script is given up on then,
+// not at the end of the wait.
+func (s *Server) doWaiting(ctx context.Context, host string, retry bool, limit, wait time.Duration, fn func(ctx context.Context, c *bgjob.Client, host string) error) error {
 	bctx, end := bgjob.Within(ctx, limit)
-	h, err := s.tries(bctx, host, retry, fn)
-	return s.explain(s.unanswered(end(err), h), h)
+	first := s.opts.HostTimeout
+	if first < 0 || first >= wait {
+		first = 0
+	}
+	actx, answered := bgjob.WithinAnswer(bctx, first)
+	h, err := s.tries(actx, host, retry, fn)
+	return s.explain(s.unanswered(end(answered(err)), h), h)
 }
 
 // tries is do's attempts, and the host they were for.

@@ -59,7 +59,7 @@ func (s *Server) wait(ctx context.Context, req *sdk.CallToolRequest, in waitIn) 
 	stop := s.progress(ctx, req, timeout)
 	var out waitOut
 	// After a drop the wait starts again, on a new connection.
-	err := s.do(ctx, in.Host, true, timeout+lookGrace, func(ctx context.Context, c *bgjob.Client, host string) error {
+	err := s.doWaiting(ctx, in.Host, true, timeout+lookGrace, timeout, func(ctx context.Context, c *bgjob.Client, host string) error {
 		var (
 			jobs []jobdir.Job
 			err  error

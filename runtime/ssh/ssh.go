@@ -27,7 +27,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	gossh "golang.org/x/crypto/ssh"
@@ -283,8 +282,8 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	}
 	started = true
 	// A script that has not begun in time never will: its session is
-	// closed, and Exec says why.
-	var unstarted atomic.Bool
+	// closed, and Exec says why (unstarted is closed then).
+	unstarted := make(chan struct{})
 	if out.begun != nil {
 		finished := make(chan struct{})
 		defer close(finished)
@@ -304,7 +303,7 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 			case <-out.begun:
 			case <-finished:
 			case <-t.C:
-				unstarted.Store(true)
+				close(unstarted)
 				sess.Close()
 			}
 		}()
@@ -342,22 +341,25 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		return ctx.Err()
 	case <-cancelled:
 		closeSess = false
-		// The closed session normally ends Wait at once (milliseconds);
-		// on a dead link it can take until the keepalive gives up, so do
-		// not wait for that (a second was a call's timeout made a second
-		// longer), and write nothing more to stdout once Exec returns.
-		select {
-		case <-waited:
-		case <-time.After(closeWait):
-		}
-		out.close()
+		r.closed(waited, out)
 		return ctx.Err()
+	case <-unstarted:
+		// A command that outlives its session (a ForceCommand that
+		// sleeps: sshd keeps the channel until it exits) would hold
+		// Wait for ever.
+		closeSess = false
+		r.closed(waited, out)
+		if !stop() {
+			return ctx.Err()
+		}
 	}
 	if werr := out.failed(); werr != nil {
 		return fmt.Errorf("ssh %s: copying stdout: %w", r.host, werr)
 	}
-	if unstarted.Load() {
+	select {
+	case <-unstarted:
 		return fmt.Errorf("ssh %s: the host's shell did not start bgjob's script within %s: a startup file of the login shell (a .bashrc, say) may be reading its input", r.host, r.startPatience)
+	default:
 	}
 	if err == nil {
 		return nil
@@ -371,6 +373,20 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		return e
 	}
 	return r.transportErr("running script", err)
+}
+
+// closed waits for the end of a session Exec has closed, for at most
+// closeWait: the closed session normally ends Wait at once
+// (milliseconds); on a dead link it can take until the keepalive gives
+// up, and a command that outlives its session holds it until it exits, so
+// do not wait for that (a second was a call's timeout made a second
+// longer). Nothing more is written to stdout once Exec returns.
+func (r *Runtime) closed(waited <-chan error, out *gatedWriter) {
+	select {
+	case <-waited:
+	case <-time.After(closeWait):
+	}
+	out.close()
 }
 
 // newSession opens a session, retrying while the server refuses the

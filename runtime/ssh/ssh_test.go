@@ -910,3 +910,21 @@ func TestScriptThatNeverBegins(t *testing.T) {
 		t.Errorf("Exec with a line for the startup: %v, %q", err, out.String())
 	}
 }
+
+// TestScriptThatNeverBeginsNorEnds: a session whose command never runs the
+// script and outlives the closed session (a ForceCommand sleep; sshd keeps
+// the channel until its command exits) fails at the patience too, saying
+// why: Exec waited for the command's end, for ever without a deadline.
+func TestScriptThatNeverBeginsNorEnds(t *testing.T) {
+	e := newEnv(t, "ForceCommand sleep 600")
+	r := dial(t, "target", ssh.Options{ConfigFile: e.cfg})
+	ssh.SetStartPatience(r, 2*time.Second)
+	open, _ := io.Pipe() // never written, never closed: as bgjob's watch
+	// Only a guard: the patience must end Exec first.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := r.Exec(ctx, "printf '\\n%s\\n' '"+shellgen.BeginMarker+"'; echo ran", open, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "did not start") {
+		t.Errorf("Exec through a session that never runs the script: %v, want an error that says the script did not start", err)
+	}
+}

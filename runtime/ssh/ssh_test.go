@@ -190,6 +190,23 @@ func TestUnknownHostRefused(t *testing.T) {
 	}
 }
 
+// A host given as user@host:port: the command the refusal suggests is
+// one ssh can run, with the port as -p PORT.
+func TestUnknownHostPortRefused(t *testing.T) {
+	e := newEnv(t)
+	os.Remove(e.knownHosts())
+	e.writeConfig(t, e.srv.ConfigEntry("127.0.0.1", e.knownHosts()))
+	host := fmt.Sprintf("%s@127.0.0.1:%d", e.srv.User, e.srv.Port)
+	_, err := ssh.Dial(context.Background(), host, ssh.Options{ConfigFile: e.cfg})
+	if !errors.Is(err, ssh.ErrUnknownHost) {
+		t.Fatalf("err = %v, want ErrUnknownHost", err)
+	}
+	want := fmt.Sprintf(`run "ssh -F %s -p %d %s@127.0.0.1" once`, e.cfg, e.srv.Port, e.srv.User)
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
+	}
+}
+
 func TestChangedHostKeyRefused(t *testing.T) {
 	e := newEnv(t)
 	pub, _, _ := ed25519.GenerateKey(rand.Reader)

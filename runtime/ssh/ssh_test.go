@@ -403,9 +403,13 @@ func TestUnreachable(t *testing.T) {
 	cfg := filepath.Join(dir, "config")
 	os.WriteFile(cfg, []byte(fmt.Sprintf("Host web1\n  HostName 127.0.0.1\n  Port %d\n", port)), 0o600)
 	_, err = ssh.Dial(context.Background(), "web1", ssh.Options{ConfigFile: cfg})
-	want := fmt.Sprintf("ssh web1: dial tcp 127.0.0.1:%d: connect: connection refused", port)
+	want := fmt.Sprintf("web1: dial tcp 127.0.0.1:%d: connect: connection refused", port)
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
+	}
+	var se *ssh.Error
+	if !errors.As(err, &se) || se.Host != "web1" {
+		t.Fatalf("err = %#v, want an *ssh.Error of web1", err)
 	}
 }
 

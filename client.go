@@ -196,15 +196,22 @@ func (c *Client) jobs(fn func(j jobdir.Job, outcome string) error) func(jobdir.O
 }
 
 // refused returns a shellgen.Handler's Refused that hands fn each refusal
-// as an error wrapping its sentinel (see refusal).
-func refused(fn func(error) error) func(kind, subject string) error {
-	return func(kind, subject string) error { return fn(refusal(kind, subject)) }
+// as an error wrapping its sentinel (see refusal); a job not found names
+// the client's workspace, where it was looked for.
+func (c *Client) refused(fn func(error) error) func(kind, subject string) error {
+	return func(kind, subject string) error {
+		err := refusal(kind, subject)
+		if e, ok := err.(*Error); ok && kind == shellgen.ErrKindNotFound {
+			e.Workspace = c.workspace
+		}
+		return fn(err)
+	}
 }
 
 // gather returns a shellgen.Handler's Refused that appends each refusal,
 // as an error, to errs.
-func gather(errs *[]error) func(kind, subject string) error {
-	return refused(func(err error) error { *errs = append(*errs, err); return nil })
+func (c *Client) gather(errs *[]error) func(kind, subject string) error {
+	return c.refused(func(err error) error { *errs = append(*errs, err); return nil })
 }
 
 // ctxReader blocks until its context ends, then reports EOF.

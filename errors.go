@@ -85,7 +85,8 @@ const (
 // Error is an error of bgjob with its kind, and the job and host it is
 // about when known, as *fs.PathError is with its operation and path. Its
 // message is "HOST: " (with a Host), then "job REF: " (with a Ref), then
-// Err, then the words of Kind's sentinel unless Err wraps it already.
+// Err, then the words of Kind's sentinel unless Err wraps it already, then
+// " in workspace W" (with a Workspace).
 // errors.Is(err, ErrX) holds for an Error of X's kind.
 type Error struct {
 	Kind Kind
@@ -94,6 +95,9 @@ type Error struct {
 	Ref string
 	// Host is the host of a Fleet call ("" elsewhere).
 	Host string
+	// Workspace is where a job not found (ErrNotFound, with Ref) was
+	// looked for: "job web: not found in workspace default".
+	Workspace string
 	// Err says what happened.
 	Err error
 }
@@ -128,6 +132,9 @@ func (e *Error) Error() string {
 			b.WriteString(": ")
 		}
 		b.WriteString(s.Err.Error())
+	}
+	if e.Workspace != "" {
+		b.WriteString(" in workspace " + e.Workspace)
 	}
 	return b.String()
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"testing"
 
 	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/runtime/local"
 )
 
 // A refusal is an *Error of its kind whose message is the one bgjob has
@@ -78,5 +80,28 @@ func TestNoAnswerKinds(t *testing.T) {
 	}
 	if got, want := hostError("h1", refusal(shellgen.ErrKindNotFound, "web")).Error(), "h1: job web: not found"; got != want {
 		t.Errorf("message %q, want %q", got, want)
+	}
+}
+
+// A job not found says the workspace it was looked for in, as the Error's
+// Workspace and in its message, whichever verb looked.
+func TestNotFoundNamesTheWorkspace(t *testing.T) {
+	c, err := NewClient(local.New(), t.TempDir(), "ws1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	_, serr := c.Status(ctx, "nosuch")
+	_, lerr := c.Logs(ctx, "nosuch", LogOptions{}, io.Discard, io.Discard)
+	_, werr := c.Wait(ctx, []string{"nosuch"}, WaitOptions{})
+	for verb, err := range map[string]error{"status": serr, "logs": lerr, "wait": werr} {
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != KindNotFound || e.Ref != "nosuch" || e.Workspace != "ws1" {
+			t.Errorf("%s: err = %#v, want not found of nosuch in ws1", verb, err)
+			continue
+		}
+		if got, want := err.Error(), "job nosuch: not found in workspace ws1"; got != want {
+			t.Errorf("%s: %q, want %q", verb, got, want)
+		}
 	}
 }

@@ -85,7 +85,7 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 		return fn(j)
 	}
 	h := shellgen.Handler{
-		Refused: gather(&errs),
+		Refused: c.gather(&errs),
 		More:    func() { next = last },
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { return keep(j) }),
 	}

@@ -459,7 +459,7 @@ func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliv
 	var errs []error
 	h := shellgen.Handler{
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { res.Job = j; return nil }),
-		Refused: gather(&errs),
+		Refused: c.gather(&errs),
 		Cut: func(stream string) {
 			for i := range res.Ranges {
 				if res.Ranges[i].Stream == stream {

@@ -107,7 +107,7 @@ func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMe
 	}
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		if mkdirAllPrivate(root, mask) != nil {
-			return refuse(shellgen.ErrKindRoot, "cannot create root "+root)
+			return refuse(shellgen.ErrKindRoot, noRoot(root))
 		}
 	}
 	fi, err := os.Stat(root)
@@ -324,6 +324,33 @@ func mkdirPrivate(dir string, mask uint32) error {
 		return os.Chmod(dir, 0o700)
 	}
 	return nil
+}
+
+// noRoot is bg_noroot's words for a root that could not be made: the
+// nearest path above it that is there is no directory, or not one the
+// user may write in.
+func noRoot(root string) string {
+	d := root
+	for {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		if i := strings.LastIndexByte(d, '/'); i >= 0 {
+			if d = d[:i]; d == "" {
+				d = "/"
+			}
+		} else {
+			d = "."
+		}
+	}
+	msg := "cannot create root " + root
+	if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+		return msg + ": " + d + " is not a directory"
+	}
+	if syscall.Access(d, 2|1) != nil { // W_OK|X_OK, as test -w and -x
+		return msg + ": permission denied on " + d
+	}
+	return msg
 }
 
 // mkdirAllPrivate is mkdir -p under umask 077: each directory made has

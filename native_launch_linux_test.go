@@ -66,6 +66,13 @@ func TestNativeLaunchIsTheScripts(t *testing.T) {
 			prep: func(t *testing.T, root string) { launchScript(t, root, "default") }},
 		{name: "root writable by others", root: "r", spec: Spec{Argv: []string{"true"}}, native: true,
 			prep: func(t *testing.T, root string) { mkdir(t, root, 0o770) }},
+		{name: "root under a file", root: "f/r", spec: Spec{Argv: []string{"true"}}, native: true,
+			prep: func(t *testing.T, root string) {
+				mkdir(t, filepath.Dir(filepath.Dir(root)), 0o700)
+				if err := os.WriteFile(filepath.Dir(root), nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}},
 		{name: "root a link", root: "r", spec: Spec{Argv: []string{"true"}}, native: true,
 			prep: func(t *testing.T, root string) {
 				mkdir(t, root+".real", 0o700)

@@ -105,7 +105,7 @@ func (c *Client) prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error
 			}
 			return nil
 		},
-		Refused: refused(func(err error) error {
+		Refused: c.refused(func(err error) error {
 			// A job a concurrent prune removed first is done.
 			if !errors.Is(err, ErrNotFound) {
 				errs = append(errs, err)

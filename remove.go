@@ -29,7 +29,7 @@ func (c *Client) Remove(ctx context.Context, refs []string, o RemoveOptions) ([]
 	)
 	err = c.exec(ctx, script, nil, false, shellgen.Handler{
 		Removed: func(dir string) error { removed = append(removed, dir); return nil },
-		Refused: gather(&errs),
+		Refused: c.gather(&errs),
 	})
 	if err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ func (c *Client) Resize(ctx context.Context, ref string, cols, rows int) (jobdir
 	)
 	err = c.exec(ctx, script, nil, false, shellgen.Handler{
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { job = j; return nil }),
-		Refused: gather(&errs),
+		Refused: c.gather(&errs),
 	})
 	if err != nil {
 		return job, err

@@ -135,7 +135,7 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 				}
 				return nil
 			}),
-			Refused: refused(func(err error) error { refErr = err; return nil }),
+			Refused: c.refused(func(err error) error { refErr = err; return nil }),
 		})
 		if errors.Is(err, ErrUsage) {
 			return jobdir.Job{}, err

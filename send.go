@@ -47,7 +47,7 @@ func (c *Client) Send(ctx context.Context, ref string, data io.Reader, o SendOpt
 	sent := int64(-1)
 	err = c.exec(ctx, script, data, false, shellgen.Handler{
 		Job:       c.jobs(func(j jobdir.Job, _ string) error { job = j; return nil }),
-		Refused:   gather(&errs),
+		Refused:   c.gather(&errs),
 		Delivered: func(n int64) { sent = n },
 	})
 	if err != nil {

@@ -35,7 +35,7 @@ func (c *Client) collectLook(ctx context.Context, script func() string, nat nati
 	)
 	err := c.look(ctx, script, false, nat, shellgen.Handler{
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { jobs = append(jobs, j); return nil }),
-		Refused: gather(&errs),
+		Refused: c.gather(&errs),
 	})
 	if err != nil {
 		return nil, err

@@ -132,7 +132,7 @@ func (c *Client) wait(ctx context.Context, q shellgen.Wait, timeout time.Duratio
 	})
 	err = c.look(ctx, script.Text, !q.Once, nat, shellgen.Handler{
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { jobs = append(jobs, j); return nil }),
-		Refused: gather(&errs),
+		Refused: c.gather(&errs),
 		Wait:    func(s string) { state = s },
 		Begun:   began,
 	})

@@ -120,7 +120,7 @@ func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor, timeout time.
 	scanned := map[string]int64{}
 	err = c.exec(ctx, script, nil, !q.Once, shellgen.Handler{
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { job = j; return nil }),
-		Refused: gather(&errs),
+		Refused: c.gather(&errs),
 		Wait:    func(s string) { state = s },
 		Scanned: func(stream string, off int64) { scanned[stream] = off },
 		Cut:     func(string) { m.Truncated = true },

@@ -289,3 +289,17 @@ func TestContainerMCP(t *testing.T) {
 		t.Fatalf("a host --allow-host does not allow: %q", resultText(res))
 	}
 }
+
+// TestContainerUnwritableRoot: a container user who cannot make the root
+// is told by which host, and why, as on any host (TestUnwritableRoot).
+func TestContainerUnwritableRoot(t *testing.T) {
+	containerEngines(t, func(t *testing.T, d *containertest.Daemon) {
+		c := d.Run(t)
+		host := d.Engine + "://bg@" + c.Name
+		code, _, errs := bgjob(context.Background(), "-H", host, "--root", "/bgjob-root", "run", "--", "true")
+		want := "bgjob: error: " + host + ": cannot create root /bgjob-root: permission denied on /: unusable root\n"
+		if code != 1 || errs != want {
+			t.Errorf("exit %d, stderr %q; want 1 and %q", code, errs, want)
+		}
+	})
+}

@@ -94,7 +94,7 @@ func waitThroughDrop(t *testing.T, srv *sshtest.Server, g []string, id string) (
 	}
 	select {
 	case r := <-waited:
-		if r.code != 1 || !strings.HasPrefix(r.errs, "bgjob: error: ") || !strings.Contains(r.errs, "ssh bgjob-test: ") || !strings.Contains(r.errs, "connection") {
+		if r.code != 1 || !strings.HasPrefix(r.errs, "bgjob: error: ") || !strings.Contains(r.errs, "bgjob-test: ") || !strings.Contains(r.errs, "connection") {
 			t.Fatalf("wait exited %d with stderr %q, want 1 and the error of a dropped connection", r.code, r.errs)
 		}
 		return r.code, r.errs
@@ -104,16 +104,27 @@ func waitThroughDrop(t *testing.T, srv *sshtest.Server, g []string, id string) (
 	}
 }
 
-// TestSSHUnreachable: a port nobody listens on gives a clear error quickly.
+// TestSSHUnreachable: a port nobody listens on gives a clear error
+// quickly, in the README's shape, "bgjob: error: HOST: reason", alone as
+// in a fan-out, on stderr as in --json.
 func TestSSHUnreachable(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
 	code, _, errs := bgjob(context.Background(), "--ssh-config", "/dev/null", "-H", "127.0.0.1:1", "ls")
-	if code != 1 || !strings.Contains(errs, "bgjob: error: ssh 127.0.0.1:1:") || !strings.Contains(errs, "refused") {
-		t.Fatalf("exit %d, stderr %q: want a connection refused error", code, errs)
+	want := "bgjob: error: 127.0.0.1:1: dial tcp 127.0.0.1:1: connect: connection refused\n"
+	if code != 1 || errs != want {
+		t.Fatalf("exit %d, stderr %q: want %q", code, errs, want)
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("took %s to fail", d)
+	}
+	code, _, errs = bgjob(context.Background(), "--ssh-config", "/dev/null", "-H", "127.0.0.1:1,127.0.0.1:2", "ls")
+	if code != 1 || !strings.Contains(errs, want) || !strings.Contains(errs, "bgjob: error: 127.0.0.1:2: dial tcp 127.0.0.1:2: connect: connection refused\n") {
+		t.Fatalf("fan-out: exit %d, stderr %q: want the line %q and one of 127.0.0.1:2", code, errs, want)
+	}
+	_, out, _ := bgjob(context.Background(), "--ssh-config", "/dev/null", "-H", "127.0.0.1:1", "ls", "--json")
+	if want := `{"error":"127.0.0.1:1: dial tcp 127.0.0.1:1: connect: connection refused","kind":"unreachable"}` + "\n"; out != want {
+		t.Fatalf("--json: stdout %q, want %q", out, want)
 	}
 }
 

@@ -123,6 +123,11 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		printErrorJSON(stdout, err)
 	}
 	fmt.Fprintf(stderr, "bgjob: error: %v\n", err)
+	if failed != nil {
+		if h := a.elsewhere(ctx, err, failed.Name()); h != "" {
+			fmt.Fprintf(stderr, "bgjob: hint: %s\n", h)
+		}
+	}
 	if code == 2 {
 		fmt.Fprintf(stderr, "bgjob: hint: %s\n", helpHint(failed))
 	}

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/jobdir"
 	sshrt "github.com/bgjob/bgjob/runtime/ssh"
 )
 
@@ -164,4 +166,62 @@ func helpHint(cmd *cobra.Command) string {
 		return "see 'bgjob --help'"
 	}
 	return fmt.Sprintf("see '%s --help'", cmd.CommandPath())
+}
+
+// elsewhere returns the hint for a job err says is not in the workspace
+// looked in, when it is in another workspace of the same root on the same
+// host: "job web is in workspace other: bgjob -w other status ...". ""
+// when there is none, or with several hosts. It asks the host once more,
+// and only then: a failure says nothing.
+func (a *app) elsewhere(ctx context.Context, err error, verb string) string {
+	if a.many() {
+		return ""
+	}
+	var refs []string
+	ws := ""
+	for _, e := range notFound(err) {
+		if !slices.Contains(refs, e.Ref) {
+			refs = append(refs, e.Ref)
+		}
+		ws = e.Workspace
+	}
+	if len(refs) == 0 {
+		return ""
+	}
+	res := bgjob.Each(ctx, a.fleet(a.limit(0)), func(ctx context.Context, _ string, c *bgjob.Client) (string, error) {
+		found := ""
+		_, err := c.ListFunc(ctx, bgjob.ListOptions{AllWorkspaces: true}, func(j jobdir.Job) error {
+			if j.Workspace != ws && found == "" && (slices.Contains(refs, j.ID) || j.Name != "" && slices.Contains(refs, j.Name)) {
+				ref := j.ID
+				if slices.Contains(refs, j.Name) {
+					ref = j.Name
+				}
+				found = fmt.Sprintf("job %s is in workspace %s: bgjob -w %s %s ...; bgjob ls -A lists the jobs of every workspace", ref, j.Workspace, j.Workspace, verb)
+			}
+			return nil
+		})
+		return found, err
+	})
+	return res[0].Value
+}
+
+// notFound returns the errors in err of jobs not found in a workspace
+// (bgjob.Error with a Ref and a Workspace).
+func notFound(err error) []*bgjob.Error {
+	switch x := err.(type) {
+	case *bgjob.Error:
+		if x.Kind == bgjob.KindNotFound && x.Ref != "" && x.Workspace != "" {
+			return []*bgjob.Error{x}
+		}
+		return notFound(x.Err)
+	case interface{ Unwrap() []error }:
+		var all []*bgjob.Error
+		for _, e := range x.Unwrap() {
+			all = append(all, notFound(e)...)
+		}
+		return all
+	case interface{ Unwrap() error }:
+		return notFound(x.Unwrap())
+	}
+	return nil
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
+	ctr "github.com/bgjob/bgjob/runtime/container"
+	sshrt "github.com/bgjob/bgjob/runtime/ssh"
 )
 
 // setHosts reads the -H values: each is a host, a comma list, or @FILE
@@ -105,10 +107,14 @@ func failures[T any](a *app, res []bgjob.Result[T]) error {
 }
 
 // alone is the error of a fleet of one as one host words it: the host's
-// own error, without the host the fleet names it by, and a host that did
-// not answer in time as "HOST: no answer within 30s (--host-timeout)".
+// own error, without the host the fleet names it by, unless it is a
+// failure of the host itself (its root cannot be used, it could not do
+// what was asked: "HOST: reason", as a line of several hosts says it), and
+// a host that did not answer in time as "HOST: no answer within 30s
+// (--host-timeout)". A runtime's error (a connection refused) names its
+// host itself.
 func (a *app) alone(err error) error {
-	if he, ok := err.(*bgjob.Error); ok && he.Host == a.host {
+	if he, ok := err.(*bgjob.Error); ok && he.Host == a.host && !hostFailure(he.Kind) {
 		err = he.Err
 	}
 	if errors.Is(err, bgjob.ErrNoAnswer) {
@@ -116,6 +122,11 @@ func (a *app) alone(err error) error {
 	}
 	return err
 }
+
+// hostFailure reports whether an error of kind k is a failure of the
+// host rather than an answer about a job or the request: one whose line
+// names the host.
+func hostFailure(k bgjob.Kind) bool { return k == bgjob.KindRoot || k == bgjob.KindHost }
 
 // hostName is host with several hosts, "" with one: the host that a line
 // names.
@@ -241,17 +252,53 @@ type hostJSON struct {
 }
 
 // hostReason is a host's error without the host's name, which the line
-// gives first.
+// gives first: without the fleet's (bgjob.Error) and, when the error says
+// nothing more than it, the runtime's (runtimeReason).
 func hostReason(host string, err error) string {
 	var he *bgjob.Error
 	if errors.As(err, &he) && he.Host == host {
 		err = he.Err
 	}
-	msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "ssh "+host+": "), host+": ")
+	msg, ok := runtimeReason(host, err)
+	if !ok {
+		msg = err.Error()
+	}
 	if bgjob.KindOf(err) == bgjob.KindNoAnswer {
 		msg += " (--host-timeout)"
 	}
 	return msg
+}
+
+// runtimeReason returns what the error of host's runtime says after the
+// host it names first (a connection refused, a container not running, a
+// script's exit), if err is one with nothing said around it; false
+// otherwise.
+func runtimeReason(host string, err error) (string, bool) {
+	var (
+		se *sshrt.Error
+		sx *sshrt.ExitError
+		ce *ctr.Error
+		cx *ctr.ExitError
+		e  error
+		h  string
+		r  string
+	)
+	switch {
+	case errors.As(err, &se):
+		e, h, r = se, se.Host, se.Err.Error()
+	case errors.As(err, &sx):
+		e, h, r = sx, sx.Host, sx.Reason()
+	case errors.As(err, &ce):
+		e, h, r = ce, ce.Host, ce.Err.Error()
+	case errors.As(err, &cx):
+		e, h, r = cx, cx.Host, cx.Reason()
+	default:
+		return "", false
+	}
+	if h != host || e.Error() != err.Error() {
+		return "", false
+	}
+	return r, true
 }
 
 // hostFailures prints one line per failed host and returns the exit

@@ -119,7 +119,7 @@ func (r *Runtime) apiErr(ctx context.Context, err error) error {
 		// The daemon refuses execs in a container that stopped.
 		return &Error{Host: r.host, Err: ErrNotRunning}
 	}
-	return fmt.Errorf("%s: %w", r.host, err)
+	return &Error{Host: r.host, Err: err}
 }
 
 // denied reports whether the daemon's unix socket refuses this user: the
@@ -159,7 +159,7 @@ const pidLine = "echo $$ >&2;"
 // ctx.Err().
 func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdout io.Writer) error {
 	if strings.IndexByte(script, 0) >= 0 {
-		return fmt.Errorf("%s: script: holds a NUL byte", r.host)
+		return &Error{Host: r.host, Err: errors.New("script: holds a NUL byte")}
 	}
 	cmd := []string{"sh", "-c", pidLine + script}
 	if len(script) > shellgen.MaxArgScript {
@@ -234,10 +234,10 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	if errors.As(cerr, &werr) {
 		// stdout failed: end the script rather than let it block.
 		r.kill(errw)
-		return fmt.Errorf("%s: copying stdout: %w", r.host, werr.err)
+		return &Error{Host: r.host, Err: fmt.Errorf("copying stdout: %w", werr.err)}
 	}
 	if cerr != nil {
-		return fmt.Errorf("%s: running script: %w", r.host, cerr)
+		return &Error{Host: r.host, Err: fmt.Errorf("running script: %w", cerr)}
 	}
 	code, err := r.exitCode(ctx, id)
 	if err != nil {

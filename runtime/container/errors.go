@@ -22,13 +22,13 @@ var (
 	ErrDaemon = errors.New("container daemon unreachable")
 )
 
-// Error is a container host that cannot be reached: the container is
-// absent or not running, cannot start sh, or its daemon cannot be
-// reached. Err wraps ErrNoSuchContainer, ErrNotRunning, ErrNoShell or
-// ErrDaemon. Its message names the
-// host and says all there is to say ("docker://web: no such container"):
-// such an error comes from the first script a verb runs, and a caller
-// that finds it under its own wrapping may print it alone.
+// Error is an error of a container host but a script's exit (ExitError):
+// the container is absent or not running, cannot start sh, or its daemon
+// cannot be reached (Err wraps ErrNoSuchContainer, ErrNotRunning,
+// ErrNoShell or ErrDaemon), or the daemon failed otherwise. Its message
+// names the host and says all there is to say ("docker://web: no such
+// container"): such an error comes from the first script a verb runs, and
+// a caller that finds it under its own wrapping may print it alone.
 type Error struct {
 	Host string
 	Err  error
@@ -45,15 +45,20 @@ func (e *daemonError) Error() string        { return e.msg }
 func (e *daemonError) Is(target error) bool { return target == ErrDaemon }
 
 // ExitError is returned by Exec when the script exited with a non-zero
-// status (128+N when a signal N killed it, as the daemon reports it).
+// status (128+N when a signal N killed it, as the daemon reports it). Its
+// message is the host, then Reason.
 type ExitError struct {
 	Host   string
 	Status int
 	Stderr string // the last lines the script wrote to stderr
 }
 
-func (e *ExitError) Error() string {
-	msg := fmt.Sprintf("%s: script exited with status %d", e.Host, e.Status)
+func (e *ExitError) Error() string { return e.Host + ": " + e.Reason() }
+
+// Reason is what ExitError's message says after the host: "script exited
+// with status 3", then the end of its stderr.
+func (e *ExitError) Reason() string {
+	msg := fmt.Sprintf("script exited with status %d", e.Status)
 	if s := strings.TrimSpace(e.Stderr); s != "" {
 		msg += ": " + s
 	}

@@ -175,7 +175,7 @@ Host plain
 				got[name] = c
 				t.Run(name, func(t *testing.T) { tt.want(t, c) })
 			}
-			if diff := cmp.Diff(got["ssh-G"], got["parser"], cmp.AllowUnexported(hostConfig{})); diff != "" {
+			if diff := cmp.Diff(got["ssh-G"], got["parser"], cmp.AllowUnexported(hostConfig{}, spec{})); diff != "" {
 				t.Errorf("ssh -G (-) and the parser (+) differ:\n%s", diff)
 			}
 		})

@@ -2,7 +2,6 @@ package ssh
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"strings"
 )
@@ -38,7 +37,7 @@ func (e Endpoint) String() string {
 func Resolve(ctx context.Context, host string, opts Options) (Endpoint, error) {
 	cfg, err := newResolver(opts).resolve(ctx, host, true)
 	if err != nil {
-		return Endpoint{}, fmt.Errorf("ssh %s: %w", host, err)
+		return Endpoint{}, &Error{Host: host, Err: err}
 	}
 	return cfg.endpoint(), nil
 }

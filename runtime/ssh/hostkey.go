@@ -32,16 +32,31 @@ type hostKeyChecker struct {
 
 // sshCommand is the ssh command line that reaches the host as bgjob does:
 // with -F FILE when bgjob was given an ssh_config, which ssh alone would
-// not read.
+// not read, and a port given with the host as -p PORT, since ssh takes no
+// "host:port" (nor "[::1]:port") as its destination.
 func (h *hostKeyChecker) sshCommand() string {
-	argv := []string{"ssh", h.cfg.name}
-	if h.configFile != "" {
-		argv = []string{"ssh", "-F", h.configFile, h.cfg.name}
-	}
+	argv := h.sshArgv()
 	if q, err := shellgen.QuoteArgv(argv); err == nil {
 		return q
 	}
 	return strings.Join(argv, " ")
+}
+
+// sshArgv is sshCommand's argument vector.
+func (h *hostKeyChecker) sshArgv() []string {
+	argv := []string{"ssh"}
+	if h.configFile != "" {
+		argv = append(argv, "-F", h.configFile)
+	}
+	g := h.cfg.given
+	if g.port != "" {
+		argv = append(argv, "-p", g.port)
+	}
+	dest := g.host
+	if g.user != "" {
+		dest = g.user + "@" + dest
+	}
+	return append(argv, dest)
 }
 
 // newHostKeyChecker checks the host keys of cfg's host; configFile is the

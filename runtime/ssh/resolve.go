@@ -23,6 +23,7 @@ const (
 // hostConfig is the resolved ssh_config for one host (a target or a hop).
 type hostConfig struct {
 	name     string // the host as given, for messages
+	given    spec   // name parsed
 	alias    string // the host part looked up in ssh_config (%n)
 	hostname string
 	port     string
@@ -238,6 +239,7 @@ func withDefaults(sp spec, v values) error {
 func build(name string, sp spec, v values) (*hostConfig, error) {
 	c := &hostConfig{
 		name:         name,
+		given:        sp,
 		alias:        sp.host,
 		port:         v.get("port"),
 		user:         v.get("user"),

@@ -108,23 +108,24 @@ type Runtime struct {
 const startWait = 30 * time.Second
 
 // Dial connects to host, given as "[user@]host[:port]" or as an alias from
-// the ssh configuration. ctx bounds connecting only. Errors name the host,
-// e.g. "ssh web1: dial tcp 127.0.0.1:2222: connect: connection refused";
-// host key refusals wrap ErrUnknownHost or ErrHostKeyChanged.
+// the ssh configuration. ctx bounds connecting only. Errors are an *Error
+// naming the host, e.g. "web1: dial tcp 127.0.0.1:2222: connect:
+// connection refused"; host key refusals wrap ErrUnknownHost or
+// ErrHostKeyChanged.
 func Dial(ctx context.Context, host string, opts Options) (*Runtime, error) {
 	if err := checkConfigFile(opts.ConfigFile); err != nil {
-		return nil, fmt.Errorf("ssh %s: %w", host, err)
+		return nil, &Error{Host: host, Err: err}
 	}
 	r := newResolver(opts)
 	cfg, err := r.resolve(ctx, host, true)
 	if err != nil {
-		return nil, fmt.Errorf("ssh %s: %w", host, err)
+		return nil, &Error{Host: host, Err: err}
 	}
 	d := &dialer{opts: opts, resolver: r}
 	client, err := d.connect(ctx, cfg, 0)
 	if err != nil {
 		d.closeAll()
-		return nil, fmt.Errorf("ssh %s: %w", host, err)
+		return nil, &Error{Host: host, Err: err}
 	}
 	rt := &Runtime{host: host, client: client, dialer: d, sem: make(chan struct{}, maxSessions), done: make(chan struct{}), startPatience: startWait}
 	go func() {
@@ -167,8 +168,21 @@ func (r *Runtime) Close() error {
 // a ControlMaster socket (a script that lingers after its output).
 const closeGrace = 2 * time.Second
 
+// Error is an error of the host's connection or of running a script on
+// it: Dial's and Exec's errors but ExitError. Its message is the host,
+// then what went wrong: "web1: dial tcp 127.0.0.1:2222: connect:
+// connection refused".
+type Error struct {
+	Host string
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Host + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
 // ExitError is returned by Exec when the script exited with a non-zero
-// status or was killed by a signal.
+// status or was killed by a signal. Its message is the host, then
+// Reason.
 type ExitError struct {
 	Host   string
 	Status int    // exit status; -1 when killed by a signal
@@ -176,14 +190,18 @@ type ExitError struct {
 	Stderr string // the last lines the script wrote to stderr
 }
 
-func (e *ExitError) Error() string {
+func (e *ExitError) Error() string { return e.Host + ": " + e.Reason() }
+
+// Reason is what ExitError's message says after the host: "script exited
+// with status 3", then the end of its stderr.
+func (e *ExitError) Reason() string {
 	var how string
 	if e.Signal != "" {
 		how = "killed by signal " + e.Signal
 	} else {
 		how = fmt.Sprintf("exited with status %d", e.Status)
 	}
-	msg := fmt.Sprintf("ssh %s: script %s", e.Host, how)
+	msg := "script " + how
 	if s := strings.TrimSpace(e.Stderr); s != "" {
 		msg += ": " + s
 	}
@@ -208,7 +226,7 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	// script knows the group is its own to end (bg_watchin).
 	command, err := shellgen.Quote(script)
 	if err != nil {
-		return fmt.Errorf("ssh %s: script: %w", r.host, err)
+		return &Error{Host: r.host, Err: fmt.Errorf("script: %w", err)}
 	}
 	command = "exec sh -c " + command
 	// sent is closed once the host has the whole script: at once, unless
@@ -354,11 +372,11 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		}
 	}
 	if werr := out.failed(); werr != nil {
-		return fmt.Errorf("ssh %s: copying stdout: %w", r.host, werr)
+		return &Error{Host: r.host, Err: fmt.Errorf("copying stdout: %w", werr)}
 	}
 	select {
 	case <-unstarted:
-		return fmt.Errorf("ssh %s: the host's shell did not start bgjob's script within %s: a startup file of the login shell (a .bashrc, say) may be reading its input", r.host, r.startPatience)
+		return &Error{Host: r.host, Err: fmt.Errorf("the host's shell did not start bgjob's script within %s: a startup file of the login shell (a .bashrc, say) may be reading its input", r.startPatience)}
 	default:
 	}
 	if err == nil {
@@ -429,13 +447,13 @@ const sessionPatience = time.Minute
 
 func (r *Runtime) transportErr(op string, err error) error {
 	if lost := r.dialer.lostErr(); lost != nil {
-		return fmt.Errorf("ssh %s: %s: %w", r.host, op, lost)
+		return &Error{Host: r.host, Err: fmt.Errorf("%s: %w", op, lost)}
 	}
 	var missing *gossh.ExitMissingError
 	if errors.As(err, &missing) || errors.Is(err, io.EOF) {
-		return fmt.Errorf("ssh %s: %s: connection closed before the script exited", r.host, op)
+		return &Error{Host: r.host, Err: fmt.Errorf("%s: connection closed before the script exited", op)}
 	}
-	return fmt.Errorf("ssh %s: %s: %w", r.host, op, err)
+	return &Error{Host: r.host, Err: fmt.Errorf("%s: %w", op, err)}
 }
 
 // endSignal reads r and closes end at its end.

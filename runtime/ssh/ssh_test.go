@@ -190,6 +190,23 @@ func TestUnknownHostRefused(t *testing.T) {
 	}
 }
 
+// A host given as user@host:port: the command the refusal suggests is
+// one ssh can run, with the port as -p PORT.
+func TestUnknownHostPortRefused(t *testing.T) {
+	e := newEnv(t)
+	os.Remove(e.knownHosts())
+	e.writeConfig(t, e.srv.ConfigEntry("127.0.0.1", e.knownHosts()))
+	host := fmt.Sprintf("%s@127.0.0.1:%d", e.srv.User, e.srv.Port)
+	_, err := ssh.Dial(context.Background(), host, ssh.Options{ConfigFile: e.cfg})
+	if !errors.Is(err, ssh.ErrUnknownHost) {
+		t.Fatalf("err = %v, want ErrUnknownHost", err)
+	}
+	want := fmt.Sprintf(`run "ssh -F %s -p %d %s@127.0.0.1" once`, e.cfg, e.srv.Port, e.srv.User)
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
+	}
+}
+
 func TestChangedHostKeyRefused(t *testing.T) {
 	e := newEnv(t)
 	pub, _, _ := ed25519.GenerateKey(rand.Reader)
@@ -386,9 +403,13 @@ func TestUnreachable(t *testing.T) {
 	cfg := filepath.Join(dir, "config")
 	os.WriteFile(cfg, []byte(fmt.Sprintf("Host web1\n  HostName 127.0.0.1\n  Port %d\n", port)), 0o600)
 	_, err = ssh.Dial(context.Background(), "web1", ssh.Options{ConfigFile: cfg})
-	want := fmt.Sprintf("ssh web1: dial tcp 127.0.0.1:%d: connect: connection refused", port)
+	want := fmt.Sprintf("web1: dial tcp 127.0.0.1:%d: connect: connection refused", port)
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
+	}
+	var se *ssh.Error
+	if !errors.As(err, &se) || se.Host != "web1" {
+		t.Fatalf("err = %#v, want an *ssh.Error of web1", err)
 	}
 }
 

@@ -13,7 +13,7 @@ bg_makeroot() {
 	bg_readroot
 	if [ ! -d "$bg_root" ]; then
 		# shellcheck disable=SC2174 # only the root itself is made private
-		mkdir -p -m 700 "$bg_root" 2>/dev/null || bg_err root "cannot create root $bg_root"
+		mkdir -p -m 700 "$bg_root" 2>/dev/null || bg_noroot
 	fi
 	[ -O "$bg_root" ] || bg_err root "root $bg_root is owned by another user"
 	# The mode is checked the first time a root is used; .bgjob-root, a
@@ -24,4 +24,20 @@ bg_makeroot() {
 		esac
 		: >"$bg_root/.bgjob-root"
 	fi
+}
+
+# bg_noroot: refuse a root that could not be made, saying why: the nearest
+# path above it that is there is no directory, or not one the user may
+# write in.
+bg_noroot() {
+	bg_d=$bg_root
+	while [ ! -e "$bg_d" ] && [ ! -L "$bg_d" ]; do
+		case $bg_d in
+		*/*) bg_d=${bg_d%/*} && bg_d=${bg_d:-/} ;;
+		*) bg_d=. ;;
+		esac
+	done
+	if [ ! -d "$bg_d" ]; then bg_err root "cannot create root $bg_root: $bg_d is not a directory"; fi
+	if [ ! -w "$bg_d" ] || [ ! -x "$bg_d" ]; then bg_err root "cannot create root $bg_root: permission denied on $bg_d"; fi
+	bg_err root "cannot create root $bg_root"
 }

@@ -1,0 +1,96 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestUnwritableRoot: a root that cannot be made is refused with the
+// reason, and with the host's name on a host ("bgjob: error: HOST:
+// reason", as the README says), locally and over SSH.
+func TestUnwritableRoot(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "afile")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root := file + "/r"
+	reason := "cannot create root " + root + ": " + file + " is not a directory: unusable root\n"
+	t.Run("local", func(t *testing.T) {
+		code, _, errs := bgjob(context.Background(), "--root", root, "run", "--", "true")
+		if want := "bgjob: error: " + reason; code != 1 || errs != want {
+			t.Errorf("exit %d, stderr %q; want 1 and %q", code, errs, want)
+		}
+	})
+	t.Run("ssh", func(t *testing.T) {
+		_, _, g := sshJobs(t)
+		g[1] = root
+		code, _, errs := bgjob(context.Background(), append(g, "run", "--", "true")...)
+		if want := "bgjob: error: bgjob-test: " + reason; code != 1 || errs != want {
+			t.Errorf("exit %d, stderr %q; want 1 and %q", code, errs, want)
+		}
+	})
+	t.Run("permission denied", func(t *testing.T) {
+		// As nobody, in a directory of root's: the binary is copied
+		// where nobody may run it.
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			t.Fatal("setpriv not installed (util-linux)")
+		}
+		if os.Geteuid() != 0 {
+			t.Fatal("needs root, to run bgjob as nobody")
+		}
+		dir := filepath.Join(t.TempDir(), "d")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		// t.TempDir's two directories are private.
+		for _, d := range []string{filepath.Dir(dir), filepath.Dir(filepath.Dir(dir))} {
+			if err := os.Chmod(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bin := filepath.Join(dir, "bgjob")
+		copyExe(t, bin)
+		root := dir + "/r"
+		cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "--root", root, "run", "--", "true")
+		cmd.Env = append(os.Environ(), "BGJOB_HOST=", "HOME=/")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err = cmd.Run()
+		want := "bgjob: error: cannot create root " + root + ": permission denied on " + dir + ": unusable root\n"
+		if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 || stderr.String() != want {
+			t.Errorf("%v, stderr %q; want exit 1 and %q", err, stderr.String(), want)
+		}
+	})
+}
+
+// copyExe copies the test binary, which runs as bgjob under that name, to
+// bin, mode 0755.
+func copyExe(t *testing.T, bin string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(bin, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -2,13 +2,18 @@ package shellgen_test
 
 import (
 	"bytes"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/jobdir/jobdirtest"
 	"github.com/bgjob/bgjob/termtext"
 )
 
@@ -117,5 +122,64 @@ func TestScreenIsTermtext(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestWaitForScriptScreenText: on a PTY job wait_for.sh matches the text
+// of the terminal's lines, and reports the line's raw bytes at their
+// offsets in the log: ^42$ finds an answer in colour, ^>>> $ a prompt
+// drawn in bold that no newline ends yet, and a window's title (an OSC
+// string) is not text. Under every shell.
+func TestWaitForScriptScreenText(t *testing.T) {
+	const (
+		title  = "\x1b]0;repl\x07"
+		typed  = "\x1b[1m>>>\x1b[0m 6*7\r\n"
+		answer = "\x1b[32m42\x1b[0m\r\n"
+		prompt = "\x1b[1m>>>\x1b[0m "
+	)
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			root := filepath.Join(t.TempDir(), "root")
+			m := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Exited, Meta: jobdir.Meta{PTY: true}, Stdout: title + typed + answer + prompt}).Meta
+			for _, tc := range []struct {
+				pattern string
+				want    []chunk
+			}{
+				{"^42$", []chunk{{"stdout", int64(len(title + typed)), answer}}},
+				{"^>>> 6[*]7$", []chunk{{"stdout", 0, title + typed}}},
+				{"^>>> $", []chunk{{"stdout", int64(len(title + typed + answer)), prompt}}},
+				{"repl", nil},
+			} {
+				script, err := shellgen.WaitForScript(shellgen.Target{Root: root, Workspace: "w"}, shellgen.WaitFor{Ref: m.ID, Pattern: tc.pattern})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cmd := sh.command(t, "-c", script)
+				present(t, cmd)
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []chunk
+				state := ""
+				if _, err := (shellgen.Handler{
+					Wait: func(s string) { state = s },
+					Data: func(st string, off int64, r io.Reader) error {
+						b, err := io.ReadAll(r)
+						got = append(got, chunk{st, off, string(b)})
+						return err
+					},
+				}).Decode(bytes.NewReader(out)); err != nil {
+					t.Fatalf("decoding: %v\n%q", err, out)
+				}
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("%s: chunks (-want +got):\n%s", tc.pattern, diff)
+				}
+				if tc.want == nil && state != "ended" {
+					t.Errorf("%s: state %q, want ended", tc.pattern, state)
+				}
+			}
+		})
 	}
 }

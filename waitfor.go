@@ -12,6 +12,7 @@ import (
 
 	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/termtext"
 )
 
 // WaitForOptions tunes WaitFor.
@@ -162,9 +163,11 @@ const maxPrefilter = 1 << 20
 
 // mayMatch reports whether a line appended to the logs of the job in dir
 // since q's offsets may match re, q's pattern as Go reads it: the whole
-// lines (on a PTY job the line being written too, without CRs) after what
-// the --max-log-size cap dropped. It only decides when the wait_for script
-// looks, the script alone matches: where the two read a pattern otherwise
+// lines (on a PTY job the line being written too, and their text, without
+// escape sequences and CRs, as the script's bg_screen sees it; a string
+// longer than termtext.MaxString shows more text here, never less) after
+// what the --max-log-size cap dropped. It only decides when the wait_for
+// script looks, the script alone matches: where the two read a pattern otherwise
 // (grep -E matches bytes in the C locale, Go runes: "." and é), a line
 // that Go misses is found by the script's next look, within followTick.
 // An error, or much to read, is a maybe.
@@ -189,7 +192,7 @@ func mayMatch(dir string, pty bool, q *shellgen.WaitFor, re *regexp.Regexp) bool
 			return true
 		}
 		if pty {
-			b = bytes.ReplaceAll(b, []byte("\r"), nil)
+			b = bytes.ReplaceAll(termtext.Strip(b), []byte("\r"), nil)
 		} else {
 			b = b[:bytes.LastIndexByte(b, '\n')+1]
 		}

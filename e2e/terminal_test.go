@@ -108,7 +108,9 @@ func attachCmd(bin string, flags []string, args ...string) string {
 }
 
 // TestAttachPTY, in a real terminal: attach to python3 -i run with --pty,
-// type a line and read the answer on the screen, resize the window and
+// type a line, see it echoed as typed and read the answer on the line
+// after it (as in a terminal: attach once typed blind and the answer
+// landed on the prompt's line), resize the window and
 // read the new size from the job, detach with Ctrl-\ (attach exits 0, the
 // job runs on), attach again and end the job: attach exits with its
 // status. Locally and over SSH.
@@ -123,7 +125,7 @@ func TestAttachPTY(t *testing.T) {
 			m := newTmux(t, attachCmd(bin, flags, "repl"))
 			m.waitFor(">>>")
 			m.keys("print(6*7)", "Enter")
-			m.waitFor("42")
+			m.waitFor(">>> print(6*7)\n42\n")
 
 			m.tmux("resize-window", "-t", "s", "-x", "100", "-y", "30")
 			// The resize reaches the job before the line typed after it:
@@ -351,9 +353,9 @@ func TestTopAttach(t *testing.T) {
 			m.keys("j", "a")
 			m.waitFor(">>>")
 			m.keys("print(6*7)", "Enter")
-			answer := regexp.MustCompile(`(?m)^(>>> )?42\s*$`) // echo is off: the typed line does not show
+			answer := regexp.MustCompile(`(?m)^>>> print\(6\*7\)\s*\n42\s*$`) // the line typed, echoed, then the answer
 			if !eventually(screenWait, func() bool { return answer.MatchString(m.screen()) }) {
-				t.Fatalf("python3 never answered 42:\n%s", m.screen())
+				t.Fatalf("the screen never showed the line typed, then 42:\n%s", m.screen())
 			}
 			m.keys(`C-\`)
 			m.waitFor("detached from job " + py + ", which runs on")

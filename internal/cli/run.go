@@ -74,9 +74,12 @@ for programs that behave differently on a terminal: prompts, REPLs, colours,
 progress bars. No daemon: util-linux script(1) holds the terminal on the host.
 It implies --stdin: 'bgjob send' types into the terminal, exact bytes
 ($'\x03' is Ctrl-C, which the terminal turns into SIGINT for the command;
-send --eof is Ctrl-D). stdout.log holds the raw terminal stream, stdout and
-stderr together, lines ending in "\r\n" ('bgjob logs --plain' strips the
-escape sequences; 'wait --for' matches a prompt not ended yet, without CRs);
+send --eof is Ctrl-D), and the terminal echoes them as a terminal echoes
+keys, unless the command turns echo off (a password prompt). stdout.log
+holds the raw terminal stream, as a terminal's screen shows it: what was
+typed and what the command wrote, stdout and stderr together, lines ending
+in "\r\n" ('bgjob logs --plain' strips the escape sequences; 'wait --for'
+matches the text of the screen's lines, a prompt not ended yet too);
 stderr.log holds only messages of script and the wrapper.
 The exit status is the command's own. A host without util-linux script 2.35
 or later (busybox and BSD have another) refuses, and no job is made.

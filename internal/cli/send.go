@@ -25,8 +25,10 @@ standard input of a job started with 'bgjob run --stdin'. --eof closes the
 job's stdin, so it reads end of file.
 
 A job started with 'bgjob run --pty' gets the bytes typed into its terminal,
-so control characters act as keys do: $'\x03' is Ctrl-C (SIGINT to the
-command), $'\x1b[A' the up arrow; --eof is Ctrl-D. So data is not sent
+which echoes them into its output as a terminal echoes keys (unless the
+command turned echo off), and control characters act as keys do: $'\x03'
+is Ctrl-C (SIGINT to the command), $'\x1b[A' the up arrow; --eof is
+Ctrl-D. So data is not sent
 as is: the terminal's line discipline edits it first (\r becomes \n, ^C,
 ^\, ^D, ^U, ^W, ^V and DEL act), and while the command reads lines (the
 canonical mode, unless it set the terminal raw) a line keeps at most 4095

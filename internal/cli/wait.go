@@ -49,10 +49,11 @@ host whose first answer (bgjob's script begun there) does not come within
 line and exits 0; when the job ends first it exits with the job's status if
 that is non-zero, else 1, and says so on stderr; at --timeout, 124. While
 the job runs only whole lines are matched; on a --pty job the line being
-written too (a prompt), and CRs are not matched (so $ ends a line), but
-escape sequences are: ^ready does not match a line that starts with a
-colour code; leave out the anchor or allow for one, as in
-$'^(\e\\[[0-9;]*m)*ready'. The line is printed raw, ended by a newline
+written too (a prompt), and what is matched is the text of the screen's
+lines: escape sequences (those logs --plain removes) and CRs removed, so
+^ready matches a line that starts with a colour code, $ ends a line, and
+^42 finds the answer of a REPL (the terminal echoes what is typed, so it
+starts a line). The line is printed raw, ended by a newline
 when it has none of its own (a prompt, a cut line); of a line longer
 than 64 KiB, 64 KiB, with a hint on stderr ("truncated" in --json): those
 that end 1 KiB after the match where the host's grep has -b (GNU's; not

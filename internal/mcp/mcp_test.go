@@ -736,8 +736,8 @@ func TestStartReplace(t *testing.T) {
 
 // job_start pty: the command has a terminal of the size asked for, a
 // prompt is answered with job_send, the exit status is the command's, and
-// job_output gives the text without the terminal's CRs (input is not
-// echoed: script -E never).
+// job_output gives the text without the terminal's CRs (with the input,
+// which the terminal echoes).
 func TestStartPTY(t *testing.T) {
 	cs := serve(t, mcp.Options{})
 	var st job
@@ -760,7 +760,7 @@ func TestStartPTY(t *testing.T) {
 	}
 	var o job
 	call(t, cs, "job_output", map[string]any{"id": st.ID, "since": "start"}, &o)
-	for _, want := range []string{"tty\n", "40 100\n", "name? hi bob\n"} {
+	for _, want := range []string{"tty\n", "40 100\n", "name? bob\nhi bob\n"} {
 		if !strings.Contains(o.Text, want) {
 			t.Errorf("output %q lacks %q", o.Text, want)
 		}

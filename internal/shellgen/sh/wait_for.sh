@@ -4,8 +4,9 @@
 # read from bg_from_stdout, bg_from_stderr; while the job runs only whole
 # lines are matched (the last one may go on). On a PTY job (meta.json's
 # "pty":true) the line being written is matched too, as it stands (a
-# prompt ends without a newline), and CRs are not part of what is matched
-# (a terminal ends its lines with CR LF). The first matching line goes
+# prompt ends without a newline), and what is matched is the text of the
+# terminal's lines (bg_screen): without escape sequences and CRs (a
+# terminal ends its lines with CR LF). The first matching line goes
 # out in D records (64 KiB at most, then a Z), then the observation. When the
 # job ends first: W ended; after bg_limit milliseconds (0: never; by
 # the clock, however long each look takes): W timeout; with bg_once=1,
@@ -26,17 +27,20 @@ printf 'x\n' | LC_ALL=C grep -E -e "$bg_re" >/dev/null 2>&1 || bg_rc=$?
 bg_ga=-E
 if printf 'x\n' | grep -a x >/dev/null 2>&1; then bg_ga=-aE; fi
 bg_tty=0
-bg_ispty "$bg_d" && bg_tty=1
+if bg_ispty "$bg_d"; then
+	bg_tty=1
+	bg_screenexp
+fi
 bg_dl= bg_wt= bg_wup=
 if [ "$bg_once" != 1 ]; then
 	bg_watchin
 	[ "$bg_limit" -eq 0 ] || bg_deadline "$bg_limit"
 fi
-# bg_matched FROM COUNT: the bytes of bg_f as matched, without the CRs of
-# a PTY job.
+# bg_matched FROM COUNT: the bytes of bg_f as matched, on a PTY job the
+# text of its lines.
 bg_matched() {
 	if [ "$bg_tty" = 1 ]; then
-		bg_range "$bg_f" "$1" "$2" | tr -d '\r'
+		bg_range "$bg_f" "$1" "$2" | bg_screen
 	else
 		bg_range "$bg_f" "$1" "$2"
 	fi
@@ -89,7 +93,7 @@ while :; do
 				# A longer line goes out cut to 64 KiB, marked (Z): the part
 				# that ends 1 KiB after the match where grep says where the
 				# match ends (-b; busybox's has no -b, and on a PTY job the
-				# offsets would miss the CRs), else the line's start.
+				# offsets would miss the escapes and CRs), else the line's start.
 				bg_cut=1 bg_me=
 				if [ "$bg_tty" = 0 ]; then
 					bg_me=$(tail -c +$((bg_s + 1)) "$bg_f" | head -c $((bg_e - bg_s)) | LC_ALL=C grep -b -o "$bg_ga" -e "$bg_re" 2>/dev/null | head -n 1 |

@@ -181,14 +181,16 @@ elif [ "$bg_pty" = 1 ]; then
 	# started (script could not make the terminal); one that started and
 	# was killed before it recorded (by someone else: a stop signals only
 	# the command) leaves the status unknown, and the job lost. script's
-	# status would lie: it is 0 when a signal ends script.
+	# status would lie: it is 0 when a signal ends script. -E always: the
+	# terminal echoes what is typed, as any terminal does, until the
+	# command turns echo off (a password prompt; readline echoes itself).
 	(
 		BGJOB_SHELL=${SHELL-} SHELL=/bin/sh
 		export BGJOB_SHELL SHELL
 		unset BGJOB_JOB_ID
 		[ -z "$bg_umask" ] || umask "$bg_umask"
 		# shellcheck disable=SC2016 # script's shell expands it
-		exec setsid script -q -e -f -E never -c 'exec /bin/sh "$BGJOB_JOB_DIR/job.sh" pty' /dev/null
+		exec setsid script -q -e -f -E always -c 'exec /bin/sh "$BGJOB_JOB_DIR/job.sh" pty' /dev/null
 	) <&4 4<&- >&5 2>&"$bg_efd" 5>&- 6>&-
 	bg_rc=$?
 	if bg_line "$bg_d/exit_code.pty"; then

@@ -281,3 +281,31 @@ bg_escend() {
 	}')
 	bg_to=$((bg_to - ${bg_k:-0}))
 }
+
+# bg_screen: copy stdin to stdout as the text of a terminal's lines, what
+# wait --for matches on a PTY job: without escape sequences and without
+# carriage returns, byte by byte (the C locale). The sequences are
+# termtext's (CSI, the strings OSC, DCS, SOS, PM and APC, the other
+# escapes; CAN or SUB abandons one, another control byte ends it and
+# stays; TestScreenIsTermtext holds the two to the same bytes), with one
+# difference: a string not terminated ends at its line's end, however
+# long (termtext ends it after 8 KiB too: a bound that large costs GNU
+# sed seconds). busybox's sed, whose regexec reads a line up to a NUL
+# byte, ends a string at a NUL too. sed reads each line once, and looks
+# for sequences only in lines that hold an ESC. Newlines stay, so line N
+# here is line N of the input. It uses bg_sx and bg_sy, sed's
+# expressions: a caller in a loop makes them once (bg_screenexp), since
+# bg_screen in a pipeline runs in a subshell.
+bg_screen() {
+	[ -n "${bg_sx-}" ] || bg_screenexp
+	LC_ALL=C sed -E -e "$bg_sx" -e "$bg_sy"
+}
+
+# bg_screenexp: set bg_sx and bg_sy, the sed expressions of bg_screen.
+bg_screenexp() {
+	bg_se=$(printf '\033')
+	bg_sb=$(printf '\007')
+	bg_sc=$(printf '\030\032')
+	bg_sx="/$bg_se/s#$bg_se([]PX^_][^$bg_sb$bg_sc$bg_se]*([$bg_sb$bg_sc]|$bg_se\\\\)?|\\[[ -?]*[@-~$bg_sc]?|[ -/]+[0-~$bg_sc]?|[0-~$bg_sc])?##g"
+	bg_sy="s#$(printf '\r')##g"
+}

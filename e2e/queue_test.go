@@ -267,3 +267,54 @@ func TestQueueCostsNothing(t *testing.T) {
 		t.Errorf("50 queued jobs used %d clock ticks of CPU in 2 s, want 0", used)
 	}
 }
+
+// TestQueueRacingSubmitters: six submitters race on one workspace: three
+// run a slotted job each by a name of its own, three run slotted jobs
+// --after one of those names, each trying again until the name resolves,
+// which it does as soon as the job's meta.json is there. A job waited for is always ahead of its
+// waiters in the queue, so every job ends: none waits for one queued
+// behind it (the wedge: a waiter queued ahead of the job it waits for,
+// both queued for ever). Twelve trials, locally and over SSH.
+func TestQueueRacingSubmitters(t *testing.T) {
+	t.Parallel()
+	for _, tc := range localAndSSH(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			for trial := range 12 {
+				flags := append(slices.Clone(tc.flags), "-w", "race"+strconv.Itoa(trial))
+				ids := make([]string, 6)
+				errs := make(chan error, 6)
+				for i := range 6 {
+					go func() {
+						ref := "ref" + strconv.Itoa(i%3)
+						args := []string{"run", "-q", "--slots", "1", "-n", ref, "--", "true"}
+						if i >= 3 {
+							args = []string{"run", "-q", "--slots", "1", "--after", ref, "--", "true"}
+						}
+						for {
+							code, out, e := bgjob(ctx, append(slices.Clone(flags), args...)...)
+							if code == 0 {
+								ids[i] = strings.TrimSpace(out)
+								errs <- nil
+								return
+							}
+							if i < 3 || !strings.Contains(e, ref) {
+								errs <- fmt.Errorf("submitter %d: exit %d: %s", i, code, e)
+								return
+							}
+						}
+					}()
+				}
+				for range 6 {
+					if err := <-errs; err != nil {
+						t.Fatal(err)
+					}
+				}
+				if code := queueWait(t, flags, ids...); code != 0 {
+					t.Fatalf("trial %d: wait: exit %d", trial, code)
+				}
+			}
+		})
+	}
+}

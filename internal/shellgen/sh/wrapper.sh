@@ -80,7 +80,7 @@ if [ "$bg_gate" != m ]; then
 	bg_boot=
 	if [ -r /proc/sys/kernel/random/boot_id ]; then IFS= read -r bg_boot </proc/sys/kernel/random/boot_id; fi
 	# A job that waits for its turn (--slots, --after, --after-ok) is queued
-	# before run returns (queue.sh).
+	# before meta.json names it (queue.sh).
 	if [ "$bg_slots" -gt 0 ] || [ -n "$bg_after$bg_afterok" ]; then
 		bg_queue=1
 		bg_qenter
@@ -88,14 +88,15 @@ if [ "$bg_gate" != m ]; then
 	# shellcheck disable=SC2059 # the format is jobdir.MetaHostFormat
 	if printf "$bg_metafmt" "$bg_meta" "$bg_buf" "$bg_um" "$bg_hs" "$$" "$$" "$bg_st" "$bg_boot" >"$bg_d/meta.json.tmp" &&
 		mv -f "$bg_d/meta.json.tmp" "$bg_d/meta.json"; then
-		[ -z "$bg_queue" ] || bg_qline
 		# The report is meta.json's line, which the launcher prints without
 		# reading the file back (a read takes a system call per byte).
 		# shellcheck disable=SC2059 # as above
 		printf "$bg_metafmt" "$bg_meta" "$bg_buf" "$bg_um" "$bg_hs" "$$" "$$" "$bg_st" "$bg_boot"
 	else
-		# No job: nothing of it may run on, the stdin keeper included.
+		# No job: nothing of it may run on, the stdin keeper included, nor
+		# wait in the queue.
 		[ "$bg_stdin" != 1 ] || bg_unkeep
+		[ -z "$bg_queue" ] || bg_qleave
 		printf 'nometa\n'
 		exit 1
 	fi

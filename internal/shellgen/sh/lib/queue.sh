@@ -2,17 +2,24 @@
 # wrappers themselves, with no daemon. The workspace's .queue directory
 # holds the queue of slotted jobs: w.SEQ.ID while one waits (SEQ, ten
 # digits, given under the lock .queue/lock when it is queued, so the
-# names sort in queue order), r.ID while it runs (it holds a slot), and
-# a.REF.ID while job ID waits for job REF to end. A waiting wrapper sleeps
+# names sort in queue order; the entry holds its wrapper's pid, boot id
+# and start time), r.ID while it runs (it holds a slot), and a.REF.ID
+# while job ID waits for job REF to end. A waiting wrapper sleeps
 # on a FIFO in its job directory, wake; whoever may have made its turn
 # come (a job that ends, frees a slot, or leaves the queue) writes a line
 # into it. A wake lost to a wrapper killed by SIGKILL is made up by a look
 # every 60 s.
 
 # bg_qenter: the job of this wrapper (bg_d, bg_id) starts to wait: its
-# wake FIFO open on fd 7, the queued file saying what it waits for, and
-# its a.REF.ID entries. Before meta.json is written, so that no look sees
-# a queued job as running.
+# wake FIFO open on fd 7, the queued file saying what it waits for, its
+# a.REF.ID entries and, for a slotted job (bg_slots > 0), its place at the
+# end of the queue, w.SEQ.ID, under the queue's lock. All before meta.json
+# is written, so that no look sees a queued job as running, and so that a
+# job is in the queue before it can be named: a run --after resolves its
+# refs by their meta.json, so a job it waits for holds an older place
+# than its own, and a job at the head never waits for one behind it.
+# Until meta.json is there the entry's wrapper (bg_qlive) says the job is
+# alive; a run that returned was queued before the next one.
 bg_qenter() {
 	bg_qdir=${bg_d%/*}/.queue
 	[ -d "$bg_qdir" ] || mkdir "$bg_qdir" 2>/dev/null
@@ -22,23 +29,16 @@ bg_qenter() {
 	[ -z "$bg_after$bg_afterok" ] || bg_qwhat="after ${bg_after%% *}${bg_afterok%% *}"
 	printf '%s\n' "$bg_qwhat" >"$bg_d/queued"
 	for bg_qx in $bg_after $bg_afterok; do : >"$bg_qdir/a.$bg_qx.$bg_id"; done
-}
-
-# bg_qline: a slotted job (bg_slots > 0) takes its place at the end of the
-# queue, w.SEQ.ID, under its lock. After meta.json is written, which is
-# what tells the others the job is alive (bg_running): an entry seen
-# before would be taken for one whose wrapper is gone and removed (bg_qhead),
-# and the job would wait for ever. Before the wrapper reports its start,
-# so that a run that returned was queued before the next one.
-bg_qline() {
 	[ "$bg_slots" -gt 0 ] || return 0
+	bg_proc $$
+	bg_qme="$$ ${bg_boot:--} $bg_s"
 	bg_qlock
 	bg_qn=0
 	bg_line "$bg_qdir/seq" && case $bg_l in '' | *[!0-9]*) ;; *) bg_qn=$bg_l ;; esac
 	bg_qn=$((bg_qn + 1))
 	printf '%s\n' "$bg_qn" >"$bg_qdir/seq.tmp" && mv -f "$bg_qdir/seq.tmp" "$bg_qdir/seq"
 	bg_qseq=$(printf '%010d' "$bg_qn")
-	: >"$bg_qdir/w.$bg_qseq.$bg_id"
+	printf '%s\n' "$bg_qme" >"$bg_qdir/w.$bg_qseq.$bg_id"
 	bg_dirunlock "$bg_qdir/lock"
 }
 
@@ -125,7 +125,7 @@ bg_qslot() {
 	for bg_qx in "$bg_qdir"/w.*; do
 		[ -e "$bg_qx" ] || break
 		bg_qh=${bg_qx##*.}
-		[ "$bg_qh" = "$bg_id" ] || ! bg_running "${bg_d%/*}/$bg_qh" || return 1
+		[ "$bg_qh" = "$bg_id" ] || ! bg_qlive "$bg_qx" || return 1
 		break
 	done
 	bg_qlock
@@ -158,10 +158,24 @@ bg_qhead() {
 		[ -e "$bg_qx" ] || continue
 		bg_qh=${bg_qx##*.}
 		[ "$bg_qh" = "$bg_id" ] && return 0
-		bg_running "${bg_d%/*}/$bg_qh" && return 0
+		bg_qlive "$bg_qx" && return 0
 		rm -f "$bg_qx"
 		bg_qh=
 	done
+}
+
+# bg_qlive ENTRY: succeed while the job of the queue entry w.SEQ.ID is
+# alive: its wrapper runs (bg_running), or, before its meta.json is
+# written, the wrapper the entry names (pid, boot id, start time; an
+# entry of an earlier version is empty) is there.
+bg_qlive() {
+	bg_running "${bg_d%/*}/${1##*.}" && return 0
+	bg_line "$1" || return 1
+	bg_qp=${bg_l%% *} bg_qb=${bg_l#* }
+	bg_qs=${bg_qb#* } bg_qb=${bg_qb%% *}
+	[ -n "$bg_qp" ] && [ "$bg_qp" != "$bg_l" ] && [ -n "$bg_qs" ] && [ "$bg_qs" != "$bg_qb" ] || return 1
+	[ "$bg_qb" = - ] || [ -z "$bg_boot" ] || [ "$bg_qb" = "$bg_boot" ] || return 1
+	bg_ours "$bg_qp" "$bg_qs"
 }
 
 # bg_qwake DIR: wake the wrapper of the job in DIR if it waits (a line

@@ -23,7 +23,7 @@
 bg_qenter() {
 	bg_qdir=${bg_d%/*}/.queue
 	[ -d "$bg_qdir" ] || mkdir "$bg_qdir" 2>/dev/null
-	bg_qfifo=
+	bg_qtick= bg_qtst= bg_qfifo=
 	if mkfifo -m 600 "$bg_d/wake" && exec 7<>"$bg_d/wake"; then bg_qfifo=1; fi
 	bg_qwhat=slot
 	[ -z "$bg_after$bg_afterok" ] || bg_qwhat="after ${bg_after%% *}${bg_afterok%% *}"
@@ -48,25 +48,36 @@ bg_qlock() {
 	bg_dirlock "$bg_qdir/lock" "$$ $bg_s" 0
 }
 
-# bg_qwait: wait until the job's turn has come, then leave the queue (a
-# slotted job holds its slot, r.ID, until bg_qdone). Fails, the job having
-# to end without running, when a stop came first (the stop file) or a job
-# of bg_afterok did not exit 0 (bg_qwhy says which).
+# bg_qlook: one look at the job's turn. Returns 0 when it has come: the
+# job has left the queue (a slotted job holds its slot, r.ID, until
+# bg_qdone); 1 when the job is to end without running, a stop having come
+# first (the stop file) or a job of bg_afterok not having exited 0
+# (bg_qwhy says which): it has left the queue; 2 while it waits on. The
+# queued file stays: bg_qstart or bg_qend removes it once the job's next
+# state is recorded, so that no look sees the job running in between.
+bg_qlook() {
+	if [ -e "$bg_d/stop" ]; then
+		bg_qleave
+		return 1
+	fi
+	if bg_qafter && bg_qslot; then
+		bg_qleave
+		return 0
+	fi
+	if [ -n "$bg_qwhy" ]; then
+		bg_qleave
+		return 1
+	fi
+	return 2
+}
+
+# bg_qwait: look (bg_qlook) until the job's turn has come (0) or the job
+# is to end without running (1), sleeping on the FIFO in between.
 bg_qwait() {
-	bg_qwhy= bg_qtick= bg_qtst=
+	bg_qtick= bg_qtst=
 	while :; do
-		if [ -e "$bg_d/stop" ]; then
-			bg_qleave
-			return 1
-		fi
-		if bg_qafter && bg_qslot; then
-			bg_qleave
-			return 0
-		fi
-		if [ -n "$bg_qwhy" ]; then
-			bg_qleave
-			return 1
-		fi
+		bg_qlook
+		case $? in 0) return 0 ;; 1) return 1 ;; esac
 		if [ -z "$bg_qfifo" ]; then
 			# No FIFO (a file system without them): a look a second.
 			bg_nap 1000
@@ -84,6 +95,34 @@ bg_qwait() {
 		fi
 		read -r bg_qx <&7 || :
 	done
+}
+
+# bg_qstart: the job's turn has come and its command starts: started_at
+# records when (the host's clock, as ended_at), then the queued file goes.
+bg_qstart() {
+	if bg_stamp; then printf '%s\n' "$bg_ts" >"$bg_d/started_at.tmp" && mv -f "$bg_d/started_at.tmp" "$bg_d/started_at"; fi
+	rm -f "$bg_d/queued"
+}
+
+# bg_qend: the job ends without its command having run (a stop came
+# first, or bg_qwhy says why it is not run): its status is recorded (the
+# stop's signal, or 125 and not_run), and only then does the queued file
+# of a queued job go, so that no look sees it running meanwhile; the jobs
+# that wait for it are woken.
+bg_qend() {
+	[ "$bg_stdin" != 1 ] || bg_unkeep
+	if [ -n "$bg_qwhy" ]; then
+		printf '%s\n' "$bg_qwhy" >"$bg_d/not_run"
+		bg_rc=125
+	else
+		bg_stopped || bg_rc=143
+	fi
+	if bg_stamp; then printf '%s\n' "$bg_ts" >"$bg_d/ended_at.tmp" && mv -f "$bg_d/ended_at.tmp" "$bg_d/ended_at"; fi
+	printf '%s\n' "$bg_rc" >"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"
+	[ -z "$bg_queue" ] || {
+		rm -f "$bg_d/queued"
+		bg_qdone
+	}
 }
 
 # bg_qafter: succeed when every job of bg_after and bg_afterok has ended:
@@ -186,13 +225,14 @@ bg_qwake() {
 }
 
 # bg_qleave: the job leaves the waiting room: its tick (while it is the
-# tick, bg_ours), FIFO, queued file and a.REF.ID entries go; a slotted job
-# that got no slot leaves the queue and wakes the next.
+# tick, bg_ours), FIFO and a.REF.ID entries go (the queued file stays for
+# bg_qstart or bg_qend); a slotted job that got no slot leaves the queue
+# and wakes the next.
 bg_qleave() {
 	[ -z "$bg_qtick" ] || ! bg_ours "$bg_qtick" "$bg_qtst" ||
 		kill -s TERM -- "-$bg_qtick" 2>/dev/null || kill "$bg_qtick" 2>/dev/null
 	[ -z "$bg_qfifo" ] || exec 7>&-
-	rm -f "$bg_d/wake" "$bg_d/queued" "$bg_d/queued.tmp"
+	rm -f "$bg_d/wake" "$bg_d/queued.tmp"
 	for bg_qx in $bg_after $bg_afterok; do rm -f "$bg_qdir/a.$bg_qx.$bg_id"; done
 	if [ "$bg_slots" -gt 0 ] && [ -e "$bg_qdir/w.$bg_qseq.$bg_id" ]; then
 		bg_qlock

@@ -355,7 +355,7 @@ func obsRec(dir, known string) (recs, meta string, ok bool) {
 	}
 	for _, f := range []struct{ file, tag string }{
 		{"ended_at", "T\t"}, {"stop", "S\t"}, {"stdout.dropped", "Y\tstdout\t"},
-		{"stderr.dropped", "Y\tstderr\t"}, {"queued", "Q\t"}, {"not_run", "U\t"}, {"logs_full", "I\t"},
+		{"stderr.dropped", "Y\tstderr\t"}, {"queued", "Q\t"}, {"started_at", "s\t"}, {"not_run", "U\t"}, {"logs_full", "I\t"},
 	} {
 		l, there, ok := lineIfThere(filepath.Join(dir, f.file))
 		if !ok {

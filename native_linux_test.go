@@ -75,8 +75,9 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	)
 	odd := make(jobdirtest.Job{State: jobdirtest.Exited})
 	// Lines without their newline, a carriage return, backslashes, a
-	// queued and a not_run record beside the exit.
+	// queued, a started_at and a not_run record beside the exit.
 	write(t, filepath.Join(odd.Path, "exit_code"), "0")
+	write(t, filepath.Join(odd.Path, "started_at"), "2026-12-04T09:59:00.000Z\n")
 	write(t, filepath.Join(odd.Path, "ended_at"), "2026-12-04T10:00:00.000Z\r\\n\\\n2nd line\n")
 	write(t, filepath.Join(odd.Path, "queued"), "")
 	write(t, filepath.Join(odd.Path, "not_run"), "why\tnot\n")

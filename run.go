@@ -115,7 +115,13 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		if m.ID == "" {
 			m.ID = jobdir.NewID(now)
 		}
-		m.StartedAt = now.UTC().Truncate(time.Millisecond)
+		m.StartedAt, m.QueuedAt = now.UTC().Truncate(time.Millisecond), nil
+		if m.Slots > 0 || len(m.After)+len(m.AfterOK) > 0 {
+			// It waits for its turn: it starts when its command does,
+			// which its wrapper records (jobdir.Meta.QueuedAt).
+			q := m.StartedAt
+			m.StartedAt, m.QueuedAt = time.Time{}, &q
+		}
 		l := shellgen.Launch{Target: c.target(), Meta: m, Env: s.Env, Timeout: s.Timeout, Grace: grace,
 			LineBuffered: s.LineBuffered, Replace: s.Replace, Prune: c.autoPrune()}
 		var (

@@ -267,3 +267,124 @@ func TestQueueCostsNothing(t *testing.T) {
 		t.Errorf("50 queued jobs used %d clock ticks of CPU in 2 s, want 0", used)
 	}
 }
+
+// TestQueueRacingSubmitters: six submitters race on one workspace: three
+// run a slotted job each by a name of its own, three run slotted jobs
+// --after one of those names, each trying again until the name resolves,
+// which it does as soon as the job's meta.json is there. A job waited for is always ahead of its
+// waiters in the queue, so every job ends: none waits for one queued
+// behind it (the wedge: a waiter queued ahead of the job it waits for,
+// both queued for ever). Twelve trials, locally and over SSH.
+func TestQueueRacingSubmitters(t *testing.T) {
+	t.Parallel()
+	for _, tc := range localAndSSH(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			for trial := range 12 {
+				flags := append(slices.Clone(tc.flags), "-w", "race"+strconv.Itoa(trial))
+				ids := make([]string, 6)
+				errs := make(chan error, 6)
+				for i := range 6 {
+					go func() {
+						ref := "ref" + strconv.Itoa(i%3)
+						args := []string{"run", "-q", "--slots", "1", "-n", ref, "--", "true"}
+						if i >= 3 {
+							args = []string{"run", "-q", "--slots", "1", "--after", ref, "--", "true"}
+						}
+						for {
+							code, out, e := bgjob(ctx, append(slices.Clone(flags), args...)...)
+							if code == 0 {
+								ids[i] = strings.TrimSpace(out)
+								errs <- nil
+								return
+							}
+							if i < 3 || !strings.Contains(e, ref) {
+								errs <- fmt.Errorf("submitter %d: exit %d: %s", i, code, e)
+								return
+							}
+						}
+					}()
+				}
+				for range 6 {
+					if err := <-errs; err != nil {
+						t.Fatal(err)
+					}
+				}
+				if code := queueWait(t, flags, ids...); code != 0 {
+					t.Fatalf("trial %d: wait: exit %d", trial, code)
+				}
+			}
+		})
+	}
+}
+
+// TestQueueReportsWhatIs: run says a slotted job is queued only when it
+// waits (one that finds a slot free starts at once, and is reported
+// running), and an --after-ok job whose job has already failed is
+// reported not run by run itself, never running: its turn is looked at
+// before run reports it. A slotted job that waited starts (started_at,
+// by the host's clock) when its command does, after the slot was freed;
+// until then it has no start, and queued_at says when it was queued.
+// Locally and over SSH.
+func TestQueueReportsWhatIs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range localAndSSH(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			flags := append(slices.Clone(tc.flags), "-w", "reports")
+			gate := filepath.Join(t.TempDir(), "gate")
+			code, out, errs := bgjob(ctx, append(slices.Clone(flags), "run", "--slots", "1", "--", "while [ ! -e "+gate+" ]; do sleep 0.05; done")...)
+			if code != 0 || strings.Contains(out, "queued") {
+				t.Errorf("run --slots 1 on a free slot: exit %d, %q %s; want it started, not queued", code, out, errs)
+			}
+			var next jobdir.Job
+			code, out, errs = bgjob(ctx, append(slices.Clone(flags), "run", "--json", "--slots", "1", "--", "true")...)
+			if err := json.Unmarshal([]byte(out), &next); code != 0 || err != nil {
+				t.Fatalf("run --json: exit %d, %v: %s %s", code, err, out, errs)
+			}
+			if next.Status != jobdir.StatusQueued || next.QueuedAt == nil || !next.StartedAt.IsZero() || strings.Contains(out, `,"started_at"`) {
+				t.Errorf("a job behind a held slot: %s, queued_at %v, started_at %v; want queued, queued_at set, no start", next.Status, next.QueuedAt, next.StartedAt)
+			}
+			opened := time.Now().Truncate(time.Millisecond)
+			if err := os.WriteFile(gate, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if code := queueWait(t, flags, next.ID); code != 0 {
+				t.Fatalf("wait: exit %d", code)
+			}
+			j := queueStatus(t, flags, next.ID)
+			if j.QueuedAt == nil || !j.QueuedAt.Before(opened) || j.StartedAt.Before(opened) || j.EndedAt == nil || j.EndedAt.Before(j.StartedAt) {
+				t.Errorf("the job that waited: queued_at %v, started_at %v, ended_at %v; want queued before the slot was freed (%v), started after",
+					j.QueuedAt, j.StartedAt, j.EndedAt, opened)
+			}
+			if d, ok := j.Duration(time.Now()); !ok || d > j.EndedAt.Sub(opened) {
+				t.Errorf("its duration: %v %v, want at most the %v since the slot was freed", d, ok, j.EndedAt.Sub(opened))
+			}
+
+			// --after-ok a job that has failed: not run, as run reports.
+			bad := queueRun(t, flags, "-n", "bad", "--", "exit 3")
+			if code := queueWait(t, flags, bad); code != 3 {
+				t.Fatalf("wait bad: exit %d", code)
+			}
+			for i := range 5 {
+				code, out, errs := bgjob(ctx, append(slices.Clone(flags), "run", "--json", "--after-ok", "bad", "--", "true")...)
+				var j jobdir.Job
+				if err := json.Unmarshal([]byte(out), &j); code != 0 || err != nil {
+					t.Fatalf("run --json: exit %d, %v: %s %s", code, err, out, errs)
+				}
+				if j.Status != jobdir.StatusNotRun {
+					t.Errorf("run %d --after-ok a job that exited 3 reported %s, want not_run", i, j.Status)
+				}
+				if j := queueStatus(t, flags, j.ID); j.Status != jobdir.StatusNotRun || !j.StartedAt.IsZero() {
+					t.Errorf("then status: %s, started_at %v; want not_run, no start", j.Status, j.StartedAt)
+				}
+			}
+			code, out, _ = bgjob(ctx, append(slices.Clone(flags), "run", "--after-ok", "bad", "--", "true")...)
+			if code != 0 || !strings.Contains(out, "status: not_run (job "+bad+" exited 3)") {
+				t.Errorf("run --after-ok bad said %q, want its status not_run", out)
+			}
+		})
+	}
+}

@@ -50,6 +50,10 @@ type Observation struct {
 	// Queued is the first line of the queued file, "" when missing: what
 	// a job whose wrapper waits for its turn waits for.
 	Queued string
+	// StartedAt is the first line of the started_at file, "" when
+	// missing: when the command of a job that waited for its turn
+	// started, by the host's clock.
+	StartedAt string
 	// NotRun is the first line of the not_run file, "" when missing: why
 	// a job ended without running its command.
 	NotRun string
@@ -121,6 +125,14 @@ func Derive(o Observation, host string) Job {
 		return j
 	}
 	j.Meta = m
+	if m.QueuedAt != nil {
+		// A job that waited for its turn started when its command did:
+		// started_at says when, and until then it has not started.
+		j.StartedAt = time.Time{}
+		if t, err := DecodeEndedAt(o.StartedAt); err == nil {
+			j.StartedAt = t
+		}
+	}
 	j.StdoutDropped = DecodeDropped(o.StdoutDropped)
 	j.StderrDropped = DecodeDropped(o.StderrDropped)
 	j.LogsFull = o.LogsFull
@@ -180,19 +192,21 @@ func sameStart(a, b string) bool {
 	return strings.Join(strings.Fields(a), " ") == strings.Join(strings.Fields(b), " ")
 }
 
-// Duration returns how long j ran: until it ended, or until now while it
-// runs. An ended job is measured by its host's clock, from the wrapper's
-// start (HostStartedAt) to ended_at, where meta.json has the start;
-// otherwise, and while it runs, from started_at, the clock of the machine
-// that ran bgjob. It reports false when that is unknown (no start, or an
-// ended job without an end time).
+// Duration returns how long j's command ran: until it ended, or until now
+// while it runs. An ended job is measured by its host's clock, from the
+// wrapper's start (HostStartedAt) to ended_at, where meta.json has the
+// start; otherwise, and while it runs, from started_at, the clock of the
+// machine that ran bgjob, or, for a job that waited for its turn
+// (QueuedAt), the host's when its command started. It reports false when
+// that is unknown (no start: a job still queued, or never run; an ended
+// job without an end time).
 func (j Job) Duration(now time.Time) (time.Duration, bool) {
 	switch {
 	case j.StartedAt.IsZero():
 		return 0, false
-	case j.Status == StatusRunning || j.Status == StatusQueued:
+	case j.Status == StatusRunning:
 		return max(now.Sub(j.StartedAt), 0), true
-	case j.EndedAt != nil && j.HostStartedAt != nil:
+	case j.EndedAt != nil && j.HostStartedAt != nil && j.QueuedAt == nil:
 		return max(j.EndedAt.Sub(*j.HostStartedAt), 0), true
 	case j.EndedAt != nil:
 		return max(j.EndedAt.Sub(j.StartedAt), 0), true

@@ -138,9 +138,17 @@ type Meta struct {
 	// that must have ended before the command starts; with AfterOK each
 	// must have exited 0, else the job ends not run (run --after,
 	// --after-ok).
-	After     []string  `json:"after,omitempty"`
-	AfterOK   []string  `json:"after_ok,omitempty"`
-	StartedAt time.Time `json:"started_at"`
+	After   []string `json:"after,omitempty"`
+	AfterOK []string `json:"after_ok,omitempty"`
+	// QueuedAt is when a job that waits for its turn (Slots, After,
+	// AfterOK) was queued, by the clock of the machine that ran bgjob (nil
+	// for other jobs, and for jobs of earlier versions).
+	QueuedAt *time.Time `json:"queued_at,omitempty"`
+	// StartedAt is when the job started, by the clock of the machine that
+	// ran bgjob. A job with QueuedAt has none in meta.json: in a Job it
+	// is when its command started (the started_at file, by the host's
+	// clock), zero and left out of the JSON until then.
+	StartedAt time.Time `json:"started_at,omitzero"`
 	// Owner is the process the job belongs to, a bgjob mcp server that
 	// started it (nil for a job started any other way).
 	Owner *Owner `json:"owner,omitempty"`

@@ -192,6 +192,9 @@ func printJob(w io.Writer, j jobdir.Job) {
 	}
 	row("command", j.Command)
 	row("cwd", j.Cwd)
+	if j.QueuedAt != nil {
+		row("queued_at", j.QueuedAt.Local().Format(time.RFC3339))
+	}
 	if !j.StartedAt.IsZero() {
 		row("started_at", j.StartedAt.Local().Format(time.RFC3339))
 	}

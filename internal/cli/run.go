@@ -267,7 +267,9 @@ func (a *app) printRuns(res []bgjob.Result[jobdir.Job], held map[string]*nameHel
 			fmt.Fprintln(a.stdout, j.ID)
 		default:
 			fmt.Fprintf(a.stdout, "id:     %s\npid:    %d\n", j.ID, j.PID)
-			if j.Status == jobdir.StatusQueued {
+			if j.Status != jobdir.StatusRunning {
+				// Queued, or (its turn came with a reason not to run)
+				// ended already.
 				fmt.Fprintf(a.stdout, "status: %s\n", statusText(j))
 			}
 			fmt.Fprintf(a.stdout, "stdout: %s\nstderr: %s\n", j.StdoutPath, j.StderrPath)

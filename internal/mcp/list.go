@@ -31,7 +31,7 @@ type listJob struct {
 	Status    jobdir.Status `json:"status" jsonschema:"running, exited, killed or lost"`
 	ExitCode  *int          `json:"exit_code" jsonschema:"exit code once ended, else null"`
 	Command   string        `json:"command" jsonschema:"the command (cut at 200 bytes)"`
-	StartedAt time.Time     `json:"started_at" jsonschema:"start time (RFC 3339)"`
+	StartedAt *time.Time    `json:"started_at" jsonschema:"when its command started (RFC 3339); null while it is queued, or when it never ran"`
 	EndedAt   *time.Time    `json:"ended_at" jsonschema:"end time, null while running"`
 	Host      string        `json:"host,omitempty" jsonschema:"SSH host (absent: this machine)"`
 	Mine      bool          `json:"mine,omitempty" jsonschema:"started by this session: stopped when it ends, unless started with keep"`
@@ -77,8 +77,12 @@ func (s *Server) list(ctx context.Context, _ *sdk.CallToolRequest, in listIn) (*
 		if cut {
 			cmd += "…"
 		}
+		var started *time.Time
+		if !j.StartedAt.IsZero() {
+			started = &j.StartedAt
+		}
 		out.Jobs = append(out.Jobs, listJob{ID: j.ID, Name: j.Name, Status: j.Status, ExitCode: j.ExitCode, Command: cmd,
-			StartedAt: j.StartedAt, EndedAt: j.EndedAt, Host: host, Mine: s.mine(j), Keep: j.Owner != nil && j.Owner.Keep})
+			StartedAt: started, EndedAt: j.EndedAt, Host: host, Mine: s.mine(j), Keep: j.Owner != nil && j.Owner.Keep})
 		name := j.Name
 		if name == "" {
 			name = "-"

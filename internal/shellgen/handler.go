@@ -105,7 +105,7 @@ func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outc
 	{
 		switch rec.Kind {
 		case KindMeta, KindMetaSize, KindProc, KindExit, KindEnded,
-			KindStop, KindDropped, KindLive, KindQueued, KindNotRun, KindLogsFull:
+			KindStop, KindDropped, KindLive, KindQueued, KindStarted, KindNotRun, KindLogsFull:
 			if *cur == nil {
 				return fmt.Errorf("record %s outside a job", rec.Kind)
 			}
@@ -236,6 +236,8 @@ func observe(o *jobdir.Observation, rec Record) {
 		o.LiveProcesses, o.ProcessScan = rec.Field(0), rec.Field(1)
 	case KindQueued:
 		o.Queued = rec.Field(0)
+	case KindStarted:
+		o.StartedAt = rec.Field(0)
 	case KindNotRun:
 		o.NotRun = rec.Field(0)
 	case KindLogsFull:

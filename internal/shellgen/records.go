@@ -20,7 +20,7 @@ const (
 	// every script's output.
 	KindBoot Kind = "B"
 	// KindJob: J DIR (escaped). An observation of the job in DIR begins; the
-	// Meta, Proc, Exit, Ended, Stop, Dropped, Queued, NotRun, LogsFull and Live
+	// Meta, Proc, Exit, Ended, Stop, Dropped, Queued, Started, NotRun, LogsFull and Live
 	// records after it belong to it.
 	KindJob Kind = "J"
 	// KindMeta: M LINE. The first line of meta.json.
@@ -44,6 +44,10 @@ const (
 	// KindQueued: Q LINE. The first line of the queued file: what a job
 	// whose wrapper waits for its turn waits for ("slot", "after ID").
 	KindQueued Kind = "Q"
+	// KindStarted: s LINE. The first line of the started_at file: when
+	// the command of a job that waited for its turn started. (The capital
+	// letters are all taken.)
+	KindStarted Kind = "s"
 	// KindNotRun: U LINE. The first line of the not_run file: why the job
 	// ended without running its command.
 	KindNotRun Kind = "U"
@@ -137,7 +141,7 @@ const (
 var fields = map[Kind]struct{ n, escaped int }{
 	KindBoot: {1, 0}, KindJob: {1, 1}, KindMeta: {1, 0}, KindMetaSize: {1, 0}, KindProc: {1, 0},
 	KindExit: {1, 0}, KindEnded: {1, 0}, KindStop: {1, 0}, KindDropped: {2, 0},
-	KindLive: {2, 0}, KindQueued: {1, 0}, KindNotRun: {1, 0}, KindLogsFull: {1, 0}, KindKept: {2, 2}, KindHeld: {2, 2},
+	KindLive: {2, 0}, KindQueued: {1, 0}, KindStarted: {1, 0}, KindNotRun: {1, 0}, KindLogsFull: {1, 0}, KindKept: {2, 2}, KindHeld: {2, 2},
 	KindOutcome: {1, 0}, KindError: {2, 2}, KindRemoved: {1, 1}, KindWait: {1, 0},
 	KindMore: {1, 0}, KindData: {4, 0}, KindCheck: {2, 0}, KindCut: {1, 0},
 	KindScanned: {2, 0}, KindSent: {1, 0}, KindDelivered: {1, 0},

@@ -48,7 +48,7 @@ fi
 # meta.json for the wrapper: "m" on fd 3 says it has. Anything else (the
 # launcher could not write it, or is gone) and the wrapper writes and
 # reports it as for launch.sh.
-bg_gate= bg_queue=
+bg_gate= bg_queue= bg_qwhy= bg_qt=
 if [ "${3-}" = gate ]; then
 	IFS= read -r bg_gate <&3 || :
 	exec 3<&-
@@ -80,7 +80,7 @@ if [ "$bg_gate" != m ]; then
 	bg_boot=
 	if [ -r /proc/sys/kernel/random/boot_id ]; then IFS= read -r bg_boot </proc/sys/kernel/random/boot_id; fi
 	# A job that waits for its turn (--slots, --after, --after-ok) is queued
-	# before run returns (queue.sh).
+	# before meta.json names it (queue.sh).
 	if [ "$bg_slots" -gt 0 ] || [ -n "$bg_after$bg_afterok" ]; then
 		bg_queue=1
 		bg_qenter
@@ -88,43 +88,51 @@ if [ "$bg_gate" != m ]; then
 	# shellcheck disable=SC2059 # the format is jobdir.MetaHostFormat
 	if printf "$bg_metafmt" "$bg_meta" "$bg_buf" "$bg_um" "$bg_hs" "$$" "$$" "$bg_st" "$bg_boot" >"$bg_d/meta.json.tmp" &&
 		mv -f "$bg_d/meta.json.tmp" "$bg_d/meta.json"; then
-		[ -z "$bg_queue" ] || bg_qline
+		# A queued job looks at its turn once before it reports, so that
+		# run reports it queued only when it waits: one whose turn has come
+		# is running (bg_qstart), one that ends without running has ended
+		# (bg_qend).
+		# The look reads other jobs' meta.json (bg_pick sets bg_st): the
+		# wrapper's start time is kept aside for the report.
+		if [ -n "$bg_queue" ]; then
+			bg_wst=$bg_st
+			bg_qlook
+			bg_qt=$?
+			case $bg_qt in 0) bg_qstart ;; 1) bg_qend ;; esac
+			bg_st=$bg_wst
+		fi
 		# The report is meta.json's line, which the launcher prints without
 		# reading the file back (a read takes a system call per byte).
 		# shellcheck disable=SC2059 # as above
 		printf "$bg_metafmt" "$bg_meta" "$bg_buf" "$bg_um" "$bg_hs" "$$" "$$" "$bg_st" "$bg_boot"
 	else
-		# No job: nothing of it may run on, the stdin keeper included.
+		# No job: nothing of it may run on, the stdin keeper included, nor
+		# wait in the queue.
 		[ "$bg_stdin" != 1 ] || bg_unkeep
+		if [ -n "$bg_queue" ]; then
+			bg_qleave
+			rm -f "$bg_d/queued"
+		fi
 		printf 'nometa\n'
 		exit 1
 	fi
 fi
 exec >/dev/null
 # Its turn: a stop, or a job of --after-ok that did not exit 0, ends the
-# job before its command ever runs (the status of the stop's signal, or
-# 125 and not_run saying why). --timeout counts from the turn. A stop
-# that found meta.json before the command started (its wrapper waiting at
-# a gate a slow launcher had not opened yet, which a trapped TERM does
-# not cut short under dash) ends it so too: the stop's signals reached
-# only the wrapper.
+# job before its command ever runs (bg_qend: the status of the stop's
+# signal, or 125 and not_run saying why). --timeout counts from the turn.
+# A stop that found meta.json before the command started (its wrapper
+# waiting at a gate a slow launcher had not opened yet, which a trapped
+# TERM does not cut short under dash) ends it so too: the stop's signals
+# reached only the wrapper.
 bg_pre=
-if [ -n "$bg_queue" ]; then
-	bg_qwait || bg_pre=1
-elif [ -e "$bg_d/stop" ]; then
-	bg_pre=1
-fi
+case $bg_qt in
+1) exit 0 ;;
+2) if bg_qwait; then bg_qstart; else bg_pre=1; fi ;;
+'') [ ! -e "$bg_d/stop" ] || bg_pre=1 ;;
+esac
 if [ -n "$bg_pre" ]; then
-	[ "$bg_stdin" != 1 ] || bg_unkeep
-	if [ -n "$bg_qwhy" ]; then
-		printf '%s\n' "$bg_qwhy" >"$bg_d/not_run"
-		bg_rc=125
-	else
-		bg_stopped || bg_rc=143
-	fi
-	if bg_stamp; then printf '%s\n' "$bg_ts" >"$bg_d/ended_at.tmp" && mv -f "$bg_d/ended_at.tmp" "$bg_d/ended_at"; fi
-	printf '%s\n' "$bg_rc" >"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"
-	[ -z "$bg_queue" ] || bg_qdone
+	bg_qend
 	exit 0
 fi
 # The timer and the capper lead process groups of their own, so that one

@@ -1,5 +1,5 @@
 # observe.sh: the observation of a job, the records (J, M, P, X, T, S, Y,
-# Q, U, I, L) from which Go derives its status (see records.go).
+# Q, s, U, I, L) from which Go derives its status (see records.go).
 
 # bg_obs DIR [strict]: print the observation records of the job in DIR;
 # fail, printing nothing, when DIR is gone (the job was just removed) or
@@ -53,8 +53,9 @@ bg_obsrec() {
 	if bg_line "$1/stop"; then bg_os=x$bg_l; fi
 	if bg_line "$1/stdout.dropped"; then bg_oy1=x$bg_l; fi
 	if bg_line "$1/stderr.dropped"; then bg_oy2=x$bg_l; fi
-	bg_oq= bg_ou=
+	bg_oq= bg_oa= bg_ou=
 	if bg_line "$1/queued"; then bg_oq=x$bg_l; fi
+	if bg_line "$1/started_at"; then bg_oa=x$bg_l; fi
 	if bg_line "$1/not_run"; then bg_ou=x$bg_l; fi
 	bg_of=
 	if bg_line "$1/logs_full"; then bg_of=x$bg_l; fi
@@ -75,6 +76,7 @@ bg_obsrec() {
 	[ -z "$bg_oy1" ] || printf 'Y\tstdout\t%s\n' "${bg_oy1#x}"
 	[ -z "$bg_oy2" ] || printf 'Y\tstderr\t%s\n' "${bg_oy2#x}"
 	[ -z "$bg_oq" ] || printf 'Q\t%s\n' "${bg_oq#x}"
+	[ -z "$bg_oa" ] || printf 's\t%s\n' "${bg_oa#x}"
 	[ -z "$bg_ou" ] || printf 'U\t%s\n' "${bg_ou#x}"
 	[ -z "$bg_of" ] || printf 'I\t%s\n' "${bg_of#x}"
 	bg_ofull=1

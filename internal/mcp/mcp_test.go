@@ -976,3 +976,48 @@ func TestTinyTimeoutIsATimeout(t *testing.T) {
 		t.Errorf("job_start with timeout_sec 1e-10: %s (exit %v), want it killed by its timeout", st.Status, st.ExitCode)
 	}
 }
+
+// A max_bytes smaller than the next character (4 bytes of UTF-8, or a
+// byte that is not UTF-8, written as four) still gets on: each read
+// returns at least one whole character, as the CLI's --max-bytes does, so
+// reads through the cursor and by offset each reach the end.
+func TestMaxBytesBelowACharacter(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	const want = "𝄞\\xffaé\n"
+	for _, max := range []int{1, 2, 3} {
+		var st job
+		call(t, cs, "job_start", map[string]any{"command": `printf '\360\235\204\236\377a\303\251\n'`, "wait_sec": 0}, &st)
+		var w waited
+		call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}}, &w)
+		if w.TimedOut || len(w.Jobs) != 1 || w.Jobs[0].Status != jobdir.StatusExited {
+			t.Fatalf("job_wait: %+v, want the job exited", w)
+		}
+		for _, mode := range []string{"cursor", "offset"} {
+			got := ""
+			off := int64(0)
+			reads := 0
+			for ; reads < 20; reads++ {
+				args := map[string]any{"id": st.ID, "max_bytes": max}
+				if mode == "offset" {
+					args["stream"], args["offset"] = "stdout", off
+				}
+				var o job
+				call(t, cs, "job_output", args, &o)
+				data := strings.Split(o.Text, "\n[")[0]
+				got += data
+				if o.Next != nil {
+					off = *o.Next
+				}
+				if !o.Trunc {
+					break
+				}
+				if data == "" {
+					t.Fatalf("max_bytes %d, %s: a read cut to the cap returned nothing (%q): no read ever gets on", max, mode, o.Text)
+				}
+			}
+			if got != want {
+				t.Errorf("max_bytes %d, %s: %d reads gave %q, want %q", max, mode, reads, got, want)
+			}
+		}
+	}
+}

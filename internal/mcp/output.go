@@ -34,7 +34,7 @@ type outputIn struct {
 	TailLines int    `json:"tail_lines,omitempty" jsonschema:"only the last N lines"`
 	HeadLines int    `json:"head_lines,omitempty" jsonschema:"only the first N lines"`
 	Filter    string `json:"filter,omitempty" jsonschema:"regular expression (RE2): return only the lines that match"`
-	MaxBytes  int    `json:"max_bytes,omitempty" jsonschema:"return at most this many bytes of output (default and maximum: the server's cap)"`
+	MaxBytes  int    `json:"max_bytes,omitempty" jsonschema:"return at most this many bytes of output (default and maximum: the server's cap); a cap below the next character takes that character whole"`
 	Raw       bool   `json:"raw,omitempty" jsonschema:"keep terminal escape sequences (colours, cursor moves)"`
 	Host      string `json:"host,omitempty" jsonschema:"SSH host of the job (default: the server's host)"`
 }
@@ -306,7 +306,7 @@ func filterRead(b []byte, re *regexp.Regexp, raw bool, budget int, whole bool, p
 			if sb.Len() > 0 {
 				break
 			}
-			t, _ = capText(t, budget)
+			t, _ = cleanMax(line, raw, budget)
 		}
 		sb.WriteString(t)
 		f.used += len(line)

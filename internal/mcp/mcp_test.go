@@ -1021,3 +1021,35 @@ func TestMaxBytesBelowACharacter(t *testing.T) {
 		}
 	}
 }
+
+// A read cut to max_bytes inside an escape sequence of a job without a
+// terminal never shows a piece of it ("PASS[0m", ";32mPASS"): the cut
+// backs off to the sequence's start, or takes it whole. Every cap from 1
+// byte up cuts at every place.
+func TestMaxBytesNeverSplitsASequence(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": `for i in 1 2 3; do printf '\033[1;32mPASS\033[0m ok\n'; done`, "wait_sec": 0}, &st)
+	var w waited
+	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}}, &w)
+	if w.TimedOut || len(w.Jobs) != 1 || w.Jobs[0].Status != jobdir.StatusExited {
+		t.Fatalf("job_wait: %+v, want the job exited", w)
+	}
+	want := strings.Repeat("PASS ok\n", 3)
+	for max := 1; max <= 20; max++ {
+		got := ""
+		off := int64(0)
+		for reads := 0; reads < 100; reads++ {
+			var o job
+			call(t, cs, "job_output", map[string]any{"id": st.ID, "stream": "stdout", "offset": off, "max_bytes": max}, &o)
+			got += strings.Split(o.Text, "\n[")[0]
+			off = *o.Next
+			if !o.Trunc {
+				break
+			}
+		}
+		if got != want {
+			t.Errorf("max_bytes %d: reads made %q, want %q", max, got, want)
+		}
+	}
+}

@@ -500,8 +500,8 @@ func TestShutdownAfterRemove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if jobs[0].Status != jobdir.StatusKilled {
-		t.Errorf("after shutdown job %s is %s, want killed", owned.ID, jobs[0].Status)
+	if jobs[0].Status != jobdir.StatusKilled || jobs[0].Reason != bgjob.ReasonSessionEnd {
+		t.Errorf("after shutdown job %s is %s (reason %q), want killed (session_end)", owned.ID, jobs[0].Status, jobs[0].Reason)
 	}
 }
 

@@ -235,7 +235,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		// to repeat.
 		err := s.do(ctx, host, true, s.limit(bgjob.DefaultGrace), func(ctx context.Context, c *bgjob.Client, _ string) error {
 			// A job removed since it started (rm, prune) is done with.
-			_, err := c.Stop(ctx, ids, bgjob.StopOptions{})
+			_, err := c.Stop(ctx, ids, bgjob.StopOptions{Reason: bgjob.ReasonSessionEnd})
 			return bgjob.IgnoreNotFound(err)
 		})
 		if err != nil {

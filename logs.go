@@ -63,7 +63,9 @@ type LogOptions struct {
 	// data, all streams together (0: no cap; see DefaultMaxBytes). A range
 	// that would be longer is cut and marked Truncated: Tail and Bytes
 	// keep its end, the others its start (before an incomplete UTF-8
-	// character), so reading on from Next skips nothing, and New moves its
+	// character or terminal escape sequence, as termtext sees them; a cap
+	// smaller than the character or sequence the range starts with takes
+	// it whole), so reading on from Next skips nothing, and New moves its
 	// cursor only over what was returned. With Follow only the first read
 	// is capped.
 	MaxBytes int64

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,7 +15,9 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/jobdir/jobdirtest"
 	"github.com/bgjob/bgjob/runtime/local"
+	"github.com/bgjob/bgjob/termtext"
 )
 
 // LogOptions.Validate is the one home of the rules about how a read's
@@ -204,5 +207,51 @@ func TestFollowNativeCappedSlowReader(t *testing.T) {
 	}
 	if w.n > 0 {
 		t.Errorf("the follow printed %d NUL bytes: the zeros of holes the cap punched", w.n)
+	}
+}
+
+// A cut to the cap never splits an escape sequence, on a job without a
+// terminal too: it backs off to the sequence's start, or takes a sequence
+// the range starts with whole, so that text made of each read
+// (logs --new --plain, the MCP server) never shows a piece of one
+// ("PASS[0m", ";32mPASS"). Every cap from 1 byte up cuts at every place;
+// reads through a cursor and by offset (made in Go for an ended job) alike.
+func TestCapNeverSplitsASequence(t *testing.T) {
+	root := t.TempDir()
+	log := strings.Repeat("\x1b[1;32mPASS\x1b[0m ok\r\n\x1b]0;title\x07\r\r\n", 3) + "\x1b(Bend\n"
+	d := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited, Stdout: log})
+	c, err := bgjob.NewClient(local.New(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := string(termtext.Strip([]byte(log)))
+	ctx := context.Background()
+	for max := int64(1); max <= 24; max++ {
+		for _, mode := range []string{"new", "offset"} {
+			var got strings.Builder
+			off := int64(0)
+			reads := 0
+			for ; reads < len(log)+1; reads++ {
+				o := bgjob.LogOptions{Stdout: true, MaxBytes: max}
+				if mode == "new" {
+					o.New, o.Reader = true, fmt.Sprintf("r%d", max)
+				} else {
+					o.FromOffset, o.Offset = true, off
+				}
+				var out bytes.Buffer
+				res, err := c.Logs(ctx, d.Meta.ID, o, &out, io.Discard)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got.Write(termtext.Strip(out.Bytes()))
+				off = res.Ranges[0].Next
+				if !res.Ranges[0].Truncated {
+					break
+				}
+			}
+			if got.String() != want {
+				t.Errorf("cap %d, %s: %d reads made %q, want %q", max, mode, reads+1, got.String(), want)
+			}
+		}
 	}
 }

@@ -235,13 +235,15 @@ func TestNativeLogsIsTheScripts(t *testing.T) {
 	// that it widens; lines of carriage returns, bytes that are no UTF-8,
 	// a NUL, characters of 2, 3 and 4 bytes that caps cut, a log without
 	// its last newline, an empty one, bytes the --max-log-size cap
-	// dropped.
+	// dropped, escape sequences.
 	long := strings.Repeat("x", 70<<10)
 	jobs := map[string]jobdirtest.Job{
 		"lines": {Stdout: "one\ntwo\r\nthree\n\n\nsix é\n", Stderr: "é€𝄞 no newline"},
 		"long":  {Stdout: long + "\né\n" + long, Stderr: "\xff\xc3\x00\x80\n\xe2\x82"},
 		"empty": {},
-		"cut":   {Stdout: "ab€cd\n𝄞\n", Stderr: "𝄞𝄞𝄞", StdoutDropped: 2, StderrDropped: 4},
+		// Escape sequences and carriage returns that caps cut.
+		"colours": {Stdout: "\x1b[1;32mPASS\x1b[0m\r\n\x1b]0;t\x07\r\r\nx", Stderr: "\x1b(B\r\x1b[K\r\nz\x1b"},
+		"cut":     {Stdout: "ab€cd\n𝄞\n", Stderr: "𝄞𝄞𝄞", StdoutDropped: 2, StderrDropped: 4},
 		// Read by its name, which the index gives.
 		"named": {Stdout: "by name\n", Stderr: "é\n", Meta: jobdir.Meta{Name: "logs.by-name"}},
 	}

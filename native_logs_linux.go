@@ -1,6 +1,7 @@
 package bgjob
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/termtext"
 )
 
 // nativeLogs returns, for a client whose job files are on this machine,
@@ -179,6 +181,11 @@ func logRange(f *os.File, dir, st, mode string, n, offset int64, capped bool, le
 				}
 				to = min(from+need, whole)
 			}
+			if to > from {
+				if to, err = escEnd(f, from, to, whole); err != nil {
+					return span{}, err
+				}
+			}
 		}
 	}
 	*left = max(*left-(to-from), 0)
@@ -294,4 +301,97 @@ func utf8End(f *os.File, size, from int64) (int64, error) {
 		}
 	}
 	return to, nil
+}
+
+// escEnd is bg_escend with WHOLE, at a cut to the cap: to less an escape
+// sequence cut off there, or carriage returns a newline may follow (the
+// last 4 KiB are looked at); a range [from, to) that is all of that is
+// taken whole instead (escWhole), up to whole.
+func escEnd(f *os.File, from, to, whole int64) (int64, error) {
+	k := min(to-from, 4096)
+	if k <= 0 {
+		return to, nil
+	}
+	b, err := readAt(f, to-k, k)
+	if err != nil {
+		return 0, err
+	}
+	n := len(b)
+	cut := n
+	if e := bytes.LastIndexByte(b, 0x1b); e >= 0 {
+		done := false
+		c := -1
+		if e+1 < n {
+			c = int(b[e+1])
+		}
+		switch {
+		case c == '[' || c >= 0x20 && c <= 0x2f:
+			hi := byte(0x3f)
+			if c != '[' {
+				hi = 0x2f
+			}
+			for _, x := range b[e+2:] {
+				if x < 0x20 || x > hi {
+					done = true
+					break
+				}
+			}
+		case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
+			done = bytes.ContainsAny(b[e+2:], "\a\x18\x1a\n")
+		case c >= 0:
+			done = true
+		}
+		if !done {
+			cut = e
+		}
+	}
+	for cut > 0 && b[cut-1] == '\r' {
+		cut--
+	}
+	switch {
+	case cut > 0:
+		return to - int64(n-cut), nil
+	case int64(n) != to-from:
+		return to, nil
+	}
+	return escWhole(f, from, to, whole)
+}
+
+// escWhole is bg_escwhole: the end, not past whole, of the escape
+// sequence at from, or of the carriage returns there (with the sequences
+// between them, and a newline after them), of the 4 KiB from there; never
+// below to.
+func escWhole(f *os.File, from, to, whole int64) (int64, error) {
+	k := min(whole-from, 4096)
+	if k <= 0 {
+		return to, nil
+	}
+	b, err := readAt(f, from, k)
+	if err != nil {
+		return 0, err
+	}
+	i := 0
+	if len(b) > 0 && b[0] == 0x1b {
+		i, _ = termtext.SequenceLen(b)
+	} else {
+		for i < len(b) {
+			if b[i] == '\r' {
+				i++
+				continue
+			}
+			if b[i] != 0x1b {
+				break
+			}
+			m, complete := termtext.SequenceLen(b[i:])
+			if !complete {
+				i = len(b)
+				break
+			}
+			i += m
+		}
+		if i < len(b) && b[i] == '\n' {
+			i++
+		}
+	}
+	return max(to, from+int64(i)), nil
 }

@@ -84,8 +84,8 @@ type OrphanOptions struct {
 }
 
 // StopOrphans stops the jobs of the workspace whose owner (Spec.Owner) is
-// provably gone (OwnerGone, judged on the machine the caller runs on) and
-// returns them as Stop does, or, with DryRun, as they are. It never touches
+// provably gone (OwnerGone, judged on the machine the caller runs on),
+// with reason ReasonSessionEnd, and returns them as Stop does, or, with DryRun, as they are. It never touches
 // a job without an owner, one whose owner is alive, runs on another
 // machine or cannot be checked, nor one with Owner.Keep.
 func (c *Client) StopOrphans(ctx context.Context, o OrphanOptions) ([]jobdir.Job, error) {
@@ -111,7 +111,8 @@ func (c *Client) StopOrphans(ctx context.Context, o OrphanOptions) ([]jobdir.Job
 	if len(ids) == 0 || o.DryRun {
 		return found, listed
 	}
-	jobs, err := c.Stop(ctx, ids, StopOptions{})
+	// Their session has ended: the stop says so.
+	jobs, err := c.Stop(ctx, ids, StopOptions{Reason: ReasonSessionEnd})
 	// A job removed since it was listed is done with.
 	if err = IgnoreNotFound(err); err != nil {
 		err = fmt.Errorf("stopping the jobs of owners that are gone: %w", err)

@@ -43,7 +43,19 @@ type StopOptions struct {
 	Grace  *time.Duration
 	// All stops every job of the workspace that has live processes.
 	All bool
+	// Reason is recorded as the stop's reason, the Job.Reason of a job it
+	// ends: ReasonStop ("" too), or ReasonSessionEnd for the jobs of a
+	// session that has ended (the MCP server's at its end, an owner's
+	// that is gone). Another is refused (ErrUsage).
+	Reason string
 }
+
+// The reasons a stop records (StopOptions.Reason); a --timeout records
+// "timeout".
+const (
+	ReasonStop       = "stop"
+	ReasonSessionEnd = "session_end"
+)
 
 // Stop stops jobs and returns once their process groups are gone. It is
 // idempotent: a job that has ended keeps its status, and only processes it
@@ -56,7 +68,12 @@ func (c *Client) Stop(ctx context.Context, refs []string, o StopOptions) ([]jobd
 	if err != nil {
 		return nil, err
 	}
-	script, err := shellgen.StopScript(c.target(), shellgen.Stop{Refs: refs, All: o.All, Signal: o.Signal, Grace: grace})
+	switch o.Reason {
+	case "", ReasonStop, ReasonSessionEnd:
+	default:
+		return nil, fmt.Errorf("%w: stop reason %q: want %q or %q", ErrUsage, o.Reason, ReasonStop, ReasonSessionEnd)
+	}
+	script, err := shellgen.StopScript(c.target(), shellgen.Stop{Refs: refs, All: o.All, Signal: o.Signal, Grace: grace, Reason: o.Reason})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}

@@ -265,3 +265,68 @@ func TestMCPSDKClient(t *testing.T) {
 		t.Errorf("job_wait until_output ^[0-9]+5$: %+v, want 15 matched", report.Matched)
 	}
 }
+
+// The Inspector CLI, a server a call, with a fixed reader: job_output
+// returns each byte once across the servers (each commits the read its
+// client had when the client closed its input), every result says where
+// to read on from, and a job the session did not keep is stopped at its
+// end with reason session_end.
+func TestMCPInspectorCLIReadsOnce(t *testing.T) {
+	t.Parallel()
+	dir := mcpClients(t)
+	bin, root := bgjobBinary(t), t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	type result struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		StructuredContent struct {
+			ID     string `json:"id"`
+			Output string `json:"output"`
+			Text   string `json:"text"`
+			Jobs   []struct {
+				Status string `json:"status"`
+				Reason string `json:"reason"`
+			} `json:"jobs"`
+		} `json:"structuredContent"`
+	}
+	call := func(tool string, args ...string) result {
+		t.Helper()
+		argv := []string{"--cli", "-e", "BGJOB_ROOT=" + root, "-e", "GORACE=atexit_sleep_ms=0", bin, "mcp", "--reader", "inspector", "--method", "tools/call", "--tool-name", tool}
+		for _, a := range args {
+			argv = append(argv, "--tool-arg", a)
+		}
+		cmd := exec.Command(filepath.Join(dir, "node_modules", ".bin", "mcp-inspector"), argv...)
+		cmd.Dir = dir
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("inspector %s %v: %v\nstdout: %s\nstderr: %s", tool, args, err, stdout.Bytes(), stderr.Bytes())
+		}
+		var r result
+		if err := json.Unmarshal(stdout.Bytes(), &r); err != nil || len(r.Content) == 0 {
+			t.Fatalf("inspector %s %v: %v\n%s", tool, args, err, stdout.Bytes())
+		}
+		return r
+	}
+	st := call("job_start", "command=seq 1 3", "wait_sec=0", "keep=true")
+	id := st.StructuredContent.ID
+	call("job_wait", `ids=["`+id+`"]`, "timeout_sec=60")
+	got := st.StructuredContent.Output
+	for i := range 3 {
+		o := call("job_output", "id="+id)
+		got += o.StructuredContent.Text
+		if !strings.Contains(o.Content[0].Text, "next_offset stdout 6, stderr 0") {
+			t.Errorf("job_output #%d: %q does not say where to read on from", i+1, o.Content[0].Text)
+		}
+	}
+	if got != "1\n2\n3\n" {
+		t.Errorf("job_start and three job_output calls, a server each, returned %q, want each line once", got)
+	}
+	// A job not kept is stopped when its session ends, and says why.
+	sl := call("job_start", "command=sleep 600", "wait_sec=0")
+	w := call("job_wait", `ids=["`+sl.StructuredContent.ID+`"]`, "timeout_sec=60")
+	if j := w.StructuredContent.Jobs; len(j) != 1 || j[0].Status != "killed" || j[0].Reason != "session_end" {
+		t.Errorf("a job its session did not keep, after the session: %+v, want killed (session_end)", j)
+	}
+}

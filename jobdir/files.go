@@ -56,8 +56,8 @@ func DecodeEndedAt(line string) (time.Time, error) {
 }
 
 // EncodeStop returns the content of the stop marker: "REASON SIGNAL" and a
-// newline, REASON "stop" or "timeout" and SIGNAL the first signal sent
-// (e.g. "TERM").
+// newline, REASON "stop", "timeout" or "session_end" and SIGNAL the first
+// signal sent (e.g. "TERM").
 func EncodeStop(reason, signal string) []byte { return []byte(reason + " " + signal + "\n") }
 
 // DecodeStop parses the first line of the stop marker; ok is false when it

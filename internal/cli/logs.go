@@ -66,7 +66,10 @@ marked ("truncated" and next_offset in --json, a hint on stderr otherwise),
 and --new moves its cursor only over what was printed, so nothing is
 skipped. A cut never splits a UTF-8 character: one the cap would split
 is printed whole where the range's start is kept (up to 3 bytes past N),
-and left out where its end is. Plain 'bgjob logs ID' prints everything.
+and left out where its end is. Where the start is kept, a cut does not
+split a terminal escape sequence either (so --plain never prints a piece
+of one): it ends before the sequence, or takes a sequence the range
+starts with whole. Plain 'bgjob logs ID' prints everything.
 In --json, "data" is text: a byte that is not part of valid UTF-8
 appears as U+FFFD; offsets and --max-bytes count the log's bytes.
 

@@ -34,7 +34,9 @@ this machine or on SSH hosts. Register it with the one-line config
 Tools: job_start, job_output, job_wait, job_list, job_stop and job_send, each
 the library call of the matching verb. job_output reads with a cursor of its
 own (logs --new with a reader per server process), so repeated calls never
-return the same bytes twice. Every tool takes an optional host: -H is the
+return the same bytes twice; a client that starts a server for each call (the
+MCP Inspector CLI) gives a fixed --reader, and reads each byte once: a read
+counts once the client calls again or closes stdin after its result. Every tool takes an optional host: -H is the
 default, else this machine; --allow-host restricts the others. One SSH
 connection per host is kept for the server's lifetime, and dialled again
 after a drop. Each call to a host is bounded, connecting included, by
@@ -47,7 +49,8 @@ stdout carries only the protocol; diagnostics go to stderr. A line that is
 not a JSON-RPC message (or is over 8 MiB) gets a JSON-RPC error, and the
 server reads on. When the client goes away (stdin closes, or stdout: a
 write fails) or on INT, TERM or HUP, the server stops the jobs it started,
-unless --keep-jobs or the job was started with keep; a client that stopped
+unless --keep-jobs or the job was started with keep (they end killed, with
+reason session_end); a client that stopped
 reading holds it up for two seconds at most.
 
 Each job it starts records the server as its owner in meta.json (ls shows

@@ -14,7 +14,9 @@ import (
 // the same cursor, a call that comes after the result, moves it first
 // (LogOptions.Commit), in the same script. A result that never reached the
 // client (the server was killed, its stdout closed) thus leaves the
-// cursor where it was: its bytes are returned again. Reads of one job
+// cursor where it was: its bytes are returned again. A client that closes
+// the server's input cleanly after the results (Server.Run) has had them:
+// the server then moves the cursors over them (heldReads). Reads of one job
 // through one cursor take turns, so that each starts where the one before
 // it ended.
 type cursors struct {
@@ -72,4 +74,21 @@ func (cs *cursors) begin(host, reader, ref string) (*bgjob.LogResult, func(*bgjo
 			}
 		}
 	}
+}
+
+// heldRead is a read a cursor holds: of a job on host through reader.
+type heldRead struct {
+	host, reader string
+	res          bgjob.LogResult
+}
+
+// heldReads returns the reads held, one for each job and cursor.
+func (cs *cursors) heldReads() []heldRead {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	var hs []heldRead
+	for k, r := range cs.held {
+		hs = append(hs, heldRead{k.host, k.reader, r})
+	}
+	return hs
 }

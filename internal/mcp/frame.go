@@ -61,6 +61,14 @@ type stdioTransport struct {
 // inputEnded is closed once the client's input has ended.
 func (t *stdioTransport) inputEnded() <-chan struct{} { return t.fr.ended }
 
+// readsDelivered reports, once the input has ended, whether the client
+// closed it cleanly (EOF) after the answer of every call that read through
+// a cursor, and every such answer was written: the reads it holds have
+// reached the client (cursors).
+func (t *stdioTransport) readsDelivered() bool {
+	return isClosed(t.fr.ended) && t.fr.answeredAtEnd && t.fr.requests.readsAnswered()
+}
+
 // lockedWriter serialises the framing layer's answers with the SDK's
 // writes, each of which is one whole message, gives a code to the errors
 // the SDK answers without one (see coded), and drops the SDK's answers to
@@ -72,10 +80,14 @@ type lockedWriter struct {
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
-	if l.requests.answered(p) {
+	k, drop := l.requests.answering(p)
+	if drop {
+		l.requests.delivered(k, false)
 		return len(p), nil
 	}
-	if err := l.write(coded(p)); err != nil {
+	err := l.write(coded(p))
+	l.requests.delivered(k, err == nil)
+	if err != nil {
 		return 0, err
 	}
 	return len(p), nil
@@ -99,10 +111,20 @@ func (l *lockedWriter) write(b []byte) error {
 // over. MCP forbids a client to use an id twice in a session; a request
 // whose id is in flight is not handed to the SDK, which would answer one
 // of the two: the reader answers it at once with an error.
+//
+// It also follows the calls that may read through a cursor (job_output,
+// job_start), whose reads are held until they are known to have reached
+// the client (cursors): whether each is still in flight or its answer is
+// being written, and whether the answer of one was not written.
 type requests struct {
-	mu       sync.Mutex
-	inFlight map[string]bool // the id's key: whether it was cancelled
+	mu          sync.Mutex
+	inFlight    map[string]bool // the id's key: whether it was cancelled
+	reads       map[string]bool // the reading calls by key: whether their answer is being written
+	undelivered bool            // a reading call's answer was not written (dropped, failed, or not followed)
 }
+
+// readingTools are the tools whose calls may hold a read (cursors).
+var readingTools = map[string]bool{"job_output": true, "job_start": true}
 
 // maxInFlight bounds the requests followed: past it a request is not
 // (its cancellation, if any, is the SDK's alone, and answered).
@@ -143,11 +165,20 @@ func (r *requests) note(m map[string]json.RawMessage) (inUse bool) {
 		if _, there := r.inFlight[k]; there {
 			return true
 		}
+		var call struct {
+			Name string `json:"name"`
+		}
+		reading := method == "tools/call" && json.Unmarshal(m["params"], &call) == nil && readingTools[call.Name]
 		if len(r.inFlight) < maxInFlight {
 			if r.inFlight == nil {
-				r.inFlight = map[string]bool{}
+				r.inFlight, r.reads = map[string]bool{}, map[string]bool{}
 			}
 			r.inFlight[k] = false
+			if reading {
+				r.reads[k] = false
+			}
+		} else if reading {
+			r.undelivered = true
 		}
 	case method == "notifications/cancelled":
 		var p struct {
@@ -173,24 +204,62 @@ func (r *requests) note(m map[string]json.RawMessage) (inUse bool) {
 // cancelled request (to be dropped), and takes the request it answers out
 // of flight.
 func (r *requests) answered(msg []byte) bool {
+	k, drop := r.answering(msg)
+	r.delivered(k, !drop)
+	return drop
+}
+
+// answering is answered, and returns the key of the request msg answers
+// ("" when none followed), for delivered once it is written or dropped.
+func (r *requests) answering(msg []byte) (k string, drop bool) {
 	r.mu.Lock()
 	n := len(r.inFlight)
 	r.mu.Unlock()
 	if n == 0 {
-		return false
+		return "", false
 	}
 	k, ok := idKey(responseID(msg))
 	if !ok {
-		return false
+		return "", false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	cancelled, there := r.inFlight[k]
 	if !there {
-		return false
+		return "", false
 	}
 	delete(r.inFlight, k)
-	return cancelled
+	if _, reading := r.reads[k]; reading {
+		r.reads[k] = true
+	}
+	return k, cancelled
+}
+
+// delivered records that the answer to the request of key k was written
+// (ok) or not.
+func (r *requests) delivered(k string, ok bool) {
+	if k == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, reading := r.reads[k]; reading {
+		delete(r.reads, k)
+		r.undelivered = r.undelivered || !ok
+	}
+}
+
+// readsAnswered reports whether every reading call has had its answer
+// written, or is having it written, and none failed to be.
+func (r *requests) readsAnswered() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, answering := range r.reads {
+		if !answering {
+			return false
+		}
+	}
+	return !r.undelivered
 }
 
 // responseID returns the id of msg if it is a response, nil if not. It
@@ -280,6 +349,9 @@ type frameReader struct {
 
 	ended   chan struct{} // closed once the end of the input is read
 	endOnce sync.Once
+	// answeredAtEnd says that the input ended (EOF: the client closed it)
+	// when every reading call had been answered (requests.readsAnswered).
+	answeredAtEnd bool
 }
 
 func newFrameReader(r io.Reader, w *lockedWriter, max int) *frameReader {
@@ -290,7 +362,10 @@ func (f *frameReader) Read(p []byte) (int, error) {
 	for f.off == len(f.line) {
 		if f.err != nil {
 			// The SDK has had every line.
-			f.endOnce.Do(func() { close(f.ended) })
+			f.endOnce.Do(func() {
+				f.answeredAtEnd = errors.Is(f.err, io.EOF) && f.requests != nil && f.requests.readsAnswered()
+				close(f.ended)
+			})
 			return 0, f.err
 		}
 		f.next()

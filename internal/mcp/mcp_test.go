@@ -500,8 +500,8 @@ func TestShutdownAfterRemove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if jobs[0].Status != jobdir.StatusKilled {
-		t.Errorf("after shutdown job %s is %s, want killed", owned.ID, jobs[0].Status)
+	if jobs[0].Status != jobdir.StatusKilled || jobs[0].Reason != bgjob.ReasonSessionEnd {
+		t.Errorf("after shutdown job %s is %s (reason %q), want killed (session_end)", owned.ID, jobs[0].Status, jobs[0].Reason)
 	}
 }
 
@@ -974,5 +974,82 @@ func TestTinyTimeoutIsATimeout(t *testing.T) {
 	call(t, cs, "job_start", map[string]any{"command": "sleep 30", "timeout_sec": 1e-10, "wait_sec": 20}, &st)
 	if st.Status != jobdir.StatusKilled {
 		t.Errorf("job_start with timeout_sec 1e-10: %s (exit %v), want it killed by its timeout", st.Status, st.ExitCode)
+	}
+}
+
+// A max_bytes smaller than the next character (4 bytes of UTF-8, or a
+// byte that is not UTF-8, written as four) still gets on: each read
+// returns at least one whole character, as the CLI's --max-bytes does, so
+// reads through the cursor and by offset each reach the end.
+func TestMaxBytesBelowACharacter(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	const want = "𝄞\\xffaé\n"
+	for _, max := range []int{1, 2, 3} {
+		var st job
+		call(t, cs, "job_start", map[string]any{"command": `printf '\360\235\204\236\377a\303\251\n'`, "wait_sec": 0}, &st)
+		var w waited
+		call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}}, &w)
+		if w.TimedOut || len(w.Jobs) != 1 || w.Jobs[0].Status != jobdir.StatusExited {
+			t.Fatalf("job_wait: %+v, want the job exited", w)
+		}
+		for _, mode := range []string{"cursor", "offset"} {
+			got := ""
+			off := int64(0)
+			reads := 0
+			for ; reads < 20; reads++ {
+				args := map[string]any{"id": st.ID, "max_bytes": max}
+				if mode == "offset" {
+					args["stream"], args["offset"] = "stdout", off
+				}
+				var o job
+				call(t, cs, "job_output", args, &o)
+				data := strings.Split(o.Text, "\n[")[0]
+				got += data
+				if o.Next != nil {
+					off = *o.Next
+				}
+				if !o.Trunc {
+					break
+				}
+				if data == "" {
+					t.Fatalf("max_bytes %d, %s: a read cut to the cap returned nothing (%q): no read ever gets on", max, mode, o.Text)
+				}
+			}
+			if got != want {
+				t.Errorf("max_bytes %d, %s: %d reads gave %q, want %q", max, mode, reads, got, want)
+			}
+		}
+	}
+}
+
+// A read cut to max_bytes inside an escape sequence of a job without a
+// terminal never shows a piece of it ("PASS[0m", ";32mPASS"): the cut
+// backs off to the sequence's start, or takes it whole. Every cap from 1
+// byte up cuts at every place.
+func TestMaxBytesNeverSplitsASequence(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": `for i in 1 2 3; do printf '\033[1;32mPASS\033[0m ok\n'; done`, "wait_sec": 0}, &st)
+	var w waited
+	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}}, &w)
+	if w.TimedOut || len(w.Jobs) != 1 || w.Jobs[0].Status != jobdir.StatusExited {
+		t.Fatalf("job_wait: %+v, want the job exited", w)
+	}
+	want := strings.Repeat("PASS ok\n", 3)
+	for max := 1; max <= 20; max++ {
+		got := ""
+		off := int64(0)
+		for reads := 0; reads < 100; reads++ {
+			var o job
+			call(t, cs, "job_output", map[string]any{"id": st.ID, "stream": "stdout", "offset": off, "max_bytes": max}, &o)
+			got += strings.Split(o.Text, "\n[")[0]
+			off = *o.Next
+			if !o.Trunc {
+				break
+			}
+		}
+		if got != want {
+			t.Errorf("max_bytes %d: reads made %q, want %q", max, got, want)
+		}
 	}
 }

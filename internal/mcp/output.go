@@ -24,7 +24,9 @@ offset reads from a byte offset instead (stateless; give stream stdout or stderr
 end or the start; since "start" reads from the beginning. filter, a regular expression (RE2), keeps only matching
 lines at read time: it never discards data (a filtered read has its own cursor; unfiltered reads still see
 everything), and judges whole lines only (a line still being written is returned once it ends; one longer than the cap
-is judged a cap's worth at a time). Results are capped (max_bytes); truncated says there is more: call again, or read on from next_offset.`
+is judged a cap's worth at a time). Results are capped (max_bytes); truncated says there is more: call again, or read on from next_offset.
+Every result says where each stream's read ended (next_offset, and in streams), for a client that reads by offset.
+A read moves the cursor once the client calls again, or closes the server's input after the result.`
 
 type outputIn struct {
 	ID        string `json:"id" jsonschema:"job id or name"`
@@ -34,7 +36,7 @@ type outputIn struct {
 	TailLines int    `json:"tail_lines,omitempty" jsonschema:"only the last N lines"`
 	HeadLines int    `json:"head_lines,omitempty" jsonschema:"only the first N lines"`
 	Filter    string `json:"filter,omitempty" jsonschema:"regular expression (RE2): return only the lines that match"`
-	MaxBytes  int    `json:"max_bytes,omitempty" jsonschema:"return at most this many bytes of output (default and maximum: the server's cap)"`
+	MaxBytes  int    `json:"max_bytes,omitempty" jsonschema:"return at most this many bytes of output (default and maximum: the server's cap); a cap below the next character takes that character whole"`
 	Raw       bool   `json:"raw,omitempty" jsonschema:"keep terminal escape sequences (colours, cursor moves)"`
 	Host      string `json:"host,omitempty" jsonschema:"SSH host of the job (default: the server's host)"`
 }
@@ -129,6 +131,15 @@ func (s *Server) output(ctx context.Context, req *sdk.CallToolRequest, in output
 	head := fmt.Sprintf("job %s %s", r.job.ID, exitText(viewOf(r.job)))
 	if r.text == "" {
 		head += "; no new output"
+	}
+	// Where to read on from, by offset: a client that keeps no state (a
+	// server a call) goes on exactly there.
+	var next []string
+	for _, rg := range r.ranges {
+		next = append(next, fmt.Sprintf("%s %d", rg.Stream, rg.Next))
+	}
+	if len(next) > 0 {
+		head += "; next_offset " + strings.Join(next, ", ")
 	}
 	return result("%s\n%s", head, r.text), out, nil
 }
@@ -306,7 +317,7 @@ func filterRead(b []byte, re *regexp.Regexp, raw bool, budget int, whole bool, p
 			if sb.Len() > 0 {
 				break
 			}
-			t, _ = capText(t, budget)
+			t, _ = cleanMax(line, raw, budget)
 		}
 		sb.WriteString(t)
 		f.used += len(line)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"time"
@@ -171,8 +172,10 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 		ended = st.inputEnded()
 	}
 	var err error
+	finished := false
 	select {
 	case err = <-ran:
+		finished = true
 	case <-ctx.Done():
 	case <-ended:
 	}
@@ -182,9 +185,12 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 		// keeps one blocked for ever, so it gets a moment, and the jobs
 		// are stopped whether it has returned or not.
 		s.endCalls()
-		select {
-		case err = <-ran:
-		case <-time.After(endGrace):
+		if !finished {
+			select {
+			case err = <-ran:
+				finished = true
+			case <-time.After(endGrace):
+			}
 		}
 		if ctx.Err() != nil {
 			err = nil
@@ -194,6 +200,12 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	<-orphansDone
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
+	// A client that closed its input after the results of its reads (a
+	// one-shot client: a server a call) has had them: the cursors move
+	// over them now, not at a next read that never comes to this server.
+	if st, ok := t.(*stdioTransport); ok && finished && ctx.Err() == nil && st.readsDelivered() {
+		s.commitHeld(rctx)
+	}
 	if rerr := s.Shutdown(rctx); err == nil {
 		err = rerr
 	}
@@ -236,7 +248,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		// to repeat.
 		err := s.do(ctx, host, true, s.limit(bgjob.DefaultGrace), func(ctx context.Context, c *bgjob.Client, _ string) error {
 			// A job removed since it started (rm, prune) is done with.
-			_, err := c.Stop(ctx, ids, bgjob.StopOptions{})
+			_, err := c.Stop(ctx, ids, bgjob.StopOptions{Reason: bgjob.ReasonSessionEnd})
 			return bgjob.IgnoreNotFound(err)
 		})
 		if err != nil {
@@ -247,6 +259,22 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// commitHeld moves each cursor over the read it holds (cursors), its
+// result known to have reached the client.
+func (s *Server) commitHeld(ctx context.Context) {
+	for _, h := range s.cursors.heldReads() {
+		err := s.do(ctx, h.host, true, s.limit(0), func(ctx context.Context, c *bgjob.Client, _ string) error {
+			// Nothing is read (an empty range at the end, held): the read
+			// only commits the one before it.
+			_, err := c.Logs(ctx, h.res.Job.ID, bgjob.LogOptions{New: true, Reader: h.reader, Tail: bgjob.Zero, Hold: true, Commit: &h.res}, io.Discard, io.Discard)
+			return bgjob.IgnoreNotFound(err)
+		})
+		if err != nil {
+			s.warn("moving the read cursor %s of job %s on %s over what the client read: %v", h.reader, h.res.Job.ID, hostName(h.host), err)
+		}
+	}
 }
 
 // StopOrphans stops the jobs on the server's default host whose owner, a

@@ -19,7 +19,10 @@ func clean(b []byte, raw bool) string {
 // cleanMax is clean with a budget: it stops before the text would exceed
 // max bytes (max < 0: no budget) and returns the text and how many bytes of
 // b it made it from. Escaping can make text longer than its bytes (\xNN is
-// four), so a read of max bytes is not always max bytes of text.
+// four), so a read of max bytes is not always max bytes of text. The rule
+// of bgjob's cap (LogOptions.MaxBytes) holds for the text too: a cut never
+// splits a character (nor a \xNN), and a budget smaller than the first one
+// takes it whole, at most 3 bytes over, so that every read gets on.
 func cleanMax(b []byte, raw bool, max int) (string, int) {
 	var sb strings.Builder
 	sb.Grow(min(len(b), max+1))
@@ -47,7 +50,7 @@ func cleanMax(b []byte, raw bool, max int) (string, int) {
 		} else {
 			piece, n = b2s(b[i:i+size]), size
 		}
-		if max >= 0 && sb.Len()+len(piece) > max {
+		if max >= 0 && sb.Len()+len(piece) > max && (sb.Len() > 0 || max == 0) {
 			break
 		}
 		sb.WriteString(piece)

@@ -28,6 +28,9 @@ func TestCleanMax(t *testing.T) {
 		{"lone ESC at the end", "a\x1b", false, -1, "a", 2},
 		{"crs and sequences before text", "a\r\r\x1b[K\rb\r\x1b[K\r\n", false, -1, "a\r\r\rb\n", 14},
 		{"budget in a run of crs", "\r\r\rx", false, 2, "\r\r", 2},
+		{"a budget below the first character takes it whole", "\xffab", false, 1, `\xff`, 1},
+		{"a budget below a 4-byte first character", "\x1b[1m\U0001d11ea", false, 2, "\U0001d11e", 8},
+		{"no budget left", "ab", false, 0, "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, used := cleanMax([]byte(tc.in), tc.raw, tc.max)

@@ -474,6 +474,8 @@ type Stop struct {
 	// Signal is sent first (a name from ParseSignal); after Grace, KILL.
 	Signal string
 	Grace  time.Duration
+	// Reason is recorded in each job's stop file ("" for "stop").
+	Reason string
 }
 
 // StopScript returns the script that stops jobs: for each, an O record
@@ -487,6 +489,11 @@ func StopScript(t Target, s Stop) (string, error) {
 		c.setBool("bg_all", s.All)
 		c.set("bg_sig", sig)
 		c.setInt("bg_grace", millis(s.Grace))
+		reason := s.Reason
+		if reason == "" {
+			reason = "stop"
+		}
+		c.set("bg_reason", reason)
 	})
 }
 

@@ -10,7 +10,7 @@
 # bg_max > 0 the ranges of all streams together hold at most bg_max bytes:
 # a range that would be longer is cut (tail and bytes keep its end, from a
 # character's first byte; the others its start, before an incomplete UTF-8
-# character) and a Z record
+# character or escape sequence, but at least one whole) and a Z record
 # after its bytes says so. With
 # bg_follow=1 it goes on printing what is appended until the job has ended
 # and the last bytes are out, then prints the observation again: it looks
@@ -177,7 +177,6 @@ for bg_st in $bg_streams; do
 		else
 			bg_whole=$bg_to
 			bg_utf8end "$bg_f" $((bg_from + bg_left)) "$bg_from"
-			[ "$bg_tty" = 0 ] || bg_escend "$bg_f" "$bg_from"
 			[ "$bg_to" -ge "$bg_from" ] || bg_to=$bg_from
 			if [ "$bg_to" = "$bg_from" ] && [ "$bg_left" -gt 0 ]; then
 				# A cap smaller than the next character takes that character
@@ -194,6 +193,10 @@ for bg_st in $bg_streams; do
 				# Still incomplete while the job runs: nothing yet.
 				[ "$bg_live" = 0 ] || [ $((bg_to - bg_from)) = "$bg_need" ] || bg_to=$bg_from
 			fi
+			# Nor an escape sequence, on any job (logs --plain and the MCP
+			# server strip them from every log): the cut backs off to its
+			# start, or takes one the range starts with whole.
+			[ "$bg_to" = "$bg_from" ] || bg_escend "$bg_f" "$bg_from" "$bg_whole"
 		fi
 	fi
 	bg_left=$((bg_left - (bg_to - bg_from)))

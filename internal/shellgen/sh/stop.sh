@@ -1,6 +1,7 @@
 # stop.sh: stop the jobs bg_refs names, or with bg_all=1 every job of the
 # workspace that has live processes, all at once: signal bg_sig, KILL
-# after bg_grace milliseconds. For each, an O record with the
+# after bg_grace milliseconds, the stop recorded with reason bg_reason
+# (stop, session_end). For each, an O record with the
 # outcome (stopped, gone, untied) and then its observation.
 bg_readroot
 bg_sel=
@@ -31,7 +32,7 @@ set -- $bg_sel
 IFS=' 	
 '
 set +f
-bg_stop "$bg_sig" "$bg_grace" stop "" "$@"
+bg_stop "$bg_sig" "$bg_grace" "$bg_reason" "" "$@"
 # Each job is reported with what happened to it; one removed meanwhile (by
 # a concurrent rm) is not found, said once.
 bg_i=0

@@ -245,17 +245,19 @@ bg_utf8end() {
 	done
 }
 
-# bg_escend FILE FROM: on a PTY job's log, take off the end of the bytes
-# FROM to bg_to an escape sequence cut off there, or carriage returns a
-# newline may follow, as termtext sees them, so that a read that goes on
-# from bg_to does not start inside a sequence (logs --plain would print
-# its tail as text). It looks at the last 4 KiB only, and never makes the
-# range empty: a longer sequence, or a range that is all sequence, stays.
+# bg_escend FILE FROM [WHOLE]: take off the end of the bytes FROM to bg_to
+# an escape sequence cut off there, or carriage returns a newline may
+# follow, as termtext sees them, so that a read that goes on from bg_to
+# does not start inside a sequence (logs --plain would print its tail as
+# text). It looks at the last 4 KiB only, and never makes the range empty:
+# a longer sequence stays, and so does a range that is all sequence,
+# unless WHOLE (a cut to the cap, WHOLE the end of the range before it)
+# asks for that sequence whole (bg_escwhole).
 bg_escend() {
 	bg_k=$((bg_to - $2))
 	[ "$bg_k" -le 4096 ] || bg_k=4096
 	[ "$bg_k" -gt 0 ] || return 0
-	bg_k=$(tail -c +$((bg_to - bg_k + 1)) "$1" | head -c "$bg_k" | od -An -v -tu1 | awk '
+	bg_e=$(tail -c +$((bg_to - bg_k + 1)) "$1" | head -c "$bg_k" | od -An -v -tu1 | awk '
 	{ for (i = 1; i <= NF; i++) b[n++] = $i + 0 }
 	END {
 		e = -1
@@ -276,10 +278,79 @@ bg_escend() {
 			if (!done) cut = e
 		}
 		while (cut > 0 && b[cut - 1] == 13) cut--
-		if (cut == 0) cut = n
 		print n - cut
 	}')
-	bg_to=$((bg_to - ${bg_k:-0}))
+	bg_e=${bg_e:-0}
+	if [ "$bg_e" = "$bg_k" ]; then
+		# All sequence: it stays, or is taken whole.
+		[ -n "${3-}" ] && [ "$bg_k" = $((bg_to - $2)) ] || return 0
+		bg_escwhole "$1" "$2" "$3"
+		return 0
+	fi
+	bg_to=$((bg_to - bg_e))
+}
+
+# bg_escwhole FILE FROM WHOLE: set bg_to to the end of the escape sequence
+# at FROM, as termtext.SequenceLen counts it, or of the carriage returns
+# there (with the sequences between them, and the newline that may follow
+# them), but not past WHOLE; it looks
+# at 4 KiB (a longer sequence is cut there). A cap smaller than a sequence
+# thus takes it whole, as it takes a character.
+bg_escwhole() {
+	bg_k=$(($3 - $2))
+	[ "$bg_k" -le 4096 ] || bg_k=4096
+	[ "$bg_k" -gt 0 ] || return 0
+	bg_k=$(tail -c +$(($2 + 1)) "$1" | head -c "$bg_k" | od -An -v -tu1 | awk '
+	function esc(i, c, j, x, hi, fin) {
+		inc = 0
+		if (i + 1 >= n) { inc = 1; return 1 }
+		c = b[i + 1]
+		if (c == 91 || (c >= 32 && c <= 47)) {
+			hi = 47; fin = 48
+			if (c == 91) { hi = 63; fin = 64 }
+			for (j = i + 2; j < n; j++) {
+				x = b[j]
+				if (x >= 32 && x <= hi) continue
+				if ((x >= fin && x <= 126) || x == 24 || x == 26) return j + 1 - i
+				return j - i
+			}
+			inc = 1
+			return n - i
+		}
+		if (c == 93 || c == 80 || c == 88 || c == 94 || c == 95) {
+			for (j = i + 2; j < n; j++) {
+				x = b[j]
+				if (x == 10) return j - i
+				if (x == 7 || x == 24 || x == 26) return j + 1 - i
+				if (x == 27) {
+					if (j + 1 == n) { inc = 1; return j + 1 - i }
+					if (b[j + 1] == 92) return j + 2 - i
+					return j - i
+				}
+			}
+			inc = 1
+			return n - i
+		}
+		if ((c >= 48 && c <= 126) || c == 24 || c == 26) return 2
+		return 1
+	}
+	{ for (i = 1; i <= NF; i++) b[n++] = $i + 0 }
+	END {
+		if (n == 0) { print 0; exit }
+		if (b[0] == 27) { print esc(0); exit }
+		i = 0
+		while (i < n) {
+			if (b[i] == 13) { i++; continue }
+			if (b[i] != 27) break
+			m = esc(i)
+			if (inc) { i = n; break }
+			i += m
+		}
+		# Carriage returns before a newline go with it.
+		if (i < n && b[i] == 10) i++
+		print i
+	}')
+	[ "$(($2 + ${bg_k:-0}))" -le "$bg_to" ] || bg_to=$(($2 + bg_k))
 }
 
 # bg_screen: copy stdin to stdout as the text of a terminal's lines, what

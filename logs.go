@@ -209,7 +209,7 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 		return res, err
 	}
 	q = shellgen.Logs{Ref: res.Job.ID, Streams: streams, HasOffset: true}
-	ended := func() bool { return res.Job.Status.Ended() || res.Job.Status == jobdir.StatusUnreadable }
+	ended := func() bool { return !res.Job.Status.Active() }
 	if ended() {
 		return c.counted(ctx, res), nil
 	}

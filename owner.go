@@ -96,7 +96,7 @@ func (c *Client) StopOrphans(ctx context.Context, o OrphanOptions) ([]jobdir.Job
 		listed error
 	)
 	_, listed = c.ListFunc(ctx, ListOptions{Owned: true}, func(j jobdir.Job) error {
-		if j.Owner == nil || j.Owner.Keep || j.Status != jobdir.StatusRunning && j.Status != jobdir.StatusQueued && j.LiveProcesses == 0 {
+		if j.Owner == nil || j.Owner.Keep || !j.Status.Active() && j.LiveProcesses == 0 {
 			return nil
 		}
 		if gone, _ := ownerGone(*j.Owner, m); gone {

@@ -82,7 +82,7 @@ func (c *Client) Stop(ctx context.Context, refs []string, o StopOptions) ([]jobd
 	for _, j := range jobs {
 		// The stop waited for the wrapper to record how the job ended:
 		// one that has not is not stopped, whatever was signalled.
-		if j.Status == jobdir.StatusRunning || j.Status == jobdir.StatusQueued {
+		if j.Status.Active() {
 			errs = append(errs, &Error{Kind: KindBusy, Ref: j.ID, Err: errors.New("still running after the stop: its wrapper has not recorded an end")})
 		} else if j.LiveProcesses > 0 {
 			// Its wrapper has ended, but the stop's last look still found

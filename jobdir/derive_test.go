@@ -221,11 +221,14 @@ func TestParseStatus(t *testing.T) {
 		want    jobdir.Status
 		wantErr bool
 		ended   bool
+		active  bool
 	}{
-		{in: "running", want: jobdir.StatusRunning},
+		{in: "running", want: jobdir.StatusRunning, active: true},
+		{in: "queued", want: jobdir.StatusQueued, active: true},
 		{in: "exited", want: jobdir.StatusExited, ended: true},
 		{in: "killed", want: jobdir.StatusKilled, ended: true},
 		{in: "lost", want: jobdir.StatusLost, ended: true},
+		{in: "not_run", want: jobdir.StatusNotRun, ended: true},
 		{in: "unreadable", want: jobdir.StatusUnreadable},
 		{in: "", wantErr: true},
 		{in: "Running", wantErr: true},
@@ -243,6 +246,9 @@ func TestParseStatus(t *testing.T) {
 			}
 			if err == nil && got.Ended() != tt.ended {
 				t.Errorf("%q.Ended() = %v, want %v", got, got.Ended(), tt.ended)
+			}
+			if err == nil && got.Active() != tt.active {
+				t.Errorf("%q.Active() = %v, want %v", got, got.Active(), tt.active)
 			}
 		})
 	}

@@ -79,6 +79,16 @@ func (s Status) Ended() bool {
 	return s == StatusExited || s == StatusKilled || s == StatusLost || s == StatusNotRun
 }
 
+// Active reports whether the job's wrapper is alive and the job has not
+// ended: running, or queued for its turn. It is the one rule for "is the
+// job still going" (a follow goes on, a stop signals, a session's owner
+// keeps it). An unreadable job is neither active nor ended: bgjob cannot
+// tell, and its live processes, counted apart, say whether anything of it
+// still runs.
+func (s Status) Active() bool {
+	return s == StatusRunning || s == StatusQueued
+}
+
 // ParseStatus checks that s names a status.
 func ParseStatus(s string) (Status, error) {
 	switch st := Status(s); st {

@@ -179,7 +179,7 @@ func printJob(w io.Writer, j jobdir.Job) {
 	if j.PID != 0 {
 		row("pid", strconv.Itoa(j.PID))
 	}
-	if j.LiveProcesses > 0 || j.Status == jobdir.StatusRunning || j.Status == jobdir.StatusQueued {
+	if j.LiveProcesses > 0 || j.Status.Active() {
 		live := strconv.Itoa(j.LiveProcesses)
 		if j.ProcessScan != "" {
 			live += " (its process group only: no /proc)"

@@ -235,7 +235,7 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 			jobs, serr := c.Status(lctx, o.spec.ID)
 			cancel()
-			if serr == nil && len(jobs) == 1 && (jobs[0].Status == jobdir.StatusRunning || jobs[0].Status == jobdir.StatusQueued) {
+			if serr == nil && len(jobs) == 1 && jobs[0].Status.Active() {
 				fmt.Fprintf(a.stderr, "bgjob: job %s goes on in the background (bgjob stop %s stops it)\n", o.spec.ID, o.spec.ID)
 			}
 		}

@@ -221,7 +221,7 @@ func (t *topSession) read(ctx context.Context, want topWant, live []jobdir.Job, 
 func live(jobs []jobdir.Job) []jobdir.Job {
 	var l []jobdir.Job
 	for _, j := range jobs {
-		if !j.Status.Ended() && j.Status != jobdir.StatusUnreadable || j.LiveProcesses > 0 {
+		if j.Status.Active() || j.LiveProcesses > 0 {
 			l = append(l, j)
 		}
 	}

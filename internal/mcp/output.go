@@ -211,7 +211,7 @@ func (s *Server) text(ctx context.Context, c *bgjob.Client, rs readSpec, limit i
 		notices []string
 		budget  = limit
 	)
-	ended := res.Job.Status != jobdir.StatusRunning && res.Job.Status != jobdir.StatusQueued
+	ended := !res.Job.Status.Active()
 	for i := range r.ranges {
 		rg := &r.ranges[i]
 		b := data[rg.Stream]

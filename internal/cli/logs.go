@@ -170,11 +170,17 @@ func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions, plain bo
 		errw = a.stdout
 	}
 	lctx, gone, stop := ctx, func() bool { return false }, func() {}
+	if o.New || o.Follow {
+		// A write that finds the reader gone fails with EPIPE rather
+		// than kill bgjob with SIGPIPE: for --new, the cursor stays on
+		// what was read; for --follow, that is how it ends (grep -m1
+		// leaving while a long log is still being caught up on).
+		defer quietPipe()()
+	}
 	if o.New {
 		// The cursor moves over what the reader read, not over what
 		// sits unread in a pipe; a reader that goes (head -c 100) leaves
 		// the rest for the next read.
-		defer quietPipe()()
 		o.Unread = unreadOf(a.stdout, errw)
 	}
 	if o.Follow {

@@ -47,10 +47,23 @@ type Match struct {
 // runtime that is a Watcher the same script looks once each time a job
 // file changes (and once a second), going on from where it stopped. The
 // timeout holds on the client's clock too, as for Wait: a grep that takes
-// its time on a long line is ended with the script that runs it. The job
+// its time on a long line is ended with the script that runs it. On a
+// Watcher, whose looks are this machine's, a look the timeout falls in
+// (a log that floods, a slow grep) is the look at the timeout: it is ended
+// then, and the wait times out; one that starts at the timeout, which may
+// find a line written just before it, has up to a second more. The job
 // does not count its processes (ProcessScan jobdir.ScanNone).
 func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOptions) (job jobdir.Job, m Match, err error) {
-	ctx, end := waitBound(ctx, o.Timeout, o.Since)
+	left := timeLeft(o.Timeout, o.Since)
+	timedOut := fmt.Errorf("waiting %s for %q: %w", waitLabel(o.Timeout), pattern, ErrTimeout)
+	w, watch := c.rt.(Watcher)
+	var end func(error) error
+	if watch && left > 0 {
+		// No host to wait for: what ends the wait is the timeout.
+		ctx, end = bound(ctx, time.Now().Add(left+answerGrace), timedOut)
+	} else {
+		ctx, end = waitBound(ctx, o.Timeout, o.Since)
+	}
 	defer func() {
 		if err = end(err); err != nil {
 			m = Match{}
@@ -62,7 +75,6 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	if err := checkERE(pattern); err != nil {
 		return jobdir.Job{}, Match{}, err
 	}
-	left := timeLeft(o.Timeout, o.Since)
 	q := shellgen.WaitFor{Ref: ref, Pattern: pattern, Timeout: left}
 	switch {
 	case o.Stdout && !o.Stderr:
@@ -70,12 +82,26 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	case o.Stderr && !o.Stdout:
 		q.Streams = []string{"stderr"}
 	}
-	w, watch := c.rt.(Watcher)
 	if !watch {
 		return c.waitFor(ctx, &q, o.Timeout)
 	}
 	q.Once, q.Timeout = true, 0
-	j, m, err := c.waitFor(ctx, &q, o.Timeout)
+	// A look runs until the timeout; one that starts there, the last,
+	// has what is left of ctx.
+	deadline := time.Now().Add(left)
+	look := func(ctx context.Context) (jobdir.Job, Match, error) {
+		if left <= 0 || !time.Now().Before(deadline) {
+			return c.waitFor(ctx, &q, o.Timeout)
+		}
+		lctx, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
+		j, m, err := c.waitFor(lctx, &q, o.Timeout)
+		if err != nil && lctx.Err() != nil && ctx.Err() == nil {
+			return j, Match{}, timedOut
+		}
+		return j, m, err
+	}
+	j, m, err := look(ctx)
 	if !errors.Is(err, errPending) {
 		return j, m, err
 	}
@@ -86,18 +112,18 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	// reports the match and tells when the job has ended.
 	keep, quick := logWakes(j.Dir, left)
 	re, reErr := regexp.Compile("(?m)" + pattern)
-	timedOut, err := watched(ctx, w, []string{j.Dir}, left, keep, func(ctx context.Context) error {
+	atTimeout, err := watched(ctx, w, []string{j.Dir}, left, keep, func(ctx context.Context) error {
 		if quick() && reErr == nil && !mayMatch(j.Dir, j.Meta.PTY, &q, re) {
 			return errPending
 		}
-		looked, lm, err := c.waitFor(ctx, &q, o.Timeout)
+		looked, lm, err := look(ctx)
 		if looked.ID != "" {
 			j, m = looked, lm
 		}
 		return err
 	})
-	if timedOut && errors.Is(err, errPending) {
-		return j, Match{}, fmt.Errorf("waiting %s for %q: %w", waitLabel(o.Timeout), pattern, ErrTimeout)
+	if atTimeout && errors.Is(err, errPending) {
+		return j, Match{}, timedOut
 	}
 	return j, m, err
 }

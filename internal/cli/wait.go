@@ -37,7 +37,8 @@ that was lost (its exit status is unknown) or not run (run --after-ok). With sev
 largest of the hosts' (124 for a host whose wait timed out, 1 for a host
 that failed), and each host whose job did not exit 0 gets a line on stderr;
 --timeout bounds the whole wait, connecting included: a host that has not
-answered a second after it is given up on (124, without the jobs).
+answered a second after it is given up on (124, without the jobs); a
+--for on this machine ends at --timeout itself, however long its look.
 
 --for REGEX waits instead until a line of the job's output (both logs, or
 --stdout or --stderr) matches REGEX, a POSIX extended regular expression

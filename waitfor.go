@@ -24,6 +24,11 @@ type WaitForOptions struct {
 	// Since, when not zero, is when the wait began, before its caller
 	// connected: Timeout counts from it, and the error names Timeout.
 	Since time.Time
+	// Rewound, when not nil, is called with the stream ("stdout" or
+	// "stderr") whose log the wait found truncated, shorter than what it
+	// had read (logrotate's copytruncate): it reads it again from its
+	// start, as tail -F does.
+	Rewound func(stream string)
 }
 
 // Match is the line WaitFor found: its place in the log, and its bytes
@@ -83,7 +88,7 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 		q.Streams = []string{"stderr"}
 	}
 	if !watch {
-		return c.waitFor(ctx, &q, o.Timeout)
+		return c.waitFor(ctx, &q, o.Timeout, o.Rewound)
 	}
 	q.Once, q.Timeout = true, 0
 	// A look runs until the timeout; one that starts there, the last,
@@ -91,11 +96,11 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	deadline := time.Now().Add(left)
 	look := func(ctx context.Context) (jobdir.Job, Match, error) {
 		if left <= 0 || !time.Now().Before(deadline) {
-			return c.waitFor(ctx, &q, o.Timeout)
+			return c.waitFor(ctx, &q, o.Timeout, o.Rewound)
 		}
 		lctx, cancel := context.WithDeadline(ctx, deadline)
 		defer cancel()
-		j, m, err := c.waitFor(lctx, &q, o.Timeout)
+		j, m, err := c.waitFor(lctx, &q, o.Timeout, o.Rewound)
 		if err != nil && lctx.Err() != nil && ctx.Err() == nil {
 			return j, Match{}, timedOut
 		}
@@ -131,7 +136,7 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 // waitFor runs one WaitForScript. Looking once without a match, it moves
 // q's offsets to where the script stopped and returns errPending; at the
 // timeout the error names timeout, the wait's whole.
-func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor, timeout time.Duration) (jobdir.Job, Match, error) {
+func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor, timeout time.Duration, rewound func(string)) (jobdir.Job, Match, error) {
 	script, err := shellgen.WaitForScript(c.target(), *q)
 	if err != nil {
 		return jobdir.Job{}, Match{}, fmt.Errorf("%w: %w", ErrUsage, err)
@@ -149,7 +154,12 @@ func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor, timeout time.
 		Refused: gather(&errs),
 		Wait:    func(s string) { state = s },
 		Scanned: func(stream string, off int64) { scanned[stream] = off },
-		Cut:     func(string) { m.Truncated = true },
+		Rewound: func(stream string, _ int64) {
+			if rewound != nil {
+				rewound(stream)
+			}
+		},
+		Cut: func(string) { m.Truncated = true },
 		Data: func(stream string, off int64, r io.Reader) error {
 			var b bytes.Buffer
 			if _, err := io.Copy(&b, r); err != nil {
@@ -200,9 +210,19 @@ func mayMatch(dir string, pty bool, q *shellgen.WaitFor, re *regexp.Regexp) bool
 		streams = []string{"stdout", "stderr"}
 	}
 	for _, stream := range streams {
-		f, from, size, err := openLog(dir, stream, q.Offsets[stream])
+		f, size, err := openLog(dir, stream)
 		if err != nil {
 			return true
+		}
+		from := q.Offsets[stream]
+		if size < from {
+			// Truncated: the script reads it again from its start.
+			from = 0
+		}
+		from = max(from, droppedOf(dir, stream))
+		if from > size {
+			f.Close()
+			continue
 		}
 		if size-from > maxPrefilter {
 			f.Close()

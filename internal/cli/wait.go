@@ -133,7 +133,7 @@ func (a *app) waitFor(ctx context.Context, ref string, o waitOptions) error {
 		return err
 	}
 	defer release()
-	j, m, err := c.WaitFor(ctx, ref, o.pattern, bgjob.WaitForOptions{Stdout: o.stdout, Stderr: o.stderr, Timeout: o.Timeout, Since: since})
+	j, m, err := c.WaitFor(ctx, ref, o.pattern, bgjob.WaitForOptions{Stdout: o.stdout, Stderr: o.stderr, Timeout: o.Timeout, Since: since, Rewound: a.rewound(ref)})
 	if errors.Is(err, bgjob.ErrTimeout) || errors.Is(err, bgjob.ErrNoMatch) {
 		a.droppedHint(j, o)
 	}

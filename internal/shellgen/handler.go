@@ -43,6 +43,10 @@ type Handler struct {
 	// script now waits for the reader's last commit and the end of its
 	// stdin (see KindSent).
 	Sent func() error
+	// Rewound receives each stream whose log was found truncated, shorter
+	// (size) than where the read had got to: the Data after it starts
+	// again from the log's start.
+	Rewound func(stream string, size int64)
 	// Delivered receives how many bytes of its input a send that was
 	// ended had written to the job's stdin.
 	Delivered func(n int64)
@@ -179,6 +183,14 @@ func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outc
 			}
 			if h.Scanned != nil {
 				h.Scanned(rec.Field(0), off)
+			}
+		case KindRewound:
+			size, err := strconv.ParseInt(rec.Field(1), 10, 64)
+			if err != nil {
+				return fmt.Errorf("malformed rewound record %q", rec.Field(1))
+			}
+			if h.Rewound != nil {
+				h.Rewound(rec.Field(0), size)
 			}
 		case KindDelivered:
 			n, err := strconv.ParseInt(rec.Field(0), 10, 64)

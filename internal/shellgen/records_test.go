@@ -25,7 +25,7 @@ func TestScriptRecordsAreKnown(t *testing.T) {
 	files = append(files, lib...)
 	kinds := shellgen.RecordFields()
 	format := regexp.MustCompile(`printf '([^']*)'`)
-	record := regexp.MustCompile(`^([A-Z])((?:\\t(?:%s|[a-z0-9]+))*)$`)
+	record := regexp.MustCompile(`^([A-Za-z])((?:\\t(?:%s|[a-z0-9]+))*)$`)
 	seen := map[shellgen.Kind]bool{}
 	var all strings.Builder
 	for _, f := range files {
@@ -42,6 +42,11 @@ func TestScriptRecordsAreKnown(t *testing.T) {
 				}
 				k := shellgen.Kind(m[1])
 				n, ok := kinds[k]
+				if !ok && strings.ToLower(m[1]) == m[1] {
+					// A lowercase letter is a record only once records.go
+					// defines it (printf 'x\n' is a byte to test).
+					continue
+				}
 				if !ok {
 					t.Errorf("%s prints record %s, which records.go does not define", f, k)
 					continue

@@ -201,9 +201,14 @@ for bg_st in $bg_streams; do
 	fi
 	bg_left=$((bg_left - (bg_to - bg_from)))
 	[ "$bg_left" -ge 0 ] || bg_left=0
-	bg_chunk "$bg_st" "$bg_f" "$bg_from" "$bg_to"
-	[ "$bg_cut" = 0 ] || printf 'Z\t%s\n' "$bg_st"
-	eval "bg_off_$bg_st=\$bg_to bg_seen_$bg_st=\$bg_sz"
+	if bg_chunk "$bg_st" "$bg_f" "$bg_from" "$bg_to"; then
+		[ "$bg_cut" = 0 ] || printf 'Z\t%s\n' "$bg_st"
+		eval "bg_off_$bg_st=\$bg_to bg_seen_$bg_st=\$bg_sz"
+	else
+		# Truncated under the read (a t record said so): a follow goes
+		# on from its start.
+		eval "bg_off_$bg_st=0 bg_seen_$bg_st=0"
+	fi
 done
 if [ "$bg_mode" = new ]; then
 	printf 'A\tsent\n'
@@ -241,9 +246,12 @@ if [ "$bg_follow" = 1 ]; then
 			eval "bg_seen_$bg_st=\$bg_sz"
 			if bg_line "$bg_d/$bg_st.dropped" && [ "${bg_l:-0}" -gt "$bg_from" ]; then bg_from=$bg_l; fi
 			if [ "$bg_sz" -gt "$bg_from" ]; then
-				bg_chunk "$bg_st" "$bg_f" "$bg_from" "$bg_sz"
 				bg_fnew=$((${bg_fnew:-0} + bg_sz - bg_from))
-				eval "bg_off_$bg_st=\$bg_sz"
+				if bg_chunk "$bg_st" "$bg_f" "$bg_from" "$bg_sz"; then
+					eval "bg_off_$bg_st=\$bg_sz"
+				else
+					eval "bg_off_$bg_st=0 bg_seen_$bg_st=0"
+				fi
 			fi
 		done
 		[ "$bg_ended" = 1 ] && break

@@ -111,7 +111,12 @@ while :; do
 					bg_e=$((bg_s + 65536))
 				fi
 			fi
-			bg_chunk "$bg_st" "$bg_f" "$bg_s" "$bg_e"
+			if ! bg_chunk "$bg_st" "$bg_f" "$bg_s" "$bg_e"; then
+				# Truncated under the read (a t record said so): no line;
+				# the next look reads it from its start.
+				eval "bg_from_$bg_st=0"
+				continue
+			fi
 			[ "$bg_cut" = 0 ] || printf 'Z\t%s\n' "$bg_st"
 			bg_state=match
 			break

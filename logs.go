@@ -49,8 +49,16 @@ type LogOptions struct {
 	FromOffset bool
 	New        bool
 	Reader     string
-	// Follow keeps printing what is appended until the job ends.
+	// Follow keeps printing what is appended until the job ends. A log
+	// found shorter than it was (truncated, as logrotate's copytruncate
+	// leaves it) is printed again from its start, as tail -F does, and
+	// Rewound is told.
 	Follow bool
+	// Rewound, when not nil, is called with the stream ("stdout" or
+	// "stderr") whose log a read found truncated, shorter than where it
+	// had got to (a follow's, or New's cursor): the read goes on from the
+	// log's start. The range of that stream is marked Rewound.
+	Rewound func(stream string)
 	// Interactive, with Follow, is for a reader who types into the job
 	// and wants the echo at once (attach). On a host reached by a script
 	// a follow looks as soon as a log grows, where the host has GNU tail
@@ -152,11 +160,15 @@ func (o LogOptions) Validate() error {
 // Truncated says the read was cut to LogOptions.MaxBytes: the log holds
 // more of what was asked for, after Next (before Offset for Tail and
 // Bytes).
+// Rewound says the log was found truncated, shorter than where the read
+// had got to (a follow's, a cursor's): it was read again from its start,
+// from Offset.
 type LogRange struct {
 	Stream    string `json:"stream"`
 	Offset    int64  `json:"offset"`
 	Next      int64  `json:"next_offset"`
 	Truncated bool   `json:"truncated,omitempty"`
+	Rewound   bool   `json:"rewound,omitempty"`
 }
 
 // LogResult is what Logs read: the job as it was at the end of the read and
@@ -205,7 +217,7 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 		q.Follow = false
 	}
 	var res LogResult
-	if err := c.readLogs(ctx, q, o.Hold, o.Deliver, o.Unread, &res, stdout, stderr); err != nil || !watch {
+	if err := c.readLogs(ctx, q, o.Hold, o.Deliver, o.Unread, o.Rewound, &res, stdout, stderr); err != nil || !watch {
 		return res, err
 	}
 	q = shellgen.Logs{Ref: res.Job.ID, Streams: streams, HasOffset: true}
@@ -218,7 +230,14 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 	// tells when the job has ended and reads its last bytes, runs when
 	// logWakes says so.
 	keep, quick := logWakes(res.Job.Dir, 0)
-	fl := &follower{dir: res.Job.Dir, streams: streams}
+	fl := &follower{dir: res.Job.Dir, streams: streams, rewound: o.Rewound, seen: map[string]int64{}}
+	if !o.FromOffset {
+		// The read ended at most at each log's size then; an offset past
+		// the end waits there, and the logs' sizes are seen next.
+		for _, r := range res.Ranges {
+			fl.seen[r.Stream] = r.Next
+		}
+	}
 	_, err := watched(ctx, w, []string{res.Job.Dir}, 0, keep, func(ctx context.Context) error {
 		// What is in the logs goes out from here, also before a look of
 		// the script's, which then has only what came meanwhile to read
@@ -240,7 +259,7 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 		for _, r := range res.Ranges {
 			q.Offsets[r.Stream] = r.Next
 		}
-		if err := c.readLogs(ctx, q, false, nil, nil, &res, stdout, stderr); err != nil {
+		if err := c.readLogs(ctx, q, false, nil, nil, o.Rewound, &res, stdout, stderr); err != nil {
 			return err
 		}
 		if !ended() {
@@ -335,6 +354,11 @@ type follower struct {
 	buf     []byte
 	copied  int64 // the bytes read from the logs so far
 	flooded int   // looks left to check the job's end after a flood's (errFlood)
+	// seen is each log's size at the last look: a log found shorter
+	// was truncated, and is read again from its start (LogOptions.Rewound
+	// is told).
+	seen    map[string]int64
+	rewound func(stream string)
 }
 
 // appended copies what the job has appended to its logs since res's
@@ -350,10 +374,21 @@ func (fl *follower) appended(res *LogResult, stdout, stderr io.Writer) error {
 		if i := slices.IndexFunc(res.Ranges, func(r LogRange) bool { return r.Stream == stream }); i >= 0 {
 			from = res.Ranges[i].Next
 		}
-		f, from, size, err := openLog(fl.dir, stream, from)
+		f, size, err := openLog(fl.dir, stream)
 		if err != nil {
 			return err
 		}
+		if seen, ok := fl.seen[stream]; ok && size < seen {
+			// Truncated (logrotate's copytruncate): all it holds is
+			// new, as for tail -F.
+			from = 0
+			res.rewind(stream)
+			if fl.rewound != nil {
+				fl.rewound(stream)
+			}
+		}
+		fl.seen[stream] = size
+		from = max(from, droppedOf(fl.dir, stream))
 		w := stdout
 		if stream == "stderr" {
 			w = stderr
@@ -383,21 +418,31 @@ func (fl *follower) appended(res *LogResult, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// openLog opens the log of stream of the job in dir, on this machine, to
-// read it from from, or from what its --max-log-size cap dropped if that
-// is later; it returns where to start and the log's size (at least that).
-func openLog(dir, stream string, from int64) (f *os.File, start, size int64, err error) {
-	start = max(from, 0, droppedOf(dir, stream))
+// openLog opens the log of stream of the job in dir, on this machine, and
+// returns its size. A read of it starts where the reader had got to, or
+// at what its --max-log-size cap dropped (droppedOf) if that is later.
+func openLog(dir, stream string) (f *os.File, size int64, err error) {
 	f, err = os.Open(filepath.Join(dir, stream+".log"))
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, 0, 0, err
+		return nil, 0, err
 	}
-	return f, start, max(fi.Size(), start), nil
+	return f, fi.Size(), nil
+}
+
+// rewind starts the range of stream again at the log's start: the log was
+// found truncated (LogRange.Rewound).
+func (r *LogResult) rewind(stream string) {
+	i := slices.IndexFunc(r.Ranges, func(g LogRange) bool { return g.Stream == stream })
+	if i < 0 {
+		i = len(r.Ranges)
+		r.Ranges = append(r.Ranges, LogRange{Stream: stream})
+	}
+	r.Ranges[i] = LogRange{Stream: stream, Rewound: true}
 }
 
 // grow adds the bytes [offset, next) of the log of stream to r: the end of
@@ -439,7 +484,7 @@ func (c *Client) counted(ctx context.Context, res LogResult) LogResult {
 // the script last saw it and the ranges of the logs it copied. With New it
 // reports what was delivered as it goes (commits), unless hold, or with
 // deliver once deliver has taken the whole read.
-func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliver func(LogResult) error, unread func(string) (int64, bool), res *LogResult, stdout, stderr io.Writer) error {
+func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliver func(LogResult) error, unread func(string) (int64, bool), rewound func(string), res *LogResult, stdout, stderr io.Writer) error {
 	script, err := shellgen.LogsLook(c.target(), q)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUsage, err)
@@ -462,6 +507,12 @@ func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliv
 	h := shellgen.Handler{
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { res.Job = j; return nil }),
 		Refused: c.gather(&errs),
+		Rewound: func(stream string, _ int64) {
+			res.rewind(stream)
+			if rewound != nil {
+				rewound(stream)
+			}
+		},
 		Cut: func(stream string) {
 			for i := range res.Ranges {
 				if res.Ranges[i].Stream == stream {

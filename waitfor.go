@@ -25,6 +25,11 @@ type WaitForOptions struct {
 	// Since, when not zero, is when the wait began, before its caller
 	// connected: Timeout counts from it, and the error names Timeout.
 	Since time.Time
+	// Rewound, when not nil, is called with the stream ("stdout" or
+	// "stderr") whose log the wait found truncated, shorter than what it
+	// had read (logrotate's copytruncate): it reads it again from its
+	// start, as tail -F does.
+	Rewound func(stream string)
 }
 
 // Match is the line WaitFor found: its place in the log, and its bytes
@@ -48,10 +53,23 @@ type Match struct {
 // runtime that is a Watcher the same script looks once each time a job
 // file changes (and once a second), going on from where it stopped. The
 // timeout holds on the client's clock too, as for Wait: a grep that takes
-// its time on a long line is ended with the script that runs it. The job
+// its time on a long line is ended with the script that runs it. On a
+// Watcher, whose looks are this machine's, a look the timeout falls in
+// (a log that floods, a slow grep) is the look at the timeout: it is ended
+// then, and the wait times out; one that starts at the timeout, which may
+// find a line written just before it, has up to a second more. The job
 // does not count its processes (ProcessScan jobdir.ScanNone).
 func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOptions) (job jobdir.Job, m Match, err error) {
-	ctx, end := waitBound(ctx, o.Timeout, o.Since)
+	left := timeLeft(o.Timeout, o.Since)
+	timedOut := fmt.Errorf("waiting %s for %q: %w", waitLabel(o.Timeout), pattern, ErrTimeout)
+	w, watch := c.rt.(Watcher)
+	var end func(error) error
+	if watch && left > 0 {
+		// No host to wait for: what ends the wait is the timeout.
+		ctx, end = bound(ctx, time.Now().Add(left+answerGrace), timedOut, false)
+	} else {
+		ctx, end = waitBound(ctx, o.Timeout, o.Since)
+	}
 	defer func() {
 		if err = end(err); err != nil {
 			m = Match{}
@@ -63,7 +81,6 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	if err := checkERE(pattern); err != nil {
 		return jobdir.Job{}, Match{}, err
 	}
-	left := timeLeft(o.Timeout, o.Since)
 	q := shellgen.WaitFor{Ref: ref, Pattern: pattern, Timeout: left}
 	switch {
 	case o.Stdout && !o.Stderr:
@@ -71,12 +88,26 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	case o.Stderr && !o.Stdout:
 		q.Streams = []string{"stderr"}
 	}
-	w, watch := c.rt.(Watcher)
 	if !watch {
-		return c.waitFor(ctx, &q, o.Timeout)
+		return c.waitFor(ctx, &q, o.Timeout, o.Rewound)
 	}
 	q.Once, q.Timeout = true, 0
-	j, m, err := c.waitFor(ctx, &q, o.Timeout)
+	// A look runs until the timeout; one that starts there, the last,
+	// has what is left of ctx.
+	deadline := time.Now().Add(left)
+	look := func(ctx context.Context) (jobdir.Job, Match, error) {
+		if left <= 0 || !time.Now().Before(deadline) {
+			return c.waitFor(ctx, &q, o.Timeout, o.Rewound)
+		}
+		lctx, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
+		j, m, err := c.waitFor(lctx, &q, o.Timeout, o.Rewound)
+		if err != nil && lctx.Err() != nil && ctx.Err() == nil {
+			return j, Match{}, timedOut
+		}
+		return j, m, err
+	}
+	j, m, err := look(ctx)
 	if !errors.Is(err, errPending) {
 		return j, m, err
 	}
@@ -87,18 +118,18 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	// reports the match and tells when the job has ended.
 	keep, quick := logWakes(j.Dir, left)
 	re, reErr := regexp.Compile("(?m)" + pattern)
-	timedOut, err := watched(ctx, w, []string{j.Dir}, left, keep, func(ctx context.Context) error {
+	atTimeout, err := watched(ctx, w, []string{j.Dir}, left, keep, func(ctx context.Context) error {
 		if quick() && reErr == nil && !mayMatch(j.Dir, j.Meta.PTY, &q, re) {
 			return errPending
 		}
-		looked, lm, err := c.waitFor(ctx, &q, o.Timeout)
+		looked, lm, err := look(ctx)
 		if looked.ID != "" {
 			j, m = looked, lm
 		}
 		return err
 	})
-	if timedOut && errors.Is(err, errPending) {
-		return j, Match{}, fmt.Errorf("waiting %s for %q: %w", waitLabel(o.Timeout), pattern, ErrTimeout)
+	if atTimeout && errors.Is(err, errPending) {
+		return j, Match{}, timedOut
 	}
 	return j, m, err
 }
@@ -106,7 +137,7 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 // waitFor runs one WaitForScript. Looking once without a match, it moves
 // q's offsets to where the script stopped and returns errPending; at the
 // timeout the error names timeout, the wait's whole.
-func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor, timeout time.Duration) (jobdir.Job, Match, error) {
+func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor, timeout time.Duration, rewound func(string)) (jobdir.Job, Match, error) {
 	script, err := shellgen.WaitForScript(c.target(), *q)
 	if err != nil {
 		return jobdir.Job{}, Match{}, fmt.Errorf("%w: %w", ErrUsage, err)
@@ -124,7 +155,12 @@ func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor, timeout time.
 		Refused: c.gather(&errs),
 		Wait:    func(s string) { state = s },
 		Scanned: func(stream string, off int64) { scanned[stream] = off },
-		Cut:     func(string) { m.Truncated = true },
+		Rewound: func(stream string, _ int64) {
+			if rewound != nil {
+				rewound(stream)
+			}
+		},
+		Cut: func(string) { m.Truncated = true },
 		Data: func(stream string, off int64, r io.Reader) error {
 			var b bytes.Buffer
 			if _, err := io.Copy(&b, r); err != nil {
@@ -177,9 +213,19 @@ func mayMatch(dir string, pty bool, q *shellgen.WaitFor, re *regexp.Regexp) bool
 		streams = []string{"stdout", "stderr"}
 	}
 	for _, stream := range streams {
-		f, from, size, err := openLog(dir, stream, q.Offsets[stream])
+		f, size, err := openLog(dir, stream)
 		if err != nil {
 			return true
+		}
+		from := q.Offsets[stream]
+		if size < from {
+			// Truncated: the script reads it again from its start.
+			from = 0
+		}
+		from = max(from, droppedOf(dir, stream))
+		if from > size {
+			f.Close()
+			continue
 		}
 		if size-from > maxPrefilter {
 			f.Close()

@@ -2,6 +2,8 @@ package bgjob_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -53,5 +55,34 @@ func TestWaitForLocalLastLookIsTheScripts(t *testing.T) {
 	_, m, err := c.WaitFor(ctx, j.ID, "^..$", bgjob.WaitForOptions{Timeout: 2500 * time.Millisecond})
 	if err != nil || string(m.Line) != "\u00e9\n" {
 		t.Errorf("WaitFor ^..$ within 2.5 s: %q, %v; want the line é", m.Line, err)
+	}
+}
+
+// A wait for a line on this machine ends at its timeout, however long its
+// looks take (a log that floods, a grep that takes exponential time on a
+// long line): a look the deadline falls in is the look at the timeout,
+// and the error says that the wait timed out, not that a host did not
+// answer (there is none).
+func TestWaitForLocalSlowLookTimesOut(t *testing.T) {
+	c, err := bgjob.NewClient(local.New(), t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, tc := range []struct{ name, cmd, pattern string }{
+		{"flood", `yes a-line-of-a-job-that-floods-its-log`, "^never$"},
+		{"slow grep", `head -c 4000 /dev/zero | tr '\0' a; echo; sleep 600`, `^(a|a?)+\1$`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j, err := c.Run(ctx, bgjob.Spec{Argv: []string{tc.cmd}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Remove(ctx, []string{j.ID}, bgjob.RemoveOptions{Force: true})
+			_, _, err = c.WaitFor(ctx, j.ID, tc.pattern, bgjob.WaitForOptions{Timeout: 2 * time.Second, Since: time.Now()})
+			if want := fmt.Sprintf("waiting 2s for %q: timed out", tc.pattern); !errors.Is(err, bgjob.ErrTimeout) || err.Error() != want {
+				t.Errorf("WaitFor: %v; want %q", err, want)
+			}
+		})
 	}
 }

@@ -47,7 +47,10 @@ and the next --new repeats at most the last 256 KiB or second it printed.
 --offset and --new never end in the middle of a UTF-8 character while the job
 runs, nor, on a --pty job, inside an escape sequence or after a CR that a
 newline may follow (so --plain never prints the tail of a sequence). --follow keeps printing until the job ends, then exits with its status;
-it ends as soon as its reader goes away (logs -f | grep -m1 ready). With
+it ends as soon as its reader goes away (logs -f | grep -m1 ready). A log
+truncated under a follow, a wait --for or a --new cursor (logrotate's
+copytruncate) is read again from its start, with a warning on stderr, as
+tail -F does ("rewound" in --json). With
 --json it prints one document, once the job has ended: its status and the
 end of its logs; to read a running job's output as it comes in JSON, call
 --new --json again and again.
@@ -163,6 +166,7 @@ type logChunk struct {
 func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions, plain bool) error {
 	// --follow waits: --host-timeout bounds each host's first answer.
 	f := a.fleet(a.limit(0))
+	o.Rewound = a.rewound(ref)
 	if a.json {
 		return a.logsJSON(ctx, f, ref, o, plain)
 	}
@@ -173,11 +177,17 @@ func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions, plain bo
 		errw = a.stdout
 	}
 	lctx, gone, stop := ctx, func() bool { return false }, func() {}
+	if o.New || o.Follow {
+		// A write that finds the reader gone fails with EPIPE rather
+		// than kill bgjob with SIGPIPE: for --new, the cursor stays on
+		// what was read; for --follow, that is how it ends (grep -m1
+		// leaving while a long log is still being caught up on).
+		defer quietPipe()()
+	}
 	if o.New {
 		// The cursor moves over what the reader read, not over what
 		// sits unread in a pipe; a reader that goes (head -c 100) leaves
 		// the rest for the next read.
-		defer quietPipe()()
 		o.Unread = unreadOf(a.stdout, errw)
 	}
 	if o.Follow {
@@ -450,4 +460,13 @@ func logsJSON(res bgjob.LogResult, stdout, stderr []byte) jobLogs {
 	}
 	j := res.Job
 	return jobLogs{ID: j.ID, Name: j.Name, Host: j.Host, Status: j.Status, ExitCode: j.ExitCode, Reason: j.Reason, LogsFull: j.LogsFull, Logs: chunks}
+}
+
+// rewound is the bgjob.LogOptions.Rewound (and WaitForOptions.Rewound) of
+// a read of the job ref: it says on stderr, as tail -F does, that a log
+// was found truncated and is read again from its start.
+func (a *app) rewound(ref string) func(stream string) {
+	return func(stream string) {
+		fmt.Fprintf(a.stderr, "bgjob: warning: job %s: %s.log was truncated; reading it again from its start\n", ref, stream)
+	}
 }

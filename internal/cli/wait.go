@@ -37,7 +37,8 @@ that was lost (its exit status is unknown) or not run (run --after-ok). With sev
 largest of the hosts' (124 for a host whose wait timed out, 1 for a host
 that failed), and each host whose job did not exit 0 gets a line on stderr;
 --timeout bounds the whole wait, connecting included: a host that has not
-answered a second after it is given up on (124, without the jobs). A
+answered a second after it is given up on (124, without the jobs); a
+--for on this machine ends at --timeout itself, however long its look. A
 host whose first answer (bgjob's script begun there) does not come within
 --host-timeout, when that is shorter, fails with "HOST: no answer within
 30s (--host-timeout)" (1).
@@ -138,7 +139,7 @@ func (a *app) waitFleet() (f *bgjob.Fleet, named func(error) error) {
 
 func (a *app) waitFor(ctx context.Context, ref string, o waitOptions) error {
 	f, named := a.waitFleet()
-	r := f.WaitFor(ctx, ref, o.pattern, bgjob.WaitForOptions{Stdout: o.stdout, Stderr: o.stderr, Timeout: o.Timeout})[0]
+	r := f.WaitFor(ctx, ref, o.pattern, bgjob.WaitForOptions{Stdout: o.stdout, Stderr: o.stderr, Timeout: o.Timeout, Rewound: a.rewound(ref)})[0]
 	j, m, err := r.Value.Job, r.Value.Match, a.alone(named(r.Err))
 	if errors.Is(err, bgjob.ErrTimeout) || errors.Is(err, bgjob.ErrNoMatch) {
 		a.droppedHint(j, o)

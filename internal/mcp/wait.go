@@ -40,6 +40,7 @@ type waitOut struct {
 	Matched   string    `json:"matched,omitempty" jsonschema:"the line that matched until_output"`
 	MatchedID string    `json:"matched_id,omitempty" jsonschema:"id of the job that printed it"`
 	TimedOut  bool      `json:"timed_out" jsonschema:"the wait gave up at timeout_sec; the jobs keep running"`
+	Rewound   []string  `json:"rewound,omitempty" jsonschema:"logs found truncated while until_output read them (as logrotate's copytruncate leaves them), read again from their start: \"ID stdout\""`
 }
 
 func (s *Server) wait(ctx context.Context, req *sdk.CallToolRequest, in waitIn) (*sdk.CallToolResult, waitOut, error) {
@@ -113,6 +114,10 @@ func waitText(out waitOut, timeout time.Duration) string {
 	case out.TimedOut:
 		lines = append(lines, fmt.Sprintf("timed out after %s; the jobs keep running", timeout))
 	}
+	for _, r := range out.Rewound {
+		id, stream, _ := strings.Cut(r, " ")
+		lines = append(lines, fmt.Sprintf("job %s: %s.log was truncated; it was read again from its start", id, stream))
+	}
 	for _, wj := range out.Jobs {
 		lines = append(lines, fmt.Sprintf("job %s %s", wj.ID, exitText(wj.jobView)))
 		if wj.Tail != "" {
@@ -140,10 +145,18 @@ func (s *Server) waitFor(ctx context.Context, c *bgjob.Client, ids []string, pat
 		err   error
 	}
 	answers := make(chan answer, len(ids))
-	var wg sync.WaitGroup
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		rewound []string
+	)
 	for i, id := range ids {
 		wg.Go(func() {
-			j, m, err := c.WaitFor(wctx, id, pattern, bgjob.WaitForOptions{Timeout: timeout})
+			j, m, err := c.WaitFor(wctx, id, pattern, bgjob.WaitForOptions{Timeout: timeout, Rewound: func(stream string) {
+				mu.Lock()
+				defer mu.Unlock()
+				rewound = append(rewound, id+" "+stream)
+			}})
 			answers <- answer{i, j, m, err}
 		})
 	}
@@ -174,6 +187,7 @@ func (s *Server) waitFor(ctx context.Context, c *bgjob.Client, ids []string, pat
 		}
 	}
 	wg.Wait()
+	out.Rewound = rewound
 	if out.Matched != "" {
 		out.TimedOut = false
 	}

@@ -43,6 +43,10 @@ type Handler struct {
 	// script now waits for the reader's last commit and the end of its
 	// stdin (see KindSent).
 	Sent func() error
+	// Rewound receives each stream whose log was found truncated, shorter
+	// (size) than where the read had got to: the Data after it starts
+	// again from the log's start.
+	Rewound func(stream string, size int64)
 	// Delivered receives how many bytes of its input a send that was
 	// ended had written to the job's stdin.
 	Delivered func(n int64)
@@ -92,6 +96,12 @@ func (h Handler) Decode(r io.Reader) (stopped bool, err error) {
 		stopped = errors.Is(err, ErrStop)
 		return err
 	})
+	if err == nil && !stopped && live.held && live.whole {
+		live.held = false
+		if err = live.emit(h, "0"); errors.Is(err, ErrStop) {
+			stopped, err = true, nil
+		}
+	}
 	if err == nil && !stopped {
 		if err = flush(); errors.Is(err, ErrStop) {
 			stopped, err = true, nil
@@ -103,7 +113,23 @@ func (h Handler) Decode(r io.Reader) (stopped bool, err error) {
 // record handles one record for decode.
 func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outcome, kept *string, held *[2]string, live *liveChunk, flush func() error) error {
 	{
+		if live.held && live.whole {
+			// The bytes of an ended job's D record are the log's unless
+			// this record says the log ended before them.
+			live.held = false
+			if rec.Kind != KindRewound || rec.Field(0) != live.stream {
+				if err := live.emit(h, "0"); err != nil {
+					return err
+				}
+			}
+		}
 		switch rec.Kind {
+		case KindRewound:
+			if live.held && live.stream == rec.Field(0) {
+				// The log ended before the piece did: filled with NUL
+				// bytes, it is not the log's.
+				live.held = false
+			}
 		case KindMeta, KindMetaSize, KindProc, KindExit, KindEnded,
 			KindStop, KindDropped, KindLive, KindQueued, KindStarted, KindNotRun, KindLogsFull:
 			if *cur == nil {
@@ -180,6 +206,14 @@ func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outc
 			if h.Scanned != nil {
 				h.Scanned(rec.Field(0), off)
 			}
+		case KindRewound:
+			size, err := strconv.ParseInt(rec.Field(1), 10, 64)
+			if err != nil {
+				return fmt.Errorf("malformed rewound record %q", rec.Field(1))
+			}
+			if h.Rewound != nil {
+				h.Rewound(rec.Field(0), size)
+			}
 		case KindDelivered:
 			n, err := strconv.ParseInt(rec.Field(0), 10, 64)
 			if err != nil {
@@ -206,7 +240,25 @@ func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outc
 				if _, err := io.ReadFull(rec.Data, live.data); err != nil {
 					return fmt.Errorf("reading script output: %w", err)
 				}
-				live.stream, live.offset, live.held = rec.Field(0), off, true
+				live.stream, live.offset, live.held, live.whole = rec.Field(0), off, true, false
+				return nil
+			}
+			if n, err := strconv.ParseInt(rec.Field(2), 10, 64); err == nil && n <= maxLiveChunk {
+				// Held too, until the next record: a t record there says
+				// the log was truncated under the read, and the bytes,
+				// filled up with NUL bytes, are not the log's. A longer
+				// range goes on at once.
+				if int64(cap(live.data)) < n {
+					live.data = make([]byte, n)
+				}
+				live.data = live.data[:n]
+				if _, err := io.ReadFull(rec.Data, live.data); err != nil {
+					if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+						return ErrTruncated
+					}
+					return fmt.Errorf("reading script output: %w", err)
+				}
+				live.stream, live.offset, live.held, live.whole = rec.Field(0), off, true, true
 				return nil
 			}
 			if h.Data != nil {
@@ -254,6 +306,7 @@ func observe(o *jobdir.Observation, rec Record) {
 // liveChunk is the bytes of a live job's log, held until its check record.
 type liveChunk struct {
 	held   bool
+	whole  bool // an ended job's D record: no C record follows
 	stream string
 	offset int64
 	data   []byte

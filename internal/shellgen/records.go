@@ -101,6 +101,11 @@ const (
 	// KindScanned: F STREAM OFFSET. A wait for a line, looking once, read
 	// STREAM up to OFFSET without a match: the next look starts there.
 	KindScanned Kind = "F"
+	// KindRewound: t STREAM SIZE. The log STREAM is SIZE bytes, below where
+	// the read had got to: it was truncated (logrotate's copytruncate,
+	// ": > stdout.log"), and all it holds now is new. The read goes on from
+	// its start, the Data records after this one from there.
+	KindRewound Kind = "t"
 	// KindDelivered: G BYTES. A send whose copy was ended (timeout) had
 	// written BYTES of its input to the job's stdin FIFO: the job reads
 	// them unless it ends first.
@@ -144,7 +149,7 @@ var fields = map[Kind]struct{ n, escaped int }{
 	KindLive: {2, 0}, KindQueued: {1, 0}, KindStarted: {1, 0}, KindNotRun: {1, 0}, KindLogsFull: {1, 0}, KindKept: {2, 2}, KindHeld: {2, 2},
 	KindOutcome: {1, 0}, KindError: {2, 2}, KindRemoved: {1, 1}, KindWait: {1, 0},
 	KindMore: {1, 0}, KindData: {4, 0}, KindCheck: {2, 0}, KindCut: {1, 0},
-	KindScanned: {2, 0}, KindSent: {1, 0}, KindDelivered: {1, 0},
+	KindScanned: {2, 0}, KindSent: {1, 0}, KindDelivered: {1, 0}, KindRewound: {2, 0},
 }
 
 // Record is one record of a script's output.

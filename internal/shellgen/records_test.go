@@ -43,8 +43,8 @@ func TestScriptRecordsAreKnown(t *testing.T) {
 				k := shellgen.Kind(m[1])
 				n, ok := kinds[k]
 				if !ok && strings.ToLower(m[1]) == m[1] {
-					// A lowercase line is a record only of a kind
-					// records.go defines (wake-ups print "w").
+					// A lowercase letter is a record only once records.go
+					// defines it (printf 'x\n' is a byte to test).
 					continue
 				}
 				if !ok {

@@ -216,10 +216,19 @@ func (s *Server) writeConfig() error {
 		"PermitRootLogin prohibit-password",
 		"MaxStartups 100:30:200",
 		"LogLevel VERBOSE",
-		// root's rc files on the CI machines run a slow pyenv init.
-		"SetEnv SHLVL=1",
 	}
-	lines = append(lines, s.extraCfg...)
+	// root's rc files on the CI machines run a slow pyenv init. sshd
+	// takes the first SetEnv line only: an extra one's variables join it.
+	setenv := "SetEnv SHLVL=1"
+	var extra []string
+	for _, l := range s.extraCfg {
+		if v, ok := strings.CutPrefix(l, "SetEnv "); ok {
+			setenv += " " + v
+			continue
+		}
+		extra = append(extra, l)
+	}
+	lines = append(append(lines, setenv), extra...)
 	return os.WriteFile(s.ConfigPath, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
 }
 

@@ -16,7 +16,9 @@
 # and the last bytes are out, then prints the observation again: it looks
 # as soon as a log grows or the job's exit_code appears, at most every
 # bg_ffloor milliseconds, and every bg_ftick seconds, where the host has
-# GNU tail (bg_wakeup); else every tenth of a second.
+# GNU tail (bg_wakeup); else every tenth of a second. A log found shorter
+# than it was, or than the cursor of new, was truncated: it is read again
+# from its start, and a t record says so (bg_rewound).
 #
 # New never moves the cursor over what it sends: the reader reports on
 # stdin, in lines "STREAM OFFSET", how far the bytes reached their own
@@ -143,6 +145,7 @@ for bg_st in $bg_streams; do
 		# disk, made anew): all it holds now is new. The cursor goes back
 		# to its start, under the lock, which bg_commit would not do.
 		if [ "$bg_from" -gt "$bg_sz" ]; then
+			bg_rewound "$bg_st" "$bg_sz"
 			bg_from=0
 			{ printf '0\n' >"$bg_cur.tmp" && mv -f "$bg_cur.tmp" "$bg_cur"; } 2>/dev/null
 		fi
@@ -201,9 +204,14 @@ for bg_st in $bg_streams; do
 	fi
 	bg_left=$((bg_left - (bg_to - bg_from)))
 	[ "$bg_left" -ge 0 ] || bg_left=0
-	bg_chunk "$bg_st" "$bg_f" "$bg_from" "$bg_to"
-	[ "$bg_cut" = 0 ] || printf 'Z\t%s\n' "$bg_st"
-	eval "bg_off_$bg_st=\$bg_to"
+	if bg_chunk "$bg_st" "$bg_f" "$bg_from" "$bg_to"; then
+		[ "$bg_cut" = 0 ] || printf 'Z\t%s\n' "$bg_st"
+		eval "bg_off_$bg_st=\$bg_to bg_seen_$bg_st=\$bg_sz"
+	else
+		# Truncated under the read (a t record said so): a follow goes
+		# on from its start.
+		eval "bg_off_$bg_st=0 bg_seen_$bg_st=0"
+	fi
 done
 if [ "$bg_mode" = new ]; then
 	printf 'A\tsent\n'
@@ -230,12 +238,23 @@ if [ "$bg_follow" = 1 ]; then
 		fi
 		for bg_st in $bg_streams; do
 			bg_f=$bg_d/$bg_st.log
-			eval "bg_from=\$bg_off_$bg_st bg_sz=\$bg_sz_$bg_st"
+			eval "bg_from=\$bg_off_$bg_st bg_sz=\$bg_sz_$bg_st bg_seen=\$bg_seen_$bg_st"
+			# Shorter than it was: truncated (not an offset past the end
+			# of the log, which waits there).
+			if [ "$bg_sz" -lt "$bg_seen" ]; then
+				bg_rewound "$bg_st" "$bg_sz"
+				bg_from=0
+				eval "bg_off_$bg_st=0"
+			fi
+			eval "bg_seen_$bg_st=\$bg_sz"
 			if bg_line "$bg_d/$bg_st.dropped" && [ "${bg_l:-0}" -gt "$bg_from" ]; then bg_from=$bg_l; fi
 			if [ "$bg_sz" -gt "$bg_from" ]; then
-				bg_chunk "$bg_st" "$bg_f" "$bg_from" "$bg_sz"
 				bg_fnew=$((${bg_fnew:-0} + bg_sz - bg_from))
-				eval "bg_off_$bg_st=\$bg_sz"
+				if bg_chunk "$bg_st" "$bg_f" "$bg_from" "$bg_sz"; then
+					eval "bg_off_$bg_st=\$bg_sz"
+				else
+					eval "bg_off_$bg_st=0 bg_seen_$bg_st=0"
+				fi
 			fi
 		done
 		[ "$bg_ended" = 1 ] && break

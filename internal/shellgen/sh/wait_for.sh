@@ -16,7 +16,9 @@
 # it started, a slow grep too (bg_watchin). It looks again as soon as a log
 # grows or the job's exit_code appears, at most every bg_ffloor
 # milliseconds, and every bg_ftick seconds, where the host has GNU tail
-# (bg_wakeup); else every tenth of a second.
+# (bg_wakeup); else every tenth of a second. A log found shorter than what
+# was read of it was truncated: it is read again from its start, and a t
+# record says so (bg_rewound).
 bg_readroot
 bg_find "$bg_ws" "$bg_ref" || bg_err "$bg_fk" "$bg_ref"
 # grep exits 2 on an expression it cannot compile.
@@ -62,6 +64,12 @@ while :; do
 	for bg_st in $bg_streams; do
 		bg_f=$bg_d/$bg_st.log
 		eval "bg_from=\$bg_from_$bg_st bg_sz=\$bg_sz_$bg_st"
+		# Shorter than what was read of it: truncated; read from its start.
+		if [ "$bg_sz" -lt "$bg_from" ]; then
+			bg_rewound "$bg_st" "$bg_sz"
+			bg_from=0
+			eval "bg_from_$bg_st=0"
+		fi
 		if bg_line "$bg_d/$bg_st.dropped" && [ "${bg_l:-0}" -gt "$bg_from" ]; then bg_from=$bg_l; fi
 		[ "$bg_sz" -gt "$bg_from" ] || continue
 		bg_fnew=$((${bg_fnew:-0} + bg_sz - bg_from))
@@ -107,7 +115,12 @@ while :; do
 					bg_e=$((bg_s + 65536))
 				fi
 			fi
-			bg_chunk "$bg_st" "$bg_f" "$bg_s" "$bg_e"
+			if ! bg_chunk "$bg_st" "$bg_f" "$bg_s" "$bg_e"; then
+				# Truncated under the read (a t record said so): no line;
+				# the next look reads it from its start.
+				eval "bg_from_$bg_st=0"
+				continue
+			fi
 			[ "$bg_cut" = 0 ] || printf 'Z\t%s\n' "$bg_st"
 			bg_state=match
 			break

@@ -60,33 +60,100 @@ bg_cursorunlock() {
 	if [ -n "$bg_lf" ]; then rm -rf "$bg_lf.d"; else exec 8>&-; fi
 }
 
+# bg_rewound STREAM SIZE: the log of STREAM is SIZE bytes, below where the
+# read had got to: it was truncated (logrotate's copytruncate, ": >"), and
+# all it holds now is new. A t record says so; the caller reads on from
+# the start, as tail -F does.
+bg_rewound() {
+	printf 't\t%s\t%s\n' "$1" "$2"
+}
+
 # bg_chunk STREAM FILE FROM TO: print bytes FROM..TO of FILE as D records
 # (see records.go). Once the job has ended (bg_live=0) its bytes do not
-# change and one record carries them, read at their offsets (bg_range),
+# change and one record carries them, read at their offsets (bg_exact),
 # never from the log's end: an escapee of the job may still append to it.
 # While it runs, the --max-log-size capper may drop bytes as they are read, so the range goes out in pieces of at most 1 MiB,
 # each followed by a C record with the dropped count read after the piece:
 # the reader discards what lies below it. (The capper records a drop before
 # it punches the hole, so bytes at or above that count were read intact.)
+# A log that ended before the bytes did was truncated after its size was
+# taken: NUL bytes filled the record to its length, so that the records
+# after it stay in step, and a t record after them says that they are not
+# the log's (bg_rewound); bg_chunk then fails, and the caller reads on
+# from the log's start.
 bg_chunk() {
 	if [ "${bg_live-1}" = 0 ]; then
 		printf 'D\t%s\t%s\t%s\t0\n' "$1" "$3" $(($4 - $3))
 		[ "$4" -gt "$3" ] || return 0
-		bg_range "$2" "$3" $(($4 - $3))
-		return 0
+		bg_exact "$2" "$3" $(($4 - $3))
+		bg_chunked "$1" "$2"
+		return
 	fi
 	bg_cf=$3
 	while :; do
 		bg_ct=$((bg_cf + 1048576))
 		[ "$bg_ct" -le "$4" ] || bg_ct=$4
 		printf 'D\t%s\t%s\t%s\t1\n' "$1" "$bg_cf" $((bg_ct - bg_cf))
-		if [ "$bg_ct" -gt "$bg_cf" ]; then bg_range "$2" "$bg_cf" $((bg_ct - bg_cf)); fi
+		bg_short=0
+		if [ "$bg_ct" -gt "$bg_cf" ]; then bg_exact "$2" "$bg_cf" $((bg_ct - bg_cf)); fi
+		bg_chunked "$1" "$2" || return 1
 		bg_cd=0
 		if bg_line "${2%.log}.dropped"; then bg_cd=${bg_l:-0}; fi
 		printf 'C\t%s\t%s\n' "$1" "$bg_cd"
 		bg_cf=$bg_ct
 		[ "$bg_cf" -lt "$4" ] || return 0
 	done
+}
+
+# bg_chunked STREAM FILE: after bg_exact's bytes of FILE, the log of
+# STREAM: fail, with a t record, where the log ended before them.
+bg_chunked() {
+	[ "$bg_short" = 1 ] || return 0
+	bg_rewound "$1" $((0 + $(exec wc -c <"$2" 2>/dev/null)))
+	return 1
+}
+
+# bg_exact FILE FROM COUNT: print COUNT bytes of FILE from byte FROM, no
+# fewer: where the file ends first (it was truncated since its size was
+# taken) NUL bytes fill up to COUNT, and bg_short is 1 (else 0). With a dd
+# that skips in bytes and fills its blocks (GNU's, busybox's), whole MiB
+# then the rest (bg_exdd), dd's count of the blocks it read telling;
+# elsewhere bg_range, then the file's size.
+bg_exact() {
+	bg_short=0
+	if [ "${bg_xdd-1}" = 1 ]; then
+		bg_xb=$(($3 / 1048576))
+		bg_exdd "$1" "$2" 1048576 "$bg_xb" && bg_exdd "$1" $(($2 + bg_xb * 1048576)) $(($3 % 1048576)) 1 && return 0
+	fi
+	{
+		bg_range "$1" "$2" "$3"
+		head -c "$3" /dev/zero
+	} 2>/dev/null | head -c "$3"
+	bg_xs=$(exec wc -c <"$1" 2>/dev/null)
+	[ "${bg_xs:-0}" -ge $(($2 + $3)) ] || bg_short=1
+}
+
+# bg_exdd FILE FROM BS COUNT: bg_exact's dd: COUNT blocks of BS bytes of
+# FILE from byte FROM, a block the file ends in filled with NUL bytes, and
+# the blocks after it all NUL (bg_short=1). Fail, having printed nothing,
+# where this dd cannot (bg_xdd=0).
+bg_exdd() {
+	[ "$3" -gt 0 ] && [ "$4" -gt 0 ] || return 0
+	{ bg_xx=$(LC_ALL=C dd if="$1" bs="$3" count="$4" skip="$2" iflag=skip_bytes,fullblock conv=sync 2>&1 >&4 4>&-); } 4>&1
+	case $bg_xx in
+	*" records in"*) ;;
+	*)
+		bg_xdd=0
+		return 1
+		;;
+	esac
+	# "WHOLE+PARTIAL records in", after any complaint (cannot skip).
+	bg_xx=${bg_xx%%" records in"*}
+	bg_xx=${bg_xx##*[!0-9+]}
+	[ "${bg_xx%+*}" != "$4" ] || return 0
+	bg_short=1
+	bg_xn=$(($4 - ${bg_xx%+*} - ${bg_xx#*+}))
+	[ "$bg_xn" -le 0 ] || head -c $((bg_xn * $3)) /dev/zero
 }
 
 # bg_range FILE FROM COUNT: print COUNT bytes of FILE from byte FROM: in

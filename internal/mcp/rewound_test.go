@@ -1,0 +1,73 @@
+package mcp_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bgjob/bgjob/internal/mcp"
+)
+
+// job_wait until_output finds a line written after the job's log was
+// truncated under it (logrotate's copytruncate: ': > stdout.log'): the
+// wait reads the log again from its start, and the result says so. It used
+// to time out, the line in the log.
+func TestWaitUntilOutputAfterTruncation(t *testing.T) {
+	root := t.TempDir()
+	cs := serve(t, mcp.Options{Root: root})
+	gate := filepath.Join(t.TempDir(), "go")
+	var st job
+	call(t, cs, "job_start", map[string]any{
+		"command":  fmt.Sprintf(`i=0; while [ $i -lt 200 ]; do echo "before $i"; i=$((i+1)); done; while [ ! -e %s ]; do sleep 0.05; done; echo after-truncation; sleep 60`, gate),
+		"wait_sec": 0,
+	}, &st)
+	var w struct {
+		waited
+		Rewound []string `json:"rewound"`
+	}
+	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}, "until_output": "^before 199$"}, &w)
+	dirs, _ := filepath.Glob(filepath.Join(root, "*", st.ID))
+	if len(dirs) != 1 {
+		t.Fatalf("job directory of %s: %v", st.ID, dirs)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}, "until_output": "^after-truncation$", "timeout_sec": 60}, &w)
+	}()
+	// The wait has read the log to its end once it watches the job's
+	// directory (its first look found no line).
+	eventually(t, time.Minute, func() bool { return watching(dirs[0]) })
+	if err := os.Truncate(filepath.Join(dirs[0], "stdout.log"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if w.Matched != "after-truncation" || w.TimedOut || !slices.Equal(w.Rewound, []string{st.ID + " stdout"}) {
+		t.Errorf("job_wait after a truncation: %+v, rewound %q; want the line, and %q", w.waited, w.Rewound, st.ID+" stdout")
+	}
+}
+
+// watching reports whether this process has an inotify watch on dir.
+func watching(dir string) bool {
+	var st syscall.Stat_t
+	if syscall.Stat(dir, &st) != nil {
+		return false
+	}
+	want := fmt.Sprintf(" ino:%x ", st.Ino)
+	infos, _ := filepath.Glob("/proc/self/fdinfo/*")
+	for _, p := range infos {
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), "inotify wd:") && strings.Contains(string(b), want) {
+			return true
+		}
+	}
+	return false
+}

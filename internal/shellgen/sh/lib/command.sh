@@ -63,8 +63,9 @@ bg_command() {
 
 # bg_stopped: succeed when a stop (or a timeout) has marked the job in
 # bg_d (its stop file), with bg_rc the status its signal gives a command
-# it ends (128+N).
+# it ends (128+N, bg_signum).
 bg_stopped() {
 	bg_line "$bg_d/stop" || return 1
-	bg_rc=$((128 + $(kill -l "${bg_l#* }" 2>/dev/null || echo 15)))
+	bg_signum "${bg_l#* }"
+	bg_rc=$((128 + bg_n))
 }

@@ -48,6 +48,15 @@ func TestWrapperRecordsStatus(t *testing.T) {
 			wantOut:    "/nonexistent",
 		},
 		{
+			// The shell is found before the PATH of --env applies: with
+			// it, the script failed with 127 (bash: not found).
+			name:       "script with a PATH without its shell",
+			script:     `printf '%s' "$PATH"`,
+			env:        []string{"PATH=/nonexistent"},
+			wantStatus: jobdir.StatusExited,
+			wantOut:    "/nonexistent",
+		},
+		{
 			name:       "timeout with a PATH without sh",
 			argv:       []string{"/bin/sleep", "30"},
 			env:        []string{"PATH=/nonexistent"},

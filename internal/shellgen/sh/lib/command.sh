@@ -28,11 +28,14 @@ bg_command() {
 	if [ "$bg_argc" -gt 0 ]; then
 		eval "set -- \"\$@\" $bg_cmd"
 	else
+		# The shell is found in the wrapper's PATH, before a PATH from
+		# --env replaces it: that one is the script's.
 		if [ -z "$bg_sh" ]; then
 			# shellcheck disable=SC2209 # sh is the name of the shell
 			bg_sh=sh
-			command -v bash >/dev/null 2>&1 && bg_sh=bash
+			! bg_path bash || bg_sh=bash
 		fi
+		! bg_path "$bg_sh" || bg_sh=$bg_p
 		if [ "$bg_cmdfile" = 1 ]; then
 			set -- "$@" "$bg_sh" "$bg_d/command.sh"
 		else
@@ -59,6 +62,23 @@ bg_command() {
 	# exec cannot run, otherwise.
 	case $(command -V -- "$1" 2>/dev/null) in "$1 is $1") exec "$@" ;; esac
 	command "$@"
+}
+
+# bg_path NAME: set bg_p to the file PATH names for the program NAME (NAME
+# itself when it has a slash), as command -v would, without a fork; fail
+# when PATH has none (a shell's own applet, say).
+bg_path() {
+	bg_p=$1
+	case $1 in */*) return 0 ;; esac
+	bg_pl=$PATH:
+	while [ -n "$bg_pl" ]; do
+		bg_p=${bg_pl%%:*}
+		bg_pl=${bg_pl#*:}
+		bg_p=${bg_p:-.}/$1
+		if [ -f "$bg_p" ] && [ -x "$bg_p" ]; then return 0; fi
+	done
+	bg_p=$1
+	return 1
 }
 
 # bg_stopped: succeed when a stop (or a timeout) has marked the job in

@@ -1,6 +1,7 @@
 package shellgen_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,7 +19,7 @@ import (
 // a stop sends, under every shell. dash's kill -l takes no name: every
 // signal but TERM came out 143.
 func TestStoppedStatus(t *testing.T) {
-	lib := shellgen.LibFunc("bg_stopped") + shellgen.LibFunc("bg_signum") + shellgen.LibFunc("bg_line")
+	lib := shellgen.LibFunc("bg_stopped") + shellgen.LibFunc("bg_signum") + shellgen.LibFunc("bg_rec") + shellgen.LibFunc("bg_line")
 	names := []string{"TERM", "INT", "QUIT", "HUP", "KILL", "USR1", "USR2", "ALRM"}
 	for _, sh := range allShells {
 		t.Run(sh.name, func(t *testing.T) {
@@ -27,9 +28,12 @@ func TestStoppedStatus(t *testing.T) {
 				if _, err := shellgen.ParseSignal(name); err != nil {
 					t.Fatalf("%s is not a signal a stop sends: %v", name, err)
 				}
-				for _, reason := range []string{"stop", "timeout"} {
+				// As jobdir encodes it, and as a stop writes it over the
+				// launcher's blank, padded to its length.
+				for _, mark := range []string{"stop " + name + "\n", fmt.Sprintf("%-31s\n", "timeout "+name)} {
+					reason, _, _ := strings.Cut(mark, " ")
 					dir := t.TempDir()
-					if err := os.WriteFile(filepath.Join(dir, "stop"), []byte(reason+" "+name+"\n"), 0o600); err != nil {
+					if err := os.WriteFile(filepath.Join(dir, "stop"), []byte(mark), 0o600); err != nil {
 						t.Fatal(err)
 					}
 					out, err := sh.command(t, "-c", lib+`bg_d=$1; bg_stopped && echo "$bg_rc"`, "sh", dir).Output()

@@ -168,7 +168,8 @@ func TestWrapperDuration(t *testing.T) {
 			dir := filepath.Join(target.Root, "w", m.ID)
 			waitExitCode(t, dir)
 			ended, _ := os.ReadFile(filepath.Join(dir, "ended_at"))
-			if !want.MatchString(strings.TrimSuffix(string(ended), "\n")) {
+			// Padded to the launcher's blank, 24 characters.
+			if len(ended) != 25 || !want.MatchString(strings.TrimRight(string(ended), " \n")) {
 				t.Errorf("ended_at = %q, want it to match %s", ended, want)
 			}
 			status, err := shellgen.StatusScript(target, []string{m.ID})

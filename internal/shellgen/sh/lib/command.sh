@@ -85,7 +85,7 @@ bg_path() {
 # bg_d (its stop file), with bg_rc the status its signal gives a command
 # it ends (128+N, bg_signum).
 bg_stopped() {
-	bg_line "$bg_d/stop" || return 1
+	bg_rec "$bg_d/stop" || return 1
 	bg_signum "${bg_l#* }"
 	bg_rc=$((128 + bg_n))
 }

@@ -103,7 +103,7 @@ bg_qafter() {
 			bg_qwhy="job $bg_qx was removed"
 		elif [ -e "$bg_qj/not_run" ]; then
 			bg_qwhy="job $bg_qx was not run"
-		elif bg_line "$bg_qj/exit_code"; then
+		elif bg_rec "$bg_qj/exit_code"; then
 			[ "$bg_l" = 0 ] || bg_qwhy="job $bg_qx exited $bg_l"
 		else
 			bg_qwhy="job $bg_qx was lost"

@@ -64,10 +64,11 @@ bg_signal() {
 }
 
 # bg_stopmark DIR: mark the job in DIR stopped ("REASON SIGNAL", bg_r and
-# bg_sig) in its stop file, through the stop.tmp the launch made, so that
-# a full disk does not keep the mark from being written.
+# bg_sig) in its stop file: written over the blank stop.tmp the launch
+# made, padded to its length and never truncated, then renamed, so that
+# the mark takes no block a full disk could refuse (docs/format.md).
 bg_stopmark() {
-	printf '%s %s\n' "$bg_r" "$bg_sig" >"$1/stop.tmp" && mv -f "$1/stop.tmp" "$1/stop"
+	printf '%-31s\n' "$bg_r $bg_sig" 1<>"$1/stop.tmp" && mv -f "$1/stop.tmp" "$1/stop"
 }
 
 # bg_stop SIGNAL GRACE REASON NOWAIT DIR...: stop the jobs in the DIRs,

@@ -76,12 +76,11 @@ func hasJobDir(entries []os.DirEntry) bool {
 }
 
 // TestInterruptedRunLeavesNoPhantom: a run interrupted at any moment
-// leaves either a visible job (meta.json in place before its command
-// runs) or a directory without meta.json in which nothing runs, and ls
-// reports every job; a directory without meta.json is, for the minute
-// after it last changed, a launch that may be under way, not yet a job,
-// and is not listed (after that minute it is, as unreadable:
-// TestMakeCreating).
+// leaves a visible job (meta.json in place before its command runs) or
+// nothing: an interrupted launch removes what it made, and ls reports
+// every job. Runs with a name take the launch script, which the
+// interrupt cut where it was: its job directory stayed, without
+// meta.json (job.sh, the blank records), unlisted for a minute.
 func TestInterruptedRunLeavesNoPhantom(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -93,10 +92,14 @@ func TestInterruptedRunLeavesNoPhantom(t *testing.T) {
 	// times, until some do.
 	var entries []os.DirEntry
 	for scale := time.Millisecond; scale <= 128*time.Millisecond && !hasJobDir(entries); scale *= 2 {
-		for range 40 {
+		for i := range 40 {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(1+r.IntN(15))*scale)
 			var out, errb bytes.Buffer
-			cli.Run(ctx, []string{"--root", root, "run", "-q", "--", "sleep 303"}, strings.NewReader(""), &out, &errb)
+			args := []string{"--root", root, "run", "-q", "--", "sleep 303"}
+			if i%2 == 1 {
+				args = []string{"--root", root, "run", "-q", "-n", "cut", "--", "sleep 303"}
+			}
+			cli.Run(ctx, args, strings.NewReader(""), &out, &errb)
 			cancel()
 		}
 		entries, _ = os.ReadDir(ws)
@@ -115,6 +118,12 @@ func TestInterruptedRunLeavesNoPhantom(t *testing.T) {
 			if len(procs[dir]) > 0 {
 				t.Errorf("phantom: %d processes run in %s, which has no meta.json", len(procs[dir]), dir)
 			}
+			files, _ := os.ReadDir(dir)
+			var names []string
+			for _, f := range files {
+				names = append(names, f.Name())
+			}
+			t.Errorf("litter: an interrupted launch left %s without meta.json, holding %v", dir, names)
 		}
 	}
 	for dir := range procs {

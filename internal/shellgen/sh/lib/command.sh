@@ -22,20 +22,28 @@ bg_command() {
 		eval "set -- \"\$@\" \"\$bg_env$bg_i\""
 		bg_i=$((bg_i + 1))
 	done
+	# A PATH from --env is the command's: the shell and stdbuf that run it
+	# are the wrapper's, found in its PATH first and named by their files.
+	bg_penv=
+	for bg_a in "$@"; do
+		case $bg_a in PATH=*) bg_penv=1 ;; esac
+	done
 	set -- "$@" --
 	[ -z "$bg_umask" ] || umask "$bg_umask"
-	if [ "$bg_lb" = 1 ] && command -v stdbuf >/dev/null 2>&1; then set -- "$@" stdbuf -oL -eL; fi
+	if [ "$bg_lb" = 1 ] && command -v stdbuf >/dev/null 2>&1; then
+		bg_p=stdbuf
+		[ -z "$bg_penv" ] || bg_path stdbuf
+		set -- "$@" "$bg_p" -oL -eL
+	fi
 	if [ "$bg_argc" -gt 0 ]; then
 		eval "set -- \"\$@\" $bg_cmd"
 	else
-		# The shell is found in the wrapper's PATH, before a PATH from
-		# --env replaces it: that one is the script's.
 		if [ -z "$bg_sh" ]; then
 			# shellcheck disable=SC2209 # sh is the name of the shell
 			bg_sh=sh
-			! bg_path bash || bg_sh=bash
+			command -v bash >/dev/null 2>&1 && bg_sh=bash
 		fi
-		! bg_path "$bg_sh" || bg_sh=$bg_p
+		[ -z "$bg_penv" ] || ! bg_path "$bg_sh" || bg_sh=$bg_p
 		if [ "$bg_cmdfile" = 1 ]; then
 			set -- "$@" "$bg_sh" "$bg_d/command.sh"
 		else

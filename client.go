@@ -74,7 +74,19 @@ func (c *Client) target() shellgen.Target {
 // pruning pass) lives on, and exec returns then, without waiting for the
 // runtime to see it exit; one that is cut short is ended.
 func (c *Client) exec(ctx context.Context, script string, stdin io.Reader, watch bool, h shellgen.Handler) error {
-	return c.execCommits(ctx, script, stdin, watch, h, nil)
+	return c.execCommits(ctx, script, stdin, watch, h, nil, false)
+}
+
+// execLaunch is exec for a launch script: an end of ctx is not a cut. The
+// script's output is no longer read, and with watch its stdin ends (a
+// --replace launch that still waits for its name's lock ends there,
+// launch_replace.sh), but the script is left to end by itself, and cut
+// only after commitGrace: cut where it was, between making its job's
+// directory and its wrapper's report, it left the directory half made,
+// without meta.json, unseen for a minute. A launch takes milliseconds; it
+// ends with its job started, or with what it made removed.
+func (c *Client) execLaunch(ctx context.Context, script string, watch bool, h shellgen.Handler) error {
+	return c.execCommits(ctx, script, nil, watch, h, nil, true)
 }
 
 // execCommits is exec for a read with a cursor when cm is not nil: cm is
@@ -82,8 +94,9 @@ func (c *Client) exec(ctx context.Context, script string, stdin io.Reader, watch
 // first reports what was delivered, then lets the script end by itself
 // (its output is closed, so it ends at its next write), and cuts it only
 // after commitGrace: cutting it at once could kill the host's committer
-// before it has read the report.
-func (c *Client) execCommits(ctx context.Context, script string, stdin io.Reader, watch bool, h shellgen.Handler, cm *commits) error {
+// before it has read the report. With settle (execLaunch) an end of ctx
+// lets the script end by itself too.
+func (c *Client) execCommits(ctx context.Context, script string, stdin io.Reader, watch bool, h shellgen.Handler, cm *commits, settle bool) error {
 	parent := ctx
 	if cm != nil {
 		stdin = cm
@@ -97,14 +110,20 @@ func (c *Client) execCommits(ctx context.Context, script string, stdin io.Reader
 			cancel()
 		}
 	}()
+	pr, pw := io.Pipe()
 	unhook := func() bool { return false }
-	if cm == nil {
+	switch {
+	case settle:
+		unhook = context.AfterFunc(ctx, func() { pr.CloseWithError(ctx.Err()) })
+		if watch && stdin == nil {
+			stdin = ctxReader{ctx}
+		}
+	case cm == nil:
 		unhook = context.AfterFunc(ctx, cancel)
 	}
 	if watch && stdin == nil {
 		stdin = ctxReader{sctx}
 	}
-	pr, pw := io.Pipe()
 	done := make(chan struct{})
 	out := &countWriter{w: pw}
 	var xerr error
@@ -113,8 +132,15 @@ func (c *Client) execCommits(ctx context.Context, script string, stdin io.Reader
 		pw.CloseWithError(xerr)
 		close(done)
 	}()
-	// end ends the script early: with cm, gently.
+	// end ends the script early: with cm or settle, gently.
 	end := cancel
+	if settle {
+		end = func() {
+			t := time.AfterFunc(commitGrace, cancel)
+			<-done
+			t.Stop()
+		}
+	}
 	if cm != nil {
 		end = func() {
 			if !cm.finish(done) {

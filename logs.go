@@ -539,7 +539,7 @@ func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliv
 		// A read with no cursor: made in Go on this machine where it can.
 		err = c.look(ctx, script.Text, q.Follow, func() (io.Reader, func(), bool) { return c.nativeLogs(q) }, h)
 	} else {
-		err = c.execCommits(ctx, script.Text(), nil, q.Follow, h, cm)
+		err = c.execCommits(ctx, script.Text(), nil, q.Follow, h, cm, false)
 	}
 	if err != nil {
 		return err

@@ -157,6 +157,13 @@ func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMe
 		}
 	}
 	w, err := startWrapper(ctx, dir, host.umask, func(pid int) (string, bool) { return host.write(dir, pid, mask) })
+	// A wrapper that said nothing has ended without a job (killed before
+	// its traps, say by the interrupt that ends ctx): what the launch
+	// made goes, unless the wrapper wrote meta.json, a job (lost).
+	if _, merr := os.Lstat(dir + "/meta.json"); (w == "" || w == "nometa") && merr != nil {
+		removeJobFiles(dir, "job.sh", "command.sh", "exit_code.tmp", "ended_at.tmp", "stop.tmp", "meta.json.tmp",
+			"stdout.log", "stderr.log", "stdin", "stdin.keeper", "exit_code.pty", "terminal", "terminal.tmp")
+	}
 	if err != nil {
 		return "", "", "", err
 	}
@@ -164,8 +171,6 @@ func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMe
 	case "":
 		return refuse(shellgen.ErrKindStart, "the wrapper of job "+dir+" did not start")
 	case "nometa":
-		removeJobFiles(dir, "job.sh", "command.sh", "exit_code.tmp", "ended_at.tmp", "stop.tmp", "meta.json.tmp",
-			"stdout.log", "stderr.log", "stdin", "stdin.keeper", "exit_code.pty", "terminal", "terminal.tmp")
 		return refuse(shellgen.ErrKindIO, "cannot write the job's meta.json in "+ws+" (is the disk full?)")
 	}
 	return dir, w, "", nil
@@ -178,8 +183,10 @@ func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMe
 // "ready" (its signals trapped, wrapper.sh), meta writes meta.json for
 // it and "m" on the gate lets it go on; where meta cannot, the wrapper
 // writes meta.json and reports it on its stdout, as for launch.sh. It is
-// reaped when it ends. An end of ctx stops the wait for the report, not
-// the job.
+// reaped when it ends. An end of ctx is not a cut: the wrapper writes
+// meta.json itself, and its report, which comes in milliseconds, is
+// waited for up to commitGrace more, then returned with ctx's error, so
+// that a wrapper that said nothing is known to have made no job.
 func startWrapper(ctx context.Context, dir, umask string, meta func(pid int) (string, bool)) (string, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -208,7 +215,7 @@ func startWrapper(ctx context.Context, dir, umask string, meta func(pid int) (st
 	// Reaped once meta.json is written: until then its pid, and its start
 	// time in /proc, are the wrapper's even if it has died meanwhile.
 	defer func() { go cmd.Wait() }()
-	stop := context.AfterFunc(ctx, func() { pr.Close() })
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(commitGrace, func() { pr.Close() }) })
 	r := bufio.NewReader(pr)
 	first, rerr := r.ReadString('\n')
 	if first == "ready\n" {
@@ -229,13 +236,14 @@ func startWrapper(ctx context.Context, dir, umask string, meta func(pid int) (st
 	if rerr == nil {
 		rest, rerr = io.ReadAll(r)
 	}
+	report := strings.TrimRight(first+string(rest), "\n")
 	if !stop() {
-		return "", ctx.Err()
+		return report, ctx.Err()
 	}
 	if rerr != nil && rerr != io.EOF {
 		return "", rerr
 	}
-	return strings.TrimRight(first+string(rest), "\n"), nil
+	return report, nil
 }
 
 // hostMeta is what a job's wrapper appends to meta.json's prefix on this

@@ -179,8 +179,10 @@ func (c *Client) launch(ctx context.Context, l shellgen.Launch, h shellgen.Handl
 		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	// A --replace launch waits for its name's lock and stops jobs: it
-	// watches its caller, and ends where it is once the caller is gone.
-	return c.exec(ctx, script, nil, l.Replace, h)
+	// watches its caller, and ends where it is once the caller is gone,
+	// up to making its job's directory (launch.sh). An interrupt never
+	// cuts a launch short (execLaunch).
+	return c.execLaunch(ctx, script, l.Replace, h)
 }
 
 // resolveAfter returns the ids of the jobs refs name (Spec.After): a

@@ -10,9 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -74,12 +76,11 @@ func hasJobDir(entries []os.DirEntry) bool {
 }
 
 // TestInterruptedRunLeavesNoPhantom: a run interrupted at any moment
-// leaves either a visible job (meta.json in place before its command
-// runs) or a directory without meta.json in which nothing runs, and ls
-// reports every job; a directory without meta.json is, for the minute
-// after it last changed, a launch that may be under way, not yet a job,
-// and is not listed (after that minute it is, as unreadable:
-// TestMakeCreating).
+// leaves a visible job (meta.json in place before its command runs) or
+// nothing: an interrupted launch removes what it made, and ls reports
+// every job. Runs with a name take the launch script, which the
+// interrupt cut where it was: its job directory stayed, without
+// meta.json (job.sh, the blank records), unlisted for a minute.
 func TestInterruptedRunLeavesNoPhantom(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -91,10 +92,14 @@ func TestInterruptedRunLeavesNoPhantom(t *testing.T) {
 	// times, until some do.
 	var entries []os.DirEntry
 	for scale := time.Millisecond; scale <= 128*time.Millisecond && !hasJobDir(entries); scale *= 2 {
-		for range 40 {
+		for i := range 40 {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(1+r.IntN(15))*scale)
 			var out, errb bytes.Buffer
-			cli.Run(ctx, []string{"--root", root, "run", "-q", "--", "sleep 303"}, strings.NewReader(""), &out, &errb)
+			args := []string{"--root", root, "run", "-q", "--", "sleep 303"}
+			if i%2 == 1 {
+				args = []string{"--root", root, "run", "-q", "-n", "cut", "--", "sleep 303"}
+			}
+			cli.Run(ctx, args, strings.NewReader(""), &out, &errb)
 			cancel()
 		}
 		entries, _ = os.ReadDir(ws)
@@ -113,6 +118,12 @@ func TestInterruptedRunLeavesNoPhantom(t *testing.T) {
 			if len(procs[dir]) > 0 {
 				t.Errorf("phantom: %d processes run in %s, which has no meta.json", len(procs[dir]), dir)
 			}
+			files, _ := os.ReadDir(dir)
+			var names []string
+			for _, f := range files {
+				names = append(names, f.Name())
+			}
+			t.Errorf("litter: an interrupted launch left %s without meta.json, holding %v", dir, names)
 		}
 	}
 	for dir := range procs {
@@ -380,6 +391,72 @@ func TestStopOnFullDisk(t *testing.T) {
 		}
 		if j := jobs[0]; j.Status != jobdir.StatusKilled || j.Reason != "stop" {
 			t.Errorf("the job stopped on a full disk is %s (reason %q), want killed (stop)", j.Status, j.Reason)
+		}
+	})
+}
+
+// TestStopOnDiskKeptFull: a stop on a full disk that another writer keeps
+// full (it takes each block the moment one is freed) still records that
+// it stopped each job, and each wrapper records its status: killed (stop)
+// 143, locally and over SSH. A record written by truncating its file gave
+// the block up to the writer before its own write: exited 143 (no stop
+// mark) or lost (no exit_code), four stops in six.
+func TestStopOnDiskKeptFull(t *testing.T) {
+	t.Parallel()
+	onTmpfs(t, "2M", func(t *testing.T, mnt string, flags []string) {
+		ctx := context.Background()
+		const jobs = 6
+		for i := range jobs {
+			if code, _, errs := bgjob(ctx, append(flags, "run", "-q", "-n", "srv"+strconv.Itoa(i), "--", "sleep 60")...); code != 0 {
+				t.Fatalf("run: %s", errs)
+			}
+		}
+		fillDisk(t, mnt)
+		f, err := os.OpenFile(filepath.Join(mnt, "fill"), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The writer: a thread of its own that retries a one-byte write
+		// without pause, as a program that ignores ENOSPC does.
+		var taken atomic.Int64
+		var done atomic.Bool
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			fd := int(f.Fd())
+			b := []byte{0}
+			for !done.Load() {
+				if n, _ := syscall.Write(fd, b); n > 0 {
+					taken.Add(int64(n))
+				}
+			}
+		}()
+		for i := range jobs {
+			name := "srv" + strconv.Itoa(i)
+			if code, out, errs := bgjob(ctx, append(flags, "stop", name)...); code != 0 || !strings.Contains(out, "killed (stop)") {
+				t.Errorf("stop %s on a disk kept full: exit %d, stdout %q, stderr %q; want 0 and killed (stop)", name, code, out, errs)
+			}
+		}
+		done.Store(true)
+		wg.Wait()
+		f.Close()
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(mnt, &st); err != nil || st.Bavail != 0 {
+			t.Fatalf("the disk was not kept full (%d blocks free, %v): the test proves nothing", st.Bavail, err)
+		}
+		t.Logf("the writer took %d bytes freed during the stops", taken.Load())
+		for i := range jobs {
+			name := "srv" + strconv.Itoa(i)
+			code, out, errs := bgjob(ctx, append(flags, "status", "--json", name)...)
+			var got []jobdir.Job
+			if code != 0 || json.Unmarshal([]byte(out), &got) != nil || len(got) != 1 {
+				t.Fatalf("status: exit %d: %s %s", code, out, errs)
+			}
+			if j := got[0]; j.Status != jobdir.StatusKilled || j.Reason != "stop" || j.ExitCode == nil || *j.ExitCode != 143 {
+				t.Errorf("%s stopped on a disk kept full is %s (reason %q, exit %s), want killed (stop) 143", name, j.Status, j.Reason, out)
+			}
 		}
 	})
 }

@@ -60,10 +60,11 @@ func DecodeEndedAt(line string) (time.Time, error) {
 // signal sent (e.g. "TERM").
 func EncodeStop(reason, signal string) []byte { return []byte(reason + " " + signal + "\n") }
 
-// DecodeStop parses the first line of the stop marker; ok is false when it
-// is not "REASON SIGNAL".
+// DecodeStop parses the first line of the stop marker, without the blanks
+// that pad it to the length of the launcher's stop.tmp; ok is false when
+// it is not "REASON SIGNAL".
 func DecodeStop(line string) (reason, signal string, ok bool) {
-	reason, signal, ok = strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+	reason, signal, ok = strings.Cut(strings.TrimRight(line, " \n"), " ")
 	return reason, signal, ok && reason != ""
 }
 

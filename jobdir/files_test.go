@@ -1,6 +1,7 @@
 package jobdir_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -39,6 +40,12 @@ func TestSmallFiles(t *testing.T) {
 	if got, err := jobdir.DecodeEndedAt("2026-11-30T00:20:00Z\n"); err != nil || !got.Equal(at.Truncate(time.Second)) {
 		t.Errorf("DecodeEndedAt(whole seconds) = %v, %v", got, err)
 	}
+	if got, err := jobdir.DecodeEndedAt("2026-11-30T00:20:00Z    "); err != nil || !got.Equal(at.Truncate(time.Second)) {
+		t.Errorf("DecodeEndedAt(whole seconds, padded) = %v, %v", got, err)
+	}
+	if got, err := jobdir.DecodeExitCode("0  "); err != nil || got != 0 {
+		t.Errorf("DecodeExitCode(padded) = %v, %v", got, err)
+	}
 	if _, err := jobdir.DecodeEndedAt("yesterday"); err == nil {
 		t.Error("DecodeEndedAt(yesterday) succeeded")
 	}
@@ -46,7 +53,8 @@ func TestSmallFiles(t *testing.T) {
 	if got := string(jobdir.EncodeStop("timeout", "TERM")); got != "timeout TERM\n" {
 		t.Errorf("EncodeStop() = %q", got)
 	}
-	for _, line := range []string{"stop INT\n", "stop INT"} {
+	// As a stop writes it over the launcher's blank: padded to its length.
+	for _, line := range []string{"stop INT\n", "stop INT", "stop INT" + strings.Repeat(" ", 23)} {
 		if r, s, ok := jobdir.DecodeStop(line); !ok || r != "stop" || s != "INT" {
 			t.Errorf("DecodeStop(%q) = %q, %q, %v", line, r, s, ok)
 		}

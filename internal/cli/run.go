@@ -154,7 +154,7 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 	f.StringVarP(&o.spec.Name, "name", "n", "", "name the job (address it by name later)")
 	f.StringVarP(&o.spec.Cwd, "cwd", "C", "", "working directory (must exist; default: the current one, or home over SSH)")
 	f.StringArrayVarP(&o.spec.Env, "env", "e", nil, "set an environment variable, NAME=VALUE (repeatable; not BGJOB_JOB_ID or BGJOB_JOB_DIR, which bgjob sets)")
-	f.StringVar(&o.spec.Shell, "shell", "", "shell that runs a script command (default: bash if present, else sh)")
+	f.StringVar(&o.spec.Shell, "shell", "", "shell that runs a script command, found in the host's PATH, not in one --env sets (default: bash if present, else sh)")
 	f.DurationVar(&o.spec.Timeout, "timeout", 0, "stop the job after this long (TERM, then KILL after --grace)")
 	f.DurationVar(&o.grace, "grace", bgjob.DefaultGrace, "with --timeout or --replace, time between TERM and KILL")
 	f.BoolVar(&o.spec.Replace, "replace", false, "with --name, first stop the jobs of that name and wait until their processes are gone")

@@ -48,6 +48,15 @@ func TestWrapperRecordsStatus(t *testing.T) {
 			wantOut:    "/nonexistent",
 		},
 		{
+			// The shell is found before the PATH of --env applies: with
+			// it, the script failed with 127 (bash: not found).
+			name:       "script with a PATH without its shell",
+			script:     `printf '%s' "$PATH"`,
+			env:        []string{"PATH=/nonexistent"},
+			wantStatus: jobdir.StatusExited,
+			wantOut:    "/nonexistent",
+		},
+		{
 			name:       "timeout with a PATH without sh",
 			argv:       []string{"/bin/sleep", "30"},
 			env:        []string{"PATH=/nonexistent"},
@@ -159,7 +168,8 @@ func TestWrapperDuration(t *testing.T) {
 			dir := filepath.Join(target.Root, "w", m.ID)
 			waitExitCode(t, dir)
 			ended, _ := os.ReadFile(filepath.Join(dir, "ended_at"))
-			if !want.MatchString(strings.TrimSuffix(string(ended), "\n")) {
+			// Padded to the launcher's blank, 24 characters.
+			if len(ended) != 25 || !want.MatchString(strings.TrimRight(string(ended), " \n")) {
 				t.Errorf("ended_at = %q, want it to match %s", ended, want)
 			}
 			status, err := shellgen.StatusScript(target, []string{m.ID})

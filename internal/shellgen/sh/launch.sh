@@ -7,10 +7,10 @@
 # command too long for one argument, "": none; the wrapper runs it from
 # command.sh). launch_pty.sh (a PTY job),
 # then launch_name.sh or launch_replace.sh (bg_rgrace; a named job) come
-# before it; launch_prune.sh may follow. A launch cut short leaves at most
-# a directory without meta.json and nothing running: once it has not
-# changed for a minute, ls reports it, and prune removes it
-# (bg_launching).
+# before it; launch_prune.sh may follow. A launch cut short all the same
+# (killed) leaves at most a directory without meta.json and nothing
+# running: once it has not changed for a minute, ls reports it, and prune
+# removes it (bg_launching).
 bg_makeroot
 if [ -n "$bg_cwd" ] && [ ! -d "$bg_cwd" ]; then
 	[ ! -e "$bg_cwd" ] || bg_err cwd "working directory $bg_cwd is not a directory"
@@ -22,6 +22,10 @@ fi
 # job runs.
 bg_namelk=
 [ -z "$bg_name" ] || bg_samename
+# From its mkdir on, a launch ends by itself, its job started or what it
+# made removed: a caller gone no longer ends a --replace launch
+# (bg_watchin), nor does bgjob cut a launch it no longer waits for.
+[ -z "$bg_namelk" ] || bg_unwatch
 bg_d=$bg_ws/$bg_id
 if ! mkdir "$bg_d" 2>/dev/null; then
 	# Only a directory that is there is one that exists: a read-only or
@@ -92,10 +96,7 @@ nometa)
 	bg_err io "cannot write the job's meta.json in $bg_ws (is the disk full?)"
 	;;
 esac
-if [ -n "$bg_namelk" ]; then
-	rm -rf "$bg_namelk"
-	bg_unwatch
-fi
+[ -z "$bg_namelk" ] || rm -rf "$bg_namelk"
 # The wrapper reported meta.json's line: when it is small (bg_metasmall),
 # bg_metaline takes it from there (bg_mzm) without reading the file.
 if [ "$bg_metasmall" = 1 ]; then

@@ -13,7 +13,7 @@
 # whose holder is gone is taken over. A run whose caller went away (killed
 # while it waited for the lock, say) ends where it is (bg_watchin), so it
 # never stops the job of a run that came after it; launch.sh stops the
-# watch when it lets go of the lock.
+# watch before it makes the job's directory.
 bg_samename() {
 	# No clock of a wait yet, for bg_unwatch (not one from the caller's
 	# environment).

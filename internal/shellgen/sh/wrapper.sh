@@ -242,17 +242,17 @@ if bg_df=$(df -P -k "$bg_d" 2>/dev/null); then
 "}
 	[ "${4-}" != 0 ] || : >"$bg_d/logs_full" 2>/dev/null
 fi
-# The records are written into the blank files the launcher made, then
-# renamed into place: on a full disk, the block a file gives up when it is
-# truncated is the one its new content takes, and the file and its name
-# already exist. A PTY job whose status is unknown records none: it is
+# The records are written over the blank files the launcher made, padded
+# to their length (1<>: never truncated), then renamed into place: on a
+# full disk they take no block, which another writer could have taken
+# between a truncation and the write (docs/format.md). A PTY job whose status is unknown records none: it is
 # lost.
 if [ -z "$bg_rc" ]; then
 	bg_qdone
 	exit 0
 fi
-if bg_stamp; then printf '%s\n' "$bg_ts" >"$bg_d/ended_at.tmp" && mv -f "$bg_d/ended_at.tmp" "$bg_d/ended_at"; fi
-printf '%s\n' "$bg_rc" >"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"
+if bg_stamp; then printf '%-24s\n' "$bg_ts" 1<>"$bg_d/ended_at.tmp" && mv -f "$bg_d/ended_at.tmp" "$bg_d/ended_at"; fi
+printf '%-3s\n' "$bg_rc" 1<>"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"
 # The jobs that wait for this one, and the next in the queue if it held a
 # slot, are woken (queue.sh).
 bg_qdone

@@ -22,9 +22,19 @@ bg_command() {
 		eval "set -- \"\$@\" \"\$bg_env$bg_i\""
 		bg_i=$((bg_i + 1))
 	done
+	# A PATH from --env is the command's: the shell and stdbuf that run it
+	# are the wrapper's, found in its PATH first and named by their files.
+	bg_penv=
+	for bg_a in "$@"; do
+		case $bg_a in PATH=*) bg_penv=1 ;; esac
+	done
 	set -- "$@" --
 	[ -z "$bg_umask" ] || umask "$bg_umask"
-	if [ "$bg_lb" = 1 ] && command -v stdbuf >/dev/null 2>&1; then set -- "$@" stdbuf -oL -eL; fi
+	if [ "$bg_lb" = 1 ] && command -v stdbuf >/dev/null 2>&1; then
+		bg_p=stdbuf
+		[ -z "$bg_penv" ] || bg_path stdbuf
+		set -- "$@" "$bg_p" -oL -eL
+	fi
 	if [ "$bg_argc" -gt 0 ]; then
 		eval "set -- \"\$@\" $bg_cmd"
 	else
@@ -33,6 +43,7 @@ bg_command() {
 			bg_sh=sh
 			command -v bash >/dev/null 2>&1 && bg_sh=bash
 		fi
+		[ -z "$bg_penv" ] || ! bg_path "$bg_sh" || bg_sh=$bg_p
 		if [ "$bg_cmdfile" = 1 ]; then
 			set -- "$@" "$bg_sh" "$bg_d/command.sh"
 		else
@@ -61,10 +72,28 @@ bg_command() {
 	command "$@"
 }
 
+# bg_path NAME: set bg_p to the file PATH names for the program NAME (NAME
+# itself when it has a slash), as command -v would, without a fork; fail
+# when PATH has none (a shell's own applet, say).
+bg_path() {
+	bg_p=$1
+	case $1 in */*) return 0 ;; esac
+	bg_pl=$PATH:
+	while [ -n "$bg_pl" ]; do
+		bg_p=${bg_pl%%:*}
+		bg_pl=${bg_pl#*:}
+		bg_p=${bg_p:-.}/$1
+		if [ -f "$bg_p" ] && [ -x "$bg_p" ]; then return 0; fi
+	done
+	bg_p=$1
+	return 1
+}
+
 # bg_stopped: succeed when a stop (or a timeout) has marked the job in
 # bg_d (its stop file), with bg_rc the status its signal gives a command
-# it ends (128+N).
+# it ends (128+N, bg_signum).
 bg_stopped() {
-	bg_line "$bg_d/stop" || return 1
-	bg_rc=$((128 + $(kill -l "${bg_l#* }" 2>/dev/null || echo 15)))
+	bg_rec "$bg_d/stop" || return 1
+	bg_signum "${bg_l#* }"
+	bg_rc=$((128 + bg_n))
 }

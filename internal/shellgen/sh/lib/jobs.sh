@@ -43,6 +43,13 @@ bg_line() {
 	return 0
 }
 
+# bg_rec FILE: bg_line for a record written over the launcher's blank
+# (exit_code, ended_at, stop): its first line without the blanks after it.
+bg_rec() {
+	bg_line "$1" || return 1
+	bg_l=${bg_l%"${bg_l##*[! ]}"}
+}
+
 # bg_metaline DIR: set bg_l to the first line of DIR/meta.json; fail when
 # it is missing or not a regular file, or DIR is a symbolic link (never
 # followed). One larger than bg_metamax bytes is not read: bg_l is ""

@@ -25,14 +25,14 @@ bg_prunable() {
 	bg_ended "$1" || return 1
 	bg_meta "$1" || return 1
 	bg_ownline "$1" || return 1
-	if bg_line "$1/exit_code"; then
+	if bg_rec "$1/exit_code"; then
 		case $bg_l in '' | *[!0-9]*) return 1 ;; esac
 	fi
 	[ "$bg_prule" != all ] || return 0
 	bg_pc= bg_pa=
 	if [ "$bg_keep" -gt 0 ] && [ "$2" -ge "$bg_keep" ]; then bg_pc=1; fi
 	if [ "$bg_age" -gt 0 ]; then
-		if bg_line "$1/ended_at" && bg_epoch "$bg_l"; then :; else bg_epoch "${1##*/}" || return 1; fi
+		if bg_rec "$1/ended_at" && bg_epoch "$bg_l"; then :; else bg_epoch "${1##*/}" || return 1; fi
 		[ $((bg_nw - bg_ep)) -le "$bg_age" ] || bg_pa=1
 	fi
 	if [ "$bg_prule" = both ]; then

@@ -117,8 +117,8 @@ bg_qend() {
 	else
 		bg_stopped || bg_rc=143
 	fi
-	if bg_stamp; then printf '%s\n' "$bg_ts" >"$bg_d/ended_at.tmp" && mv -f "$bg_d/ended_at.tmp" "$bg_d/ended_at"; fi
-	printf '%s\n' "$bg_rc" >"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"
+	if bg_stamp; then printf '%-24s\n' "$bg_ts" 1<>"$bg_d/ended_at.tmp" && mv -f "$bg_d/ended_at.tmp" "$bg_d/ended_at"; fi
+	printf '%-3s\n' "$bg_rc" 1<>"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"
 	[ -z "$bg_queue" ] || {
 		rm -f "$bg_d/queued"
 		bg_qdone
@@ -142,7 +142,7 @@ bg_qafter() {
 			bg_qwhy="job $bg_qx was removed"
 		elif [ -e "$bg_qj/not_run" ]; then
 			bg_qwhy="job $bg_qx was not run"
-		elif bg_line "$bg_qj/exit_code"; then
+		elif bg_rec "$bg_qj/exit_code"; then
 			[ "$bg_l" = 0 ] || bg_qwhy="job $bg_qx exited $bg_l"
 		else
 			bg_qwhy="job $bg_qx was lost"

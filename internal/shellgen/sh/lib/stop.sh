@@ -18,6 +18,32 @@ bg_kill() {
 	fi
 }
 
+# bg_signum SIGNAL: set bg_n to the number of SIGNAL, a name a stop sends
+# (scripts.go's signals): the numbers POSIX fixes (HUP 1, INT 2, QUIT 3,
+# KILL 9, ALRM 14, TERM 15), else the host's, which kill -l gives for a
+# name (bash, busybox) or names for a number (dash takes only numbers);
+# 15 (TERM) for a name the host does not know.
+bg_signum() {
+	case $1 in
+	HUP) bg_n=1 ;;
+	INT) bg_n=2 ;;
+	QUIT) bg_n=3 ;;
+	KILL) bg_n=9 ;;
+	ALRM) bg_n=14 ;;
+	TERM) bg_n=15 ;;
+	*)
+		bg_n=$(kill -l "$1" 2>/dev/null) || bg_n=
+		case $bg_n in '' | *[!0-9]*) ;; *) return 0 ;; esac
+		bg_n=1
+		while [ "$bg_n" -lt 65 ]; do
+			[ "$(kill -l "$bg_n" 2>/dev/null)" != "$1" ] || return 0
+			bg_n=$((bg_n + 1))
+		done
+		bg_n=15
+		;;
+	esac
+}
+
 # bg_signal SIGNAL: send SIGNAL to the processes bg_live found: a signal
 # the wrapper traps goes to the whole group (the wrapper survives it) and
 # to each process that left it; any other to each process, never the
@@ -38,10 +64,11 @@ bg_signal() {
 }
 
 # bg_stopmark DIR: mark the job in DIR stopped ("REASON SIGNAL", bg_r and
-# bg_sig) in its stop file, through the stop.tmp the launch made, so that
-# a full disk does not keep the mark from being written.
+# bg_sig) in its stop file: written over the blank stop.tmp the launch
+# made, padded to its length and never truncated, then renamed, so that
+# the mark takes no block a full disk could refuse (docs/format.md).
 bg_stopmark() {
-	printf '%s %s\n' "$bg_r" "$bg_sig" >"$1/stop.tmp" && mv -f "$1/stop.tmp" "$1/stop"
+	printf '%-31s\n' "$bg_r $bg_sig" 1<>"$1/stop.tmp" && mv -f "$1/stop.tmp" "$1/stop"
 }
 
 # bg_stop SIGNAL GRACE REASON NOWAIT DIR...: stop the jobs in the DIRs,

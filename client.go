@@ -10,8 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/records"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // Client runs and inspects jobs in one workspace of one host.
@@ -73,7 +74,7 @@ func (c *Client) target() shellgen.Target {
 // exit by itself, so that what it started in the background (run's
 // pruning pass) lives on, and exec returns then, without waiting for the
 // runtime to see it exit; one that is cut short is ended.
-func (c *Client) exec(ctx context.Context, script string, stdin io.Reader, watch bool, h shellgen.Handler) error {
+func (c *Client) exec(ctx context.Context, script string, stdin io.Reader, watch bool, h records.Handler) error {
 	return c.execCommits(ctx, script, stdin, watch, h, nil, false)
 }
 
@@ -85,7 +86,7 @@ func (c *Client) exec(ctx context.Context, script string, stdin io.Reader, watch
 // directory and its wrapper's report, it left the directory half made,
 // without meta.json, unseen for a minute. A launch takes milliseconds; it
 // ends with its job started, or with what it made removed.
-func (c *Client) execLaunch(ctx context.Context, script string, watch bool, h shellgen.Handler) error {
+func (c *Client) execLaunch(ctx context.Context, script string, watch bool, h records.Handler) error {
 	return c.execCommits(ctx, script, nil, watch, h, nil, true)
 }
 
@@ -96,7 +97,7 @@ func (c *Client) execLaunch(ctx context.Context, script string, watch bool, h sh
 // after commitGrace: cutting it at once could kill the host's committer
 // before it has read the report. With settle (execLaunch) an end of ctx
 // lets the script end by itself too.
-func (c *Client) execCommits(ctx context.Context, script string, stdin io.Reader, watch bool, h shellgen.Handler, cm *commits, settle bool) error {
+func (c *Client) execCommits(ctx context.Context, script string, stdin io.Reader, watch bool, h records.Handler, cm *commits, settle bool) error {
 	parent := ctx
 	if cm != nil {
 		stdin = cm
@@ -214,27 +215,27 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// jobs returns a shellgen.Handler's Job that hands fn each job observed,
+// jobs returns a records.Handler's Job that hands fn each job observed,
 // derived on the client's host (jobdir.Derive).
 func (c *Client) jobs(fn func(j jobdir.Job, outcome string) error) func(jobdir.Observation, string) error {
 	host := c.rt.Host()
 	return func(o jobdir.Observation, outcome string) error { return fn(jobdir.Derive(o, host), outcome) }
 }
 
-// refused returns a shellgen.Handler's Refused that hands fn each refusal
+// refused returns a records.Handler's Refused that hands fn each refusal
 // as an error wrapping its sentinel (see refusal); a job not found names
 // the client's workspace, where it was looked for.
 func (c *Client) refused(fn func(error) error) func(kind, subject string) error {
 	return func(kind, subject string) error {
 		err := refusal(kind, subject)
-		if e, ok := err.(*Error); ok && kind == shellgen.ErrKindNotFound {
+		if e, ok := err.(*Error); ok && kind == records.ErrKindNotFound {
 			e.Workspace = c.workspace
 		}
 		return fn(err)
 	}
 }
 
-// gather returns a shellgen.Handler's Refused that appends each refusal,
+// gather returns a records.Handler's Refused that appends each refusal,
 // as an error, to errs.
 func (c *Client) gather(errs *[]error) func(kind, subject string) error {
 	return c.refused(func(err error) error { *errs = append(*errs, err); return nil })

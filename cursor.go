@@ -13,7 +13,7 @@ import (
 // that reached their reader: the logs script sends its ranges without
 // moving the cursor, and the client reports on the script's stdin how far
 // each stream's bytes were written ("STREAM OFFSET" lines, see
-// shellgen.KindSent). It reports when a read is delivered, every
+// records.KindSent). It reports when a read is delivered, every
 // commitEvery bytes or commitPeriod of a long one, and when a read ends
 // early (an error, a cancelled ctx), so that a reader killed at any moment
 // loses nothing, and one that is killed without a chance to report gets

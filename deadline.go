@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/records"
 )
 
 // DefaultHostTimeout is how long the CLI gives a host to answer a call
@@ -58,7 +58,7 @@ type answerKey struct{}
 // answering returns h, whose Begun also lifts the bounds of ctx made by
 // WithinAnswer: every script prints its boot record first, in Go's
 // answers too, so the host's first answer is the first Begun.
-func answering(ctx context.Context, h shellgen.Handler) shellgen.Handler {
+func answering(ctx context.Context, h records.Handler) records.Handler {
 	lift, ok := ctx.Value(answerKey{}).(func())
 	if !ok {
 		return h

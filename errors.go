@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/records"
 )
 
 // Sentinel errors callers can test with errors.Is, one for each Kind but
@@ -205,23 +205,23 @@ func IgnoreNotFound(err error) error {
 // words; false for the others.
 func saidKind(kind string) (Kind, bool) {
 	switch kind {
-	case shellgen.ErrKindExists:
+	case records.ErrKindExists:
 		return KindExists, true
-	case shellgen.ErrKindRoot:
+	case records.ErrKindRoot:
 		return KindRoot, true
-	case shellgen.ErrKindIO, shellgen.ErrKindStart, shellgen.ErrKindSetsid:
+	case records.ErrKindIO, records.ErrKindStart, records.ErrKindSetsid:
 		return KindHost, true
-	case shellgen.ErrKindNoPTY:
+	case records.ErrKindNoPTY:
 		return KindNoPTY, true
-	case shellgen.ErrKindNoCap:
+	case records.ErrKindNoCap:
 		return KindNoLogCap, true
-	case shellgen.ErrKindNoStdin:
+	case records.ErrKindNoStdin:
 		return KindNoStdin, true
-	case shellgen.ErrKindEnded:
+	case records.ErrKindEnded:
 		return KindEnded, true
-	case shellgen.ErrKindTimeout:
+	case records.ErrKindTimeout:
 		return KindTimeout, true
-	case shellgen.ErrKindCursorBusy:
+	case records.ErrKindCursorBusy:
 		return KindCursorBusy, true
 	}
 	return KindOther, false
@@ -234,23 +234,23 @@ func refusal(kind, subject string) error {
 		return &Error{Kind: k, Err: errors.New(subject)}
 	}
 	switch kind {
-	case shellgen.ErrKindNotFound:
+	case records.ErrKindNotFound:
 		return &Error{Kind: KindNotFound, Ref: subject, Err: ErrNotFound}
-	case shellgen.ErrKindSymlink:
+	case records.ErrKindSymlink:
 		return &Error{Kind: KindNotFound, Ref: subject, Err: fmt.Errorf("%w: its directory is a symbolic link, which bgjob never follows", ErrNotFound)}
-	case shellgen.ErrKindBusy:
+	case records.ErrKindBusy:
 		return &Error{Kind: KindBusy, Ref: subject, Err: fmt.Errorf("%w (stop it first, or use --force)", ErrBusy)}
-	case shellgen.ErrKindCwd:
+	case records.ErrKindCwd:
 		return fmt.Errorf("%w: %s", ErrUsage, subject)
-	case shellgen.ErrKindNotEmpty:
+	case records.ErrKindNotEmpty:
 		return fmt.Errorf("job directory %s holds files bgjob did not write: removed nothing: %w", subject, ErrForeignFiles)
-	case shellgen.ErrKindOutside:
+	case records.ErrKindOutside:
 		return fmt.Errorf("%s is not a job directory under the root: %w", subject, ErrUsage)
-	case shellgen.ErrKindReadOnly:
+	case records.ErrKindReadOnly:
 		return fmt.Errorf("job directory %s cannot be changed (read-only file system or directory): %w", subject, ErrReadOnly)
-	case shellgen.ErrKindNameBusy:
+	case records.ErrKindNameBusy:
 		return fmt.Errorf("name %s: another run --replace of it has held its lock too long: %w", subject, ErrBusy)
-	case shellgen.ErrKindRegex:
+	case records.ErrKindRegex:
 		return fmt.Errorf("%w: the host's grep -E cannot compile %q", ErrUsage, subject)
 	}
 	return &Error{Kind: KindHost, Err: fmt.Errorf("%s (%s)", subject, kind)}

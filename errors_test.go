@@ -7,7 +7,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/records"
 	"github.com/bgjob/bgjob/runtime/local"
 )
 
@@ -22,14 +22,14 @@ func TestRefusalKinds(t *testing.T) {
 		msg           string
 		ref           string
 	}{
-		{shellgen.ErrKindNotFound, "web", KindNotFound, ErrNotFound, "job web: not found", "web"},
-		{shellgen.ErrKindSymlink, "web", KindNotFound, ErrNotFound, "job web: not found: its directory is a symbolic link, which bgjob never follows", "web"},
-		{shellgen.ErrKindBusy, "web", KindBusy, ErrBusy, "job web: job is still running or has live processes (stop it first, or use --force)", "web"},
-		{shellgen.ErrKindEnded, "job web has ended", KindEnded, ErrEnded, "job web has ended: input not delivered", ""},
-		{shellgen.ErrKindNoPTY, "the host has no script command", KindNoPTY, ErrNoPTY, "the host has no script command: no pseudo-terminal job on this host", ""},
-		{shellgen.ErrKindNoCap, "no fallocate", KindNoLogCap, ErrNoLogCap, "no fallocate: no log size cap on this host", ""},
-		{shellgen.ErrKindCwd, "no such directory /x", KindUsage, ErrUsage, "invalid request: no such directory /x", ""},
-		{shellgen.ErrKindReadOnly, "/r/d", KindReadOnly, ErrReadOnly, "job directory /r/d cannot be changed (read-only file system or directory): read-only job directory", ""},
+		{records.ErrKindNotFound, "web", KindNotFound, ErrNotFound, "job web: not found", "web"},
+		{records.ErrKindSymlink, "web", KindNotFound, ErrNotFound, "job web: not found: its directory is a symbolic link, which bgjob never follows", "web"},
+		{records.ErrKindBusy, "web", KindBusy, ErrBusy, "job web: job is still running or has live processes (stop it first, or use --force)", "web"},
+		{records.ErrKindEnded, "job web has ended", KindEnded, ErrEnded, "job web has ended: input not delivered", ""},
+		{records.ErrKindNoPTY, "the host has no script command", KindNoPTY, ErrNoPTY, "the host has no script command: no pseudo-terminal job on this host", ""},
+		{records.ErrKindNoCap, "no fallocate", KindNoLogCap, ErrNoLogCap, "no fallocate: no log size cap on this host", ""},
+		{records.ErrKindCwd, "no such directory /x", KindUsage, ErrUsage, "invalid request: no such directory /x", ""},
+		{records.ErrKindReadOnly, "/r/d", KindReadOnly, ErrReadOnly, "job directory /r/d cannot be changed (read-only file system or directory): read-only job directory", ""},
 		{"XX", "odd", KindHost, ErrHost, "odd (XX): host failure", ""},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
@@ -78,7 +78,7 @@ func TestNoAnswerKinds(t *testing.T) {
 	if got, want := hostError("h1", noAnswer).Error(), "h1: no answer within 1s"; got != want {
 		t.Errorf("message %q, want %q", got, want)
 	}
-	if got, want := hostError("h1", refusal(shellgen.ErrKindNotFound, "web")).Error(), "h1: job web: not found"; got != want {
+	if got, want := hostError("h1", refusal(records.ErrKindNotFound, "web")).Error(), "h1: job web: not found"; got != want {
 		t.Errorf("message %q, want %q", got, want)
 	}
 }

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/records"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // ListOptions selects jobs for List.
@@ -78,13 +79,13 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 		}
 		if o.Limit > 0 && n == o.Limit {
 			next = last
-			return shellgen.ErrStop
+			return records.ErrStop
 		}
 		n++
 		last = j.ID
 		return fn(j)
 	}
-	h := shellgen.Handler{
+	h := records.Handler{
 		Refused: c.gather(&errs),
 		More:    func() { next = last },
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { return keep(j) }),

@@ -12,8 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/records"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // DefaultMaxBytes is the cap on log data that bgjob's CLI applies where a
@@ -504,7 +505,7 @@ func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliv
 		}
 	}
 	var errs []error
-	h := shellgen.Handler{
+	h := records.Handler{
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { res.Job = j; return nil }),
 		Refused: c.gather(&errs),
 		Rewound: func(stream string, _ int64) {

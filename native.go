@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/records"
 )
 
 // NativeCheckEnv, set to anything in the environment, makes each look made
@@ -57,7 +57,7 @@ func (r *piecesReader) Read(b []byte) (int, error) {
 // look hands h the records of script: those nat makes in Go where it can
 // (compared with the script's under NativeCheckEnv), else the script's,
 // run by exec (watch as exec's). script is made only when it runs.
-func (c *Client) look(ctx context.Context, script func() string, watch bool, nat native, h shellgen.Handler) error {
+func (c *Client) look(ctx context.Context, script func() string, watch bool, nat native, h records.Handler) error {
 	check := os.Getenv(NativeCheckEnv)
 	if check == "off" {
 		return c.exec(ctx, script(), nil, watch, h)

@@ -15,8 +15,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/records"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // nativeLaunch launches the job of l in Go, doing what launch.sh does,
@@ -36,7 +37,7 @@ import (
 // catches (SIGINT, SIGTERM, SIGHUP of the CLI and the MCP server) and
 // keeps those it ignores, as the shell's exec does: the job gets the
 // caller's dispositions, default SIGINT and SIGQUIT included.
-func (c *Client) nativeLaunch(ctx context.Context, l shellgen.Launch, h shellgen.Handler) (ok bool, err error) {
+func (c *Client) nativeLaunch(ctx context.Context, l shellgen.Launch, h records.Handler) (ok bool, err error) {
 	m := l.Meta
 	if m.PTY || m.Stdin || m.Name != "" || l.Replace || len(m.After) > 0 || len(m.AfterOK) > 0 ||
 		m.Slots > 0 || m.MaxLogSize > 0 || l.Prune != nil {
@@ -97,48 +98,48 @@ func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMe
 	// bg_makeroot: bg_readroot, the root made private, its mode checked
 	// the first time.
 	if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return refuse(shellgen.ErrKindRoot, "root "+root+" is a symbolic link")
+		return refuse(records.ErrKindRoot, "root "+root+" is a symbolic link")
 	}
 	if fi, err := os.Stat(root); err == nil && fi.IsDir() && !ownedByMe(fi) {
-		return refuse(shellgen.ErrKindRoot, "root "+root+" is owned by another user")
+		return refuse(records.ErrKindRoot, "root "+root+" is owned by another user")
 	}
 	if fi, err := os.Lstat(ws); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return refuse(shellgen.ErrKindRoot, "workspace "+ws+" is a symbolic link")
+		return refuse(records.ErrKindRoot, "workspace "+ws+" is a symbolic link")
 	}
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		if mkdirAllPrivate(root, mask) != nil {
-			return refuse(shellgen.ErrKindRoot, noRoot(root))
+			return refuse(records.ErrKindRoot, noRoot(root))
 		}
 	}
 	fi, err := os.Stat(root)
 	if err != nil || !ownedByMe(fi) {
-		return refuse(shellgen.ErrKindRoot, "root "+root+" is owned by another user")
+		return refuse(records.ErrKindRoot, "root "+root+" is owned by another user")
 	}
 	if mfi, err := os.Stat(root + "/.bgjob-root"); err != nil || !ownedByMe(mfi) {
 		if fi.IsDir() && fi.Mode().Perm()&0o022 != 0 {
-			return refuse(shellgen.ErrKindRoot, "root "+root+" is writable by other users (want mode 0700)")
+			return refuse(records.ErrKindRoot, "root "+root+" is writable by other users (want mode 0700)")
 		}
 		writePrivate(root+"/.bgjob-root", "", mask)
 	}
 	if cwd != "" {
 		if fi, err := os.Stat(cwd); err != nil {
-			return refuse(shellgen.ErrKindCwd, "working directory "+cwd+" does not exist")
+			return refuse(records.ErrKindCwd, "working directory "+cwd+" does not exist")
 		} else if !fi.IsDir() {
-			return refuse(shellgen.ErrKindCwd, "working directory "+cwd+" is not a directory")
+			return refuse(records.ErrKindCwd, "working directory "+cwd+" is not a directory")
 		}
 	}
 	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
 		if mkdirAllPrivate(ws, mask) != nil {
-			return refuse(shellgen.ErrKindIO, "cannot create workspace directory "+ws)
+			return refuse(records.ErrKindIO, "cannot create workspace directory "+ws)
 		}
 	}
 	dir = ws + "/" + id
 	if err := mkdirPrivate(dir, mask); err != nil {
 		// Only a directory that is there is one that exists (launch.sh).
 		if _, lerr := os.Lstat(dir); lerr == nil {
-			return refuse(shellgen.ErrKindExists, "cannot create job directory "+dir)
+			return refuse(records.ErrKindExists, "cannot create job directory "+dir)
 		}
-		return refuse(shellgen.ErrKindIO, "cannot create job directory "+dir+" (is the file system read-only or full?)")
+		return refuse(records.ErrKindIO, "cannot create job directory "+dir+" (is the file system read-only or full?)")
 	}
 	// The status records are made now, while there is room (launch.sh).
 	made := []struct{ name, body string }{{"job.sh", files.Wrapper}}
@@ -153,7 +154,7 @@ func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMe
 	for _, f := range made {
 		if writePrivate(dir+"/"+f.name, f.body, mask) != nil {
 			removeJobFiles(dir, "job.sh", "command.sh", "exit_code.tmp", "ended_at.tmp", "stop.tmp", "exit_code.pty")
-			return refuse(shellgen.ErrKindIO, "cannot write the job's files in "+ws+" (is the disk full?)")
+			return refuse(records.ErrKindIO, "cannot write the job's files in "+ws+" (is the disk full?)")
 		}
 	}
 	w, err := startWrapper(ctx, dir, host.umask, func(pid int) (string, bool) { return host.write(dir, pid, mask) })
@@ -169,9 +170,9 @@ func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMe
 	}
 	switch w {
 	case "":
-		return refuse(shellgen.ErrKindStart, "the wrapper of job "+dir+" did not start")
+		return refuse(records.ErrKindStart, "the wrapper of job "+dir+" did not start")
 	case "nometa":
-		return refuse(shellgen.ErrKindIO, "cannot write the job's meta.json in "+ws+" (is the disk full?)")
+		return refuse(records.ErrKindIO, "cannot write the job's meta.json in "+ws+" (is the disk full?)")
 	}
 	return dir, w, "", nil
 }

@@ -19,9 +19,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/runtime/local"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // TestNativeLaunchIsTheScripts: a launch made in Go (nativeLaunch) leaves

@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // nativeStatus returns, for a client whose job files are on this machine

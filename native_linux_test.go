@@ -18,10 +18,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/records"
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/jobdir/jobdirtest"
 	"github.com/bgjob/bgjob/runtime/local"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // nativeShells returns the shells the status script is run under to be
@@ -825,7 +826,7 @@ func TestLookMakesItsScriptOnlyToRunIt(t *testing.T) {
 				return c.nativeStatus([]string{id})
 			})
 			var got []string
-			err := c.look(context.Background(), script, false, nat, shellgen.Handler{
+			err := c.look(context.Background(), script, false, nat, records.Handler{
 				Job: c.jobs(func(j jobdir.Job, _ string) error { got = append(got, j.ID+" "+string(j.Status)); return nil }),
 			})
 			if err != nil {

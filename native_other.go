@@ -6,7 +6,8 @@ import (
 	"context"
 	"io"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/records"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // nativeStatus is made in Go on Linux only (it reads /proc); elsewhere
@@ -23,6 +24,6 @@ func (c *Client) nativeLogs(shellgen.Logs) (io.Reader, func(), bool) { return ni
 func (c *Client) nativeList(shellgen.List) ([]string, bool) { return nil, false }
 
 // nativeLaunch is made in Go on Linux only; elsewhere the script runs.
-func (c *Client) nativeLaunch(context.Context, shellgen.Launch, shellgen.Handler) (bool, error) {
+func (c *Client) nativeLaunch(context.Context, shellgen.Launch, records.Handler) (bool, error) {
 	return false, nil
 }

@@ -7,8 +7,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/records"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // PruneOptions selects the jobs Prune removes: ended jobs with no live
@@ -80,10 +81,10 @@ func (c *Client) prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error
 		// With Pruned, a job waits here for its R record (removed).
 		pending = map[string]jobdir.Job{}
 	)
-	err = c.exec(ctx, script, nil, false, shellgen.Handler{
+	err = c.exec(ctx, script, nil, false, records.Handler{
 		Job: c.jobs(func(j jobdir.Job, outcome string) error {
 			switch {
-			case outcome == shellgen.OutcomeKept:
+			case outcome == records.OutcomeKept:
 				if o.Kept != nil {
 					o.Kept(j)
 				}

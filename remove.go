@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/records"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // RemoveOptions tunes Remove.
@@ -27,7 +28,7 @@ func (c *Client) Remove(ctx context.Context, refs []string, o RemoveOptions) ([]
 		removed []string
 		errs    []error
 	)
-	err = c.exec(ctx, script, nil, false, shellgen.Handler{
+	err = c.exec(ctx, script, nil, false, records.Handler{
 		Removed: func(dir string) error { removed = append(removed, dir); return nil },
 		Refused: c.gather(&errs),
 	})

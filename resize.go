@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/records"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // Resize gives the terminal of a job started with PTY cols columns by
@@ -28,7 +29,7 @@ func (c *Client) Resize(ctx context.Context, ref string, cols, rows int) (jobdir
 		job  jobdir.Job
 		errs []error
 	)
-	err = c.exec(ctx, script, nil, false, shellgen.Handler{
+	err = c.exec(ctx, script, nil, false, records.Handler{
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { job = j; return nil }),
 		Refused: c.gather(&errs),
 	})

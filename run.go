@@ -11,8 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/records"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // Run's pruning pass: after a launch the host removes, in the background,
@@ -128,13 +129,13 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 			job    *jobdir.Job
 			refErr error
 		)
-		err = c.launch(ctx, l, shellgen.Handler{
+		err = c.launch(ctx, l, records.Handler{
 			Job: c.jobs(func(j jobdir.Job, outcome string) error {
 				switch outcome {
-				case shellgen.OutcomeHeld, shellgen.OutcomeReplaced:
+				case records.OutcomeHeld, records.OutcomeReplaced:
 					if s.NameHeld != nil && !held[j.ID] {
 						held[j.ID] = true
-						s.NameHeld(j, outcome == shellgen.OutcomeReplaced)
+						s.NameHeld(j, outcome == records.OutcomeReplaced)
 					}
 				default:
 					job = &j
@@ -168,7 +169,7 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 // same (what the tests compare is the job directory, and every read of it
 // then made in Go is checked against its script's); "off" runs the
 // script.
-func (c *Client) launch(ctx context.Context, l shellgen.Launch, h shellgen.Handler) error {
+func (c *Client) launch(ctx context.Context, l shellgen.Launch, h records.Handler) error {
 	if os.Getenv(NativeCheckEnv) != "off" {
 		if ok, err := c.nativeLaunch(ctx, l, h); ok {
 			return err

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/records"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // SendOptions tunes Send.
@@ -45,7 +46,7 @@ func (c *Client) Send(ctx context.Context, ref string, data io.Reader, o SendOpt
 	)
 	total := dataSize(data)
 	sent := int64(-1)
-	err = c.exec(ctx, script, data, false, shellgen.Handler{
+	err = c.exec(ctx, script, data, false, records.Handler{
 		Job:       c.jobs(func(j jobdir.Job, _ string) error { job = j; return nil }),
 		Refused:   c.gather(&errs),
 		Delivered: func(n int64) { sent = n },

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // MaxCommand bounds the command Run accepts: the script, or the words of

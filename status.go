@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/records"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // Status reports on the jobs named by refs (ids or names). It returns the
@@ -33,7 +34,7 @@ func (c *Client) collectLook(ctx context.Context, script func() string, nat nati
 		jobs []jobdir.Job
 		errs []error
 	)
-	err := c.look(ctx, script, false, nat, shellgen.Handler{
+	err := c.look(ctx, script, false, nat, records.Handler{
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { jobs = append(jobs, j); return nil }),
 		Refused: c.gather(&errs),
 	})

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // DefaultGrace is how long Stop waits after the first signal before

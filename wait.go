@@ -7,8 +7,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/records"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // WaitOptions tunes Wait.
@@ -130,7 +131,7 @@ func (c *Client) wait(ctx context.Context, q shellgen.Wait, timeout time.Duratio
 		}
 		return c.nativeWait(q.Refs, q.Any)
 	})
-	err = c.look(ctx, script.Text, !q.Once, nat, shellgen.Handler{
+	err = c.look(ctx, script.Text, !q.Once, nat, records.Handler{
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { jobs = append(jobs, j); return nil }),
 		Refused: c.gather(&errs),
 		Wait:    func(s string) { state = s },

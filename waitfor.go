@@ -10,8 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/internal/records"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
 	"github.com/bgjob/bgjob/termtext"
 )
 
@@ -150,7 +151,7 @@ func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor, timeout time.
 		state string
 	)
 	scanned := map[string]int64{}
-	err = c.exec(ctx, script, nil, !q.Once, shellgen.Handler{
+	err = c.exec(ctx, script, nil, !q.Once, records.Handler{
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { job = j; return nil }),
 		Refused: c.gather(&errs),
 		Wait:    func(s string) { state = s },

@@ -4,9 +4,9 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/jobdir/jobdirtest"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // TestMayMatchScreenText: Go's look before the script's, on a PTY job,

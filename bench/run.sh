@@ -290,17 +290,17 @@ rss "prune --dry-run" bgjob -w "$w" prune --dry-run --keep 100
 [ "$ssh_bench" = skip ] || rss "over SSH: ls --limit 0" bgjob -H bench -w "$w" ls --limit 0
 
 # --- 5. script sizes ----------------------------------------------------------
-say "script sizes (go test -bench Scripts ./internal/shellgen)"
+say "script sizes (go test -bench Scripts ./shellgen)"
 {
 	echo
 	echo "### Script size per verb"
 	echo
-	echo "Bytes of each generated script (\\`wc -c\\`), from \\`go test -run '^\$' -bench Scripts -benchtime 1x ./internal/shellgen\\` (internal/shellgen/scripts_bench_test.go): what runs with \\`sh -c\\`, and over SSH what is sent on every call. job.sh is the wrapper, written into the job directory by the launch."
+	echo "Bytes of each generated script (\\`wc -c\\`), from \\`go test -run '^\$' -bench Scripts -benchtime 1x ./shellgen\\` (shellgen/scripts_bench_test.go): what runs with \\`sh -c\\`, and over SSH what is sent on every call. job.sh is the wrapper, written into the job directory by the launch."
 	echo
 	echo "| script | bytes |"
 	echo "|---|--:|"
 } >>"$md"
-(cd "$repo" && go test -run '^$' -bench 'Scripts' -benchtime 1x ./internal/shellgen 2>&1) | tee "$out/go-bench-scripts.txt" |
+(cd "$repo" && go test -run '^$' -bench 'Scripts' -benchtime 1x ./shellgen 2>&1) | tee "$out/go-bench-scripts.txt" |
 	awk '/^BenchmarkScripts\// { name=$1; sub(/^BenchmarkScripts\//, "", name); sub(/-[0-9]+$/, "", name); for (i=2; i<NF; i++) if ($(i+1)=="script-bytes") printf "| %s | %d |\n", name, $i }' >>"$md"
 
 # --- summary of the targets ---------------------------------------------------

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	bg "github.com/bgjob/bgjob"
-	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/runtime/local"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // TestMCPBigScript: scripts and --env values too long for one argument of

@@ -195,7 +195,7 @@ func processArgs() [][]string {
 func scriptsFor(root string) int { return len(hostScripts(root)) }
 
 // waitScriptRuns reports whether a wait script (the only one that sets
-// bg_any, see internal/shellgen/sh/wait.sh) for jobs under root runs.
+// bg_any, see shellgen/sh/wait.sh) for jobs under root runs.
 func waitScriptRuns(root string) bool {
 	for _, s := range hostScripts(root) {
 		if strings.Contains(s, "\nbg_any=") {

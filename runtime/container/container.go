@@ -18,8 +18,8 @@ import (
 
 	"github.com/moby/moby/api/pkg/stdcopy"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
-	"github.com/bgjob/bgjob/internal/tail"
+	"github.com/bgjob/bgjob/runtime/tail"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // maxExecs bounds the execs running at once through one Runtime.

@@ -14,7 +14,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 	xknownhosts "golang.org/x/crypto/ssh/knownhosts"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // hostKeyChecker verifies a server's host key against known_hosts following

@@ -31,8 +31,8 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
-	"github.com/bgjob/bgjob/internal/tail"
+	"github.com/bgjob/bgjob/runtime/tail"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // maxSessions bounds the sessions open at once on one connection; OpenSSH's

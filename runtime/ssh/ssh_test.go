@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/shellgen"
 	"github.com/bgjob/bgjob/internal/sshtest"
 	"github.com/bgjob/bgjob/runtime/ssh"
+	"github.com/bgjob/bgjob/shellgen"
 	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 

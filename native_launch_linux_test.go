@@ -166,7 +166,7 @@ func (l *launched) normalize(dir string) {
 			}
 			// The look that waits for the job's end records it without
 			// processes unless a process of the user was in the middle of
-			// an exec then (the blank rule, docs/design.md): other tests'
+			// an exec then (the blank rule, docs/design/stopping.md): other tests'
 			// processes decide that, not the launch.
 			if strings.HasSuffix(k, "/leftovers") {
 				continue

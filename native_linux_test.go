@@ -516,7 +516,7 @@ func compareWait(t *testing.T, c *Client, shells map[string]string, dirs, refs [
 // compares got, made in Go from the leftovers records before, with what
 // script prints under each shell from the same records, and the records
 // each writes. A record written by one and not the other may be the
-// blank rule's (docs/design.md: none beside a process of the user caught
+// blank rule's (docs/design/stopping.md: none beside a process of the user caught
 // in the middle of an exec, which other tests' processes are): then all
 // is made again, from before, up to 20 times.
 func compareMade(t *testing.T, shells map[string]string, dirs []string, before map[string]string, what string, remake func() (string, bool), got string, ok bool, s string) string {

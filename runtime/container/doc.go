@@ -1,8 +1,8 @@
 // Package container runs bgjob's shell scripts inside a running container:
 // "docker://[USER@]CONTAINER" through the Docker Engine API and
 // "podman://[USER@]CONTAINER" through Podman's Docker-compatible API, with
-// one small client of that API for both (engine.go; docs/design.md says
-// why it is not github.com/moby/moby/client).
+// one small client of that API for both (engine.go; docs/design/containers.md
+// says why it is not github.com/moby/moby/client).
 //
 // Each script is one exec of "sh -c SCRIPT" in the container, attached over
 // a hijacked stream whose stdout and stderr are demultiplexed (stdcopy);

@@ -5,8 +5,9 @@ import (
 	"io"
 )
 
-// Runtime runs shellgen scripts on one host. runtime/local and runtime/ssh
-// implement it.
+// Runtime runs shellgen scripts on one host. runtime/local, runtime/ssh
+// and runtime/container implement it; anything that can run "sh -c SCRIPT"
+// on a host can (Example_runtime).
 type Runtime interface {
 	// Exec runs script with the host's POSIX shell, as "sh -c script". The
 	// script reads stdin (empty when stdin is nil) and everything it writes

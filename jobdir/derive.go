@@ -70,12 +70,18 @@ type Observation struct {
 // Derive turns an observation into a job report. It is the only place
 // where bgjob decides what became of a job:
 //
-//   - exit_code exists: the job ended with that status; it was "killed" when
-//     a stop marker exists and the status is 128+N, else "exited";
+//   - meta.json missing, too large, unreadable, not of this directory, or an
+//     exit_code that is no status: "unreadable" (Error says which);
+//   - exit_code exists: the job ended with that status; "not_run" when the
+//     wrapper recorded that its command never ran (a job of --after-ok
+//     whose job did not exit 0), "killed" when a stop marker exists and
+//     the status is 128+N, else "exited";
 //   - no exit_code, same boot, and the recorded pid is alive with the
-//     recorded start time: "running";
+//     recorded start time: "running", or "queued" while the wrapper waits
+//     for the job's turn (the queued file);
 //   - otherwise "lost": the wrapper died without recording a status (it
-//     was SIGKILLed or the host rebooted), and the exit status is unknown.
+//     was SIGKILLed, "vanished", or the host rebooted, "reboot"), and the
+//     exit status is unknown.
 //
 // Whatever the status, LiveProcesses counts the job's processes still
 // alive besides its wrapper: a job that has ended can leave some behind.

@@ -62,7 +62,9 @@ const (
 	// StatusLost: no exit_code, and the wrapper is gone (killed with
 	// SIGKILL, or the host rebooted). The exit status is unknown.
 	StatusLost Status = "lost"
-	// StatusUnreadable: meta.json cannot be parsed.
+	// StatusUnreadable: the job's files cannot be read as a job's: meta.json
+	// is missing, too large, cannot be parsed or names another directory,
+	// or exit_code holds no status. Job.Error says which.
 	StatusUnreadable Status = "unreadable"
 	// StatusQueued: the wrapper is alive and waits for the job's turn
 	// (run --slots, --after, --after-ok): the command has not started.

@@ -168,6 +168,11 @@ func ExampleSpec_pty() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// The terminal echoes what is typed when it arrives, as a real one
+	// does: type once the prompt is there.
+	if _, _, err := c.WaitFor(ctx, job.ID, `^name\? $`, bgjob.WaitForOptions{Timeout: time.Minute}); err != nil {
+		log.Fatal(err)
+	}
 	if _, err := c.Send(ctx, job.ID, strings.NewReader("bob\n"), bgjob.SendOptions{}); err != nil {
 		log.Fatal(err)
 	}
@@ -181,7 +186,8 @@ func ExampleSpec_pty() {
 	fmt.Printf("%q\n", out.String())
 	fmt.Print(string(termtext.Strip(out.Bytes())))
 	// Output:
-	// "40 100\r\nname? \x1b[1mhello, bob\x1b[0m\r\n"
+	// "40 100\r\nname? bob\r\n\x1b[1mhello, bob\x1b[0m\r\n"
 	// 40 100
-	// name? hello, bob
+	// name? bob
+	// hello, bob
 }

@@ -388,3 +388,42 @@ func TestQueueReportsWhatIs(t *testing.T) {
 		})
 	}
 }
+
+// TestQueueAfterOKReadsExitCodeTmp: a job whose status is in exit_code.tmp
+// alone (a stop killed its wrapper's rename; docs/format.md) ended with
+// that status for --after-ok too, as for every other reader: a job after
+// one that exited 0 runs, one after one that exited 5 is not run because
+// of it, not because the job was "lost".
+func TestQueueAfterOKReadsExitCodeTmp(t *testing.T) {
+	t.Parallel()
+	for _, tc := range localAndSSH(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ok := queueRun(t, tc.flags, "--", "exit 0")
+			five := queueRun(t, tc.flags, "--", "exit 5")
+			queueWait(t, tc.flags, ok, five)
+			for _, id := range []string{ok, five} {
+				d := queueStatus(t, tc.flags, id).Dir
+				if err := os.Rename(filepath.Join(d, "exit_code"), filepath.Join(d, "exit_code.tmp")); err != nil {
+					t.Fatal(err)
+				}
+				if j := queueStatus(t, tc.flags, id); j.Status != jobdir.StatusExited {
+					t.Fatalf("status of %s with exit_code.tmp alone: %s, want exited", id, j.Status)
+				}
+			}
+			ran := filepath.Join(t.TempDir(), "ran")
+			after := queueRun(t, tc.flags, "--after-ok", ok, "--", "touch "+ran)
+			notRun := queueRun(t, tc.flags, "--after-ok", five, "--", "true")
+			if code := queueWait(t, tc.flags, after); code != 0 {
+				t.Errorf("the job after one that exited 0: wait exit %d, want 0 (%+v)", code, queueStatus(t, tc.flags, after))
+			}
+			if _, err := os.Stat(ran); err != nil {
+				t.Errorf("the job after one that exited 0 did not run: %v", err)
+			}
+			queueWait(t, tc.flags, notRun)
+			if j := queueStatus(t, tc.flags, notRun); j.Status != jobdir.StatusNotRun || j.Error != "job "+five+" exited 5" {
+				t.Errorf("the job after one that exited 5: %s %q, want not_run, job %s exited 5", j.Status, j.Error, five)
+			}
+		})
+	}
+}

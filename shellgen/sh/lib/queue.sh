@@ -126,7 +126,8 @@ bg_qend() {
 }
 
 # bg_qafter: succeed when every job of bg_after and bg_afterok has ended:
-# exit_code written, the wrapper gone (lost), or the directory removed. A
+# exit_code (or exit_code.tmp) written, the wrapper gone (lost), or the
+# directory removed. A
 # job of bg_afterok that did not exit 0 sets bg_qwhy and fails.
 bg_qafter() {
 	for bg_qx in $bg_after $bg_afterok; do
@@ -142,7 +143,9 @@ bg_qafter() {
 			bg_qwhy="job $bg_qx was removed"
 		elif [ -e "$bg_qj/not_run" ]; then
 			bg_qwhy="job $bg_qx was not run"
-		elif bg_rec "$bg_qj/exit_code"; then
+		elif bg_rec "$bg_qj/exit_code" || { bg_tmpcode "$bg_qj" && bg_l=${bg_l%% *}; }; then
+			# exit_code.tmp alone: a stop killed the wrapper's rename, and
+			# its status stands, as for every reader (docs/format.md).
 			[ "$bg_l" = 0 ] || bg_qwhy="job $bg_qx exited $bg_l"
 		else
 			bg_qwhy="job $bg_qx was lost"

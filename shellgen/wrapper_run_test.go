@@ -2,6 +2,7 @@ package shellgen_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -184,6 +185,42 @@ func TestWrapperDuration(t *testing.T) {
 			d, ok := j.Duration(time.Now())
 			if j.Status != jobdir.StatusExited || !ok || d < 999*time.Millisecond || d > 30*time.Second {
 				t.Errorf("a one-second job: %s, duration %v (%v), want about a second", j.Status, d, ok)
+			}
+		})
+	}
+}
+
+// TestJobsBashReadsNoBashrc: a job's bash does not run the user's
+// ~/.bashrc. Debian's bash reads it when SSH_CLIENT is set and its shell
+// level is below 2, which is how a job launched over SSH starts (the
+// launch's exec leaves SHLVL at 0): its PATH came before the one of
+// --env, and its output went into the job's logs.
+func TestJobsBashReadsNoBashrc(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	for _, sh := range allShells {
+		t.Run(sh.name, func(t *testing.T) {
+			sh.path(t)
+			base := t.TempDir()
+			if err := os.WriteFile(filepath.Join(base, ".bashrc"), []byte("[ -z \"${BGJOB_JOB_ID-}\" ] || echo read-bashrc\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			target := shellgen.Target{Root: filepath.Join(base, "root"), Workspace: "w"}
+			m := jobdir.Meta{Version: jobdir.Version, ID: jobdir.NewID(time.Now()), Workspace: "w", Shell: "bash", Env: []string{},
+				Command: `printf none`}
+			script, err := shellgen.LaunchScript(shellgen.Launch{Target: target, Meta: m, Grace: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := []string{"HOME=" + base, "SSH_CLIENT=127.0.0.1 40000 22", "SHLVL=0"}
+			runOne(t, &sh, base, env, script)
+			dir := filepath.Join(target.Root, "w", m.ID)
+			waitExitCode(t, dir)
+			out, _ := os.ReadFile(filepath.Join(dir, "stdout.log"))
+			errs, _ := os.ReadFile(filepath.Join(dir, "stderr.log"))
+			if string(out) != "none" || len(errs) > 0 {
+				t.Errorf("the job's bash read ~/.bashrc: stdout %q, stderr %q; want none and nothing", out, errs)
 			}
 		})
 	}

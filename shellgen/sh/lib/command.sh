@@ -15,6 +15,12 @@ bg_command() {
 	# process forked after the look finds it here, and the command does
 	# not run. One forked before it the look finds and signals.
 	if bg_stopped; then exit "$bg_rc"; fi
+	# A bash started with SSH_CLIENT set and a shell level below 2 reads
+	# ~/.bashrc as if sshd had started it (Debian's bash does): over SSH,
+	# where the launch's exec left SHLVL at 0, the job's bash would run
+	# the login's .bashrc, its PATH over --env's. At 1 the job's bash is
+	# at 2; an SHLVL from --env, exported after, wins.
+	case ${SHLVL-} in [1-9]*) ;; *) export SHLVL=1 ;; esac
 	set --
 	[ "$bg_lb" != 1 ] || set -- PYTHONUNBUFFERED=1
 	bg_i=1

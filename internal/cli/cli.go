@@ -18,9 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bgjob/bgjob"
-	ctr "github.com/bgjob/bgjob/runtime/container"
-	"github.com/bgjob/bgjob/runtime/local"
-	sshrt "github.com/bgjob/bgjob/runtime/ssh"
+	"github.com/bgjob/bgjob/host"
 )
 
 // app holds what every command shares: the global flags and the streams.
@@ -240,36 +238,8 @@ func usesWorkspace(cmd *cobra.Command) bool {
 
 // connect connects to host ("" for this machine) and returns a client and
 // a function that releases the connection; it is the DialFunc of a.fleet.
-func (a *app) connect(ctx context.Context, host string) (*bgjob.Client, func(), error) {
-	return a.clientOn(ctx, host, a.dialSSH)
-}
-
-// clientOn returns a client of host (this machine when ""), reached over
-// SSH with dial or, for a container host, through its daemon, and what
-// releases it.
-func (a *app) clientOn(ctx context.Context, host string, dial func(context.Context, string) (*sshrt.Runtime, error)) (*bgjob.Client, func(), error) {
-	var rt bgjob.Runtime = local.New()
-	release := func() {}
-	switch {
-	case ctr.IsHost(host):
-		r, rel, err := dialContainer(ctx, host)
-		if err != nil {
-			return nil, nil, err
-		}
-		rt, release = r, rel
-	case host != "":
-		r, err := dial(ctx, host)
-		if err != nil {
-			return nil, nil, err
-		}
-		rt, release = r, func() { r.Close() }
-	}
-	c, err := bgjob.NewClient(rt, a.root, a.workspace)
-	if err != nil {
-		release()
-		return nil, nil, err
-	}
-	return c, release, nil
+func (a *app) connect(ctx context.Context, h string) (*bgjob.Client, func(), error) {
+	return host.Client(ctx, h, a.root, a.workspace, a.hostOptions(true))
 }
 
 func isCobraUsage(err error) bool {

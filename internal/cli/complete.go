@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/host"
 	"github.com/bgjob/bgjob/jobdir"
 	sshrt "github.com/bgjob/bgjob/runtime/ssh"
 )
@@ -161,10 +162,8 @@ func (a *app) completionList(cmd *cobra.Command, o bgjob.ListOptions) []jobdir.J
 	ctx, cancel := context.WithTimeout(cmd.Context(), bound)
 	defer cancel()
 	// No passphrase prompt while the shell completes.
-	dial := func(ctx context.Context, host string) (*bgjob.Client, func(), error) {
-		return a.clientOn(ctx, host, func(ctx context.Context, host string) (*sshrt.Runtime, error) {
-			return sshrt.Dial(ctx, host, a.sshOptions())
-		})
+	dial := func(ctx context.Context, h string) (*bgjob.Client, func(), error) {
+		return host.Client(ctx, h, a.root, a.workspace, a.hostOptions(false))
 	}
 	var jobs []jobdir.Job
 	for _, r := range bgjob.NewFleet(hosts, dial, a.parallel).List(ctx, o) {

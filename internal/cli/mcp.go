@@ -9,9 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/host"
 	"github.com/bgjob/bgjob/internal/mcp"
-	ctr "github.com/bgjob/bgjob/runtime/container"
-	sshrt "github.com/bgjob/bgjob/runtime/ssh"
 )
 
 type mcpOptions struct {
@@ -116,15 +115,8 @@ func (a *app) mcp(ctx context.Context, o mcpOptions) error {
 	return err
 }
 
-// mcpDial connects to an SSH host, without prompts, or to a container
-// host, for the server.
-func (a *app) mcpDial(ctx context.Context, host string) (bgjob.Runtime, func(), error) {
-	if ctr.IsHost(host) {
-		return dialContainer(ctx, host)
-	}
-	r, err := sshrt.Dial(ctx, host, a.sshOptions())
-	if err != nil {
-		return nil, nil, err
-	}
-	return r, func() { r.Close() }, nil
+// mcpDial connects to a host for the server, without prompts: its stdin
+// is the protocol's.
+func (a *app) mcpDial(ctx context.Context, h string) (bgjob.Runtime, func(), error) {
+	return host.Dial(ctx, h, a.hostOptions(false))
 }

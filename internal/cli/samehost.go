@@ -18,7 +18,7 @@ import (
 // is kept: its verb reports why.
 func (a *app) distinctHosts(ctx context.Context, hosts []string) []string {
 	ends := make([]*sshrt.Endpoint, len(hosts))
-	opts := a.sshOptions()
+	opts := a.hostOptions(false).SSH
 	// Dial warns about the config again, for the hosts it connects to.
 	opts.Warn = nil
 	sem := make(chan struct{}, a.parallel)

@@ -1,36 +1,32 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"golang.org/x/term"
 
+	"github.com/bgjob/bgjob/host"
 	sshrt "github.com/bgjob/bgjob/runtime/ssh"
 )
 
-// dialSSH connects to host. The runtime's warnings are printed on stderr;
-// "ssh -G" answers are cached in the user's cache directory; a passphrase
-// is asked for only when stdin is a terminal.
-func (a *app) dialSSH(ctx context.Context, host string) (*sshrt.Runtime, error) {
-	opts := a.sshOptions()
-	if f, ok := a.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		opts.Passphrase = a.prompts.wrap(sshrt.TerminalPassphrase(f, a.stderr))
-	}
-	return sshrt.Dial(ctx, host, opts)
-}
-
-// sshOptions are the options of every SSH connection, without a
-// passphrase prompt.
-func (a *app) sshOptions() sshrt.Options {
-	opts := sshrt.Options{
+// hostOptions are the options of every host the command line reaches: an
+// SSH host's warnings are printed on stderr and its "ssh -G" answers
+// cached in the user's cache directory; with prompt, a passphrase is
+// asked for when stdin is a terminal (never while completing, nor under
+// bgjob mcp, whose stdin is the protocol's).
+func (a *app) hostOptions(prompt bool) host.Options {
+	var o host.Options
+	o.SSH = sshrt.Options{
 		ConfigFile: a.sshConfig,
 		Warn:       func(msg string) { fmt.Fprintf(a.stderr, "bgjob: warning: %s\n", msg) },
 	}
 	if dir, err := os.UserCacheDir(); err == nil {
-		opts.CacheDir = filepath.Join(dir, "bgjob")
+		o.SSH.CacheDir = filepath.Join(dir, "bgjob")
 	}
-	return opts
+	if f, ok := a.stdin.(*os.File); prompt && ok && term.IsTerminal(int(f.Fd())) {
+		o.SSH.Passphrase = a.prompts.wrap(sshrt.TerminalPassphrase(f, a.stderr))
+	}
+	return o
 }

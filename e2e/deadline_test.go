@@ -477,7 +477,7 @@ func TestStalledHostWaitingVerbs(t *testing.T) {
 		// The wait's own --timeout comes first: it decides, as before.
 		// It names the host, as a fan-out's line of it does.
 		{"alone/wait-short-timeout", &call{hosts: "block", args: []string{"--host-timeout", "60s", "wait", "--timeout", "2s", id}}, 124, "bgjob: error: block: waiting 2s: timed out (the host did not answer)\n", ""},
-		{"alone/wait-for-short-timeout", &call{hosts: "block", args: []string{"--host-timeout", "60s", "wait", "--for", "x", "--timeout", "2s", id}}, 124, "bgjob: error: block: waiting 2s for \"x\": timed out (the host did not answer)\n", ""},
+		{"alone/wait-for-short-timeout", &call{hosts: "block", args: []string{"--host-timeout", "60s", "wait", "--for", "x", "--timeout", "2s", id}}, 124, "bgjob: error: block: waiting 2s: timed out (the host did not answer)\n", ""},
 	}
 	calls := make([]*call, len(cases))
 	for i, tc := range cases {

@@ -107,8 +107,8 @@ func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMe
 		return refuse(records.ErrKindRoot, "workspace "+ws+" is a symbolic link")
 	}
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-		if mkdirAllPrivate(root, mask) != nil {
-			return refuse(records.ErrKindRoot, noRoot(root))
+		if err := mkdirAllPrivate(root, mask); err != nil {
+			return refuse(records.ErrKindRoot, noRoot(root, err))
 		}
 	}
 	fi, err := os.Stat(root)
@@ -335,10 +335,11 @@ func mkdirPrivate(dir string, mask uint32) error {
 	return nil
 }
 
-// noRoot is bg_noroot's words for a root that could not be made: the
-// nearest path above it that is there is no directory, or not one the
-// user may write in.
-func noRoot(root string) string {
+// noRoot is bg_noroot's words for a root that could not be made, err
+// the error of making it: the nearest path above it that is there is no
+// directory, or the system's reason (err's errno) it could not be made in
+// it.
+func noRoot(root string, err error) string {
 	d := root
 	for {
 		if _, err := os.Lstat(d); err == nil {
@@ -356,8 +357,9 @@ func noRoot(root string) string {
 	if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
 		return msg + ": " + d + " is not a directory"
 	}
-	if syscall.Access(d, 2|1) != nil { // W_OK|X_OK, as test -w and -x
-		return msg + ": permission denied on " + d
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return msg + ": " + errno.Error() + " on " + d
 	}
 	return msg
 }

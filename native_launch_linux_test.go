@@ -73,6 +73,14 @@ func TestNativeLaunchIsTheScripts(t *testing.T) {
 					t.Fatal(err)
 				}
 			}},
+		// mkdir's reason, where the permission bits say nothing (as root).
+		{name: "root in /proc", root: "p/r", spec: Spec{Argv: []string{"true"}}, native: true,
+			prep: func(t *testing.T, root string) {
+				mkdir(t, filepath.Dir(filepath.Dir(root)), 0o700)
+				if err := os.Symlink("/proc", filepath.Dir(root)); err != nil {
+					t.Fatal(err)
+				}
+			}},
 		{name: "root a link", root: "r", spec: Spec{Argv: []string{"true"}}, native: true,
 			prep: func(t *testing.T, root string) {
 				mkdir(t, root+".real", 0o700)

@@ -99,7 +99,7 @@ func TestContainerVerbs(t *testing.T) {
 
 		for _, flags := range [][]string{{"--pty"}, {"--max-log-size", "1M"}} {
 			code, _, errs := bgjob(context.Background(), append(append(g, "run"), append(flags, "--", "true")...)...)
-			if code != 1 || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "bgjob: error: the host") {
+			if code != 1 || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "bgjob: error: "+c.Host()+": the host") {
 				t.Errorf("run %v in busybox: exit %d, stderr %q; want one clear line", flags, code, errs)
 			}
 		}

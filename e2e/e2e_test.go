@@ -40,11 +40,16 @@ func TestLocal(t *testing.T) {
 
 // TestSSH runs every script with -H against a real sshd on 127.0.0.1. The
 // "remote" host is this machine, so scripts can look at job files directly.
+// An error line names the host, as a fan-out's does: $HOSTLABEL is
+// "bgjob-test: " here, "" locally; a hint's command line carries it:
+// $HOSTFLAG is "-H bgjob-test " here, "" locally.
 func TestSSH(t *testing.T) {
 	t.Parallel()
 	cfg := sshConfig(t, sshtest.Start(t))
 	testscript.Run(t, params(t, func(e *testscript.Env) {
 		e.Setenv("BGJOB_HOST", "bgjob-test")
+		e.Setenv("HOSTLABEL", "bgjob-test: ")
+		e.Setenv("HOSTFLAG", "-H bgjob-test ")
 		e.Setenv("BGJOB_SSH_CONFIG", cfg)
 		e.Setenv("SSH_AUTH_SOCK", "")
 	}))
@@ -58,6 +63,8 @@ func params(t *testing.T, setup func(*testscript.Env)) testscript.Params {
 			root := filepath.Join(e.WorkDir, "root")
 			e.Setenv("BGJOB_ROOT", root)
 			e.Setenv("BGJOB_HOST", "")
+			e.Setenv("HOSTLABEL", "")
+			e.Setenv("HOSTFLAG", "")
 			e.Setenv("SHELL", "/bin/sh")
 			// Under -race, every exiting bgjob would sleep a second.
 			e.Setenv("GORACE", "atexit_sleep_ms=0")

@@ -94,3 +94,41 @@ func copyExe(t *testing.T, bin string) {
 		t.Fatal(err)
 	}
 }
+
+// TestRootReasons: a root that cannot be made where the user may write,
+// as far as the permission bits say (as root, in /proc or on a read-only
+// file system), is refused with the system's reason, as mkdir gives it,
+// locally (Go) and over SSH (the script). Before, both said "cannot create
+// root R: unusable root" and no more.
+func TestRootReasons(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Fatal("needs root, to mount a read-only file system")
+	}
+	ro := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "ro", "tmpfs", ro).CombinedOutput(); err != nil {
+		t.Fatalf("mount: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", ro).Run() })
+	_, _, g := sshJobs(t)
+	for _, tc := range []struct{ name, root, reason string }{
+		{"proc", "/proc/bgjob-nope/r", "no such file or directory on /proc"},
+		{"read-only", ro + "/r", "read-only file system on " + ro},
+	} {
+		want := "cannot create root " + tc.root + ": " + tc.reason + ": unusable root\n"
+		t.Run(tc.name+"/local", func(t *testing.T) {
+			code, _, errs := bgjob(context.Background(), "--root", tc.root, "run", "--", "true")
+			if want := "bgjob: error: " + want; code != 1 || errs != want {
+				t.Errorf("exit %d, stderr %q; want 1 and %q", code, errs, want)
+			}
+		})
+		t.Run(tc.name+"/ssh", func(t *testing.T) {
+			g := append([]string(nil), g...)
+			g[1] = tc.root
+			code, _, errs := bgjob(context.Background(), append(g, "run", "--", "true")...)
+			if want := "bgjob: error: bgjob-test: " + want; code != 1 || errs != want {
+				t.Errorf("exit %d, stderr %q; want 1 and %q", code, errs, want)
+			}
+		})
+	}
+}

@@ -159,9 +159,10 @@ tables gain a HOST column, --json prints one object per host, logs prefixes
 each line with "HOST: " and wait exits with the largest exit status. A host
 that fails does not stop the others: it gets one line on stderr,
 "bgjob: error: HOST: reason" ({"host", "error"} in --json), and bgjob exits
-non-zero. Names that the ssh configuration sends to the same place (user,
-hostname, port, ProxyJump and ProxyCommand all equal) count as one host,
-the first, with a warning: they share a root.
+non-zero; the error of one host named alone reads the same. Names that
+the ssh configuration sends to the same place (user, hostname, port,
+ProxyJump and ProxyCommand all equal) count as one host, the first, with a
+warning: they share a root.
 
 Every verb that does not wait (run without --wait, status, ls, logs without
 -f, rm, prune, send) gives each host --host-timeout to answer, connecting

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/bgjob/bgjob"
@@ -38,15 +36,9 @@ func rmGrace(force bool) time.Duration {
 
 // within bounds a verb that does not wait, on one host, connecting
 // included, by a.limit(extra): end turns the error of a call the bound cut
-// short into "HOST: no answer within 30s (--host-timeout)".
+// short into one wrapping bgjob.ErrNoAnswer, which a.alone words.
 func (a *app) within(ctx context.Context, extra time.Duration) (context.Context, func(error) error) {
-	ctx, end := bgjob.Within(ctx, a.limit(extra))
-	return ctx, func(err error) error {
-		if err = end(err); errors.Is(err, bgjob.ErrNoAnswer) {
-			err = fmt.Errorf("%s%w (--host-timeout)", hostLabel(a.host), err)
-		}
-		return err
-	}
+	return bgjob.Within(ctx, a.limit(extra))
 }
 
 // hostLabel is "HOST: " for a remote host, "" for this machine.

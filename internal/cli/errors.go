@@ -15,6 +15,7 @@ import (
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
 	sshrt "github.com/bgjob/bgjob/runtime/ssh"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // errorKind returns the kind of err for --json, so that a program tells
@@ -170,7 +171,8 @@ func helpHint(cmd *cobra.Command) string {
 
 // elsewhere returns the hint for a job err says is not in the workspace
 // looked in, when it is in another workspace of the same root on the same
-// host: "job web is in workspace other: bgjob -w other status ...". ""
+// host: "job web is in workspace other: bgjob -w other status ...", with
+// the host and root looked on (a.where), so that it can be pasted. ""
 // when there is none, or with several hosts. It asks the host once more,
 // and only then: a failure says nothing.
 func (a *app) elsewhere(ctx context.Context, err error, verb string) string {
@@ -196,13 +198,31 @@ func (a *app) elsewhere(ctx context.Context, err error, verb string) string {
 				if slices.Contains(refs, j.Name) {
 					ref = j.Name
 				}
-				found = fmt.Sprintf("job %s is in workspace %s: bgjob -w %s %s ...; bgjob ls -A lists the jobs of every workspace", ref, j.Workspace, j.Workspace, verb)
+				found = fmt.Sprintf("job %s is in workspace %s: %s %s ...; %s lists the jobs of every workspace", ref, j.Workspace, a.where("-w", j.Workspace), verb, a.where("ls", "-A"))
 			}
 			return nil
 		})
 		return found, err
 	})
 	return res[0].Value
+}
+
+// where is the command line of bgjob on the host and root it works on
+// (-H HOST, --root ROOT, each when given, by flag or environment), with
+// more arguments after them, each word quoted for the shell.
+func (a *app) where(more ...string) string {
+	argv := []string{"bgjob"}
+	if a.host != "" {
+		argv = append(argv, "-H", a.host)
+	}
+	if a.root != "" {
+		argv = append(argv, "--root", a.root)
+	}
+	argv = append(argv, more...)
+	if q, err := shellgen.QuoteArgv(argv); err == nil {
+		return q
+	}
+	return strings.Join(argv, " ")
 }
 
 // notFound returns the errors in err of jobs not found in a workspace

@@ -106,27 +106,31 @@ func failures[T any](a *app, res []bgjob.Result[T]) error {
 	return a.alone(res[0].Err)
 }
 
-// alone is the error of a fleet of one as one host words it: the host's
-// own error, without the host the fleet names it by, unless it is a
-// failure of the host itself (its root cannot be used, it could not do
-// what was asked: "HOST: reason", as a line of several hosts says it), and
-// a host that did not answer in time as "HOST: no answer within 30s
-// (--host-timeout)". A runtime's error (a connection refused) names its
-// host itself.
+// alone is the error of a fleet of one: on a host named with -H, the line
+// a fan-out prints for it, "HOST: reason" (hostReason), whatever the
+// error; on this machine the error as is, one that did not answer in time
+// said so: "no answer within 30s (--host-timeout)". It wraps err, for
+// errors.Is and errors.As.
 func (a *app) alone(err error) error {
-	if he, ok := err.(*bgjob.Error); ok && he.Host == a.host && !hostFailure(he.Kind) {
-		err = he.Err
-	}
-	if errors.Is(err, bgjob.ErrNoAnswer) {
-		err = fmt.Errorf("%s%w (--host-timeout)", hostLabel(a.host), err)
+	switch {
+	case err == nil:
+		return nil
+	case a.host != "":
+		return &hostLine{host: a.host, err: err}
+	case errors.Is(err, bgjob.ErrNoAnswer):
+		return fmt.Errorf("%w (--host-timeout)", err)
 	}
 	return err
 }
 
-// hostFailure reports whether an error of kind k is a failure of the
-// host rather than an answer about a job or the request: one whose line
-// names the host.
-func hostFailure(k bgjob.Kind) bool { return k == bgjob.KindRoot || k == bgjob.KindHost }
+// hostLine is the error of one host as its line says it: "HOST: reason".
+type hostLine struct {
+	host string
+	err  error
+}
+
+func (e *hostLine) Error() string { return e.host + ": " + hostReason(e.host, e.err) }
+func (e *hostLine) Unwrap() error { return e.err }
 
 // hostName is host with several hosts, "" with one: the host that a line
 // names.

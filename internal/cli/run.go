@@ -360,7 +360,7 @@ func (a *app) promote(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runO
 			// Interrupted: the job goes on, and the caller must learn its id.
 			fmt.Fprintf(a.stderr, "bgjob: job %s goes on in the background (bgjob stop %s stops it)\n", j.ID, j.ID)
 		}
-		return err
+		return a.alone(err)
 	}
 	lo := bgjob.LogOptions{All: true, MaxBytes: o.maxBytes}
 	lctx, end := a.within(ctx, 0)
@@ -368,7 +368,7 @@ func (a *app) promote(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runO
 		var out, errb bytes.Buffer
 		res, err := c.Logs(lctx, j.ID, lo, &out, &errb)
 		if err = end(err); err != nil {
-			return err
+			return a.alone(err)
 		}
 		if err := printJSON(a.stdout, logsJSON(res, text(out.Bytes(), o.plain), text(errb.Bytes(), o.plain))); err != nil {
 			return err
@@ -383,7 +383,7 @@ func (a *app) promote(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runO
 		}
 		res, err := c.Logs(lctx, j.ID, lo, outw, errw)
 		if err = end(err); err != nil {
-			return err
+			return a.alone(err)
 		}
 		a.cutHints(res)
 	}

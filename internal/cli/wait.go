@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -103,9 +102,7 @@ When stdout is a terminal, a line on stderr says how each job ended.`,
 }
 
 func (a *app) wait(ctx context.Context, refs []string, o bgjob.WaitOptions) error {
-	f, named := a.waitFleet()
-	res := f.Wait(ctx, refs, o)
-	res[0].Err = named(res[0].Err)
+	res := a.waitFleet().Wait(ctx, refs, o)
 	if a.json {
 		if err := jobsJSON(a, res); err != nil {
 			return err
@@ -119,28 +116,12 @@ func (a *app) wait(ctx context.Context, refs []string, o bgjob.WaitOptions) erro
 
 // waitFleet is the fleet of a wait: --host-timeout bounds each host's
 // first answer, --timeout the whole wait, connecting included (see
-// bgjob.Fleet.Wait). named turns the error of the one host into one that
-// names it when the wait's timeout came before the host was reached, as
-// one that refused names itself: "HOST: no answer within 2s: timed out".
-func (a *app) waitFleet() (f *bgjob.Fleet, named func(error) error) {
-	var reached atomic.Bool
-	f = a.fleetVia(a.limit(0), func(ctx context.Context, host string) (*bgjob.Client, func(), error) {
-		c, release, err := a.connect(ctx, host)
-		reached.Store(err == nil)
-		return c, release, err
-	})
-	return f, func(err error) error {
-		if !a.many() && err != nil && !reached.Load() && errors.Is(err, bgjob.ErrTimeout) {
-			return fmt.Errorf("%w", err)
-		}
-		return err
-	}
-}
+// bgjob.Fleet.Wait).
+func (a *app) waitFleet() *bgjob.Fleet { return a.fleet(a.limit(0)) }
 
 func (a *app) waitFor(ctx context.Context, ref string, o waitOptions) error {
-	f, named := a.waitFleet()
-	r := f.WaitFor(ctx, ref, o.pattern, bgjob.WaitForOptions{Stdout: o.stdout, Stderr: o.stderr, Timeout: o.Timeout, Rewound: a.rewound(ref)})[0]
-	j, m, err := r.Value.Job, r.Value.Match, a.alone(named(r.Err))
+	r := a.waitFleet().WaitFor(ctx, ref, o.pattern, bgjob.WaitForOptions{Stdout: o.stdout, Stderr: o.stderr, Timeout: o.Timeout, Rewound: a.rewound(ref)})[0]
+	j, m, err := r.Value.Job, r.Value.Match, a.alone(r.Err)
 	if errors.Is(err, bgjob.ErrTimeout) || errors.Is(err, bgjob.ErrNoMatch) {
 		a.droppedHint(j, o)
 	}

@@ -87,12 +87,35 @@ func newHostKeyChecker(cfg *hostConfig, configFile string, warn func(string)) (*
 
 // algorithms lists the host key algorithms to offer: those of the keys
 // known for the host, so that a known ed25519 key is asked for even when the
-// server prefers ECDSA. Empty (the defaults) for an unknown host.
+// server prefers ECDSA; for an unknown host, OpenSSH's default order
+// (opensshHostKeyAlgorithms), so that the key a refusal quotes, or that
+// accept-new records, is the one ssh would show.
 func (h *hostKeyChecker) algorithms() []string {
-	if h.db == nil {
-		return nil
+	if h.db != nil {
+		if algos := h.db.HostKeyAlgorithms(h.name); len(algos) > 0 {
+			return algos
+		}
 	}
-	return h.db.HostKeyAlgorithms(h.name)
+	return opensshHostKeyAlgorithms
+}
+
+// opensshHostKeyAlgorithms is OpenSSH's default HostKeyAlgorithms (ssh -Q
+// HostKeyAlgorithms lists them; man ssh_config gives the order), less the
+// security-key ones x/crypto does not verify: ed25519 before ECDSA before
+// RSA. x/crypto's own default puts ECDSA and RSA first.
+var opensshHostKeyAlgorithms = []string{
+	gossh.CertAlgoED25519v01,
+	gossh.CertAlgoECDSA256v01,
+	gossh.CertAlgoECDSA384v01,
+	gossh.CertAlgoECDSA521v01,
+	gossh.CertAlgoRSASHA512v01,
+	gossh.CertAlgoRSASHA256v01,
+	gossh.KeyAlgoED25519,
+	gossh.KeyAlgoECDSA256,
+	gossh.KeyAlgoECDSA384,
+	gossh.KeyAlgoECDSA521,
+	gossh.KeyAlgoRSASHA512,
+	gossh.KeyAlgoRSASHA256,
 }
 
 // check is the gossh.HostKeyCallback.

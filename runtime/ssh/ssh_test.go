@@ -190,6 +190,35 @@ func TestUnknownHostRefused(t *testing.T) {
 	}
 }
 
+// The refusal of an unknown host quotes the key ssh would show: the one
+// OpenSSH negotiates (its default order prefers ed25519 to ECDSA), which
+// is the key "ssh -o StrictHostKeyChecking=accept-new" records. Before,
+// it quoted the ECDSA key, x/crypto's first choice.
+func TestUnknownHostKeyIsSSHs(t *testing.T) {
+	e := newEnv(t)
+	os.Remove(e.knownHosts())
+	_, err := ssh.Dial(context.Background(), "target", ssh.Options{ConfigFile: e.cfg})
+	if !errors.Is(err, ssh.ErrUnknownHost) {
+		t.Fatalf("err = %v, want ErrUnknownHost", err)
+	}
+	kh := filepath.Join(t.TempDir(), "known_hosts")
+	if out, err := exec.Command("ssh", "-F", e.cfg, "-o", "UserKnownHostsFile="+kh, "-o", "StrictHostKeyChecking=accept-new", "-o", "BatchMode=yes", "target", "true").CombinedOutput(); err != nil {
+		t.Fatalf("ssh: %v: %s", err, out)
+	}
+	b, rerr := os.ReadFile(kh)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	pub, _, _, _, perr := gossh.ParseAuthorizedKey([]byte(strings.Join(strings.Fields(string(b))[1:], " ")))
+	if perr != nil {
+		t.Fatalf("%s: %v", b, perr)
+	}
+	want := fmt.Sprintf("it presented %s %s", pub.Type(), gossh.FingerprintSHA256(pub))
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q, the key ssh recorded", err, want)
+	}
+}
+
 // A host given as user@host:port: the command the refusal suggests is
 // one ssh can run, with the port as -p PORT.
 func TestUnknownHostPortRefused(t *testing.T) {

@@ -13,7 +13,7 @@ bg_makeroot() {
 	bg_readroot
 	if [ ! -d "$bg_root" ]; then
 		# shellcheck disable=SC2174 # only the root itself is made private
-		mkdir -p -m 700 "$bg_root" 2>/dev/null || bg_noroot
+		bg_why=$(LC_ALL=C mkdir -p -m 700 "$bg_root" 2>&1) || bg_noroot "$bg_why"
 	fi
 	[ -O "$bg_root" ] || bg_err root "root $bg_root is owned by another user"
 	# The mode is checked the first time a root is used; .bgjob-root, a
@@ -26,9 +26,11 @@ bg_makeroot() {
 	fi
 }
 
-# bg_noroot: refuse a root that could not be made, saying why: the nearest
-# path above it that is there is no directory, or not one the user may
-# write in.
+# bg_noroot MKDIR_ERROR: refuse a root that could not be made, saying why:
+# the nearest path above it that is there is no directory, or what mkdir
+# said of making a directory in it, the text its message ends with (the
+# system's, lowercased as Go words it): "permission denied on /srv",
+# "read-only file system on /mnt", "no such file or directory on /proc".
 bg_noroot() {
 	bg_d=$bg_root
 	while [ ! -e "$bg_d" ] && [ ! -L "$bg_d" ]; do
@@ -38,6 +40,8 @@ bg_noroot() {
 		esac
 	done
 	if [ ! -d "$bg_d" ]; then bg_err root "cannot create root $bg_root: $bg_d is not a directory"; fi
-	if [ ! -w "$bg_d" ] || [ ! -x "$bg_d" ]; then bg_err root "cannot create root $bg_root: permission denied on $bg_d"; fi
+	case $1 in
+	*': '*) bg_err root "cannot create root $bg_root: $(printf '%s\n' "${1##*: }" | LC_ALL=C tr '[:upper:]' '[:lower:]') on $bg_d" ;;
+	esac
 	bg_err root "cannot create root $bg_root"
 }

@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/bgjob/bgjob"
-	"github.com/bgjob/bgjob/runtime/local"
+	hostpkg "github.com/bgjob/bgjob/host"
 )
 
 // hosts holds one client per host, connected on first use and kept for
@@ -36,9 +36,12 @@ func newHosts(o Options) (*hosts, error) {
 			return nil, fmt.Errorf("%w: --allow-host %q: %w", bgjob.ErrUsage, p, err)
 		}
 	}
-	if _, err := bgjob.NewClient(local.New(), o.Root, o.Workspace); err != nil {
+	// The root and workspace are checked once, at the start.
+	_, release, err := hostpkg.Client(context.Background(), "", o.Root, o.Workspace, hostpkg.Options{})
+	if err != nil {
 		return nil, err
 	}
+	release()
 	return &hosts{opts: o, conns: map[string]*conn{}}, nil
 }
 
@@ -107,17 +110,23 @@ func (h *hosts) client(ctx context.Context, host string) (*bgjob.Client, error) 
 
 func (h *hosts) dial(ctx context.Context, host string, cn *conn) {
 	defer close(cn.ready)
-	var rt bgjob.Runtime = local.New()
-	if host != "" {
-		r, closeFn, err := h.opts.Dial(ctx, host)
-		if err != nil {
-			cn.err = err
-			return
-		}
-		rt, cn.close = r, closeFn
-		if d, ok := r.(bgjob.Connection); ok {
-			cn.done = d.Done()
-		}
+	var (
+		rt  bgjob.Runtime
+		err error
+	)
+	if host == "" {
+		// This machine, through the one way from a host string to a
+		// runtime; other hosts through the dial the server was given.
+		rt, cn.close, err = hostpkg.Dial(ctx, "", hostpkg.Options{})
+	} else {
+		rt, cn.close, err = h.opts.Dial(ctx, host)
+	}
+	if err != nil {
+		cn.err, cn.close = err, nil
+		return
+	}
+	if d, ok := rt.(bgjob.Connection); ok {
+		cn.done = d.Done()
 	}
 	c, err := bgjob.NewClient(rt, h.opts.Root, h.opts.Workspace)
 	if err != nil {

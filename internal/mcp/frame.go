@@ -37,7 +37,10 @@ const MaxFrame = 8 << 20
 // params that are an array, an invalid params error (-32602). A
 // notification and a response are never answered. The rest of an overlong
 // line is skipped up to its newline. A blank line is ignored. The end of r
-// ends the session. Neither r nor w is closed.
+// (EOF) ends the session once every request read before it is answered:
+// a client may write its requests and close its input at once (printf
+// '...' | bgjob mcp). A failed write, or a read error other than EOF, ends
+// it at once. Neither r nor w is closed.
 //
 // A request the client cancels (notifications/cancelled) is not answered,
 // as MCP asks: the SDK ends its handler and would answer it with an error,
@@ -88,6 +91,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	err := l.write(coded(p))
 	l.requests.delivered(k, err == nil)
 	if err != nil {
+		l.requests.broken()
 		return 0, err
 	}
 	return len(p), nil
@@ -116,11 +120,18 @@ func (l *lockedWriter) write(b []byte) error {
 // job_start), whose reads are held until they are known to have reached
 // the client (cursors): whether each is still in flight or its answer is
 // being written, and whether the answer of one was not written.
+//
+// At the end of the input the reader waits (settle) until every request
+// it handed the SDK is being answered: the SDK, once its input ends,
+// cancels the calls in flight and writes nothing more.
 type requests struct {
 	mu          sync.Mutex
 	inFlight    map[string]bool // the id's key: whether it was cancelled
 	reads       map[string]bool // the reading calls by key: whether their answer is being written
 	undelivered bool            // a reading call's answer was not written (dropped, failed, or not followed)
+	untracked   int             // requests in flight past maxInFlight, not followed by id
+	failed      bool            // a write failed: no answer reaches the client any more
+	settled     sync.Cond       // signalled as requests leave flight, and when a write fails (L: mu)
 }
 
 // readingTools are the tools whose calls may hold a read (cursors).
@@ -177,8 +188,9 @@ func (r *requests) note(m map[string]json.RawMessage) (inUse bool) {
 			if reading {
 				r.reads[k] = false
 			}
-		} else if reading {
-			r.undelivered = true
+		} else {
+			r.untracked++
+			r.undelivered = r.undelivered || reading
 		}
 	case method == "notifications/cancelled":
 		var p struct {
@@ -213,7 +225,7 @@ func (r *requests) answered(msg []byte) bool {
 // ("" when none followed), for delivered once it is written or dropped.
 func (r *requests) answering(msg []byte) (k string, drop bool) {
 	r.mu.Lock()
-	n := len(r.inFlight)
+	n := len(r.inFlight) + r.untracked
 	r.mu.Unlock()
 	if n == 0 {
 		return "", false
@@ -226,9 +238,15 @@ func (r *requests) answering(msg []byte) (k string, drop bool) {
 	defer r.mu.Unlock()
 	cancelled, there := r.inFlight[k]
 	if !there {
+		if r.untracked > 0 {
+			// The answer to a request past maxInFlight.
+			r.untracked--
+			r.settled.Broadcast()
+		}
 		return "", false
 	}
 	delete(r.inFlight, k)
+	r.settled.Broadcast()
 	if _, reading := r.reads[k]; reading {
 		r.reads[k] = true
 	}
@@ -246,6 +264,30 @@ func (r *requests) delivered(k string, ok bool) {
 	if _, reading := r.reads[k]; reading {
 		delete(r.reads, k)
 		r.undelivered = r.undelivered || !ok
+	}
+}
+
+// broken records that a write failed: the requests in flight will not be
+// answered (the SDK cancels them and writes no more).
+func (r *requests) broken() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failed = true
+	r.settled.Broadcast()
+}
+
+// settle waits until every request handed to the SDK is being answered
+// (its answer is being written, or dropped for a cancelled one), or a
+// write failed. It does not wait for the writes: an answer already given
+// to the writer is written whatever the SDK learns next, and a client
+// that stopped reading holds up the end only as long as Server.Run lets
+// it (endGrace).
+func (r *requests) settle() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.settled.L = &r.mu
+	for !r.failed && len(r.inFlight)+r.untracked > 0 {
+		r.settled.Wait()
 	}
 }
 
@@ -347,7 +389,7 @@ type frameReader struct {
 
 	requests *requests // nil: cancellations are the SDK's alone
 
-	ended   chan struct{} // closed once the end of the input is read
+	ended   chan struct{} // closed once the end of the input is handed to the SDK
 	endOnce sync.Once
 	// answeredAtEnd says that the input ended (EOF: the client closed it)
 	// when every reading call had been answered (requests.readsAnswered).
@@ -361,9 +403,15 @@ func newFrameReader(r io.Reader, w *lockedWriter, max int) *frameReader {
 func (f *frameReader) Read(p []byte) (int, error) {
 	for f.off == len(f.line) {
 		if f.err != nil {
-			// The SDK has had every line.
+			// The SDK has had every line. At a clean end, the end waits
+			// for the answers to the requests in flight: the SDK, once
+			// told, cancels them and writes nothing more.
 			f.endOnce.Do(func() {
-				f.answeredAtEnd = errors.Is(f.err, io.EOF) && f.requests != nil && f.requests.readsAnswered()
+				clean := errors.Is(f.err, io.EOF) && f.requests != nil
+				f.answeredAtEnd = clean && f.requests.readsAnswered()
+				if clean {
+					f.requests.settle()
+				}
 				close(f.ended)
 			})
 			return 0, f.err

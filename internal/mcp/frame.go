@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -102,9 +103,23 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func (l *lockedWriter) write(b []byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	_, err := l.w.Write(b)
-	return err
+	// A piece at a time, so that a client taking the bytes is seen to
+	// (requests.settle): one that takes none holds up the end no longer.
+	for len(b) > 0 {
+		n := min(len(b), writePiece)
+		l.requests.writing(true)
+		_, err := l.w.Write(b[:n])
+		l.requests.writing(false)
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
 }
+
+// writePiece is the most written to the client at once.
+const writePiece = 64 << 10
 
 // requests is what the framing layer knows of the client's requests that
 // the SDK has not answered yet (in flight), and which of them the client
@@ -131,6 +146,7 @@ type requests struct {
 	undelivered bool            // a reading call's answer was not written (dropped, failed, or not followed)
 	untracked   int             // requests in flight past maxInFlight, not followed by id
 	failed      bool            // a write failed: no answer reaches the client any more
+	busySince   time.Time       // when the write under way began (zero: none)
 	settled     sync.Cond       // signalled as requests leave flight, and when a write fails (L: mu)
 }
 
@@ -276,17 +292,47 @@ func (r *requests) broken() {
 	r.settled.Broadcast()
 }
 
+// writing records that a piece of a write to the client begins (on) or
+// has returned.
+func (r *requests) writing(on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.busySince = time.Time{}
+	if on {
+		r.busySince = time.Now()
+	}
+	r.settled.Broadcast()
+}
+
 // settle waits until every request handed to the SDK is being answered
-// (its answer is being written, or dropped for a cancelled one), or a
-// write failed. It does not wait for the writes: an answer already given
-// to the writer is written whatever the SDK learns next, and a client
-// that stopped reading holds up the end only as long as Server.Run lets
-// it (endGrace).
+// (its answer is being written, or dropped for a cancelled one), until a
+// write fails, or until a client that stopped reading has taken nothing
+// for endGrace: the SDK writes one answer at a time, and those behind a
+// blocked one would never be. It does not wait for the writes: an answer
+// already given to the writer is written whatever the SDK learns next
+// (Server.Run gives the SDK endGrace more).
 func (r *requests) settle() {
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		t := time.NewTicker(endGrace / 8)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				r.settled.Broadcast()
+			case <-stop:
+				return
+			}
+		}
+	}()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.settled.L = &r.mu
 	for !r.failed && len(r.inFlight)+r.untracked > 0 {
+		if !r.busySince.IsZero() && time.Since(r.busySince) >= endGrace {
+			return
+		}
 		r.settled.Wait()
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 )
@@ -91,10 +92,14 @@ func (s Status) Active() bool {
 	return s == StatusRunning || s == StatusQueued
 }
 
+// Statuses returns every status a job can have.
+func Statuses() []Status {
+	return []Status{StatusRunning, StatusQueued, StatusExited, StatusKilled, StatusLost, StatusNotRun, StatusUnreadable}
+}
+
 // ParseStatus checks that s names a status.
 func ParseStatus(s string) (Status, error) {
-	switch st := Status(s); st {
-	case StatusRunning, StatusQueued, StatusExited, StatusKilled, StatusLost, StatusNotRun, StatusUnreadable:
+	if st := Status(s); slices.Contains(Statuses(), st) {
 		return st, nil
 	}
 	return "", fmt.Errorf("unknown status %q (want running, queued, exited, killed, lost, not_run or unreadable)", s)

@@ -47,7 +47,8 @@ that names it.
 stdout carries only the protocol; diagnostics go to stderr. A line that is
 not a JSON-RPC message (or is over 8 MiB) gets a JSON-RPC error, and the
 server reads on. When the client goes away (stdin closes, or stdout: a
-write fails) or on INT, TERM or HUP, the server stops the jobs it started,
+write fails) or on INT, TERM or HUP, the server stops the jobs it started
+(at the end of stdin, once it has answered every request it read),
 unless --keep-jobs or the job was started with keep (they end killed, with
 reason session_end); a client that stopped
 reading holds it up for two seconds at most.

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,7 +38,10 @@ const MaxFrame = 8 << 20
 // params that are an array, an invalid params error (-32602). A
 // notification and a response are never answered. The rest of an overlong
 // line is skipped up to its newline. A blank line is ignored. The end of r
-// ends the session. Neither r nor w is closed.
+// (EOF) ends the session once every request read before it is answered:
+// a client may write its requests and close its input at once (printf
+// '...' | bgjob mcp). A failed write, or a read error other than EOF, ends
+// it at once. Neither r nor w is closed.
 //
 // A request the client cancels (notifications/cancelled) is not answered,
 // as MCP asks: the SDK ends its handler and would answer it with an error,
@@ -88,6 +92,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	err := l.write(coded(p))
 	l.requests.delivered(k, err == nil)
 	if err != nil {
+		l.requests.broken()
 		return 0, err
 	}
 	return len(p), nil
@@ -98,9 +103,23 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func (l *lockedWriter) write(b []byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	_, err := l.w.Write(b)
-	return err
+	// A piece at a time, so that a client taking the bytes is seen to
+	// (requests.settle): one that takes none holds up the end no longer.
+	for len(b) > 0 {
+		n := min(len(b), writePiece)
+		l.requests.writing(true)
+		_, err := l.w.Write(b[:n])
+		l.requests.writing(false)
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
 }
+
+// writePiece is the most written to the client at once.
+const writePiece = 64 << 10
 
 // requests is what the framing layer knows of the client's requests that
 // the SDK has not answered yet (in flight), and which of them the client
@@ -116,11 +135,19 @@ func (l *lockedWriter) write(b []byte) error {
 // job_start), whose reads are held until they are known to have reached
 // the client (cursors): whether each is still in flight or its answer is
 // being written, and whether the answer of one was not written.
+//
+// At the end of the input the reader waits (settle) until every request
+// it handed the SDK is being answered: the SDK, once its input ends,
+// cancels the calls in flight and writes nothing more.
 type requests struct {
 	mu          sync.Mutex
 	inFlight    map[string]bool // the id's key: whether it was cancelled
 	reads       map[string]bool // the reading calls by key: whether their answer is being written
 	undelivered bool            // a reading call's answer was not written (dropped, failed, or not followed)
+	untracked   int             // requests in flight past maxInFlight, not followed by id
+	failed      bool            // a write failed: no answer reaches the client any more
+	busySince   time.Time       // when the write under way began (zero: none)
+	settled     sync.Cond       // signalled as requests leave flight, and when a write fails (L: mu)
 }
 
 // readingTools are the tools whose calls may hold a read (cursors).
@@ -177,8 +204,9 @@ func (r *requests) note(m map[string]json.RawMessage) (inUse bool) {
 			if reading {
 				r.reads[k] = false
 			}
-		} else if reading {
-			r.undelivered = true
+		} else {
+			r.untracked++
+			r.undelivered = r.undelivered || reading
 		}
 	case method == "notifications/cancelled":
 		var p struct {
@@ -213,7 +241,7 @@ func (r *requests) answered(msg []byte) bool {
 // ("" when none followed), for delivered once it is written or dropped.
 func (r *requests) answering(msg []byte) (k string, drop bool) {
 	r.mu.Lock()
-	n := len(r.inFlight)
+	n := len(r.inFlight) + r.untracked
 	r.mu.Unlock()
 	if n == 0 {
 		return "", false
@@ -226,9 +254,15 @@ func (r *requests) answering(msg []byte) (k string, drop bool) {
 	defer r.mu.Unlock()
 	cancelled, there := r.inFlight[k]
 	if !there {
+		if r.untracked > 0 {
+			// The answer to a request past maxInFlight.
+			r.untracked--
+			r.settled.Broadcast()
+		}
 		return "", false
 	}
 	delete(r.inFlight, k)
+	r.settled.Broadcast()
 	if _, reading := r.reads[k]; reading {
 		r.reads[k] = true
 	}
@@ -246,6 +280,60 @@ func (r *requests) delivered(k string, ok bool) {
 	if _, reading := r.reads[k]; reading {
 		delete(r.reads, k)
 		r.undelivered = r.undelivered || !ok
+	}
+}
+
+// broken records that a write failed: the requests in flight will not be
+// answered (the SDK cancels them and writes no more).
+func (r *requests) broken() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failed = true
+	r.settled.Broadcast()
+}
+
+// writing records that a piece of a write to the client begins (on) or
+// has returned.
+func (r *requests) writing(on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.busySince = time.Time{}
+	if on {
+		r.busySince = time.Now()
+	}
+	r.settled.Broadcast()
+}
+
+// settle waits until every request handed to the SDK is being answered
+// (its answer is being written, or dropped for a cancelled one), until a
+// write fails, or until a client that stopped reading has taken nothing
+// for endGrace: the SDK writes one answer at a time, and those behind a
+// blocked one would never be. It does not wait for the writes: an answer
+// already given to the writer is written whatever the SDK learns next
+// (Server.Run gives the SDK endGrace more).
+func (r *requests) settle() {
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		t := time.NewTicker(endGrace / 8)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				r.settled.Broadcast()
+			case <-stop:
+				return
+			}
+		}
+	}()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.settled.L = &r.mu
+	for !r.failed && len(r.inFlight)+r.untracked > 0 {
+		if !r.busySince.IsZero() && time.Since(r.busySince) >= endGrace {
+			return
+		}
+		r.settled.Wait()
 	}
 }
 
@@ -347,7 +435,7 @@ type frameReader struct {
 
 	requests *requests // nil: cancellations are the SDK's alone
 
-	ended   chan struct{} // closed once the end of the input is read
+	ended   chan struct{} // closed once the end of the input is handed to the SDK
 	endOnce sync.Once
 	// answeredAtEnd says that the input ended (EOF: the client closed it)
 	// when every reading call had been answered (requests.readsAnswered).
@@ -361,9 +449,15 @@ func newFrameReader(r io.Reader, w *lockedWriter, max int) *frameReader {
 func (f *frameReader) Read(p []byte) (int, error) {
 	for f.off == len(f.line) {
 		if f.err != nil {
-			// The SDK has had every line.
+			// The SDK has had every line. At a clean end, the end waits
+			// for the answers to the requests in flight: the SDK, once
+			// told, cancels them and writes nothing more.
 			f.endOnce.Do(func() {
-				f.answeredAtEnd = errors.Is(f.err, io.EOF) && f.requests != nil && f.requests.readsAnswered()
+				clean := errors.Is(f.err, io.EOF) && f.requests != nil
+				f.answeredAtEnd = clean && f.requests.readsAnswered()
+				if clean {
+					f.requests.settle()
+				}
 				close(f.ended)
 			})
 			return 0, f.err

@@ -12,12 +12,12 @@ import (
 	"github.com/bgjob/bgjob/jobdir"
 )
 
-const listDoc = `List jobs, newest first, like "bgjob ls": id, name, status, exit code, command, start and end times.
-Filter by status (running, exited, killed, lost) or search (id, name or command); limit (default 20, max 100) and
-cursor page through the rest.`
+const listDoc = `List jobs, newest first, like "bgjob ls": id, name, status, exit code, reason, command, start and end times.
+Filter by status (running, queued, exited, killed, lost, not_run or unreadable) or search (id, name or command);
+limit (default 20, max 100) and cursor page through the rest.`
 
 type listIn struct {
-	Status        string `json:"status,omitempty" jsonschema:"only jobs with this status: running, exited, killed or lost"`
+	Status        string `json:"status,omitempty" jsonschema:"only jobs with this status: running, queued, exited, killed, lost, not_run or unreadable"`
 	Search        string `json:"search,omitempty" jsonschema:"only jobs whose id, name or command contains this, ignoring case"`
 	Limit         int    `json:"limit,omitempty" jsonschema:"page size (default 20, max 100)"`
 	Cursor        string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
@@ -28,8 +28,11 @@ type listIn struct {
 type listJob struct {
 	ID        string        `json:"id" jsonschema:"job id"`
 	Name      string        `json:"name,omitempty" jsonschema:"job name, when it has one"`
-	Status    jobdir.Status `json:"status" jsonschema:"running, exited, killed or lost"`
+	Status    jobdir.Status `json:"status" jsonschema:"running, queued (waits for its turn: slots, after), exited, killed, lost, not_run (an after_ok job did not exit 0) or unreadable (its files cannot be read as a job's: error says why)"`
 	ExitCode  *int          `json:"exit_code" jsonschema:"exit code once ended, else null"`
+	Reason    string        `json:"reason,omitempty" jsonschema:"why it ended so, when bgjob knows: stop (job_stop), timeout (timeout_sec), session_end (the session that started it ended), reboot or vanished (lost), after_ok (not_run)"`
+	Queued    string        `json:"queued,omitempty" jsonschema:"what a queued job waits for: slot, or after ID"`
+	Error     string        `json:"error,omitempty" jsonschema:"why a job was not run (not_run), or why its files cannot be read (unreadable)"`
 	Command   string        `json:"command" jsonschema:"the command (cut at 200 bytes)"`
 	StartedAt *time.Time    `json:"started_at" jsonschema:"when its command started (RFC 3339); null while it is queued, or when it never ran"`
 	EndedAt   *time.Time    `json:"ended_at" jsonschema:"end time, null while running"`
@@ -81,7 +84,8 @@ func (s *Server) list(ctx context.Context, _ *sdk.CallToolRequest, in listIn) (*
 		if !j.StartedAt.IsZero() {
 			started = &j.StartedAt
 		}
-		out.Jobs = append(out.Jobs, listJob{ID: j.ID, Name: j.Name, Status: j.Status, ExitCode: j.ExitCode, Command: cmd,
+		out.Jobs = append(out.Jobs, listJob{ID: j.ID, Name: j.Name, Status: j.Status, ExitCode: j.ExitCode,
+			Reason: j.Reason, Queued: j.Queued, Error: j.Error, Command: cmd,
 			StartedAt: started, EndedAt: j.EndedAt, Host: host, Mine: s.mine(j), Keep: j.Owner != nil && j.Owner.Keep})
 		name := j.Name
 		if name == "" {

@@ -413,7 +413,7 @@ func TestToolErrors(t *testing.T) {
 		{"missing id", "job_output", map[string]any{}, ""},
 		{"no ids", "job_stop", map[string]any{}, "ids"},
 		{"send no stdin", "job_send", map[string]any{"id": "nosuchjob", "data": "x"}, "job_list"},
-		{"bad status", "job_list", map[string]any{"status": "done"}, "want running"},
+		{"bad status", "job_list", map[string]any{"status": "done"}, "running queued exited killed lost not_run unreadable"},
 		{"wait too long", "job_wait", map[string]any{"ids": []string{"x"}, "timeout_sec": 601}, "at most 600"},
 		// Past 292 years the conversion to a duration overflows: the job
 		// would run with no timeout at all.

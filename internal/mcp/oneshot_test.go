@@ -12,6 +12,7 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/internal/mcp"
+	"github.com/bgjob/bgjob/jobdir"
 )
 
 // A one-shot client (a server a call, as the Inspector CLI) with a fixed
@@ -81,5 +82,59 @@ func TestOneShotClientReadsEachByteOnce(t *testing.T) {
 	}
 	if got, _ := read(true); got != "" {
 		t.Fatalf("read after the rest: %q, want nothing", got)
+	}
+}
+
+// A client that writes its requests and closes its input at once (printf
+// '...' | bgjob mcp) gets an answer to every request it sent: the end of
+// the input waits for the calls in flight. A job a job_start started is
+// the session's all the same, and stopped at its end, after the answers.
+func TestRequestsBeforeEOFAreAnswered(t *testing.T) {
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	lc := startLines(t, mcp.Options{Root: root})
+	input := initialize + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"job_start","arguments":{"command":"sleep 600","wait_sec":0}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"job_list","arguments":{}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":4,"method":"ping"}` + "\n"
+	if _, err := io.WriteString(lc.in, input); err != nil {
+		t.Fatal(err)
+	}
+	lc.in.Close()
+	answers := map[string]map[string]json.RawMessage{}
+	for b := range lc.lines {
+		m, err := wireMessage(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m["method"] == nil {
+			answers[string(m["id"])] = m
+		}
+	}
+	if err := <-lc.done; err != nil {
+		t.Fatalf("server: %v", err)
+	}
+	for _, id := range []string{`"init"`, "2", "3", "4"} {
+		if answers[id]["result"] == nil {
+			t.Errorf("request %s: answer %s, want a result", id, answers[id])
+		}
+	}
+	var res struct {
+		StructuredContent job `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(answers["2"]["result"], &res); err != nil || res.StructuredContent.ID == "" {
+		t.Fatalf("job_start: %s (%v)", answers["2"], err)
+	}
+	c, err := bgjob.NewClient(localRuntime(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := c.Status(context.Background(), res.StructuredContent.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := jobs[0]; j.Status != jobdir.StatusKilled || j.Reason != bgjob.ReasonSessionEnd {
+		t.Errorf("the session's job after its end: %s (reason %q), want killed (session_end)", j.Status, j.Reason)
 	}
 }

@@ -32,7 +32,7 @@ type outputIn struct {
 	ID        string `json:"id" jsonschema:"job id or name"`
 	Stream    string `json:"stream,omitempty" jsonschema:"stdout, stderr or both (default both)"`
 	Since     string `json:"since,omitempty" jsonschema:"new (default: what this client has not read yet) or start"`
-	Offset    *int64 `json:"offset,omitempty" jsonschema:"read from this byte offset of the stream (stateless)"`
+	Offset    *int64 `json:"offset,omitempty" jsonschema:"read from this byte offset of the stream (stateless); past the end of the log the result says so and gives log_size"`
 	TailLines int    `json:"tail_lines,omitempty" jsonschema:"only the last N lines"`
 	HeadLines int    `json:"head_lines,omitempty" jsonschema:"only the first N lines"`
 	Filter    string `json:"filter,omitempty" jsonschema:"regular expression (RE2): return only the lines that match"`
@@ -45,6 +45,7 @@ type outputOut struct {
 	jobView
 	Text         string           `json:"text" jsonschema:"the output: UTF-8 (invalid bytes as \\xNN), escape sequences stripped unless raw; with both streams each part headed --- stdout --- or --- stderr ---; a cut ends with a notice"`
 	NextOffset   *int64           `json:"next_offset,omitempty" jsonschema:"offset to read on from (one stream only)"`
+	LogSize      *int64           `json:"log_size,omitempty" jsonschema:"with an offset past the end of the log: the log's size, from where it reads on (a running job's read stays at the offset, for the bytes to come; an ended job's is pulled back to the end)"`
 	Truncated    bool             `json:"truncated" jsonschema:"the read was cut to the cap: there is more"`
 	SkippedBytes int64            `json:"skipped_bytes" jsonschema:"bytes of lines the filter left out"`
 	Streams      []bgjob.LogRange `json:"streams" jsonschema:"per log: stream, offset and next_offset of the bytes read, truncated"`
@@ -113,11 +114,15 @@ func (s *Server) output(ctx context.Context, req *sdk.CallToolRequest, in output
 	var (
 		r    readResult
 		host string
+		size *int64
 	)
 	err := s.do(ctx, in.Host, true, s.limit(0), func(ctx context.Context, c *bgjob.Client, h string) (err error) {
 		host = h
 		rs.host = h
-		r, err = s.read(ctx, c, req, rs)
+		if r, err = s.read(ctx, c, req, rs); err != nil || in.Offset == nil {
+			return err
+		}
+		size, err = pastEnd(ctx, c, rs, *in.Offset, r)
 		return err
 	})
 	if err != nil {
@@ -132,6 +137,15 @@ func (s *Server) output(ctx context.Context, req *sdk.CallToolRequest, in output
 	if r.text == "" {
 		head += "; no new output"
 	}
+	if size != nil {
+		out.LogSize = size
+		head += fmt.Sprintf("; offset %d is past the end of %s (%d bytes", *in.Offset, rs.stream, *size)
+		if r.job.Status.Active() {
+			head += fmt.Sprintf(" so far): the read waits at %d for the bytes to come; offset %d reads on from the end", *in.Offset, *size)
+		} else {
+			head += "): read from its end"
+		}
+	}
 	// Where to read on from, by offset: a client that keeps no state (a
 	// server a call) goes on exactly there.
 	var next []string
@@ -142,6 +156,32 @@ func (s *Server) output(ctx context.Context, req *sdk.CallToolRequest, in output
 		head += "; next_offset " + strings.Join(next, ", ")
 	}
 	return result("%s\n%s", head, r.text), out, nil
+}
+
+// pastEnd returns the size of the log r read from offset when offset is
+// past its end, else nil. The read's rule is the library's, as for logs
+// --offset: a running job's read is an empty range at the offset (which
+// the log may still reach), an ended job's is pulled back to the end. Only
+// an empty read of a running job asks the log's size, with a read of no
+// bytes from its end.
+func pastEnd(ctx context.Context, c *bgjob.Client, rs readSpec, offset int64, r readResult) (*int64, error) {
+	if len(r.ranges) != 1 || r.ranges[0].Next != r.ranges[0].Offset {
+		return nil, nil
+	}
+	size := r.ranges[0].Offset
+	if size == offset && r.job.Status.Active() && offset > 0 {
+		res, err := c.Logs(ctx, r.job.ID, bgjob.LogOptions{Stdout: rs.stream == "stdout", Stderr: rs.stream == "stderr", Bytes: bgjob.Zero}, io.Discard, io.Discard)
+		if err != nil {
+			return nil, err
+		}
+		if len(res.Ranges) == 1 {
+			size = res.Ranges[0].Offset
+		}
+	}
+	if size >= offset {
+		return nil, nil
+	}
+	return &size, nil
 }
 
 // options are the LogOptions of rs, capped at limit (0: no cap), without

@@ -153,8 +153,9 @@ func (s *Server) endWithServer(next sdk.MethodHandler) sdk.MethodHandler {
 func (s *Server) SDK() *sdk.Server { return s.sdk }
 
 // Run serves one client over t until the client goes away (stdin closes,
-// for stdio) or ctx ends, then reaps: it stops the jobs it started (see
-// Shutdown).
+// for stdio, and every request read before is answered: see
+// NewStdioTransport) or ctx ends, then reaps: it stops the jobs it started
+// (see Shutdown).
 func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	// The jobs of servers that died without reaping are stopped while
 	// this one serves: the handshake does not wait for it.

@@ -56,10 +56,10 @@ type jobView struct {
 	ID       string        `json:"id" jsonschema:"job id"`
 	Name     string        `json:"name,omitempty" jsonschema:"job name, when it has one"`
 	Host     string        `json:"host,omitempty" jsonschema:"SSH host of the job (absent: this machine)"`
-	Status   jobdir.Status `json:"status" jsonschema:"running, queued (waits for its turn: slots, after), exited, killed, lost, or not_run (an after_ok job did not exit 0)"`
+	Status   jobdir.Status `json:"status" jsonschema:"running, queued (waits for its turn: slots, after), exited, killed, lost, not_run (an after_ok job did not exit 0) or unreadable (its files cannot be read as a job's: detail says why)"`
 	ExitCode *int          `json:"exit_code" jsonschema:"exit code once the job has ended (128+N when killed by signal N), else null"`
 	Reason   string        `json:"reason,omitempty" jsonschema:"why it ended so, when bgjob knows: stop (job_stop), timeout (timeout_sec), session_end (the session that started it ended), reboot or vanished (lost), after_ok (not_run)"`
-	Detail   string        `json:"detail,omitempty" jsonschema:"what a queued job waits for (slot, or after ID), or why a job was not run"`
+	Detail   string        `json:"detail,omitempty" jsonschema:"what a queued job waits for (slot, or after ID), why a job was not run, or why its files cannot be read"`
 	LogsFull bool          `json:"logs_full,omitempty" jsonschema:"true when the file system of the job's logs had no space left as its command ended: output may be missing from them"`
 }
 
@@ -68,7 +68,7 @@ func viewOf(j jobdir.Job) jobView {
 	switch j.Status {
 	case jobdir.StatusQueued:
 		v.Detail = j.Queued
-	case jobdir.StatusNotRun:
+	case jobdir.StatusNotRun, jobdir.StatusUnreadable:
 		v.Detail = j.Error
 	}
 	return v

@@ -25,7 +25,7 @@ func (s *Server) addTools() {
 		title: "Read a job's output", readOnly: true}), s.output)
 	sdk.AddTool(s.sdk, tool("job_wait", waitDoc, schema[waitIn](map[string]any{"timeout_sec": 30}), hints{
 		title: "Wait for jobs to end or print a line", readOnly: true, idempotent: true}), s.wait)
-	sdk.AddTool(s.sdk, tool("job_list", listDoc, schema[listIn](map[string]any{"limit": 20}), hints{
+	sdk.AddTool(s.sdk, tool("job_list", listDoc, withEnum(schema[listIn](map[string]any{"limit": 20}), "status", jobdir.Statuses()), hints{
 		title: "List jobs", readOnly: true, idempotent: true}), s.list)
 	sdk.AddTool(s.sdk, tool("job_stop", stopDoc, schema[stopIn](map[string]any{"signal": "TERM", "grace_sec": bgjob.DefaultGrace.Seconds()}), hints{
 		title: "Stop jobs", destructive: true, idempotent: true}), s.stop)
@@ -79,6 +79,19 @@ func schema[In any](defaults map[string]any) *jsonschema.Schema {
 	}
 	for _, p := range sc.Properties {
 		oneType(p)
+	}
+	return sc
+}
+
+// withEnum sets the values property name of sc takes.
+func withEnum[T any](sc *jsonschema.Schema, name string, values []T) *jsonschema.Schema {
+	p := sc.Properties[name]
+	if p == nil {
+		panic(fmt.Sprintf("schema has no %s", name))
+	}
+	p.Enum = nil
+	for _, v := range values {
+		p.Enum = append(p.Enum, v)
 	}
 	return sc
 }

@@ -48,7 +48,7 @@ machine, ",keep" when the job outlives the server), "-" for the others.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.status, "status", "", "only jobs with this status (running, exited, killed, lost, unreadable)")
+	f.StringVar(&o.status, "status", "", "only jobs with this status (running, queued, exited, killed, lost, not_run or unreadable)")
 	f.StringVar(&o.Search, "search", "", "only jobs whose id, name or command contains this (case-insensitive)")
 	f.IntVar(&o.Limit, "limit", 50, "page size (0: all)")
 	f.StringVar(&o.Cursor, "cursor", "", "continue after a previous page")

@@ -45,13 +45,14 @@ type commits struct {
 	more    *sync.Cond // signalled when buf grows or closed is set
 	buf     []byte     // reports the script has not read yet
 	closed  bool
-	eof     chan struct{}    // closed once the script's stdin has been read to its end
-	ends    map[string]int64 // how far each stream was delivered
-	told    map[string]int64 // what the script was told
-	order   []string         // streams in the order they were delivered
-	unsent  int64            // bytes delivered since the last report
-	last    time.Time        // the last report
-	started bool             // a report was written
+	eof     chan struct{}       // closed once the script's stdin has been read to its end
+	ends    map[string]int64    // how far each stream was delivered
+	marks   map[string]*logMark // the marks of the logs where they were delivered
+	told    map[string]int64    // what the script was told
+	order   []string            // streams in the order they were delivered
+	unsent  int64               // bytes delivered since the last report
+	last    time.Time           // the last report
+	started bool                // a report was written
 	// deliver, unless nil, is called when the whole read has arrived,
 	// before the last report (LogOptions.Deliver).
 	deliver func() error
@@ -65,7 +66,7 @@ type commits struct {
 }
 
 func newCommits(hold bool) *commits {
-	c := &commits{hold: hold, eof: make(chan struct{}), ends: map[string]int64{}, told: map[string]int64{}, starts: map[string]int64{}, last: time.Now()}
+	c := &commits{hold: hold, eof: make(chan struct{}), ends: map[string]int64{}, marks: map[string]*logMark{}, told: map[string]int64{}, starts: map[string]int64{}, last: time.Now()}
 	c.more = sync.NewCond(&c.mu)
 	return c
 }
@@ -91,15 +92,18 @@ func (c *commits) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// delivered records that the bytes of stream up to end reached the reader
-// (n more than before), and reports them when enough has gathered.
-func (c *commits) delivered(stream string, end int64, n int) {
+// delivered records that the bytes p of stream, up to end, reached the
+// reader, and reports them when enough has gathered.
+func (c *commits) delivered(stream string, end int64, p []byte) {
+	n := len(p)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.ends[stream]; !ok {
 		c.order = append(c.order, stream)
 		c.ends[stream], c.starts[stream] = end, end
+		c.marks[stream] = &logMark{end: end}
 	}
+	c.marks[stream].add(end-int64(n), p)
 	c.ends[stream] = max(c.ends[stream], end)
 	c.unsent += int64(n)
 	if c.unsent >= commitEvery || time.Since(c.last) >= commitPeriod {
@@ -151,7 +155,13 @@ func (c *commits) report() {
 			end = max(end-n, told)
 		}
 		if told, ok := c.told[st]; !ok || told != end {
-			c.buf = fmt.Appendf(c.buf, "%s %d\n", st, end)
+			// With the mark of the log there, where this read has it: a
+			// cursor without one is checked by the log's size alone.
+			c.buf = fmt.Appendf(c.buf, "%s %d", st, end)
+			if m := c.marks[st].at(end); len(m) > 0 {
+				c.buf = fmt.Appendf(c.buf, " %x", m)
+			}
+			c.buf = append(c.buf, '\n')
 			c.told[st] = end
 			c.started = true
 		}
@@ -249,7 +259,7 @@ func (d *deliveryWriter) Write(p []byte) (int, error) {
 		if n > 0 {
 			done += n
 			d.end += int64(n)
-			d.c.delivered(d.stream, d.end, n)
+			d.c.delivered(d.stream, d.end, p[done-n:done])
 		}
 		if err != nil {
 			return done, err

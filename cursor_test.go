@@ -22,12 +22,14 @@ func TestReportLeavesUnread(t *testing.T) {
 		c.mu.Unlock()
 		return s
 	}
-	c.delivered("stdout", 1000, 0)
-	c.delivered("stdout", 5000, 4000)
-	c.delivered("stderr", 200, 0)
-	c.delivered("stderr", 300, 100)
+	c.delivered("stdout", 1000, nil)
+	c.delivered("stdout", 5000, make([]byte, 4000))
+	c.delivered("stderr", 200, nil)
+	c.delivered("stderr", 300, []byte(strings.Repeat("e", 100)))
 	unread["stdout"], unread["stderr"] = 3000, 0
-	if got, want := report(), "stdout 2000\nstderr 300\n"; got != want {
+	// With the mark of the log where it has it: the last 16 bytes
+	// delivered.
+	if got, want := report(), "stdout 2000\nstderr 300 "+strings.Repeat("65", 16)+"\n"; got != want {
 		t.Errorf("report %q, want %q", got, want)
 	}
 	// Both streams into one pipe: stderr's share of the unread is
@@ -44,8 +46,8 @@ func TestReportLeavesUnread(t *testing.T) {
 	w := newCommits(true)
 	w.unread = func(string) (int64, bool) { return unread["stdout"], true }
 	w.deliver = func() error { w.release(); return nil }
-	w.delivered("stdout", 0, 0)
-	w.delivered("stdout", 5000, 5000)
+	w.delivered("stdout", 0, nil)
+	w.delivered("stdout", 5000, make([]byte, 5000))
 	unread["stdout"] = 1
 	if err := w.sent(make(chan struct{})); err != nil {
 		t.Fatal(err)

@@ -170,6 +170,9 @@ type LogRange struct {
 	Next      int64  `json:"next_offset"`
 	Truncated bool   `json:"truncated,omitempty"`
 	Rewound   bool   `json:"rewound,omitempty"`
+	// mark is the mark of the log where the bytes read reach (marks.go):
+	// a read on from Next checks it.
+	mark logMark
 }
 
 // LogResult is what Logs read: the job as it was at the end of the read and
@@ -204,9 +207,10 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 		Interactive: o.Interactive, MaxBytes: o.MaxBytes,
 	}
 	if o.New && o.Commit != nil {
-		q.CommitJob, q.Commit = o.Commit.Job.ID, map[string]int64{}
+		q.CommitJob, q.Commit, q.CommitMarks = o.Commit.Job.ID, map[string]int64{}, map[string][]byte{}
 		for _, r := range o.Commit.Ranges {
 			q.Commit[r.Stream] = r.Next
+			q.CommitMarks[r.Stream] = r.mark.at(r.Next)
 		}
 	}
 	if o.FromOffset {
@@ -256,9 +260,10 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 			}
 			return errPending
 		}
-		q.Offsets = map[string]int64{}
+		q.Offsets, q.Marks = map[string]int64{}, map[string][]byte{}
 		for _, r := range res.Ranges {
 			q.Offsets[r.Stream] = r.Next
+			q.Marks[r.Stream] = r.mark.at(r.Next)
 		}
 		if err := c.readLogs(ctx, q, false, nil, nil, o.Rewound, &res, stdout, stderr); err != nil {
 			return err
@@ -372,16 +377,20 @@ type follower struct {
 func (fl *follower) appended(res *LogResult, stdout, stderr io.Writer) error {
 	for _, stream := range fl.streams {
 		var from int64
+		var mark []byte
 		if i := slices.IndexFunc(res.Ranges, func(r LogRange) bool { return r.Stream == stream }); i >= 0 {
 			from = res.Ranges[i].Next
+			mark = res.Ranges[i].mark.at(from)
 		}
 		f, size, err := openLog(fl.dir, stream)
 		if err != nil {
 			return err
 		}
-		if seen, ok := fl.seen[stream]; ok && size < seen {
-			// Truncated (logrotate's copytruncate): all it holds is
-			// new, as for tail -F.
+		dropped := droppedOf(fl.dir, stream)
+		if seen, ok := fl.seen[stream]; ok && size < seen || markMoved(f, size, from, mark, dropped) {
+			// Truncated (logrotate's copytruncate), also where it has
+			// grown again past from since: all it holds is new, as for
+			// tail -F.
 			from = 0
 			res.rewind(stream)
 			if fl.rewound != nil {
@@ -389,7 +398,7 @@ func (fl *follower) appended(res *LogResult, stdout, stderr io.Writer) error {
 			}
 		}
 		fl.seen[stream] = size
-		from = max(from, droppedOf(fl.dir, stream))
+		from = max(from, dropped)
 		w := stdout
 		if stream == "stderr" {
 			w = stderr
@@ -411,6 +420,7 @@ func (fl *follower) appended(res *LogResult, stdout, stderr io.Writer) error {
 				return err
 			}
 			res.grow(stream, from+skip, from+int64(n))
+			res.saw(stream, from+skip, piece[skip:])
 			from += int64(n)
 			fl.copied += int64(n)
 		}
@@ -455,6 +465,14 @@ func (r *LogResult) grow(stream string, offset, next int64) {
 		r.Ranges = append(r.Ranges, LogRange{Stream: stream, Offset: offset})
 	}
 	r.Ranges[i].Next = next
+}
+
+// saw adds the bytes p of the log of stream, read at offset, to the mark
+// of r's range of it (see grow).
+func (r *LogResult) saw(stream string, offset int64, p []byte) {
+	if i := slices.IndexFunc(r.Ranges, func(g LogRange) bool { return g.Stream == stream }); i >= 0 {
+		r.Ranges[i].mark.add(offset, p)
+	}
 }
 
 // droppedOf is how many leading bytes of the log of stream the job in dir
@@ -529,10 +547,16 @@ func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliv
 			if cm != nil {
 				w = &deliveryWriter{w: w, c: cm, stream: stream, end: offset}
 				// Also an empty range moves the cursor (to where it is).
-				cm.delivered(stream, offset, 0)
+				cm.delivered(stream, offset, nil)
 			}
-			n, err := io.Copy(w, r)
+			var mark logMark
+			if i := slices.IndexFunc(res.Ranges, func(g LogRange) bool { return g.Stream == stream }); i >= 0 {
+				mark = res.Ranges[i].mark
+			}
+			n, err := io.Copy(&markWriter{w: w, m: &mark, at: offset}, r)
 			res.grow(stream, offset, offset+n)
+			i := slices.IndexFunc(res.Ranges, func(g LogRange) bool { return g.Stream == stream })
+			res.Ranges[i].mark = mark
 			return err
 		},
 	}

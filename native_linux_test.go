@@ -266,6 +266,10 @@ func TestNativeLogsIsTheScripts(t *testing.T) {
 				o := base
 				o.HasOffset, o.Offsets = true, map[string]int64{"stdout": off, "stderr": off + 1}
 				qs = append(qs, o)
+				// A mark the log does not hold there (or an offset past
+				// its end, with a mark): read again from 0, a t record.
+				o.Marks = map[string][]byte{"stdout": []byte("\xfe\xff\xfe"), "stderr": []byte("\xfe")}
+				qs = append(qs, o)
 			}
 			qs = append(qs, base)
 		}

@@ -69,7 +69,20 @@ func (c *Client) nativeLogs(q shellgen.Logs) (r io.Reader, closeLogs func(), ok 
 			return nil, nil, false
 		}
 		files = append(files, f)
-		rg, err := logRange(f, dir, st, mode, n, max(q.Offsets[st], 0), q.MaxBytes > 0, &left)
+		off := max(q.Offsets[st], 0)
+		if mark := q.Marks[st]; mode == "offset" && len(mark) > 0 {
+			// The reader's mark there, gone: truncated since (bg_moved).
+			fi, err := f.Stat()
+			if err != nil {
+				closeLogs()
+				return nil, nil, false
+			}
+			if markMoved(f, fi.Size(), off, mark, droppedOf(dir, st)) {
+				parts = append(parts, strings.NewReader(fmt.Sprintf("t\t%s\t%d\n", st, fi.Size())))
+				off = 0
+			}
+		}
+		rg, err := logRange(f, dir, st, mode, n, off, q.MaxBytes > 0, &left)
 		if err != nil {
 			closeLogs()
 			return nil, nil, false

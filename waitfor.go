@@ -89,8 +89,22 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	case o.Stderr && !o.Stdout:
 		q.Streams = []string{"stderr"}
 	}
+	// Every rewind is told, also one Go finds first (mayMatch); a match
+	// in a log read again from its start says so (LogRange.Rewound).
+	rewound := map[string]bool{}
+	tell := func(stream string) {
+		rewound[stream] = true
+		if o.Rewound != nil {
+			o.Rewound(stream)
+		}
+	}
+	defer func() {
+		if rewound[m.Stream] {
+			m.Rewound = true
+		}
+	}()
 	if !watch {
-		return c.waitFor(ctx, &q, o.Timeout, o.Rewound)
+		return c.waitFor(ctx, &q, o.Timeout, tell)
 	}
 	q.Once, q.Timeout = true, 0
 	// A look runs until the timeout; one that starts there, the last,
@@ -98,11 +112,11 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	deadline := time.Now().Add(left)
 	look := func(ctx context.Context) (jobdir.Job, Match, error) {
 		if left <= 0 || !time.Now().Before(deadline) {
-			return c.waitFor(ctx, &q, o.Timeout, o.Rewound)
+			return c.waitFor(ctx, &q, o.Timeout, tell)
 		}
 		lctx, cancel := context.WithDeadline(ctx, deadline)
 		defer cancel()
-		j, m, err := c.waitFor(lctx, &q, o.Timeout, o.Rewound)
+		j, m, err := c.waitFor(lctx, &q, o.Timeout, tell)
 		if err != nil && lctx.Err() != nil && ctx.Err() == nil {
 			return j, Match{}, timedOut
 		}
@@ -120,7 +134,7 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	keep, quick := logWakes(j.Dir, left)
 	re, reErr := regexp.Compile("(?m)" + pattern)
 	atTimeout, err := watched(ctx, w, []string{j.Dir}, left, keep, func(ctx context.Context) error {
-		if quick() && reErr == nil && !mayMatch(j.Dir, j.Meta.PTY, &q, re) {
+		if quick() && reErr == nil && !mayMatch(j.Dir, j.Meta.PTY, &q, re, tell) {
 			return errPending
 		}
 		looked, lm, err := look(ctx)
@@ -150,12 +164,12 @@ func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor, timeout time.
 		errs  []error
 		state string
 	)
-	scanned := map[string]int64{}
+	scanned, marks := map[string]int64{}, map[string][]byte{}
 	err = c.exec(ctx, script, nil, !q.Once, records.Handler{
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { job = j; return nil }),
 		Refused: c.gather(&errs),
 		Wait:    func(s string) { state = s },
-		Scanned: func(stream string, off int64) { scanned[stream] = off },
+		Scanned: func(stream string, off int64, mark []byte) { scanned[stream], marks[stream] = off, mark },
 		Rewound: func(stream string, _ int64) {
 			if rewound != nil {
 				rewound(stream)
@@ -188,7 +202,7 @@ func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor, timeout time.
 	case state == "ended":
 		return job, Match{}, fmt.Errorf("job %s: %w %q", job.ID, ErrNoMatch, q.Pattern)
 	case state == "pending":
-		q.Offsets = scanned
+		q.Offsets, q.Marks = scanned, marks
 		return job, Match{}, errPending
 	}
 	return job, Match{}, errors.New("waiting for a line: the script reported nothing")
@@ -207,8 +221,11 @@ const maxPrefilter = 1 << 20
 // script looks, the script alone matches: where the two read a pattern otherwise
 // (grep -E matches bytes in the C locale, Go runes: "." and é), a line
 // that Go misses is found by the script's next look, within followTick.
-// An error, or much to read, is a maybe.
-func mayMatch(dir string, pty bool, q *shellgen.WaitFor, re *regexp.Regexp) bool {
+// An error, or much to read, is a maybe. A log truncated since q's offset
+// (shorter, or without its mark there: markMoved) is read from its start:
+// q's offset of it goes back to 0, and rewound is told, as the script's t
+// record would tell it.
+func mayMatch(dir string, pty bool, q *shellgen.WaitFor, re *regexp.Regexp, rewound func(string)) bool {
 	streams := q.Streams
 	if len(streams) == 0 {
 		streams = []string{"stdout", "stderr"}
@@ -219,11 +236,16 @@ func mayMatch(dir string, pty bool, q *shellgen.WaitFor, re *regexp.Regexp) bool
 			return true
 		}
 		from := q.Offsets[stream]
-		if size < from {
-			// Truncated: the script reads it again from its start.
+		dropped := droppedOf(dir, stream)
+		if size < from || markMoved(f, size, from, q.Marks[stream], dropped) {
+			// Truncated: read again from its start, here and by the
+			// script.
 			from = 0
+			q.Offsets[stream] = 0
+			delete(q.Marks, stream)
+			rewound(stream)
 		}
-		from = max(from, droppedOf(dir, stream))
+		from = max(from, dropped)
 		if from > size {
 			f.Close()
 			continue

@@ -32,7 +32,7 @@ func TestMayMatchScreenText(t *testing.T) {
 	} {
 		j := jobdirtest.Make(t, t.TempDir(), "default", jobdirtest.Job{State: jobdirtest.Exited, Meta: jobdir.Meta{PTY: tc.pty}, Stdout: stream})
 		q := &shellgen.WaitFor{Ref: j.Meta.ID, Pattern: tc.pattern}
-		if got := mayMatch(j.Path, tc.pty, q, regexp.MustCompile("(?m)"+tc.pattern)); got != tc.want {
+		if got := mayMatch(j.Path, tc.pty, q, regexp.MustCompile("(?m)"+tc.pattern), func(string) {}); got != tc.want {
 			t.Errorf("pty %v, %q: mayMatch = %v, want %v", tc.pty, tc.pattern, got, tc.want)
 		}
 	}

@@ -2,6 +2,7 @@ package shellgen
 
 import (
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -41,6 +42,17 @@ func (c *config) set(name, v string) {
 // setInt assigns the integer v to the variable name.
 func (c *config) setInt(name string, v int64) {
 	c.b.WriteString(name + "=" + strconv.FormatInt(v, 10) + "\n")
+}
+
+// MarkLen is how many bytes of a log before a reader's offset, at most,
+// make its mark (Logs.Marks): the bytes the scripts look for there to tell
+// a log truncated and grown again past the offset (bg_moved).
+const MarkLen = 16
+
+// setMark assigns the mark b (its last MarkLen bytes) to the variable
+// name, in hex as od -tx1 prints it, without blanks (bg_markof).
+func (c *config) setMark(name string, b []byte) {
+	c.b.WriteString(name + "=" + hex.EncodeToString(b[max(len(b)-MarkLen, 0):]) + "\n")
 }
 
 // setBool assigns 1 or 0 to the variable name.

@@ -539,6 +539,11 @@ type WaitFor struct {
 	Streams []string
 	// Offsets says where to start reading each log (0: its start).
 	Offsets map[string]int64
+	// Marks holds, for each log read from an offset, the bytes just before
+	// it (up to MarkLen) that the reader saw there: a log that no longer
+	// holds them was truncated since, and is read again from its start
+	// (a t record says so), however long it has grown.
+	Marks map[string][]byte
 	// Timeout gives up after this long (0: never) with a W timeout record.
 	Timeout time.Duration
 	// Once looks once: without a match, the script reports F records and
@@ -572,6 +577,8 @@ func WaitForScript(t Target, w WaitFor) (string, error) {
 		c.set("bg_streams", strings.Join(w.Streams, " "))
 		c.setInt("bg_from_stdout", max(w.Offsets["stdout"], 0))
 		c.setInt("bg_from_stderr", max(w.Offsets["stderr"], 0))
+		c.setMark("bg_mark_stdout", w.Marks["stdout"])
+		c.setMark("bg_mark_stderr", w.Marks["stderr"])
 		c.setInt("bg_limit", millis(w.Timeout))
 		c.setBool("bg_once", w.Once)
 		c.setInt("bg_ffloor", int64(followFloor(false)/time.Millisecond))
@@ -631,8 +638,13 @@ type Logs struct {
 	Bytes      int64
 	Offsets    map[string]int64
 	HasOffset  bool
-	New        bool
-	Reader     string
+	// Marks holds, for each offset of Offsets, the bytes of the log just
+	// before it that the reader saw (up to MarkLen): a log that no longer
+	// holds them there was truncated, and is read from its start, with a
+	// t record.
+	Marks  map[string][]byte
+	New    bool
+	Reader string
 	// Follow keeps printing what is appended until the job ends.
 	Follow bool
 	// Interactive, with Follow, looks again at most 20 ms after a log
@@ -653,9 +665,10 @@ type Logs struct {
 	// what the reader reports on stdin (see KindSent). Commit, when the
 	// job found is CommitJob, first moves the cursor forward to these
 	// offsets (stream name to offset): where an earlier read was
-	// delivered.
-	CommitJob string
-	Commit    map[string]int64
+	// delivered, with the marks of the logs there (CommitMarks).
+	CommitJob   string
+	Commit      map[string]int64
+	CommitMarks map[string][]byte
 }
 
 // Range is how logs.sh reads l's range: its bg_mode (all, tail, head,
@@ -719,6 +732,8 @@ func LogsLook(t Target, l Logs) (Look, error) {
 		c.setBool("bg_zero", zero)
 		c.setInt("bg_from_stdout", max(l.Offsets["stdout"], 0))
 		c.setInt("bg_from_stderr", max(l.Offsets["stderr"], 0))
+		c.setMark("bg_mark_stdout", l.Marks["stdout"])
+		c.setMark("bg_mark_stderr", l.Marks["stderr"])
 		c.set("bg_reader", l.Reader)
 		c.setBool("bg_follow", l.Follow)
 		c.setInt("bg_ffloor", int64(followFloor(l.Interactive)/time.Millisecond))
@@ -734,6 +749,8 @@ func LogsLook(t Target, l Logs) (Look, error) {
 		c.set("bg_commit_id", l.CommitJob)
 		c.setInt("bg_commit_stdout", commit("stdout"))
 		c.setInt("bg_commit_stderr", commit("stderr"))
+		c.setMark("bg_commitmark_stdout", l.CommitMarks["stdout"])
+		c.setMark("bg_commitmark_stderr", l.CommitMarks["stderr"])
 	})
 }
 

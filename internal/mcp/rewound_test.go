@@ -55,6 +55,46 @@ func TestWaitUntilOutputAfterTruncation(t *testing.T) {
 	}
 }
 
+// job_wait until_output says rewound also where the log, truncated under
+// the wait, has grown again past where the wait had read to before the
+// script looks (its line written after that): the match was found, but
+// nothing said the log had been read again from its start.
+func TestWaitUntilOutputAfterTruncationAndRegrowth(t *testing.T) {
+	root := t.TempDir()
+	cs := serve(t, mcp.Options{Root: root})
+	gate := filepath.Join(t.TempDir(), "go")
+	var st job
+	call(t, cs, "job_start", map[string]any{
+		"command":  fmt.Sprintf(`i=0; while [ $i -lt 200 ]; do echo "before $i"; i=$((i+1)); done; while [ ! -e %s ]; do sleep 0.05; done; i=0; while [ $i -lt 400 ]; do echo "filler $i"; i=$((i+1)); done; echo after-truncation; sleep 60`, gate),
+		"wait_sec": 0,
+	}, &st)
+	var w struct {
+		waited
+		Rewound []string `json:"rewound"`
+	}
+	call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}, "until_output": "^before 199$"}, &w)
+	dirs, _ := filepath.Glob(filepath.Join(root, "*", st.ID))
+	if len(dirs) != 1 {
+		t.Fatalf("job directory of %s: %v", st.ID, dirs)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}, "until_output": "^after-truncation$", "timeout_sec": 60}, &w)
+	}()
+	eventually(t, time.Minute, func() bool { return watching(dirs[0]) })
+	if err := os.Truncate(filepath.Join(dirs[0], "stdout.log"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if w.Matched != "after-truncation" || w.TimedOut || !slices.Equal(w.Rewound, []string{st.ID + " stdout"}) {
+		t.Errorf("job_wait after a truncation and regrowth: %+v, rewound %q; want the line, and %q", w.waited, w.Rewound, st.ID+" stdout")
+	}
+}
+
 // watching reports whether this process has an inotify watch on dir.
 func watching(dir string) bool {
 	var st syscall.Stat_t

@@ -2,6 +2,7 @@ package records
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -37,8 +38,9 @@ type Handler struct {
 	// Cut receives each stream whose range was cut to the byte cap, after
 	// its Data.
 	Cut func(stream string)
-	// Scanned receives how far a wait for a line read each stream.
-	Scanned func(stream string, offset int64)
+	// Scanned receives how far a wait for a line read each stream, and the
+	// mark of the log there (its bytes just before offset).
+	Scanned func(stream string, offset int64, mark []byte)
 	// Sent is called when a read with a cursor has sent every range: the
 	// script now waits for the reader's last commit and the end of its
 	// stdin (see KindSent).
@@ -203,8 +205,12 @@ func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outc
 			if err != nil {
 				return fmt.Errorf("malformed scanned record %q", rec.Field(1))
 			}
+			mark, err := hex.DecodeString(rec.Field(2))
+			if err != nil {
+				return fmt.Errorf("malformed scanned record %q", rec.Field(2))
+			}
 			if h.Scanned != nil {
-				h.Scanned(rec.Field(0), off)
+				h.Scanned(rec.Field(0), off, mark)
 			}
 		case KindRewound:
 			size, err := strconv.ParseInt(rec.Field(1), 10, 64)

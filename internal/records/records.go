@@ -100,8 +100,11 @@ const (
 	// range: the script moves the cursor over what its reader reports on
 	// stdin ("STREAM OFFSET" lines) until stdin ends, then ends.
 	KindSent Kind = "A"
-	// KindScanned: F STREAM OFFSET. A wait for a line, looking once, read
-	// STREAM up to OFFSET without a match: the next look starts there.
+	// KindScanned: F STREAM OFFSET MARK. A wait for a line, looking once,
+	// read STREAM up to OFFSET without a match: the next look starts
+	// there. MARK is the log's bytes just before OFFSET (up to
+	// shellgen.MarkLen, in hex; empty at 0), which the next look checks
+	// (shellgen.WaitFor.Marks).
 	KindScanned Kind = "F"
 	// KindRewound: t STREAM SIZE. The log STREAM is SIZE bytes, below where
 	// the read had got to: it was truncated (logrotate's copytruncate,
@@ -151,7 +154,7 @@ var fields = map[Kind]struct{ n, escaped int }{
 	KindLive: {2, 0}, KindQueued: {1, 0}, KindStarted: {1, 0}, KindNotRun: {1, 0}, KindLogsFull: {1, 0}, KindKept: {2, 2}, KindHeld: {2, 2},
 	KindOutcome: {1, 0}, KindError: {2, 2}, KindRemoved: {1, 1}, KindWait: {1, 0},
 	KindMore: {1, 0}, KindData: {4, 0}, KindCheck: {2, 0}, KindCut: {1, 0},
-	KindScanned: {2, 0}, KindSent: {1, 0}, KindDelivered: {1, 0}, KindRewound: {2, 0},
+	KindScanned: {3, 0}, KindSent: {1, 0}, KindDelivered: {1, 0}, KindRewound: {2, 0},
 }
 
 // Record is one record of a script's output.

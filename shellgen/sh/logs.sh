@@ -17,18 +17,22 @@
 # as soon as a log grows or the job's exit_code appears, at most every
 # bg_ffloor milliseconds, and every bg_ftick seconds, where the host has
 # GNU tail (bg_wakeup); else every tenth of a second. A log found shorter
-# than it was, or than the cursor of new, was truncated: it is read again
-# from its start, and a t record says so (bg_rewound).
+# than it was, or than the cursor of new, or that no longer holds, before
+# where the read had got to, the bytes it held there (the mark: the
+# cursor's, bg_mark_STREAM with offset, the follow's own; bg_moved), was
+# truncated: it is read again from its start, and a t record says so
+# (bg_rewound).
 #
 # New never moves the cursor over what it sends: the reader reports on
-# stdin, in lines "STREAM OFFSET", how far the bytes reached their own
-# reader, and a committer moves the cursor over that, never back, until
+# stdin, in lines "STREAM OFFSET [MARK]", how far the bytes reached their
+# own reader (and the mark of the log there, bg_markof), and a committer
+# moves the cursor over that, never back, until
 # stdin ends. After the last range an A record says so: the reader sends
 # its last line and closes stdin, and the script ends. A reader that dies
 # ends stdin, so the cursor stays where its last line put it. Before the
 # read, bg_commit_stdout and bg_commit_stderr (-1: none) move the cursor
-# of the job bg_commit_id the same way: where an earlier read, whose
-# reader reported nothing, was delivered.
+# of the job bg_commit_id the same way (bg_commitmark_STREAM the marks):
+# where an earlier read, whose reader reported nothing, was delivered.
 bg_readroot
 bg_find "$bg_ws" "$bg_ref" || bg_err "$bg_fk" "$bg_ref"
 bg_logsok || bg_nolog "$bg_st"
@@ -43,22 +47,23 @@ bg_live=0
 bg_running "$bg_d" && bg_live=1
 bg_tty=0
 bg_ispty "$bg_d" && bg_tty=1
-# bg_commit STREAM OFFSET: move the reader's cursor of STREAM forward to
-# OFFSET, atomically; never back.
+# bg_commit STREAM OFFSET [MARK]: move the reader's cursor of STREAM
+# forward to OFFSET, with the mark of the log there, atomically; never
+# back.
 bg_commit() {
 	bg_kf=$bg_d/cursor-$bg_reader.$1
 	bg_kc=0
 	if bg_line "$bg_kf"; then bg_kc=${bg_l%%[!0-9]*}; fi
 	[ "${bg_kc:-0}" -lt "$2" ] || return 0
-	printf '%s\n' "$2" >"$bg_kf.tmp" && mv -f "$bg_kf.tmp" "$bg_kf"
+	printf '%s\n' "$2${3:+ $3}" >"$bg_kf.tmp" && mv -f "$bg_kf.tmp" "$bg_kf"
 }
 # bg_commits: move the cursors to the last reports (bg_k_STREAM); fail
 # when one could not be written.
 bg_commits() {
 	bg_kok=0
 	for bg_ks in $bg_streams; do
-		eval "bg_kv=\${bg_k_$bg_ks-}"
-		[ -z "$bg_kv" ] || bg_commit "$bg_ks" "$bg_kv" || bg_kok=1
+		eval "bg_kv=\${bg_k_$bg_ks-} bg_km=\${bg_km_$bg_ks-}"
+		[ -z "$bg_kv" ] || bg_commit "$bg_ks" "$bg_kv" "$bg_km" || bg_kok=1
 	done
 	return "$bg_kok"
 }
@@ -66,8 +71,8 @@ if [ "$bg_mode" = new ]; then
 	bg_cursorlock "$bg_d/cursor-$bg_reader.lock"
 	if [ "${bg_d##*/}" = "$bg_commit_id" ]; then
 		for bg_st in $bg_streams; do
-			eval "bg_c=\$bg_commit_$bg_st"
-			[ "$bg_c" -lt 0 ] || bg_commit "$bg_st" "$bg_c"
+			eval "bg_c=\$bg_commit_$bg_st bg_cm=\$bg_commitmark_$bg_st"
+			[ "$bg_c" -lt 0 ] || bg_commit "$bg_st" "$bg_c" "$bg_cm"
 		done
 	fi
 	# The committer holds the lock (fd 8, or the lock directory, which
@@ -78,10 +83,11 @@ if [ "$bg_mode" = new ]; then
 	exec 3<&0
 	{
 		bg_kn=0
-		while IFS=' ' read -r bg_st bg_c; do
+		while IFS=' ' read -r bg_st bg_c bg_cm; do
 			case $bg_st in stdout | stderr) ;; *) continue ;; esac
 			case $bg_c in '' | *[!0-9]*) continue ;; esac
-			eval "bg_k_$bg_st=\$bg_c"
+			case $bg_cm in *[!0-9a-f]*) bg_cm= ;; esac
+			eval "bg_k_$bg_st=\$bg_c bg_km_$bg_st=\$bg_cm"
 			bg_kn=$((bg_kn + 1))
 			[ $((bg_kn % 8)) != 0 ] || bg_commits
 		done
@@ -103,7 +109,7 @@ for bg_st in $bg_streams; do
 	# Removed since the look above: no size to read from.
 	[ -n "$bg_sz" ] || bg_nolog "$bg_st"
 	bg_to=$bg_sz
-	bg_ahead=
+	bg_ahead= bg_mark=
 	bg_dr=0
 	bg_back=0
 	if bg_line "$bg_d/$bg_st.dropped"; then bg_dr=${bg_l:-0}; fi
@@ -129,7 +135,13 @@ for bg_st in $bg_streams; do
 		bg_back=1
 		;;
 	offset)
-		eval "bg_from=\$bg_from_$bg_st"
+		eval "bg_from=\$bg_from_$bg_st bg_mark=\$bg_mark_$bg_st"
+		# The reader's mark of the log at the offset, gone: truncated
+		# since; all it holds is new.
+		if [ -n "$bg_mark" ] && { [ "$bg_from" -gt "$bg_sz" ] || { [ "$bg_sz" -gt "$bg_from" ] && bg_moved "$bg_f" "$bg_from" "$bg_mark" "$bg_dr"; }; }; then
+			bg_rewound "$bg_st" "$bg_sz"
+			bg_from=0
+		fi
 		# Past the end of a running job's log the read waits there (an
 		# empty range at the offset), for the bytes from it to come.
 		[ "$bg_live" = 0 ] || [ "$bg_from" -le "$bg_sz" ] || bg_ahead=$bg_from
@@ -138,13 +150,21 @@ for bg_st in $bg_streams; do
 		;;
 	new)
 		bg_cur=$bg_d/cursor-$bg_reader.$bg_st
-		bg_from=0
-		if bg_line "$bg_cur"; then bg_from=${bg_l%%[!0-9]*}; fi
+		bg_from=0 bg_mark=
+		# "OFFSET MARK", or "OFFSET" (a cursor without a mark).
+		if bg_line "$bg_cur"; then
+			bg_from=${bg_l%%[!0-9]*}
+			bg_mark=${bg_l#"$bg_from"}
+			bg_mark=${bg_mark# }
+			case $bg_mark in *[!0-9a-f]*) bg_mark= ;; esac
+		fi
 		[ -n "$bg_from" ] || bg_from=0
-		# A log shorter than the cursor was cut (truncated to free the
-		# disk, made anew): all it holds now is new. The cursor goes back
-		# to its start, under the lock, which bg_commit would not do.
-		if [ "$bg_from" -gt "$bg_sz" ]; then
+		# A log shorter than the cursor, or that no longer holds its mark
+		# before it (looked at only when there is more to read), was cut
+		# (truncated to free the disk, made anew): all it holds now is
+		# new. The cursor goes back to its start, under the lock, which
+		# bg_commit would not do.
+		if [ "$bg_from" -gt "$bg_sz" ] || { [ "$bg_sz" -gt "$bg_from" ] && bg_moved "$bg_f" "$bg_from" "$bg_mark" "$bg_dr"; }; then
 			bg_rewound "$bg_st" "$bg_sz"
 			bg_from=0
 			{ printf '0\n' >"$bg_cur.tmp" && mv -f "$bg_cur.tmp" "$bg_cur"; } 2>/dev/null
@@ -207,10 +227,17 @@ for bg_st in $bg_streams; do
 	if bg_chunk "$bg_st" "$bg_f" "$bg_from" "$bg_to"; then
 		[ "$bg_cut" = 0 ] || printf 'Z\t%s\n' "$bg_st"
 		eval "bg_off_$bg_st=\$bg_to bg_seen_$bg_st=\$bg_sz"
+		# A follow keeps the mark of where it got to (an offset read given
+		# one, where it got none further).
+		if [ "$bg_follow" = 1 ]; then
+			bg_mk=$bg_mark
+			[ "$bg_to" = "$bg_from" ] || bg_markof "$bg_f" "$bg_to"
+			eval "bg_fm_$bg_st=\$bg_mk"
+		fi
 	else
 		# Truncated under the read (a t record said so): a follow goes
 		# on from its start.
-		eval "bg_off_$bg_st=0 bg_seen_$bg_st=0"
+		eval "bg_off_$bg_st=0 bg_seen_$bg_st=0 bg_fm_$bg_st="
 	fi
 done
 if [ "$bg_mode" = new ]; then
@@ -238,22 +265,26 @@ if [ "$bg_follow" = 1 ]; then
 		fi
 		for bg_st in $bg_streams; do
 			bg_f=$bg_d/$bg_st.log
-			eval "bg_from=\$bg_off_$bg_st bg_sz=\$bg_sz_$bg_st bg_seen=\$bg_seen_$bg_st"
-			# Shorter than it was: truncated (not an offset past the end
-			# of the log, which waits there).
-			if [ "$bg_sz" -lt "$bg_seen" ]; then
+			eval "bg_from=\$bg_off_$bg_st bg_sz=\$bg_sz_$bg_st bg_seen=\$bg_seen_$bg_st bg_mark=\${bg_fm_$bg_st-}"
+			bg_dr=0
+			if bg_line "$bg_d/$bg_st.dropped"; then bg_dr=${bg_l:-0}; fi
+			# Shorter than it was (not an offset past the end of the log,
+			# which waits there), or grown again since but without the
+			# bytes it had where the follow got to: truncated.
+			if [ "$bg_sz" -lt "$bg_seen" ] || { [ "$bg_sz" -gt "$bg_from" ] && bg_moved "$bg_f" "$bg_from" "$bg_mark" "$bg_dr"; }; then
 				bg_rewound "$bg_st" "$bg_sz"
 				bg_from=0
-				eval "bg_off_$bg_st=0"
+				eval "bg_off_$bg_st=0 bg_fm_$bg_st="
 			fi
 			eval "bg_seen_$bg_st=\$bg_sz"
-			if bg_line "$bg_d/$bg_st.dropped" && [ "${bg_l:-0}" -gt "$bg_from" ]; then bg_from=$bg_l; fi
+			[ "$bg_dr" -le "$bg_from" ] || bg_from=$bg_dr
 			if [ "$bg_sz" -gt "$bg_from" ]; then
 				bg_fnew=$((${bg_fnew:-0} + bg_sz - bg_from))
 				if bg_chunk "$bg_st" "$bg_f" "$bg_from" "$bg_sz"; then
-					eval "bg_off_$bg_st=\$bg_sz"
+					bg_markof "$bg_f" "$bg_sz"
+					eval "bg_off_$bg_st=\$bg_sz bg_fm_$bg_st=\$bg_mk"
 				else
-					eval "bg_off_$bg_st=0 bg_seen_$bg_st=0"
+					eval "bg_off_$bg_st=0 bg_seen_$bg_st=0 bg_fm_$bg_st="
 				fi
 			fi
 		done

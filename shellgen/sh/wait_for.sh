@@ -1,7 +1,8 @@
 # wait_for.sh: wait until a line of the logs bg_streams (stdout, stderr) of
 # the job bg_ref names matches bg_re, a POSIX extended regular expression
 # matched by the host's grep -E, byte by byte (the C locale). Each log is
-# read from bg_from_stdout, bg_from_stderr; while the job runs only whole
+# read from bg_from_stdout, bg_from_stderr (bg_mark_STREAM: the mark of
+# the log there, bg_markof, or ""); while the job runs only whole
 # lines are matched (the last one may go on). On a PTY job (meta.json's
 # "pty":true) the line being written is matched too, as it stands (a
 # prompt ends without a newline), and what is matched is the text of the
@@ -10,15 +11,17 @@
 # out in D records (64 KiB at most, then a Z), then the observation. When the
 # job ends first: W ended; after bg_limit milliseconds (0: never; by
 # the clock, however long each look takes): W timeout; with bg_once=1,
-# looking once: F records with the offset each log was read to and W
+# looking once: F records with the offset each log was read to (and the
+# mark there) and W
 # pending (the caller's trigger runs it again from there). When its stdin
 # closes it ends at once, printing nothing more, and so does every process
 # it started, a slow grep too (bg_watchin). It looks again as soon as a log
 # grows or the job's exit_code appears, at most every bg_ffloor
 # milliseconds, and every bg_ftick seconds, where the host has GNU tail
 # (bg_wakeup); else every tenth of a second. A log found shorter than what
-# was read of it was truncated: it is read again from its start, and a t
-# record says so (bg_rewound).
+# was read of it, or that no longer holds the bytes it held where the read
+# got to (bg_moved), was truncated: it is read again from its start, and a
+# t record says so (bg_rewound).
 bg_readroot
 bg_find "$bg_ws" "$bg_ref" || bg_err "$bg_fk" "$bg_ref"
 # grep exits 2 on an expression it cannot compile.
@@ -63,14 +66,17 @@ while :; do
 	fi
 	for bg_st in $bg_streams; do
 		bg_f=$bg_d/$bg_st.log
-		eval "bg_from=\$bg_from_$bg_st bg_sz=\$bg_sz_$bg_st"
-		# Shorter than what was read of it: truncated; read from its start.
-		if [ "$bg_sz" -lt "$bg_from" ]; then
+		eval "bg_from=\$bg_from_$bg_st bg_sz=\$bg_sz_$bg_st bg_mark=\$bg_mark_$bg_st"
+		bg_dr=0
+		if bg_line "$bg_d/$bg_st.dropped"; then bg_dr=${bg_l:-0}; fi
+		# Shorter than what was read of it, or grown again since without
+		# the bytes it had there: truncated; read from its start.
+		if [ "$bg_sz" -lt "$bg_from" ] || { [ "$bg_sz" -gt "$bg_from" ] && bg_moved "$bg_f" "$bg_from" "$bg_mark" "$bg_dr"; }; then
 			bg_rewound "$bg_st" "$bg_sz"
 			bg_from=0
-			eval "bg_from_$bg_st=0"
+			eval "bg_from_$bg_st=0 bg_mark_$bg_st="
 		fi
-		if bg_line "$bg_d/$bg_st.dropped" && [ "${bg_l:-0}" -gt "$bg_from" ]; then bg_from=$bg_l; fi
+		[ "$bg_dr" -le "$bg_from" ] || bg_from=$bg_dr
 		[ "$bg_sz" -gt "$bg_from" ] || continue
 		bg_fnew=$((${bg_fnew:-0} + bg_sz - bg_from))
 		bg_to=$bg_sz
@@ -118,14 +124,15 @@ while :; do
 			if ! bg_chunk "$bg_st" "$bg_f" "$bg_s" "$bg_e"; then
 				# Truncated under the read (a t record said so): no line;
 				# the next look reads it from its start.
-				eval "bg_from_$bg_st=0"
+				eval "bg_from_$bg_st=0 bg_mark_$bg_st="
 				continue
 			fi
 			[ "$bg_cut" = 0 ] || printf 'Z\t%s\n' "$bg_st"
 			bg_state=match
 			break
 		fi
-		eval "bg_from_$bg_st=\$bg_to"
+		bg_markof "$bg_f" "$bg_to"
+		eval "bg_from_$bg_st=\$bg_to bg_mark_$bg_st=\$bg_mk"
 	done
 	[ -z "$bg_state" ] || break
 	if [ "$bg_ended" = 1 ]; then
@@ -134,8 +141,8 @@ while :; do
 	fi
 	if [ "$bg_once" = 1 ]; then
 		for bg_st in $bg_streams; do
-			eval "bg_from=\$bg_from_$bg_st"
-			printf 'F\t%s\t%s\n' "$bg_st" "$bg_from"
+			eval "bg_from=\$bg_from_$bg_st bg_mark=\$bg_mark_$bg_st"
+			printf 'F\t%s\t%s\t%s\n' "$bg_st" "$bg_from" "$bg_mark"
 		done
 		bg_state=pending
 		break

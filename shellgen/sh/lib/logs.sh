@@ -59,14 +59,6 @@ bg_cursorunlock() {
 	if [ -n "$bg_lf" ]; then rm -rf "$bg_lf.d"; else exec 8>&-; fi
 }
 
-# bg_rewound STREAM SIZE: the log of STREAM is SIZE bytes, below where the
-# read had got to: it was truncated (logrotate's copytruncate, ": >"), and
-# all it holds now is new. A t record says so; the caller reads on from
-# the start, as tail -F does.
-bg_rewound() {
-	printf 't\t%s\t%s\n' "$1" "$2"
-}
-
 # bg_chunk STREAM FILE FROM TO: print bytes FROM..TO of FILE as D records
 # (see records.go). Once the job has ended (bg_live=0) its bytes do not
 # change and one record carries them, read at their offsets (bg_exact),

@@ -1,0 +1,100 @@
+package bgjob
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/bgjob/bgjob/shellgen"
+)
+
+// A reader that got to an offset of a log keeps the mark of the log there:
+// the bytes just before it (up to shellgen.MarkLen) as it read them. A log
+// truncated (logrotate's copytruncate) and grown again past that offset
+// before the reader looks is as long as a log that only grew: its size
+// cannot tell, its bytes can. Before reading on from its offset a reader
+// checks that the log still holds its mark there (markMoved); where it
+// does not, all the log holds is new, and the read starts again at 0 and
+// says so, as the scripts do (bg_markof, bg_moved).
+
+// logMark is the mark of a log at end: its n bytes just before end, the
+// last n of b (an array: a LogRange stays comparable).
+type logMark struct {
+	end int64
+	n   int
+	b   [shellgen.MarkLen]byte
+}
+
+// add takes in the bytes p of the log, read at from: the mark moves to
+// their end, with the bytes before them it had when they follow on.
+func (m *logMark) add(from int64, p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	var b []byte
+	if from == m.end {
+		b = m.bytes()
+	}
+	b = append(b[:len(b):len(b)], p[max(len(p)-shellgen.MarkLen, 0):]...)
+	b = b[max(len(b)-shellgen.MarkLen, 0):]
+	m.end, m.n = from+int64(len(p)), len(b)
+	copy(m.b[shellgen.MarkLen-len(b):], b)
+}
+
+// bytes is m's bytes.
+func (m *logMark) bytes() []byte {
+	return m.b[shellgen.MarkLen-m.n:]
+}
+
+// at is the mark of the log at off, as far as m holds it: its bytes before
+// off that m has (none where it has none of them).
+func (m logMark) at(off int64) []byte {
+	if off > m.end || off <= m.end-int64(m.n) {
+		return nil
+	}
+	b := m.bytes()
+	return slices.Clone(b[:int64(len(b))-(m.end-off)])
+}
+
+// markMoved says whether the log f, of size bytes, no longer holds mark
+// just before off: it was truncated, or replaced, since a reader got to
+// off. The bytes below dropped, which the --max-log-size cap punched out,
+// are not compared; without a mark (or nothing more to read) only the
+// size can tell. It is bg_moved, with bg_markof's marks.
+func markMoved(f *os.File, size, off int64, mark []byte, dropped int64) bool {
+	if len(mark) == 0 || off <= dropped {
+		return false
+	}
+	if size < off {
+		return true
+	}
+	if size == off {
+		return false
+	}
+	mark = mark[max(int64(len(mark))-(off-dropped), 0):]
+	n := int64(len(mark))
+	if n > off {
+		return true
+	}
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, off-n); err != nil && err != io.EOF {
+		return false
+	}
+	return !bytes.Equal(b, mark)
+}
+
+// markWriter writes to w the bytes of a log read from at, and keeps the
+// mark of where they reach.
+type markWriter struct {
+	w  io.Writer
+	m  *logMark
+	at int64
+}
+
+func (mw *markWriter) Write(p []byte) (int, error) {
+	n, err := mw.w.Write(p)
+	mw.m.add(mw.at, p[:n])
+	mw.at += int64(n)
+	return n, err
+}

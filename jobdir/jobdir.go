@@ -304,23 +304,70 @@ func isAlnum(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// IsID reports whether s has the form of a job id,
-// ^[0-9]{8}T[0-9]{6}-[0-9a-z]{6}$.
+// idShape is the one definition of a job id's form, 20261130T001502-0k3f9q:
+// each part a class of characters (a bracket expression's inside, or one
+// literal character) and how many of them. IsID, IDPattern and IDRegexp,
+// which the scripts get, are made from it.
+var idShape = [...]struct {
+	class string
+	n     int
+}{{"0-9", 8}, {"T", 1}, {"0-9", 6}, {"-", 1}, {"0-9a-z", 6}}
+
+// IsID reports whether s has the form of a job id (idShape).
 func IsID(s string) bool {
-	if len(s) != 22 || s[8] != 'T' || s[15] != '-' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case i == 8 || i == 15:
-		case i < 15 && (c < '0' || c > '9'):
-			return false
-		case i > 15 && (c < '0' || c > '9') && (c < 'a' || c > 'z'):
-			return false
+	i := 0
+	for _, p := range idShape {
+		for range p.n {
+			if i >= len(s) || !inClass(s[i], p.class) {
+				return false
+			}
+			i++
 		}
 	}
-	return true
+	return i == len(s)
+}
+
+// inClass reports whether c is in class: one character, or ranges a-b.
+func inClass(c byte, class string) bool {
+	if len(class) == 1 {
+		return c == class[0]
+	}
+	for i := 0; i+2 < len(class); i += 3 {
+		if class[i] <= c && c <= class[i+2] {
+			return true
+		}
+	}
+	return false
+}
+
+// IDPattern returns the shell pattern (case, pathname expansion) that
+// matches a job id and nothing else.
+func IDPattern() string {
+	var b strings.Builder
+	for _, p := range idShape {
+		for range p.n {
+			if len(p.class) == 1 {
+				b.WriteString(p.class)
+			} else {
+				b.WriteString("[" + p.class + "]")
+			}
+		}
+	}
+	return b.String()
+}
+
+// IDRegexp returns the POSIX basic regular expression (grep, sed) of a
+// job id, unanchored.
+func IDRegexp() string {
+	var b strings.Builder
+	for _, p := range idShape {
+		if len(p.class) == 1 {
+			b.WriteString(strings.Repeat(p.class, p.n))
+			continue
+		}
+		fmt.Fprintf(&b, "[%s]\\{%d\\}", p.class, p.n)
+	}
+	return b.String()
 }
 
 const idAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz"

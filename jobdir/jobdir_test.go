@@ -2,6 +2,9 @@ package jobdir_test
 
 import (
 	"errors"
+	"math/rand/v2"
+	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -211,5 +214,29 @@ func TestPaths(t *testing.T) {
 	want := []string{"/r/ws/" + testID, "/r/ws/" + testID + "/stdout.log", "/r/ws/" + testID + "/stderr.log"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Paths() = %q, want %q", got, want)
+	}
+}
+
+// TestIDForms: the shell pattern and the regular expression the scripts
+// get match exactly what IsID accepts (all three come from idShape).
+func TestIDForms(t *testing.T) {
+	re := regexp.MustCompile("^" + strings.NewReplacer(`\{`, "{", `\}`, "}").Replace(jobdir.IDRegexp()) + "$")
+	id := jobdir.NewID(time.Now())
+	cases := []string{id, "", "x", id + "a", id[:21], strings.ToUpper(id), strings.Replace(id, "T", "t", 1),
+		strings.Replace(id, "-", "_", 1), "20261130T001502-0k3f9q", "2026113aT001502-0k3f9q", "20261130T001502-0k3f9/"}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		b := []byte(id)
+		b[r.IntN(len(b))] = byte(r.IntN(128))
+		cases = append(cases, string(b))
+	}
+	for _, s := range cases {
+		glob, err := path.Match(jobdir.IDPattern(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if is := jobdir.IsID(s); glob != is || re.MatchString(s) != is {
+			t.Errorf("%q: IsID %v, IDPattern %v, IDRegexp %v", s, is, glob, re.MatchString(s))
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/bgjob/bgjob/jobdir"
 )
 
 // The scripts, each a whole file in sh/: begin.sh starts every script,
@@ -82,6 +84,18 @@ func assembleHead(c *config, head string, files ...string) (string, error) {
 	for _, f := range files {
 		body.WriteString(source(f))
 	}
+	lib := library().closure(body.String())
+	// A job id's form, from its one definition (jobdir), for the
+	// functions that look for ids: bg_idpat as a shell pattern, bg_idre
+	// as a basic regular expression.
+	for _, v := range []struct{ name, value string }{{"bg_idpat", jobdir.IDPattern()}, {"bg_idre", jobdir.IDRegexp()}} {
+		if strings.Contains(lib, "$"+v.name) || strings.Contains(body.String(), "$"+v.name) {
+			c.set(v.name, v.value)
+		}
+	}
+	if c.err != nil {
+		return "", c.err
+	}
 	var b strings.Builder
 	b.WriteString(c.b.String())
 	if head != "" {
@@ -91,7 +105,7 @@ func assembleHead(c *config, head string, files ...string) (string, error) {
 		}
 		b.WriteString(h)
 	}
-	b.WriteString(library().closure(body.String()))
+	b.WriteString(lib)
 	b.WriteString(body.String())
 	return b.String(), nil
 }

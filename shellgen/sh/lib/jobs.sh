@@ -6,7 +6,8 @@
 # bg_isid NAME: succeed when NAME has the form of a job id: only such
 # entries of a workspace are jobs.
 bg_isid() {
-	case $1 in [0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]-[0-9a-z][0-9a-z][0-9a-z][0-9a-z][0-9a-z][0-9a-z]) return 0 ;; esac
+	# shellcheck disable=SC2254 # bg_idpat is a pattern (jobdir.IDPattern)
+	case $1 in $bg_idpat) return 0 ;; esac
 	return 1
 }
 

@@ -151,7 +151,7 @@ bg_scanenv() {
 	bg_sext=$((bg_sext + 1))
 	bg_sx=$1
 	[ "$bg_sext" -lt 3 ] || bg_sx=0
-	bg_mx=$(printf '%s\n' $bg_pold | bg_pat='BGJOB_JOB_ID=[0-9]\{8\}T[0-9]\{6\}-[0-9a-z]\{6\}' awk -F: -v s="$bg_sx" -v bl="${bg_lrescan-}" '
+	bg_mx=$(printf '%s\n' $bg_pold | bg_pat="BGJOB_JOB_ID=$bg_idre" awk -F: -v s="$bg_sx" -v bl="${bg_lrescan-}" '
 		$1 == "" { next }
 		$2 + 0 < s + 0 { k = k " " $0; next }
 		{ n++; p[n] = $1; st[$1] = $2; pg[$1] = $3 }
@@ -328,7 +328,7 @@ bg_wrapperof() {
 	case $1 in *"$bg_nl"*) return 1 ;; esac
 	if [ -z "${bg_wscan-}" ]; then
 		bg_wscan=1
-		bg_mx=$(grep -a -o -s -H -e '/[0-9]\{8\}T[0-9]\{6\}-[0-9a-z]\{6\}/job\.sh' /proc/[0-9]*/cmdline 2>/dev/null | awk '
+		bg_mx=$(grep -a -o -s -H -e "/$bg_idre/job\\.sh" /proc/[0-9]*/cmdline 2>/dev/null | awk '
 			{
 				q = $0; sub(/^\/proc\//, "", q); sub(/\/.*/, "", q)
 				d = $0; sub(/\/job\.sh$/, "", d); sub(/.*\//, "", d); sub(/-/, "_", d)

@@ -73,205 +73,246 @@ const (
 // reports to h. It reports whether a callback stopped it with ErrStop
 // before the end marker.
 func (h Handler) Decode(r io.Reader) (stopped bool, err error) {
-	var (
-		boot    string
-		cur     *jobdir.Observation
-		outcome string
-		kept    string    // the directory of a K record, until its J record
-		held    [2]string // the state and directory of an H record, until its J record
-		live    liveChunk // the bytes of a D record of a live job, until its C record
-	)
-	flush := func() error {
-		if cur == nil {
-			return nil
-		}
-		cur.BootID = boot
-		o, out := *cur, outcome
-		cur, outcome = nil, ""
-		if h.Job == nil {
-			return nil
-		}
-		return h.Job(o, out)
-	}
+	d := &decoder{h: h}
 	err = Decode(r, func(rec Record) error {
-		err := h.record(rec, &boot, &cur, &outcome, &kept, &held, &live, flush)
+		err := d.record(rec)
 		stopped = errors.Is(err, ErrStop)
 		return err
 	})
-	if err == nil && !stopped && live.held && live.whole {
-		live.held = false
-		if err = live.emit(h, "0"); errors.Is(err, ErrStop) {
+	if err == nil && !stopped && d.live.held && d.live.whole {
+		d.live.held = false
+		if err = d.live.emit(h, "0"); errors.Is(err, ErrStop) {
 			stopped, err = true, nil
 		}
 	}
 	if err == nil && !stopped {
-		if err = flush(); errors.Is(err, ErrStop) {
+		if err = d.flush(); errors.Is(err, ErrStop) {
 			stopped, err = true, nil
 		}
 	}
 	return stopped, err
 }
 
-// record handles one record for decode.
-func (h Handler) record(rec Record, boot *string, cur **jobdir.Observation, outcome, kept *string, held *[2]string, live *liveChunk, flush func() error) error {
-	{
-		if live.held && live.whole {
-			// The bytes of an ended job's D record are the log's unless
-			// this record says the log ended before them.
-			live.held = false
-			if rec.Kind != KindRewound || rec.Field(0) != live.stream {
-				if err := live.emit(h, "0"); err != nil {
-					return err
-				}
+// decoder is the state of one Handler.Decode: the job being observed and
+// what the records before its J record said of it, and the bytes of a D
+// record held until the record after it says whose they are.
+type decoder struct {
+	h       Handler
+	boot    string
+	cur     *jobdir.Observation
+	outcome string
+	kept    string    // the directory of a K record, until its J record
+	held    [2]string // the state and directory of an H record, until its J record
+	live    liveChunk // the bytes of a D record, until its C (or next) record
+}
+
+// flush hands on the job being observed, if any.
+func (d *decoder) flush() error {
+	if d.cur == nil {
+		return nil
+	}
+	d.cur.BootID = d.boot
+	o, out := *d.cur, d.outcome
+	d.cur, d.outcome = nil, ""
+	if d.h.Job == nil {
+		return nil
+	}
+	return d.h.Job(o, out)
+}
+
+// observed are the kinds that add to the observation of the job their J
+// record began (see observe).
+var observed = map[Kind]bool{
+	KindMeta: true, KindMetaSize: true, KindProc: true, KindExit: true, KindEnded: true,
+	KindStop: true, KindDropped: true, KindLive: true, KindQueued: true, KindStarted: true,
+	KindNotRun: true, KindLogsFull: true,
+}
+
+// after is what each other kind does, once the job before it is complete
+// (handed on) and no live data waits for its check record.
+var after = map[Kind]func(*decoder, Record) error{
+	KindBoot:      (*decoder).onBoot,
+	KindJob:       (*decoder).onJob,
+	KindOutcome:   func(d *decoder, rec Record) error { d.outcome = rec.Field(0); return nil },
+	KindKept:      func(d *decoder, rec Record) error { d.kept = rec.Field(1); return nil },
+	KindHeld:      func(d *decoder, rec Record) error { d.held = [2]string{rec.Field(0), rec.Field(1)}; return nil },
+	KindError:     (*decoder).onError,
+	KindRemoved:   func(d *decoder, rec Record) error { return call1(d.h.Removed, rec.Field(0)) },
+	KindWait:      func(d *decoder, rec Record) error { notify1(d.h.Wait, rec.Field(0)); return nil },
+	KindMore:      func(d *decoder, _ Record) error { notify(d.h.More); return nil },
+	KindCut:       func(d *decoder, rec Record) error { notify1(d.h.Cut, rec.Field(0)); return nil },
+	KindSent:      func(d *decoder, _ Record) error { return call(d.h.Sent) },
+	KindScanned:   (*decoder).onScanned,
+	KindRewound:   (*decoder).onRewound,
+	KindDelivered: (*decoder).onDelivered,
+	KindData:      (*decoder).onData,
+}
+
+// record handles one record for Decode.
+func (d *decoder) record(rec Record) error {
+	if d.live.held && d.live.whole {
+		// The bytes of an ended job's D record are the log's unless this
+		// record says the log ended before them.
+		d.live.held = false
+		if rec.Kind != KindRewound || rec.Field(0) != d.live.stream {
+			if err := d.live.emit(d.h, "0"); err != nil {
+				return err
 			}
 		}
-		switch rec.Kind {
-		case KindRewound:
-			if live.held && live.stream == rec.Field(0) {
-				// The log ended before the piece did: filled with NUL
-				// bytes, it is not the log's.
-				live.held = false
-			}
-		case KindMeta, KindMetaSize, KindProc, KindExit, KindEnded,
-			KindStop, KindDropped, KindLive, KindQueued, KindStarted, KindNotRun, KindLogsFull:
-			if *cur == nil {
-				return fmt.Errorf("record %s outside a job", rec.Kind)
-			}
-			observe(*cur, rec)
-			return nil
-		case KindCheck:
-			if !live.held || live.stream != rec.Field(0) {
-				return fmt.Errorf("check record without live data")
-			}
-			live.held = false
-			return live.emit(h, rec.Field(1))
+	}
+	switch {
+	case rec.Kind == KindRewound && d.live.held && d.live.stream == rec.Field(0):
+		// The log ended before the piece did: filled with NUL bytes, it
+		// is not the log's.
+		d.live.held = false
+	case observed[rec.Kind]:
+		if d.cur == nil {
+			return fmt.Errorf("record %s outside a job", rec.Kind)
 		}
-		if err := flush(); err != nil {
-			return err
+		observe(d.cur, rec)
+		return nil
+	case rec.Kind == KindCheck:
+		if !d.live.held || d.live.stream != rec.Field(0) {
+			return fmt.Errorf("check record without live data")
 		}
-		if live.held {
-			return fmt.Errorf("%s record after live data without a check record", rec.Kind)
-		}
-		switch rec.Kind {
-		case KindBoot:
-			*boot = rec.Field(0)
-			if h.Begun != nil {
-				h.Begun()
-			}
-		case KindJob:
-			*cur = &jobdir.Observation{Dir: rec.Field(0)}
-			if *kept == rec.Field(0) {
-				*outcome = OutcomeKept
-			}
-			if held[1] == rec.Field(0) && (held[0] == OutcomeHeld || held[0] == OutcomeReplaced) {
-				*outcome = held[0]
-			}
-			*kept, *held = "", [2]string{}
-		case KindOutcome:
-			*outcome = rec.Field(0)
-		case KindKept:
-			*kept = rec.Field(1)
-		case KindHeld:
-			*held = [2]string{rec.Field(0), rec.Field(1)}
-		case KindError:
-			// An outcome belongs to the job that follows it, not to a
-			// refusal (a job removed after it was stopped).
-			*outcome = ""
-			if h.Refused != nil {
-				return h.Refused(rec.Field(0), rec.Field(1))
-			}
-		case KindRemoved:
-			if h.Removed != nil {
-				return h.Removed(rec.Field(0))
-			}
-		case KindWait:
-			if h.Wait != nil {
-				h.Wait(rec.Field(0))
-			}
-		case KindMore:
-			if h.More != nil {
-				h.More()
-			}
-		case KindCut:
-			if h.Cut != nil {
-				h.Cut(rec.Field(0))
-			}
-		case KindSent:
-			if h.Sent != nil {
-				return h.Sent()
-			}
-		case KindScanned:
-			off, err := strconv.ParseInt(rec.Field(1), 10, 64)
-			if err != nil {
-				return fmt.Errorf("malformed scanned record %q", rec.Field(1))
-			}
-			mark, err := hex.DecodeString(rec.Field(2))
-			if err != nil {
-				return fmt.Errorf("malformed scanned record %q", rec.Field(2))
-			}
-			if h.Scanned != nil {
-				h.Scanned(rec.Field(0), off, mark)
-			}
-		case KindRewound:
-			size, err := strconv.ParseInt(rec.Field(1), 10, 64)
-			if err != nil {
-				return fmt.Errorf("malformed rewound record %q", rec.Field(1))
-			}
-			if h.Rewound != nil {
-				h.Rewound(rec.Field(0), size)
-			}
-		case KindDelivered:
-			n, err := strconv.ParseInt(rec.Field(0), 10, 64)
-			if err != nil {
-				return fmt.Errorf("malformed delivered record %q", rec.Field(0))
-			}
-			if h.Delivered != nil {
-				h.Delivered(n)
-			}
-		case KindData:
-			off, _ := strconv.ParseInt(rec.Field(1), 10, 64)
-			if rec.Field(3) == "1" {
-				// Hold the bytes until the check record says which of them
-				// are the log's; the script sends at most 1 MiB at a time,
-				// read into the buffer of the chunk before (a follow of a
-				// flood is hundreds of them).
-				n, err := strconv.ParseInt(rec.Field(2), 10, 64)
-				if err != nil || n < 0 || n > maxLiveChunk {
-					return fmt.Errorf("malformed live data record: length %q", rec.Field(2))
-				}
-				if int64(cap(live.data)) < n {
-					live.data = make([]byte, n)
-				}
-				live.data = live.data[:n]
-				if _, err := io.ReadFull(rec.Data, live.data); err != nil {
-					return fmt.Errorf("reading script output: %w", err)
-				}
-				live.stream, live.offset, live.held, live.whole = rec.Field(0), off, true, false
-				return nil
-			}
-			if n, err := strconv.ParseInt(rec.Field(2), 10, 64); err == nil && n <= maxLiveChunk {
-				// Held too, until the next record: a t record there says
-				// the log was truncated under the read, and the bytes,
-				// filled up with NUL bytes, are not the log's. A longer
-				// range goes on at once.
-				if int64(cap(live.data)) < n {
-					live.data = make([]byte, n)
-				}
-				live.data = live.data[:n]
-				if _, err := io.ReadFull(rec.Data, live.data); err != nil {
-					if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-						return ErrTruncated
-					}
-					return fmt.Errorf("reading script output: %w", err)
-				}
-				live.stream, live.offset, live.held, live.whole = rec.Field(0), off, true, true
-				return nil
-			}
-			if h.Data != nil {
-				return h.Data(rec.Field(0), off, rec.Data)
-			}
+		d.live.held = false
+		return d.live.emit(d.h, rec.Field(1))
+	}
+	if err := d.flush(); err != nil {
+		return err
+	}
+	if d.live.held {
+		return fmt.Errorf("%s record after live data without a check record", rec.Kind)
+	}
+	if f := after[rec.Kind]; f != nil {
+		return f(d, rec)
+	}
+	return nil
+}
+
+func (d *decoder) onBoot(rec Record) error {
+	d.boot = rec.Field(0)
+	notify(d.h.Begun)
+	return nil
+}
+
+func (d *decoder) onJob(rec Record) error {
+	d.cur = &jobdir.Observation{Dir: rec.Field(0)}
+	if d.kept == rec.Field(0) {
+		d.outcome = OutcomeKept
+	}
+	if d.held[1] == rec.Field(0) && (d.held[0] == OutcomeHeld || d.held[0] == OutcomeReplaced) {
+		d.outcome = d.held[0]
+	}
+	d.kept, d.held = "", [2]string{}
+	return nil
+}
+
+func (d *decoder) onError(rec Record) error {
+	// An outcome belongs to the job that follows it, not to a refusal (a
+	// job removed after it was stopped).
+	d.outcome = ""
+	if d.h.Refused != nil {
+		return d.h.Refused(rec.Field(0), rec.Field(1))
+	}
+	return nil
+}
+
+func (d *decoder) onScanned(rec Record) error {
+	off, err := strconv.ParseInt(rec.Field(1), 10, 64)
+	if err != nil {
+		return fmt.Errorf("malformed scanned record %q", rec.Field(1))
+	}
+	mark, err := hex.DecodeString(rec.Field(2))
+	if err != nil {
+		return fmt.Errorf("malformed scanned record %q", rec.Field(2))
+	}
+	if d.h.Scanned != nil {
+		d.h.Scanned(rec.Field(0), off, mark)
+	}
+	return nil
+}
+
+func (d *decoder) onRewound(rec Record) error {
+	size, err := strconv.ParseInt(rec.Field(1), 10, 64)
+	if err != nil {
+		return fmt.Errorf("malformed rewound record %q", rec.Field(1))
+	}
+	if d.h.Rewound != nil {
+		d.h.Rewound(rec.Field(0), size)
+	}
+	return nil
+}
+
+func (d *decoder) onDelivered(rec Record) error {
+	n, err := strconv.ParseInt(rec.Field(0), 10, 64)
+	if err != nil {
+		return fmt.Errorf("malformed delivered record %q", rec.Field(0))
+	}
+	if d.h.Delivered != nil {
+		d.h.Delivered(n)
+	}
+	return nil
+}
+
+// onData handles a D record. The bytes of a live job's (LIVE 1) are held
+// until the check record says which of them are the log's; the script
+// sends at most 1 MiB at a time, read into the buffer of the chunk before
+// (a follow of a flood is hundreds of them). Those of an ended job's are
+// held too, up to maxLiveChunk, until the next record: a t record there
+// says the log was truncated under the read, and the bytes, filled up with
+// NUL bytes, are not the log's. A longer range goes on at once.
+func (d *decoder) onData(rec Record) error {
+	off, _ := strconv.ParseInt(rec.Field(1), 10, 64)
+	live := rec.Field(3) == "1"
+	n, err := strconv.ParseInt(rec.Field(2), 10, 64)
+	if live && (err != nil || n < 0 || n > maxLiveChunk) {
+		return fmt.Errorf("malformed live data record: length %q", rec.Field(2))
+	}
+	if !live && (err != nil || n > maxLiveChunk) {
+		if d.h.Data != nil {
+			return d.h.Data(rec.Field(0), off, rec.Data)
 		}
 		return nil
+	}
+	if int64(cap(d.live.data)) < n {
+		d.live.data = make([]byte, n)
+	}
+	d.live.data = d.live.data[:n]
+	if _, err := io.ReadFull(rec.Data, d.live.data); err != nil {
+		if !live && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)) {
+			return ErrTruncated
+		}
+		return fmt.Errorf("reading script output: %w", err)
+	}
+	d.live.stream, d.live.offset, d.live.held, d.live.whole = rec.Field(0), off, true, !live
+	return nil
+}
+
+// call, call1, notify and notify1 call a Handler's callback when it is set.
+func call(f func() error) error {
+	if f == nil {
+		return nil
+	}
+	return f()
+}
+
+func call1(f func(string) error, s string) error {
+	if f == nil {
+		return nil
+	}
+	return f(s)
+}
+
+func notify(f func()) {
+	if f != nil {
+		f()
+	}
+}
+
+func notify1(f func(string), s string) {
+	if f != nil {
+		f(s)
 	}
 }
 

@@ -120,7 +120,9 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if a.json {
 		printErrorJSON(stdout, err)
 	}
-	fmt.Fprintf(stderr, "bgjob: error: %v\n", err)
+	for _, e := range joined(err) {
+		fmt.Fprintf(stderr, "bgjob: error: %v\n", e)
+	}
 	if failed != nil {
 		if h := a.elsewhere(ctx, err, failed.Name()); h != "" {
 			fmt.Fprintf(stderr, "bgjob: hint: %s\n", h)
@@ -252,4 +254,44 @@ func isCobraUsage(err error) bool {
 		}
 	}
 	return false
+}
+
+// joined returns the errors err joins (errors.Join: each job of several
+// that failed), each to be its own line on stderr, or err alone. A
+// wrapper that adds no words is looked through; a host's line is each
+// error's, naming the host.
+func joined(err error) []error {
+	switch e := err.(type) {
+	case interface{ Unwrap() []error }:
+		var all []error
+		for _, s := range e.Unwrap() {
+			all = append(all, joined(s)...)
+		}
+		return all
+	case *bgjob.Error:
+		// A host's error over several jobs: each names the host.
+		if e.Ref == "" && e.Workspace == "" && e.Err != nil {
+			if subs := joined(e.Err); len(subs) > 1 {
+				for i, s := range subs {
+					subs[i] = &bgjob.Error{Kind: bgjob.KindOf(s), Host: e.Host, Err: s}
+				}
+				return subs
+			}
+		}
+	case *hostLine:
+		subs := joined(e.err)
+		if len(subs) < 2 {
+			return []error{err}
+		}
+		for i, s := range subs {
+			subs[i] = &hostLine{host: e.host, err: s}
+		}
+		return subs
+	}
+	if u := errors.Unwrap(err); u != nil && u.Error() == err.Error() {
+		if subs := joined(u); len(subs) > 1 {
+			return subs
+		}
+	}
+	return []error{err}
 }

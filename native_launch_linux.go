@@ -129,8 +129,8 @@ func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMe
 		}
 	}
 	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
-		if mkdirAllPrivate(ws, mask) != nil {
-			return refuse(records.ErrKindIO, "cannot create workspace directory "+ws)
+		if err := mkdirAllPrivate(ws, mask); err != nil {
+			return refuse(records.ErrKindIO, "cannot create workspace directory "+ws+reason(err))
 		}
 	}
 	dir = ws + "/" + id
@@ -139,7 +139,7 @@ func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMe
 		if _, lerr := os.Lstat(dir); lerr == nil {
 			return refuse(records.ErrKindExists, "cannot create job directory "+dir)
 		}
-		return refuse(records.ErrKindIO, "cannot create job directory "+dir+" (is the file system read-only or full?)")
+		return refuse(records.ErrKindIO, "cannot create job directory "+dir+reason(err))
 	}
 	// The status records are made now, while there is room (launch.sh).
 	made := []struct{ name, body string }{{"job.sh", files.Wrapper}}
@@ -362,6 +362,16 @@ func noRoot(root string, err error) string {
 		return msg + ": " + errno.Error() + " on " + d
 	}
 	return msg
+}
+
+// reason is ": " and the system's reason for err, as bg_reason words
+// what mkdir says ("read-only file system"), or "" when err has none.
+func reason(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return ": " + errno.Error()
+	}
+	return ""
 }
 
 // mkdirAllPrivate is mkdir -p under umask 077: each directory made has

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 )
 
@@ -128,6 +129,53 @@ func TestRootReasons(t *testing.T) {
 			code, _, errs := bgjob(context.Background(), append(g, "run", "--", "true")...)
 			if want := "bgjob: error: bgjob-test: " + want; code != 1 || errs != want {
 				t.Errorf("exit %d, stderr %q; want 1 and %q", code, errs, want)
+			}
+		})
+	}
+}
+
+// TestJobDirReasons: a workspace or a job directory that cannot be made
+// on a root that can no longer be written says the system's reason, as
+// the root does, in Go on this machine and in the script over SSH.
+func TestJobDirReasons(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Fatal("needs root, to mount a read-only file system")
+	}
+	_, _, g := sshJobs(t)
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		label string
+	}{{"local", nil, ""}, {"ssh", g, "bgjob-test: "}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fs := t.TempDir()
+			if out, err := exec.Command("mount", "-t", "tmpfs", "tmpfs", fs).CombinedOutput(); err != nil {
+				t.Fatalf("mount: %v: %s", err, out)
+			}
+			t.Cleanup(func() { exec.Command("umount", fs).Run() })
+			root := fs + "/r"
+			flags := append([]string(nil), tc.flags...)
+			if flags == nil {
+				flags = []string{"--root", root}
+			} else {
+				flags[1] = root
+			}
+			if code, _, errs := bgjob(context.Background(), append(flags, "run", "--wait", "30s", "--", "true")...); code != 0 {
+				t.Fatalf("run on the writable root: exit %d: %s", code, errs)
+			}
+			if out, err := exec.Command("mount", "-o", "remount,ro", fs).CombinedOutput(); err != nil {
+				t.Fatalf("remount: %v: %s", err, out)
+			}
+			for _, c := range []struct{ ws, want string }{
+				{"other", "cannot create workspace directory " + regexp.QuoteMeta(root) + "/other: read-only file system"},
+				{"default", "cannot create job directory " + regexp.QuoteMeta(root) + "/default/[0-9T-]+[0-9a-z]+: read-only file system"},
+			} {
+				code, _, errs := bgjob(context.Background(), append(flags, "-w", c.ws, "run", "--", "true")...)
+				if re := regexp.MustCompile("^bgjob: error: " + tc.label + c.want + ": "); code != 1 || !re.MatchString(errs) {
+					t.Errorf("run -w %s on a read-only root: exit %d, stderr %q; want 1 and %s", c.ws, code, errs, re)
+				}
 			}
 		})
 	}

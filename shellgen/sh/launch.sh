@@ -16,7 +16,10 @@ if [ -n "$bg_cwd" ] && [ ! -d "$bg_cwd" ]; then
 	[ ! -e "$bg_cwd" ] || bg_err cwd "working directory $bg_cwd is not a directory"
 	bg_err cwd "working directory $bg_cwd does not exist"
 fi
-[ -d "$bg_ws" ] || mkdir -p "$bg_ws" 2>/dev/null || bg_err io "cannot create workspace directory $bg_ws"
+if [ ! -d "$bg_ws" ] && ! bg_why=$(LC_ALL=C mkdir -p "$bg_ws" 2>&1); then
+	bg_reason "$bg_why"
+	bg_err io "cannot create workspace directory $bg_ws${bg_rs:+: $bg_rs}"
+fi
 # A job of the same name: warn (launch_name.sh), or with --replace stop it
 # (launch_replace.sh), which holds the name's lock bg_namelk until the new
 # job runs.
@@ -27,11 +30,12 @@ bg_namelk=
 # (bg_watchin), nor does bgjob cut a launch it no longer waits for.
 [ -z "$bg_namelk" ] || bg_unwatch
 bg_d=$bg_ws/$bg_id
-if ! mkdir "$bg_d" 2>/dev/null; then
+if ! bg_why=$(LC_ALL=C mkdir "$bg_d" 2>&1); then
 	# Only a directory that is there is one that exists: a read-only or
-	# full file system is an io error.
+	# full file system is an io error, which says the system's reason.
 	if [ -e "$bg_d" ] || [ -L "$bg_d" ]; then bg_err exists "cannot create job directory $bg_d"; fi
-	bg_err io "cannot create job directory $bg_d (is the file system read-only or full?)"
+	bg_reason "$bg_why"
+	bg_err io "cannot create job directory $bg_d${bg_rs:+: $bg_rs}"
 fi
 # The name index holds the id of the job launched last with the name, the
 # one a reference to the name means ("a later job shadows it"): not the

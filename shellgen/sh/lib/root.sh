@@ -40,8 +40,16 @@ bg_noroot() {
 		esac
 	done
 	if [ ! -d "$bg_d" ]; then bg_err root "cannot create root $bg_root: $bg_d is not a directory"; fi
-	case $1 in
-	*': '*) bg_err root "cannot create root $bg_root: $(printf '%s\n' "${1##*: }" | LC_ALL=C tr '[:upper:]' '[:lower:]') on $bg_d" ;;
-	esac
+	bg_reason "$1"
+	[ -z "$bg_rs" ] || bg_err root "cannot create root $bg_root: $bg_rs on $bg_d"
 	bg_err root "cannot create root $bg_root"
+}
+
+# bg_reason MKDIR_ERROR: set bg_rs to the system's reason a message of
+# mkdir (run under LC_ALL=C) ends with, lowercased as Go words it
+# ("read-only file system", "no space left on device"), or "" when it has
+# none.
+bg_reason() {
+	bg_rs=
+	case $1 in *': '*) bg_rs=$(printf '%s\n' "${1##*: }" | LC_ALL=C tr '[:upper:]' '[:lower:]') ;; esac
 }

@@ -116,3 +116,39 @@ func (mw *markWriter) Write(p []byte) (int, error) {
 	mw.at += int64(n)
 	return n, err
 }
+
+// tailKeep is how many of the last bytes delivered to a reader a read with
+// a cursor keeps: as many as a pipe holds unread (up to Linux's
+// pipe-max-size, 1 MiB, that an unprivileged writer may set), and a mark.
+// Wherever the reader got to among them, the cursor gets the mark there.
+const tailKeep = 1<<20 + shellgen.MarkLen
+
+// logTail is the last bytes of a log delivered to a reader, up to end (at
+// most 2*tailKeep, at least tailKeep of them once that many came).
+type logTail struct {
+	end int64
+	b   []byte
+}
+
+// add takes in the bytes p of the log, delivered from from: they follow
+// on those it holds, or start it again.
+func (t *logTail) add(from int64, p []byte) {
+	if from != t.end {
+		t.b = t.b[:0]
+	}
+	t.b = append(t.b, p...)
+	t.end = from + int64(len(p))
+	if len(t.b) > 2*tailKeep {
+		t.b = append(t.b[:0], t.b[len(t.b)-tailKeep:]...)
+	}
+}
+
+// at is the mark of the log at off, as far as t holds it: its bytes before
+// off that t has, the last shellgen.MarkLen (none where it has none).
+func (t *logTail) at(off int64) []byte {
+	if off > t.end || off <= t.end-int64(len(t.b)) {
+		return nil
+	}
+	i := int64(len(t.b)) - (t.end - off)
+	return slices.Clone(t.b[max(i-shellgen.MarkLen, 0):i])
+}

@@ -74,3 +74,21 @@ func TestLogTailHoldsThePipe(t *testing.T) {
 		t.Errorf("after a gap: %q, want \"xy\"", got)
 	}
 }
+
+// TestRewoundRangeStartsWhereTheReadDid: a log read again from its start
+// whose --max-log-size cap dropped its first bytes is read from the
+// dropped count: its range says so (the --max-bytes hint printed "bytes 0
+// to N" of an empty read).
+func TestRewoundRangeStartsWhereTheReadDid(t *testing.T) {
+	var r LogResult
+	r.grow("stdout", 100, 180)
+	r.rewind("stdout")
+	r.grow("stdout", 249920, 249920)
+	if got := r.Ranges[0]; got.Offset != 249920 || got.Next != 249920 || !got.Rewound {
+		t.Errorf("range %+v, want [249920, 249920) rewound", got)
+	}
+	r.grow("stdout", 249920, 250000)
+	if got := r.Ranges[0]; got.Offset != 249920 || got.Next != 250000 {
+		t.Errorf("range %+v, want [249920, 250000)", got)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // A read with a cursor (LogOptions.New) moves the cursor only over bytes
@@ -104,6 +106,10 @@ func (c *commits) delivered(stream string, end int64, p []byte) {
 		c.order = append(c.order, stream)
 		c.ends[stream], c.starts[stream] = end, end
 		c.tails[stream] = &logTail{end: end}
+		if c.unread == nil {
+			// The cursor never stops short of what was written.
+			c.tails[stream].keep = shellgen.MarkLen
+		}
 	}
 	c.tails[stream].add(end-int64(n), p)
 	c.ends[stream] = max(c.ends[stream], end)

@@ -124,10 +124,12 @@ func (mw *markWriter) Write(p []byte) (int, error) {
 const tailKeep = 1<<20 + shellgen.MarkLen
 
 // logTail is the last bytes of a log delivered to a reader, up to end (at
-// most 2*tailKeep, at least tailKeep of them once that many came).
+// most 2*keep, at least keep of them once that many came; keep 0 is
+// tailKeep). A reader whose unread bytes are not told keeps a mark's.
 type logTail struct {
-	end int64
-	b   []byte
+	end  int64
+	b    []byte
+	keep int
 }
 
 // add takes in the bytes p of the log, delivered from from: they follow
@@ -138,8 +140,12 @@ func (t *logTail) add(from int64, p []byte) {
 	}
 	t.b = append(t.b, p...)
 	t.end = from + int64(len(p))
-	if len(t.b) > 2*tailKeep {
-		t.b = append(t.b[:0], t.b[len(t.b)-tailKeep:]...)
+	keep := t.keep
+	if keep == 0 {
+		keep = tailKeep
+	}
+	if len(t.b) > 2*keep {
+		t.b = append(t.b[:0], t.b[len(t.b)-keep:]...)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // A read with a cursor (LogOptions.New) moves the cursor only over bytes
@@ -40,19 +42,21 @@ var errReported = errors.New("read ended")
 // commits is the reporting side of one read with a cursor: it is the
 // script's stdin.
 type commits struct {
-	hold    bool // report nothing (LogOptions.Hold)
-	mu      sync.Mutex
-	more    *sync.Cond // signalled when buf grows or closed is set
-	buf     []byte     // reports the script has not read yet
-	closed  bool
-	eof     chan struct{}       // closed once the script's stdin has been read to its end
-	ends    map[string]int64    // how far each stream was delivered
-	marks   map[string]*logMark // the marks of the logs where they were delivered
-	told    map[string]int64    // what the script was told
-	order   []string            // streams in the order they were delivered
-	unsent  int64               // bytes delivered since the last report
-	last    time.Time           // the last report
-	started bool                // a report was written
+	hold   bool // report nothing (LogOptions.Hold)
+	mu     sync.Mutex
+	more   *sync.Cond // signalled when buf grows or closed is set
+	buf    []byte     // reports the script has not read yet
+	closed bool
+	eof    chan struct{}    // closed once the script's stdin has been read to its end
+	ends   map[string]int64 // how far each stream was delivered
+	// tails hold the last bytes of each log delivered: the mark of where
+	// a reader got to, also where it left bytes unread in its pipe.
+	tails   map[string]*logTail
+	told    map[string]int64 // what the script was told
+	order   []string         // streams in the order they were delivered
+	unsent  int64            // bytes delivered since the last report
+	last    time.Time        // the last report
+	started bool             // a report was written
 	// deliver, unless nil, is called when the whole read has arrived,
 	// before the last report (LogOptions.Deliver).
 	deliver func() error
@@ -66,7 +70,7 @@ type commits struct {
 }
 
 func newCommits(hold bool) *commits {
-	c := &commits{hold: hold, eof: make(chan struct{}), ends: map[string]int64{}, marks: map[string]*logMark{}, told: map[string]int64{}, starts: map[string]int64{}, last: time.Now()}
+	c := &commits{hold: hold, eof: make(chan struct{}), ends: map[string]int64{}, tails: map[string]*logTail{}, told: map[string]int64{}, starts: map[string]int64{}, last: time.Now()}
 	c.more = sync.NewCond(&c.mu)
 	return c
 }
@@ -101,9 +105,13 @@ func (c *commits) delivered(stream string, end int64, p []byte) {
 	if _, ok := c.ends[stream]; !ok {
 		c.order = append(c.order, stream)
 		c.ends[stream], c.starts[stream] = end, end
-		c.marks[stream] = &logMark{end: end}
+		c.tails[stream] = &logTail{end: end}
+		if c.unread == nil {
+			// The cursor never stops short of what was written.
+			c.tails[stream].keep = shellgen.MarkLen
+		}
 	}
-	c.marks[stream].add(end-int64(n), p)
+	c.tails[stream].add(end-int64(n), p)
 	c.ends[stream] = max(c.ends[stream], end)
 	c.unsent += int64(n)
 	if c.unsent >= commitEvery || time.Since(c.last) >= commitPeriod {
@@ -158,7 +166,7 @@ func (c *commits) report() {
 			// With the mark of the log there, where this read has it: a
 			// cursor without one is checked by the log's size alone.
 			c.buf = fmt.Appendf(c.buf, "%s %d", st, end)
-			if m := c.marks[st].at(end); len(m) > 0 {
+			if m := c.tails[st].at(end); len(m) > 0 {
 				c.buf = fmt.Appendf(c.buf, " %x", m)
 			}
 			c.buf = append(c.buf, '\n')

@@ -1,6 +1,7 @@
 package bgjob
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -23,19 +24,20 @@ func TestReportLeavesUnread(t *testing.T) {
 		return s
 	}
 	c.delivered("stdout", 1000, nil)
-	c.delivered("stdout", 5000, make([]byte, 4000))
+	c.delivered("stdout", 5000, []byte(strings.Repeat("0123456789", 400)))
 	c.delivered("stderr", 200, nil)
 	c.delivered("stderr", 300, []byte(strings.Repeat("e", 100)))
 	unread["stdout"], unread["stderr"] = 3000, 0
-	// With the mark of the log where it has it: the last 16 bytes
-	// delivered.
-	if got, want := report(), "stdout 2000\nstderr 300 "+strings.Repeat("65", 16)+"\n"; got != want {
+	// With the mark of the log there: the 16 bytes delivered before it,
+	// also where the reader left bytes unread (the cut of head -c).
+	mark := fmt.Sprintf("%x", "4567890123456789")
+	if got, want := report(), "stdout 2000 "+mark+"\nstderr 300 "+strings.Repeat("65", 16)+"\n"; got != want {
 		t.Errorf("report %q, want %q", got, want)
 	}
 	// Both streams into one pipe: stderr's share of the unread is
 	// unknown, and it never goes back.
 	unread["stdout"], unread["stderr"] = 500, 500
-	if got, want := report(), "stdout 4500\n"; got != want {
+	if got, want := report(), "stdout 4500 "+mark+"\n"; got != want {
 		t.Errorf("report %q, want %q", got, want)
 	}
 	unread["stdout"] = 9000

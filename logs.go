@@ -457,12 +457,17 @@ func (r *LogResult) rewind(stream string) {
 }
 
 // grow adds the bytes [offset, next) of the log of stream to r: the end of
-// its range moves to next; a stream without one gets one from offset.
+// its range moves to next; a stream without one gets one from offset, and
+// so does one just rewound (the read from the log's start begins at what
+// the --max-log-size cap left, not at 0).
 func (r *LogResult) grow(stream string, offset, next int64) {
 	i := slices.IndexFunc(r.Ranges, func(g LogRange) bool { return g.Stream == stream })
 	if i < 0 {
 		i = len(r.Ranges)
 		r.Ranges = append(r.Ranges, LogRange{Stream: stream, Offset: offset})
+	}
+	if g := &r.Ranges[i]; g.Rewound && g.Offset == 0 && g.Next == 0 {
+		g.Offset = offset
 	}
 	r.Ranges[i].Next = next
 }

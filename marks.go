@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/bgjob/bgjob/shellgen"
 )
@@ -59,9 +61,13 @@ func (m logMark) at(off int64) []byte {
 
 // markMoved says whether the log f, of size bytes, no longer holds mark
 // just before off: it was truncated, or replaced, since a reader got to
-// off. The bytes below dropped, which the --max-log-size cap punched out,
-// are not compared; without a mark (or nothing more to read) only the
-// size can tell. It is bg_moved, with bg_markof's marks.
+// off. The bytes below the dropped count, which the --max-log-size cap
+// punched out, are not compared: dropped, read before, and on a mismatch
+// the count the log's .dropped holds then (the cap records a drop before
+// it punches the hole over what the count was read before: a mark
+// compared with that hole is the cap's, not a truncation). Without a mark
+// (or nothing more to read) only the size can tell. It is bg_moved, with
+// bg_markof's marks.
 func markMoved(f *os.File, size, off int64, mark []byte, dropped int64) bool {
 	if len(mark) == 0 || off <= dropped {
 		return false
@@ -72,16 +78,28 @@ func markMoved(f *os.File, size, off int64, mark []byte, dropped int64) bool {
 	if size == off {
 		return false
 	}
-	mark = mark[max(int64(len(mark))-(off-dropped), 0):]
-	n := int64(len(mark))
-	if n > off {
-		return true
+	for {
+		mark = mark[max(int64(len(mark))-(off-dropped), 0):]
+		n := int64(len(mark))
+		if n > off {
+			return true
+		}
+		b := make([]byte, n)
+		if _, err := f.ReadAt(b, off-n); err != nil && err != io.EOF {
+			return false
+		}
+		if bytes.Equal(b, mark) {
+			return false
+		}
+		was := dropped
+		dropped = droppedOf(filepath.Dir(f.Name()), strings.TrimSuffix(filepath.Base(f.Name()), ".log"))
+		if dropped <= was {
+			return true
+		}
+		if off <= dropped {
+			return false
+		}
 	}
-	b := make([]byte, n)
-	if _, err := f.ReadAt(b, off-n); err != nil && err != io.EOF {
-		return false
-	}
-	return !bytes.Equal(b, mark)
 }
 
 // markWriter writes to w the bytes of a log read from at, and keeps the
@@ -97,4 +115,46 @@ func (mw *markWriter) Write(p []byte) (int, error) {
 	mw.m.add(mw.at, p[:n])
 	mw.at += int64(n)
 	return n, err
+}
+
+// tailKeep is how many of the last bytes delivered to a reader a read with
+// a cursor keeps: as many as a pipe holds unread (up to Linux's
+// pipe-max-size, 1 MiB, that an unprivileged writer may set), and a mark.
+// Wherever the reader got to among them, the cursor gets the mark there.
+const tailKeep = 1<<20 + shellgen.MarkLen
+
+// logTail is the last bytes of a log delivered to a reader, up to end (at
+// most 2*keep, at least keep of them once that many came; keep 0 is
+// tailKeep). A reader whose unread bytes are not told keeps a mark's.
+type logTail struct {
+	end  int64
+	b    []byte
+	keep int
+}
+
+// add takes in the bytes p of the log, delivered from from: they follow
+// on those it holds, or start it again.
+func (t *logTail) add(from int64, p []byte) {
+	if from != t.end {
+		t.b = t.b[:0]
+	}
+	t.b = append(t.b, p...)
+	t.end = from + int64(len(p))
+	keep := t.keep
+	if keep == 0 {
+		keep = tailKeep
+	}
+	if len(t.b) > 2*keep {
+		t.b = append(t.b[:0], t.b[len(t.b)-keep:]...)
+	}
+}
+
+// at is the mark of the log at off, as far as t holds it: its bytes before
+// off that t has, the last shellgen.MarkLen (none where it has none).
+func (t *logTail) at(off int64) []byte {
+	if off > t.end || off <= t.end-int64(len(t.b)) {
+		return nil
+	}
+	i := int64(len(t.b)) - (t.end - off)
+	return slices.Clone(t.b[max(i-shellgen.MarkLen, 0):i])
 }

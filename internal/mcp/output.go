@@ -48,7 +48,7 @@ type outputOut struct {
 	LogSize      *int64           `json:"log_size,omitempty" jsonschema:"with an offset past the end of the log: the log's size, from where it reads on (a running job's read stays at the offset, for the bytes to come; an ended job's is pulled back to the end)"`
 	Truncated    bool             `json:"truncated" jsonschema:"the read was cut to the cap: there is more"`
 	SkippedBytes int64            `json:"skipped_bytes" jsonschema:"bytes of lines the filter left out"`
-	Streams      []bgjob.LogRange `json:"streams" jsonschema:"per log: stream, offset and next_offset of the bytes read, truncated"`
+	Streams      []bgjob.LogRange `json:"streams" jsonschema:"per log: stream, offset and next_offset of the bytes read, truncated, and rewound: the log was found truncated (logrotate's copytruncate) and read again from its start, which the text says too"`
 }
 
 // readSpec is one read of a job's logs.
@@ -144,6 +144,11 @@ func (s *Server) output(ctx context.Context, req *sdk.CallToolRequest, in output
 			head += fmt.Sprintf(" so far): the read waits at %d for the bytes to come; offset %d reads on from the end", *in.Offset, *size)
 		} else {
 			head += "): read from its end"
+		}
+	}
+	for _, rg := range r.ranges {
+		if rg.Rewound {
+			head += "\n" + rewoundText(r.job.ID, rg.Stream)
 		}
 	}
 	// Where to read on from, by offset: a client that keeps no state (a

@@ -16,7 +16,8 @@ import (
 // job_wait until_output finds a line written after the job's log was
 // truncated under it (logrotate's copytruncate: ': > stdout.log'): the
 // wait reads the log again from its start, and the result says so. It used
-// to time out, the line in the log.
+// to time out, the line in the log. The log read again is named "ID
+// STREAM", also when the wait named the job by its name.
 func TestWaitUntilOutputAfterTruncation(t *testing.T) {
 	root := t.TempDir()
 	cs := serve(t, mcp.Options{Root: root})
@@ -24,6 +25,7 @@ func TestWaitUntilOutputAfterTruncation(t *testing.T) {
 	var st job
 	call(t, cs, "job_start", map[string]any{
 		"command":  fmt.Sprintf(`i=0; while [ $i -lt 200 ]; do echo "before $i"; i=$((i+1)); done; while [ ! -e %s ]; do sleep 0.05; done; echo after-truncation; sleep 60`, gate),
+		"name":     "rot",
 		"wait_sec": 0,
 	}, &st)
 	var w struct {
@@ -38,7 +40,7 @@ func TestWaitUntilOutputAfterTruncation(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		call(t, cs, "job_wait", map[string]any{"ids": []string{st.ID}, "until_output": "^after-truncation$", "timeout_sec": 60}, &w)
+		call(t, cs, "job_wait", map[string]any{"ids": []string{"rot"}, "until_output": "^after-truncation$", "timeout_sec": 60}, &w)
 	}()
 	// The wait has read the log to its end once it watches the job's
 	// directory (its first look found no line).
@@ -92,6 +94,36 @@ func TestWaitUntilOutputAfterTruncationAndRegrowth(t *testing.T) {
 	<-done
 	if w.Matched != "after-truncation" || w.TimedOut || !slices.Equal(w.Rewound, []string{st.ID + " stdout"}) {
 		t.Errorf("job_wait after a truncation and regrowth: %+v, rewound %q; want the line, and %q", w.waited, w.Rewound, st.ID+" stdout")
+	}
+}
+
+// job_output says in its text, not only in streams[].rewound, that a log
+// found truncated and grown again past the cursor was read again from its
+// start: a client that passes the model only the text sees it too.
+func TestOutputSaysRewound(t *testing.T) {
+	root := t.TempDir()
+	cs := serve(t, mcp.Options{Root: root})
+	var st job
+	call(t, cs, "job_start", map[string]any{"command": "echo first-line-of-old-log; sleep 60", "wait_sec": 0}, &st)
+	dirs, _ := filepath.Glob(filepath.Join(root, "*", st.ID))
+	if len(dirs) != 1 {
+		t.Fatalf("job directory of %s: %v", st.ID, dirs)
+	}
+	log := filepath.Join(dirs[0], "stdout.log")
+	eventually(t, time.Minute, func() bool { fi, err := os.Stat(log); return err == nil && fi.Size() > 0 })
+	var out struct {
+		Text string `json:"text"`
+	}
+	call(t, cs, "job_output", map[string]any{"id": st.ID}, &out)
+	if out.Text != "first-line-of-old-log\n" {
+		t.Fatalf("first read: %q", out.Text)
+	}
+	if err := os.WriteFile(log, []byte("NEW-LOG-LINE-1\nNEW-LOG-LINE-2\nNEW-LOG-LINE-3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := call(t, cs, "job_output", map[string]any{"id": st.ID}, &out)
+	if want := "job " + st.ID + ": stdout.log was truncated; it was read again from its start"; !strings.Contains(text(res), want) || !strings.HasPrefix(out.Text, "NEW-LOG-LINE-1\n") {
+		t.Errorf("job_output after a truncation and regrowth: text %q, output %q; want it to say %q", text(res), out.Text, want)
 	}
 }
 

@@ -116,7 +116,7 @@ func waitText(out waitOut, timeout time.Duration) string {
 	}
 	for _, r := range out.Rewound {
 		id, stream, _ := strings.Cut(r, " ")
-		lines = append(lines, fmt.Sprintf("job %s: %s.log was truncated; it was read again from its start", id, stream))
+		lines = append(lines, rewoundText(id, stream))
 	}
 	for _, wj := range out.Jobs {
 		lines = append(lines, fmt.Sprintf("job %s %s", wj.ID, exitText(wj.jobView)))
@@ -125,6 +125,12 @@ func waitText(out waitOut, timeout time.Duration) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// rewoundText says that the log of stream of job id was found truncated
+// and read again from its start (job_wait's and job_output's text).
+func rewoundText(id, stream string) string {
+	return fmt.Sprintf("job %s: %s.log was truncated; it was read again from its start", id, stream)
 }
 
 // waitFor waits until a line of one of the jobs matches pattern, each job
@@ -146,16 +152,25 @@ func (s *Server) waitFor(ctx context.Context, c *bgjob.Client, ids []string, pat
 	}
 	answers := make(chan answer, len(ids))
 	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		rewound []string
+		wg sync.WaitGroup
+		mu sync.Mutex
+		// rewound holds the logs read again, in the order they were
+		// found: the job's index in ids (it is named by its id once its
+		// watch has answered) and the stream.
+		rewound []struct {
+			i      int
+			stream string
+		}
 	)
 	for i, id := range ids {
 		wg.Go(func() {
 			j, m, err := c.WaitFor(wctx, id, pattern, bgjob.WaitForOptions{Timeout: timeout, Rewound: func(stream string) {
 				mu.Lock()
 				defer mu.Unlock()
-				rewound = append(rewound, id+" "+stream)
+				rewound = append(rewound, struct {
+					i      int
+					stream string
+				}{i, stream})
 			}})
 			answers <- answer{i, j, m, err}
 		})
@@ -187,7 +202,13 @@ func (s *Server) waitFor(ctx context.Context, c *bgjob.Client, ids []string, pat
 		}
 	}
 	wg.Wait()
-	out.Rewound = rewound
+	for _, r := range rewound {
+		id := jobs[r.i].ID
+		if id == "" {
+			id = ids[r.i]
+		}
+		out.Rewound = append(out.Rewound, id+" "+r.stream)
+	}
 	if out.Matched != "" {
 		out.TimedOut = false
 	}

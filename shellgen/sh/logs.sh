@@ -49,13 +49,26 @@ bg_tty=0
 bg_ispty "$bg_d" && bg_tty=1
 # bg_commit STREAM OFFSET [MARK]: move the reader's cursor of STREAM
 # forward to OFFSET, with the mark of the log there, atomically; never
-# back.
+# back. MARK is of the bytes the read delivered: of fewer than 16, and
+# starting where the cursor is, it follows on the cursor's mark, which
+# comes before it (the last 16 bytes of both).
 bg_commit() {
 	bg_kf=$bg_d/cursor-$bg_reader.$1
-	bg_kc=0
-	if bg_line "$bg_kf"; then bg_kc=${bg_l%%[!0-9]*}; fi
+	bg_kc=0 bg_kx=
+	if bg_line "$bg_kf"; then
+		bg_kc=${bg_l%%[!0-9]*}
+		bg_kx=${bg_l#"$bg_kc"}
+		bg_kx=${bg_kx# }
+	fi
 	[ "${bg_kc:-0}" -lt "$2" ] || return 0
-	printf '%s\n' "$2${3:+ $3}" >"$bg_kf.tmp" && mv -f "$bg_kf.tmp" "$bg_kf"
+	case $bg_kx in *[!0-9a-f]*) bg_kx= ;; esac
+	if [ -n "${3-}" ] && [ ${#3} -lt 32 ] && [ $((${bg_kc:-0} + ${#3} / 2)) = "$2" ]; then
+		bg_kx=$bg_kx$3
+		while [ ${#bg_kx} -gt 32 ]; do bg_kx=${bg_kx#??}; done
+	else
+		bg_kx=${3-}
+	fi
+	printf '%s\n' "$2${bg_kx:+ $bg_kx}" >"$bg_kf.tmp" && mv -f "$bg_kf.tmp" "$bg_kf"
 }
 # bg_commits: move the cursors to the last reports (bg_k_STREAM); fail
 # when one could not be written.

@@ -28,16 +28,26 @@ bg_markof() {
 # before AT, the bytes MARK (bg_markof's, as many as it holds) it held when
 # a reader got to AT: the log was truncated (logrotate's copytruncate) or
 # replaced, and all it holds is new, however long it has grown since. The
-# bytes below DROPPED, which the --max-log-size cap punched out, are not
-# compared. Without MARK (a cursor written before marks), or with nothing
-# to compare, it fails: only the size can tell then. One od, of 16 bytes.
+# bytes below the dropped count, which the --max-log-size cap punched out,
+# are not compared: DROPPED, read before, and on a mismatch the count
+# FILE's .dropped holds then (the cap records a drop before it punches the
+# hole over what the count was read before: a mark compared with that
+# hole is the cap's, not a truncation). Without MARK (a cursor written
+# before marks), or with nothing to compare, it fails: only the size can
+# tell then. One od, of 16 bytes (one more for each drop under the look).
 bg_moved() {
-	[ -n "$3" ] && [ "$2" -gt "$4" ] || return 1
-	bg_mm=$3
-	while [ $((${#bg_mm} / 2)) -gt $(($2 - $4)) ]; do bg_mm=${bg_mm#??}; done
-	bg_mn=$((${#bg_mm} / 2))
-	[ "$bg_mn" -le "$2" ] || return 0
-	bg_mk=
-	for bg_x in $(exec od -An -v -tx1 -j $(($2 - bg_mn)) -N "$bg_mn" "$1" 2>/dev/null); do bg_mk=$bg_mk$bg_x; done
-	[ "$bg_mk" != "$bg_mm" ]
+	bg_md=$4
+	while :; do
+		[ -n "$3" ] && [ "$2" -gt "$bg_md" ] || return 1
+		bg_mm=$3
+		while [ $((${#bg_mm} / 2)) -gt $(($2 - bg_md)) ]; do bg_mm=${bg_mm#??}; done
+		bg_mn=$((${#bg_mm} / 2))
+		[ "$bg_mn" -le "$2" ] || return 0
+		bg_mk=
+		for bg_x in $(exec od -An -v -tx1 -j $(($2 - bg_mn)) -N "$bg_mn" "$1" 2>/dev/null); do bg_mk=$bg_mk$bg_x; done
+		[ "$bg_mk" != "$bg_mm" ] || return 1
+		bg_mo=$bg_md
+		if bg_line "${1%.log}.dropped"; then bg_md=${bg_l:-0}; fi
+		[ "$bg_md" -gt "$bg_mo" ] || return 0
+	done
 }

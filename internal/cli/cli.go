@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -120,8 +121,14 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if a.json {
 		printErrorJSON(stdout, err)
 	}
+	var said []string
 	for _, e := range joined(err) {
-		fmt.Fprintf(stderr, "bgjob: error: %v\n", e)
+		// The same error twice (a host that failed both of prune's
+		// passes) is said once.
+		if msg := e.Error(); !slices.Contains(said, msg) {
+			said = append(said, msg)
+			fmt.Fprintf(stderr, "bgjob: error: %s\n", msg)
+		}
 	}
 	if failed != nil {
 		if h := a.elsewhere(ctx, err, failed.Name()); h != "" {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -262,6 +263,17 @@ func hostReason(host string, err error) string {
 	var he *bgjob.Error
 	if errors.As(err, &he) && he.Host == host {
 		err = he.Err
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		// Several errors (prune's orphan pass and its own, say): the
+		// reason of each, once.
+		var lines []string
+		for _, e := range j.Unwrap() {
+			if r := hostReason(host, e); !slices.Contains(lines, r) {
+				lines = append(lines, r)
+			}
+		}
+		return strings.Join(lines, "\n")
 	}
 	msg, ok := runtimeReason(host, err)
 	if !ok {

@@ -268,13 +268,14 @@ func isCobraUsage(err error) bool {
 // wrapper that adds no words is looked through; a host's line is each
 // error's, naming the host.
 func joined(err error) []error {
-	switch e := err.(type) {
-	case interface{ Unwrap() []error }:
+	if parts, ok := joinOf(err); ok {
 		var all []error
-		for _, s := range e.Unwrap() {
+		for _, s := range parts {
 			all = append(all, joined(s)...)
 		}
 		return all
+	}
+	switch e := err.(type) {
 	case *bgjob.Error:
 		// A host's error over several jobs: each names the host.
 		if e.Ref == "" && e.Workspace == "" && e.Err != nil {
@@ -301,4 +302,20 @@ func joined(err error) []error {
 		}
 	}
 	return []error{err}
+}
+
+// joinOf returns the errors err is a join of (errors.Join: its message is
+// theirs, a line each), and whether it is one. An error that wraps several
+// in words of its own (fmt.Errorf("%w: %w", ...)) is not.
+func joinOf(err error) ([]error, bool) {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return nil, false
+	}
+	parts := j.Unwrap()
+	msgs := make([]string, len(parts))
+	for i, p := range parts {
+		msgs[i] = p.Error()
+	}
+	return parts, len(parts) > 1 && err.Error() == strings.Join(msgs, "\n")
 }

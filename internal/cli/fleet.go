@@ -264,11 +264,11 @@ func hostReason(host string, err error) string {
 	if errors.As(err, &he) && he.Host == host {
 		err = he.Err
 	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
+	if parts, ok := joinOf(err); ok {
 		// Several errors (prune's orphan pass and its own, say): the
 		// reason of each, once.
 		var lines []string
-		for _, e := range j.Unwrap() {
+		for _, e := range parts {
 			if r := hostReason(host, e); !slices.Contains(lines, r) {
 				lines = append(lines, r)
 			}

@@ -197,7 +197,7 @@ func TestWrapperDuration(t *testing.T) {
 // --env, and its output went into the job's logs.
 func TestJobsBashReadsNoBashrc(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash")
+		t.Fatal("no bash: the test is of a job's bash (.ci/run's machine has it)")
 	}
 	for _, sh := range allShells {
 		t.Run(sh.name, func(t *testing.T) {

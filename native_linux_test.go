@@ -937,8 +937,17 @@ func lookAtAWrapperEnding(t *testing.T, c *Client, root string, ends time.Durati
 	t0 := time.Now()
 	var killed atomic.Int64
 	if ends > 0 {
+		// Only the sleep is killed: the stand-in reaps it and then
+		// ends, so the sleep is gone before the wrapper is, as in a
+		// wrapper whose command ended. Killing the group would race
+		// the sleep's exit against the stand-in's (seen in CI: the
+		// look counted the dying sleep).
 		time.AfterFunc(ends, func() {
-			syscall.Kill(-w.Process.Pid, syscall.SIGKILL)
+			for _, pid := range groupPIDs(w.Process.Pid) {
+				if pid != w.Process.Pid {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
 			<-reaped
 			killed.Store(int64(time.Since(t0)))
 		})
@@ -968,17 +977,20 @@ func lookAtAWrapperEnding(t *testing.T, c *Client, root string, ends time.Durati
 }
 
 // groupSize counts the live processes of process group pgid.
-func groupSize(pgid int) int {
+func groupSize(pgid int) int { return len(groupPIDs(pgid)) }
+
+// groupPIDs lists the live processes of process group pgid.
+func groupPIDs(pgid int) []int {
 	ents, _ := os.ReadDir("/proc")
-	n := 0
+	var pids []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
 		if st, ok := procStat(pid); ok && !st.zombie() && st.pgid == strconv.Itoa(pgid) {
-			n++
+			pids = append(pids, pid)
 		}
 	}
-	return n
+	return pids
 }

@@ -60,7 +60,7 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 	if o.Limit > 0 && !filtered {
 		q.Max = o.Limit
 	}
-	script, err := shellgen.ListLook(t, q)
+	req, err := shellgen.ListRequest(t, q)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrUsage, err)
 	}
@@ -90,7 +90,7 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 		More:    func() { next = last },
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { return keep(j) }),
 	}
-	err = c.look(ctx, script.Text, false, nativePieces(func() ([]string, bool) { return c.nativeList(q) }), h)
+	err = c.look(ctx, req, false, h)
 	if err != nil {
 		return "", err
 	}

@@ -386,8 +386,8 @@ func (fl *follower) appended(res *LogResult, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		dropped := droppedOf(fl.dir, stream)
-		if seen, ok := fl.seen[stream]; ok && size < seen || markMoved(f, size, from, mark, dropped) {
+		dropped := jobdir.Dropped(fl.dir, stream)
+		if seen, ok := fl.seen[stream]; ok && size < seen || jobdir.MarkMoved(f, size, from, mark, dropped) {
 			// Truncated (logrotate's copytruncate), also where it has
 			// grown again past from since: all it holds is new, as for
 			// tail -F.
@@ -414,7 +414,7 @@ func (fl *follower) appended(res *LogResult, stdout, stderr io.Writer) error {
 				return err
 			}
 			piece = piece[:n]
-			skip := min(max(droppedOf(fl.dir, stream)-from, 0), int64(n))
+			skip := min(max(jobdir.Dropped(fl.dir, stream)-from, 0), int64(n))
 			if _, err := w.Write(piece[skip:]); err != nil {
 				f.Close()
 				return err
@@ -431,7 +431,7 @@ func (fl *follower) appended(res *LogResult, stdout, stderr io.Writer) error {
 
 // openLog opens the log of stream of the job in dir, on this machine, and
 // returns its size. A read of it starts where the reader had got to, or
-// at what its --max-log-size cap dropped (droppedOf) if that is later.
+// at what its --max-log-size cap dropped (jobdir.Dropped) if that is later.
 func openLog(dir, stream string) (f *os.File, size int64, err error) {
 	f, err = os.Open(filepath.Join(dir, stream+".log"))
 	if err != nil {
@@ -480,17 +480,6 @@ func (r *LogResult) saw(stream string, offset int64, p []byte) {
 	}
 }
 
-// droppedOf is how many leading bytes of the log of stream the job in dir
-// has had dropped by its --max-log-size cap (0: none).
-func droppedOf(dir, stream string) int64 {
-	b, err := os.ReadFile(filepath.Join(dir, stream+".dropped"))
-	if err != nil {
-		return 0
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	return jobdir.DecodeDropped(line)
-}
-
 // counted is res with its job as a look at it finds it, its processes
 // counted: a read does not count them; a follow's end does, as the follow
 // script over SSH does. Without an answer res stays as it is.
@@ -509,7 +498,7 @@ func (c *Client) counted(ctx context.Context, res LogResult) LogResult {
 // reports what was delivered as it goes (commits), unless hold, or with
 // deliver once deliver has taken the whole read.
 func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliver func(LogResult) error, unread func(string) (int64, bool), rewound func(string), res *LogResult, stdout, stderr io.Writer) error {
-	script, err := shellgen.LogsLook(c.target(), q)
+	req, err := shellgen.LogsRequest(c.target(), q)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}
@@ -566,10 +555,10 @@ func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliv
 		},
 	}
 	if cm == nil {
-		// A read with no cursor: made in Go on this machine where it can.
-		err = c.look(ctx, script.Text, q.Follow, func() (io.Reader, func(), bool) { return c.nativeLogs(q) }, h)
+		// A read with no cursor: the runtime's answer where it gives one.
+		err = c.look(ctx, req, q.Follow, h)
 	} else {
-		err = c.execCommits(ctx, script.Text(), nil, q.Follow, h, cm, false)
+		err = c.execCommits(ctx, req.Text(), nil, q.Follow, h, cm, false)
 	}
 	if err != nil {
 		return err

@@ -1,12 +1,8 @@
 package bgjob
 
 import (
-	"bytes"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/bgjob/bgjob/shellgen"
 )
@@ -16,7 +12,7 @@ import (
 // truncated (logrotate's copytruncate) and grown again past that offset
 // before the reader looks is as long as a log that only grew: its size
 // cannot tell, its bytes can. Before reading on from its offset a reader
-// checks that the log still holds its mark there (markMoved); where it
+// checks that the log still holds its mark there (jobdir.MarkMoved); where it
 // does not, all the log holds is new, and the read starts again at 0 and
 // says so, as the scripts do (bg_markof, bg_moved).
 
@@ -57,49 +53,6 @@ func (m logMark) at(off int64) []byte {
 	}
 	b := m.bytes()
 	return slices.Clone(b[:int64(len(b))-(m.end-off)])
-}
-
-// markMoved says whether the log f, of size bytes, no longer holds mark
-// just before off: it was truncated, or replaced, since a reader got to
-// off. The bytes below the dropped count, which the --max-log-size cap
-// punched out, are not compared: dropped, read before, and on a mismatch
-// the count the log's .dropped holds then (the cap records a drop before
-// it punches the hole over what the count was read before: a mark
-// compared with that hole is the cap's, not a truncation). Without a mark
-// (or nothing more to read) only the size can tell. It is bg_moved, with
-// bg_markof's marks.
-func markMoved(f *os.File, size, off int64, mark []byte, dropped int64) bool {
-	if len(mark) == 0 || off <= dropped {
-		return false
-	}
-	if size < off {
-		return true
-	}
-	if size == off {
-		return false
-	}
-	for {
-		mark = mark[max(int64(len(mark))-(off-dropped), 0):]
-		n := int64(len(mark))
-		if n > off {
-			return true
-		}
-		b := make([]byte, n)
-		if _, err := f.ReadAt(b, off-n); err != nil && err != io.EOF {
-			return false
-		}
-		if bytes.Equal(b, mark) {
-			return false
-		}
-		was := dropped
-		dropped = droppedOf(filepath.Dir(f.Name()), strings.TrimSuffix(filepath.Base(f.Name()), ".log"))
-		if dropped <= was {
-			return true
-		}
-		if off <= dropped {
-			return false
-		}
-	}
 }
 
 // markWriter writes to w the bytes of a log read from at, and keeps the

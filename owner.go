@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/runtime/local/proc"
 )
 
 // SelfOwner returns the identity of the calling process as the owner of
@@ -18,7 +19,7 @@ func SelfOwner(kind string) jobdir.Owner {
 	m := thisMachine()
 	o := jobdir.Owner{Kind: kind, PID: os.Getpid(), BootID: m.bootID, Hostname: m.hostname,
 		MachineID: m.machineID, PIDNamespace: m.pidNS}
-	o.ProcStart, _, _ = procStart(o.PID)
+	o.ProcStart, _, _ = proc.Start(o.PID)
 	return o
 }
 
@@ -36,18 +37,9 @@ func thisMachine() machine {
 			break
 		}
 	}
-	m.bootID = thisBoot()
-	m.pidNS, _ = os.Readlink("/proc/self/ns/pid")
+	m.bootID = proc.Boot()
+	m.pidNS = proc.PIDNamespace()
 	return m
-}
-
-// thisBoot returns the boot id of this machine, "" where it has none.
-func thisBoot() string {
-	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
 }
 
 // OwnerGone reports whether the owner o is provably gone, judged from the
@@ -70,7 +62,7 @@ func ownerGone(o jobdir.Owner, m machine) (bool, string) {
 	case o.PIDNamespace != m.pidNS:
 		return false, "its owner runs in another pid namespace"
 	}
-	start, zombie, found := procStart(o.PID)
+	start, zombie, found := proc.Start(o.PID)
 	if !found || zombie || start != o.ProcStart {
 		return true, "gone"
 	}

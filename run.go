@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -163,27 +162,30 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 	}
 }
 
-// launch launches the job of l and hands h what the launch reports: made
-// in Go where it can be (nativeLaunch), else by launch.sh. A launch
-// cannot be made twice: under NativeCheckEnv it is made in Go all the
-// same (what the tests compare is the job directory, and every read of it
-// then made in Go is checked against its script's); "off" runs the
-// script.
+// launch launches the job of l and hands h what the launch reports: the
+// runtime's answer where it gives one (Answerer: a launch made in Go),
+// else launch.sh's.
 func (c *Client) launch(ctx context.Context, l shellgen.Launch, h records.Handler) error {
-	if os.Getenv(NativeCheckEnv) != "off" {
-		if ok, err := c.nativeLaunch(ctx, l, h); ok {
-			return err
-		}
-	}
-	script, err := shellgen.LaunchScript(l)
+	req, err := shellgen.LaunchRequest(l)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if a, ok := c.rt.(Answerer); ok {
+		out, ok, err := a.Answer(ctx, req)
+		if err != nil {
+			return err
+		}
+		if ok {
+			defer out.Close()
+			_, err := h.Decode(out)
+			return err
+		}
 	}
 	// A --replace launch waits for its name's lock and stops jobs: it
 	// watches its caller, and ends where it is once the caller is gone,
 	// up to making its job's directory (launch.sh). An interrupt never
 	// cuts a launch short (execLaunch).
-	return c.execLaunch(ctx, script, l.Replace, h)
+	return c.execLaunch(ctx, req.Text(), l.Replace, h)
 }
 
 // resolveAfter returns the ids of the jobs refs name (Spec.After): a

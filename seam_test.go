@@ -1,6 +1,7 @@
 package bgjob_test
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -25,4 +26,47 @@ func TestRuntimesNeedNothingInternal(t *testing.T) {
 			t.Errorf("%v depend on %s", pkgs, d)
 		}
 	}
+}
+
+// TestEngineHoldsNoHostSide: the root package is the library's engine and
+// API only. What this machine answers in Go lives in runtime/local behind
+// bgjob.Answerer; the engine starts no process, reads no /proc, and has
+// no build tags (one engine for every platform).
+func TestEngineHoldsNoHostSide(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}}|{{join .GoFiles \" \"}}|{{join .IgnoredGoFiles \" \"}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	imports, files, ignored := splitList(t, string(out))
+	for _, imp := range imports {
+		switch imp {
+		case "os/exec", "syscall", "golang.org/x/sys/unix":
+			t.Errorf("the engine imports %s", imp)
+		}
+	}
+	if len(ignored) > 0 {
+		t.Errorf("the engine has files for other platforms (build tags): %q", ignored)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), `"/proc`) {
+			t.Errorf("%s reads /proc", f)
+		}
+		if strings.Contains(string(b), "//go:build") {
+			t.Errorf("%s has a build tag", f)
+		}
+	}
+}
+
+// splitList splits go list's "imports|files|ignored" line.
+func splitList(t *testing.T, line string) (imports, files, ignored []string) {
+	t.Helper()
+	parts := strings.Split(strings.TrimSpace(line), "|")
+	if len(parts) != 3 {
+		t.Fatalf("go list printed %q", line)
+	}
+	return strings.Fields(parts[0]), strings.Fields(parts[1]), strings.Fields(parts[2])
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/bgjob/bgjob/internal/records"
 	"github.com/bgjob/bgjob/jobdir"
@@ -14,27 +13,32 @@ import (
 // Status reports on the jobs named by refs (ids or names). It returns the
 // jobs it found and an error for each it did not.
 func (c *Client) Status(ctx context.Context, refs ...string) ([]jobdir.Job, error) {
-	script, err := shellgen.StatusLook(c.target(), refs)
+	req, err := shellgen.StatusRequest(c.target(), refs)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	return c.collectLook(ctx, script.Text, nativeString(func() (string, bool) { return c.nativeStatus(refs) }))
+	return c.collectLook(ctx, req)
 }
 
-// collect runs a script that reports on jobs (status, stop) and returns
+// collect runs a script that reports on jobs (stop, prune) and returns
 // the jobs and the errors it reported.
 func (c *Client) collect(ctx context.Context, script string) ([]jobdir.Job, error) {
-	return c.collectLook(ctx, func() string { return script }, func() (io.Reader, func(), bool) { return nil, nil, false })
+	return c.collectHandled(ctx, func(h records.Handler) error { return c.exec(ctx, script, nil, false, h) })
 }
 
-// collectLook is collect of the records nat makes in Go, where it can
-// (look), script made only if it runs.
-func (c *Client) collectLook(ctx context.Context, script func() string, nat native) ([]jobdir.Job, error) {
+// collectLook is collect of a request the runtime may answer (look).
+func (c *Client) collectLook(ctx context.Context, req shellgen.Request) ([]jobdir.Job, error) {
+	return c.collectHandled(ctx, func(h records.Handler) error { return c.look(ctx, req, false, h) })
+}
+
+// collectHandled returns the jobs and the errors that run, given the
+// handler of a report on jobs, hands it.
+func (c *Client) collectHandled(ctx context.Context, run func(records.Handler) error) ([]jobdir.Job, error) {
 	var (
 		jobs []jobdir.Job
 		errs []error
 	)
-	err := c.look(ctx, script, false, nat, records.Handler{
+	err := run(records.Handler{
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { jobs = append(jobs, j); return nil }),
 		Refused: c.gather(&errs),
 	})

@@ -115,7 +115,7 @@ func (c *Client) standing(ctx context.Context, refs []string) []jobdir.Job {
 // wait's whole) or errPending. began is called when the host has begun
 // the script.
 func (c *Client) wait(ctx context.Context, q shellgen.Wait, timeout time.Duration, began func()) ([]jobdir.Job, error) {
-	script, err := shellgen.WaitLook(c.target(), q)
+	req, err := shellgen.WaitRequest(c.target(), q)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
@@ -124,14 +124,7 @@ func (c *Client) wait(ctx context.Context, q shellgen.Wait, timeout time.Duratio
 		errs  []error
 		state string
 	)
-	// One look (a Watcher's) is made in Go where it can be.
-	nat := nativeString(func() (string, bool) {
-		if !q.Once {
-			return "", false
-		}
-		return c.nativeWait(q.Refs, q.Any)
-	})
-	err = c.look(ctx, script.Text, !q.Once, nat, records.Handler{
+	err = c.look(ctx, req, !q.Once, records.Handler{
 		Job:     c.jobs(func(j jobdir.Job, _ string) error { jobs = append(jobs, j); return nil }),
 		Refused: c.gather(&errs),
 		Wait:    func(s string) { state = s },

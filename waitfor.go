@@ -222,7 +222,7 @@ const maxPrefilter = 1 << 20
 // (grep -E matches bytes in the C locale, Go runes: "." and é), a line
 // that Go misses is found by the script's next look, within followTick.
 // An error, or much to read, is a maybe. A log truncated since q's offset
-// (shorter, or without its mark there: markMoved) is read from its start:
+// (shorter, or without its mark there: jobdir.MarkMoved) is read from its start:
 // q's offset of it goes back to 0, and rewound is told, as the script's t
 // record would tell it.
 func mayMatch(dir string, pty bool, q *shellgen.WaitFor, re *regexp.Regexp, rewound func(string)) bool {
@@ -236,8 +236,8 @@ func mayMatch(dir string, pty bool, q *shellgen.WaitFor, re *regexp.Regexp, rewo
 			return true
 		}
 		from := q.Offsets[stream]
-		dropped := droppedOf(dir, stream)
-		if size < from || markMoved(f, size, from, q.Marks[stream], dropped) {
+		dropped := jobdir.Dropped(dir, stream)
+		if size < from || jobdir.MarkMoved(f, size, from, q.Marks[stream], dropped) {
 			// Truncated: read again from its start, here and by the
 			// script.
 			from = 0

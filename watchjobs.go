@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/runtime/local/proc"
 )
 
 // WatchJobs reports, on a runtime that is a Watcher (the local machine),
@@ -195,13 +196,13 @@ func (c *Client) MayHaveEnded(jobs []jobdir.Job) bool {
 	}
 	var boot string
 	if len(jobs) > 0 {
-		boot = thisBoot()
+		boot = proc.Boot()
 	}
 	for _, j := range jobs {
 		if j.Status != jobdir.StatusRunning || j.PID <= 0 || j.ProcStart == "" || boot == "" || j.BootID != boot {
 			return true
 		}
-		if start, zombie, found := procStart(j.PID); !found || zombie || start != j.ProcStart {
+		if start, zombie, found := proc.Start(j.PID); !found || zombie || start != j.ProcStart {
 			return true
 		}
 	}

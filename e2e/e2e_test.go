@@ -20,10 +20,10 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	lib "github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/internal/cli"
 	"github.com/bgjob/bgjob/internal/sshtest"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/runtime/local"
 )
 
 func TestMain(m *testing.M) {
@@ -69,7 +69,7 @@ func params(t *testing.T, setup func(*testscript.Env)) testscript.Params {
 			// Under -race, every exiting bgjob would sleep a second.
 			e.Setenv("GORACE", "atexit_sleep_ms=0")
 			// Every status made in Go is checked against its script.
-			e.Setenv(lib.NativeCheckEnv, "1")
+			e.Setenv(local.CheckEnv, "1")
 			if setup != nil {
 				setup(e)
 			}

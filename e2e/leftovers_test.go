@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	lib "github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/runtime/local"
 )
 
 // TestLeftoversRecord: the first look at an ended job that finds none of
@@ -45,7 +45,7 @@ func TestLeftoversRecord(t *testing.T) {
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	// The scripts' scans are what the grep counts: no look made in Go
 	// (TestNativeLooksAtProcesses holds those to the scripts).
-	t.Setenv(lib.NativeCheckEnv, "off")
+	t.Setenv(local.CheckEnv, "off")
 
 	run := func(command string) string {
 		t.Helper()
@@ -247,7 +247,7 @@ func TestLeftoversForkDuringScan(t *testing.T) {
 func TestLeftoversNotBesideABlankProcess(t *testing.T) {
 	for _, check := range []string{"", "off"} {
 		t.Run("native check "+strconv.Quote(check), func(t *testing.T) {
-			t.Setenv(lib.NativeCheckEnv, check)
+			t.Setenv(local.CheckEnv, check)
 			root := t.TempDir()
 			t.Cleanup(func() { killAll(root) })
 			ctx := context.Background()

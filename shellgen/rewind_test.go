@@ -12,7 +12,7 @@ import (
 // TestMovedHoleAfterDroppedRead: a mark compared with the hole the
 // --max-log-size cap punched after the reader read its dropped count is
 // the cap's, not a truncation: bg_moved reads the count again on a
-// mismatch. (Go's markMoved is held to the same cases.)
+// mismatch. (Go's jobdir.MarkMoved is held to the same cases.)
 func TestMovedHoleAfterDroppedRead(t *testing.T) {
 	mark := bytes.Repeat([]byte("a"), 16)
 	for _, tt := range []struct {

@@ -48,32 +48,53 @@ func (t Target) config() (*config, error) {
 // script returns the script of the verb file verb: the target's
 // configuration, then what set adds to it, then begin.sh and the file.
 func (t Target) script(verb string, set func(*config)) (string, error) {
-	return text(t.look(verb, set))
+	return text(t.look(verb, nil, set))
 }
 
-// Look is the script of a look (StatusLook, ListLook, LogsLook) whose
-// configuration is checked and whose text is made only when asked for
-// (Text): a look made in Go on this machine runs no script, and the first
-// text a process makes parses the whole library (sh/lib), which costs a
-// short verb's process a third of a millisecond and 300 KB of new heap.
-type Look struct{ text func() string }
+// Request is one request to a host: its script, whose configuration is
+// checked and whose text is made only when asked for (Text), and what it
+// asks (Params). A runtime that can answer a request itself on its host,
+// printing what the script would print (bgjob.Answerer: runtime/local,
+// in Go), reads Params and runs no script; the first text a process makes
+// parses the whole library (sh/lib), which costs a short verb's process a
+// third of a millisecond and 300 KB of new heap.
+type Request struct {
+	target Target
+	params any
+	files  LaunchFiles
+	text   func() string
+}
 
 // Text returns the script's text, made at the first call.
-func (l Look) Text() string { return l.text() }
+func (r Request) Text() string { return r.text() }
 
-// look is script, its text made when asked for.
-func (t Target) look(verb string, set func(*config)) (Look, error) {
+// Target returns where the request's jobs live.
+func (r Request) Target() Target { return r.target }
+
+// Params returns what the request asks, as its constructor was given it,
+// with its defaults filled in: a Status (StatusRequest), Wait
+// (WaitRequest), List (ListRequest), Logs (LogsRequest) or Launch
+// (LaunchRequest).
+func (r Request) Params() any { return r.params }
+
+// Files returns the files a launch request writes into the job's
+// directory, checked when the request was made (LaunchRequest); the zero
+// LaunchFiles for another request.
+func (r Request) Files() LaunchFiles { return r.files }
+
+// look is script, its text made when asked for, asking params.
+func (t Target) look(verb string, params any, set func(*config)) (Request, error) {
 	c, err := t.config()
 	if err != nil {
-		return Look{}, err
+		return Request{}, err
 	}
 	if set != nil {
 		set(c)
 	}
 	if c.err != nil {
-		return Look{}, c.err
+		return Request{}, c.err
 	}
-	return Look{text: sync.OnceValue(func() string {
+	return Request{target: t, params: params, text: sync.OnceValue(func() string {
 		s, err := assemble(c, "begin.sh", verb, "end.sh")
 		if err != nil {
 			// c.err, checked above, is the only error assemble returns.
@@ -83,12 +104,12 @@ func (t Target) look(verb string, set func(*config)) (Look, error) {
 	})}, nil
 }
 
-// text is the text of l, for the verbs that run their script at once.
-func text(l Look, err error) (string, error) {
+// text is the text of r, for the verbs that run their script at once.
+func text(r Request, err error) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return l.Text(), nil
+	return r.Text(), nil
 }
 
 // refs validates job references and returns them as one word list.
@@ -103,16 +124,16 @@ func refs(rs []string) (string, error) {
 
 // refScript is script for a verb that takes job references, set as bg_refs.
 func (t Target) refScript(verb string, rs []string, set func(*config)) (string, error) {
-	return text(t.refLook(verb, rs, set))
+	return text(t.refLook(verb, rs, nil, set))
 }
 
-// refLook is refScript, its text made when asked for.
-func (t Target) refLook(verb string, rs []string, set func(*config)) (Look, error) {
+// refLook is refScript, its text made when asked for, asking params.
+func (t Target) refLook(verb string, rs []string, params any, set func(*config)) (Request, error) {
 	list, err := refs(rs)
 	if err != nil {
-		return Look{}, err
+		return Request{}, err
 	}
-	return t.look(verb, func(c *config) {
+	return t.look(verb, params, func(c *config) {
 		c.set("bg_refs", list)
 		if set != nil {
 			set(c)
@@ -173,14 +194,20 @@ func ValidEnvName(s string) bool {
 // meta.json and the wrapper, and starts the wrapper in a new session. It
 // prints the job's observation.
 func LaunchScript(l Launch) (string, error) {
+	return text(LaunchRequest(l))
+}
+
+// LaunchRequest is LaunchScript, its text made when asked for; its
+// files (Request.Files) are made and checked at once.
+func LaunchRequest(l Launch) (Request, error) {
 	m := l.Meta
 	f, err := l.Files()
 	if err != nil {
-		return "", err
+		return Request{}, err
 	}
 	c, err := l.Target.config()
 	if err != nil {
-		return "", err
+		return Request{}, err
 	}
 	files := []string{"begin.sh"}
 	if m.PTY {
@@ -202,7 +229,7 @@ func LaunchScript(l Launch) (string, error) {
 	files = append(files, "launch.sh")
 	if p := l.Prune; p != nil {
 		if err := p.Check(); err != nil {
-			return "", err
+			return Request{}, err
 		}
 		p.set(c)
 		files = append(files, "launch_prune.sh")
@@ -218,7 +245,18 @@ func LaunchScript(l Launch) (string, error) {
 	c.setBool("bg_metasmall", len(f.MetaPrefix) <= 4096)
 	c.set("bg_wrapper", f.Wrapper)
 	c.set("bg_script", strings.TrimSuffix(f.Command, "\n"))
-	return assemble(c, append(files, "end.sh")...)
+	files = append(files, "end.sh")
+	if c.err != nil {
+		return Request{}, c.err
+	}
+	return Request{target: l.Target, params: l, files: f, text: sync.OnceValue(func() string {
+		s, err := assemble(c, files...)
+		if err != nil {
+			// c.err, checked above, is the only error assemble returns.
+			panic("shellgen: " + err.Error())
+		}
+		return s
+	})}, nil
 }
 
 // LaunchFiles is what a launch writes into the new job directory before
@@ -405,12 +443,15 @@ func millis(d time.Duration) int64 {
 // StatusScript returns the script that prints the observation of each job
 // named in refs (by id or name), or an E notfound record.
 func StatusScript(t Target, rs []string) (string, error) {
-	return text(StatusLook(t, rs))
+	return text(StatusRequest(t, rs))
 }
 
-// StatusLook is StatusScript, its text made when asked for.
-func StatusLook(t Target, rs []string) (Look, error) {
-	return t.refLook("status.sh", rs, nil)
+// Status is what a status request asks: the jobs refs names.
+type Status struct{ Refs []string }
+
+// StatusRequest is StatusScript, its text made when asked for.
+func StatusRequest(t Target, rs []string) (Request, error) {
+	return t.refLook("status.sh", rs, Status{Refs: rs}, nil)
 }
 
 // List selects jobs for ListScript.
@@ -429,15 +470,15 @@ type List struct {
 // newest first, and an N record when Max cut the list short. It reads
 // directory names, and meta.json only of the jobs it prints.
 func ListScript(t Target, q List) (string, error) {
-	return text(ListLook(t, q))
+	return text(ListRequest(t, q))
 }
 
-// ListLook is ListScript, its text made when asked for.
-func ListLook(t Target, q List) (Look, error) {
+// ListRequest is ListScript, its text made when asked for.
+func ListRequest(t Target, q List) (Request, error) {
 	if q.Before != "" && !jobdir.IsID(q.Before) {
-		return Look{}, fmt.Errorf("invalid cursor %q: want a job id", q.Before)
+		return Request{}, fmt.Errorf("invalid cursor %q: want a job id", q.Before)
 	}
-	return t.look("list.sh", func(c *config) {
+	return t.look("list.sh", q, func(c *config) {
 		c.setBool("bg_allws", q.AllWorkspaces)
 		c.set("bg_before", q.Before)
 		c.setInt("bg_max", int64(q.Max))
@@ -515,12 +556,12 @@ type Wait struct {
 // the host has GNU tail, else every tenth of a second. It ends early,
 // printing nothing more, when its stdin closes.
 func WaitScript(t Target, w Wait) (string, error) {
-	return text(WaitLook(t, w))
+	return text(WaitRequest(t, w))
 }
 
-// WaitLook is WaitScript, its text made when asked for.
-func WaitLook(t Target, w Wait) (Look, error) {
-	return t.refLook("wait.sh", w.Refs, func(c *config) {
+// WaitRequest is WaitScript, its text made when asked for.
+func WaitRequest(t Target, w Wait) (Request, error) {
+	return t.refLook("wait.sh", w.Refs, w, func(c *config) {
 		c.setBool("bg_any", w.Any)
 		c.setInt("bg_limit", millis(w.Timeout))
 		c.setBool("bg_once", w.Once)
@@ -699,17 +740,17 @@ func (l Logs) Range() (mode string, n int64, zero bool) {
 // grow and, once the job has ended and the last bytes are out, prints the
 // job's observation again.
 func LogsScript(t Target, l Logs) (string, error) {
-	return text(LogsLook(t, l))
+	return text(LogsRequest(t, l))
 }
 
-// LogsLook is LogsScript, its text made when asked for.
-func LogsLook(t Target, l Logs) (Look, error) {
+// LogsRequest is LogsScript, its text made when asked for.
+func LogsRequest(t Target, l Logs) (Request, error) {
 	if len(l.Streams) == 0 {
 		l.Streams = []string{"stdout"}
 	}
 	for _, st := range l.Streams {
 		if st != "stdout" && st != "stderr" {
-			return Look{}, fmt.Errorf("unknown stream %q", st)
+			return Request{}, fmt.Errorf("unknown stream %q", st)
 		}
 	}
 	if l.New {
@@ -717,14 +758,14 @@ func LogsLook(t Target, l Logs) (Look, error) {
 			l.Reader = "default"
 		}
 		if err := jobdir.ValidateName("reader", l.Reader); err != nil {
-			return Look{}, err
+			return Request{}, err
 		}
 	}
 	if _, err := refs([]string{l.Ref}); err != nil {
-		return Look{}, err
+		return Request{}, err
 	}
 	mode, n, zero := l.Range()
-	return t.look("logs.sh", func(c *config) {
+	return t.look("logs.sh", l, func(c *config) {
 		c.set("bg_ref", l.Ref)
 		c.set("bg_streams", strings.Join(l.Streams, " "))
 		c.set("bg_mode", mode)

@@ -340,31 +340,31 @@ func TestValidEnvName(t *testing.T) {
 	}
 }
 
-// TestLooksCheckAtOnce: a look's script is checked when it is asked for,
+// TestRequestsCheckAtOnce: a look's script is checked when it is asked for,
 // not when its text is made (a look made in Go makes none), and its text
 // is the verb's script.
-func TestLooksCheckAtOnce(t *testing.T) {
+func TestRequestsCheckAtOnce(t *testing.T) {
 	bad := []struct {
 		name string
-		look func() (shellgen.Look, error)
+		look func() (shellgen.Request, error)
 	}{
-		{"status ref with slash", func() (shellgen.Look, error) {
-			return shellgen.StatusLook(goldenTarget, []string{"ok", "../x"})
+		{"status ref with slash", func() (shellgen.Request, error) {
+			return shellgen.StatusRequest(goldenTarget, []string{"ok", "../x"})
 		}},
-		{"status root with newline", func() (shellgen.Look, error) {
-			return shellgen.StatusLook(shellgen.Target{Root: "/srv\n/x", Workspace: "w"}, []string{"x"})
+		{"status root with newline", func() (shellgen.Request, error) {
+			return shellgen.StatusRequest(shellgen.Target{Root: "/srv\n/x", Workspace: "w"}, []string{"x"})
 		}},
-		{"list bad workspace", func() (shellgen.Look, error) {
-			return shellgen.ListLook(shellgen.Target{Root: "/srv", Workspace: "../etc"}, shellgen.List{})
+		{"list bad workspace", func() (shellgen.Request, error) {
+			return shellgen.ListRequest(shellgen.Target{Root: "/srv", Workspace: "../etc"}, shellgen.List{})
 		}},
-		{"list cursor that is not an id", func() (shellgen.Look, error) {
-			return shellgen.ListLook(goldenTarget, shellgen.List{Before: "build"})
+		{"list cursor that is not an id", func() (shellgen.Request, error) {
+			return shellgen.ListRequest(goldenTarget, shellgen.List{Before: "build"})
 		}},
-		{"logs unknown stream", func() (shellgen.Look, error) {
-			return shellgen.LogsLook(goldenTarget, shellgen.Logs{Ref: "build", Streams: []string{"stdlog"}})
+		{"logs unknown stream", func() (shellgen.Request, error) {
+			return shellgen.LogsRequest(goldenTarget, shellgen.Logs{Ref: "build", Streams: []string{"stdlog"}})
 		}},
-		{"logs root with NUL", func() (shellgen.Look, error) {
-			return shellgen.LogsLook(shellgen.Target{Root: "/srv\x00"}, shellgen.Logs{Ref: "build"})
+		{"logs root with NUL", func() (shellgen.Request, error) {
+			return shellgen.LogsRequest(shellgen.Target{Root: "/srv\x00"}, shellgen.Logs{Ref: "build"})
 		}},
 	}
 	for _, tt := range bad {
@@ -377,14 +377,14 @@ func TestLooksCheckAtOnce(t *testing.T) {
 	logs := shellgen.Logs{Ref: goldenID, Streams: []string{"stdout", "stderr"}, Tail: 10}
 	same := []struct {
 		name   string
-		look   func() (shellgen.Look, error)
+		look   func() (shellgen.Request, error)
 		script func() (string, error)
 	}{
-		{"status", func() (shellgen.Look, error) { return shellgen.StatusLook(goldenTarget, []string{goldenID, "build"}) },
+		{"status", func() (shellgen.Request, error) { return shellgen.StatusRequest(goldenTarget, []string{goldenID, "build"}) },
 			func() (string, error) { return shellgen.StatusScript(goldenTarget, []string{goldenID, "build"}) }},
-		{"list", func() (shellgen.Look, error) { return shellgen.ListLook(goldenTarget, shellgen.List{Max: 20}) },
+		{"list", func() (shellgen.Request, error) { return shellgen.ListRequest(goldenTarget, shellgen.List{Max: 20}) },
 			func() (string, error) { return shellgen.ListScript(goldenTarget, shellgen.List{Max: 20}) }},
-		{"logs", func() (shellgen.Look, error) { return shellgen.LogsLook(goldenTarget, logs) },
+		{"logs", func() (shellgen.Request, error) { return shellgen.LogsRequest(goldenTarget, logs) },
 			func() (string, error) { return shellgen.LogsScript(goldenTarget, logs) }},
 	}
 	for _, tt := range same {
@@ -404,5 +404,62 @@ func TestLooksCheckAtOnce(t *testing.T) {
 				t.Error("a second Text differs from the first")
 			}
 		})
+	}
+}
+
+// TestRequestParams: a request says what it asks (Params), with its
+// defaults filled in as its script has them, and where (Target); a launch
+// request carries the files its launch writes.
+func TestRequestParams(t *testing.T) {
+	status, err := shellgen.StatusRequest(goldenTarget, []string{goldenID, "build"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(shellgen.Status{Refs: []string{goldenID, "build"}}, status.Params()); diff != "" {
+		t.Errorf("status params (-want +got):\n%s", diff)
+	}
+	if status.Target() != goldenTarget {
+		t.Errorf("target %+v, want %+v", status.Target(), goldenTarget)
+	}
+	wait, err := shellgen.WaitRequest(goldenTarget, shellgen.Wait{Refs: []string{goldenID}, Once: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(shellgen.Wait{Refs: []string{goldenID}, Once: true}, wait.Params()); diff != "" {
+		t.Errorf("wait params (-want +got):\n%s", diff)
+	}
+	list, err := shellgen.ListRequest(goldenTarget, shellgen.List{Max: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(shellgen.List{Max: 3}, list.Params()); diff != "" {
+		t.Errorf("list params (-want +got):\n%s", diff)
+	}
+	logs, err := shellgen.LogsRequest(goldenTarget, shellgen.Logs{Ref: "build", New: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := shellgen.Logs{Ref: "build", New: true, Streams: []string{"stdout"}, Reader: "default"}
+	if diff := cmp.Diff(want, logs.Params()); diff != "" {
+		t.Errorf("logs params, defaults filled in (-want +got):\n%s", diff)
+	}
+	l := shellgen.Launch{Target: goldenTarget, Meta: jobdir.Meta{ID: goldenID, Argv: []string{"true"}}}
+	launch, err := shellgen.LaunchRequest(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := l.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(files, launch.Files()); diff != "" {
+		t.Errorf("launch files (-want +got):\n%s", diff)
+	}
+	script, err := shellgen.LaunchScript(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if launch.Text() != script {
+		t.Error("the launch request's text differs from LaunchScript's")
 	}
 }

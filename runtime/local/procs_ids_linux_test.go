@@ -1,4 +1,4 @@
-package bgjob
+package local
 
 import (
 	"regexp"

@@ -1,4 +1,4 @@
-package bgjob
+package local
 
 import (
 	"context"
@@ -19,8 +19,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
+	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
-	"github.com/bgjob/bgjob/runtime/local"
+	"github.com/bgjob/bgjob/runtime/local/proc"
 	"github.com/bgjob/bgjob/shellgen"
 )
 
@@ -46,27 +47,27 @@ func TestNativeLaunchIsTheScripts(t *testing.T) {
 		root      string // under the case's directory
 		workspace string
 		umask     int
-		spec      Spec
+		spec      bgjob.Spec
 		prep      func(t *testing.T, root string) // before both launches
 		native    bool                            // made in Go
 		gated     bool                            // the job waits for the gate: its tree is looked at while it runs
 	}{
-		{name: "plain", root: "r", spec: Spec{Argv: []string{show}}, native: true},
-		{name: "running", root: "r", spec: Spec{Argv: []string{"while [ ! -e " + gate + " ]; do sleep 0.02; done; echo done"}}, native: true, gated: true},
-		{name: "argv", root: "r", spec: Spec{Argv: []string{"printf", "[%s]\n", "a b", "'q'", `\back\`, "tab\there", "nl\nx", "$HOME", "*", ""}}, native: true},
-		{name: "command file", root: "r", spec: Spec{Argv: []string{long}}, native: true},
-		{name: "env", root: "r", spec: Spec{Argv: []string{show}, Env: []string{"A=1", "B=two words", "C=$x\\\n"}}, native: true},
-		{name: "cwd", root: "r", spec: Spec{Argv: []string{"pwd; ls"}, Cwd: cwd}, native: true},
-		{name: "missing cwd", root: "r", spec: Spec{Argv: []string{"true"}, Cwd: "/nonexistent/dir"}, native: true},
-		{name: "new root deep", root: "a/b\tc/r", spec: Spec{Argv: []string{"true"}}, native: true},
-		{name: "umask 0277", root: "a/r", umask: 0o277, spec: Spec{Argv: []string{show}, Timeout: time.Minute, Merge: true, LineBuffered: true}, native: true},
-		{name: "existing workspace", root: "r", spec: Spec{Argv: []string{"echo again"}}, native: true,
+		{name: "plain", root: "r", spec: bgjob.Spec{Argv: []string{show}}, native: true},
+		{name: "running", root: "r", spec: bgjob.Spec{Argv: []string{"while [ ! -e " + gate + " ]; do sleep 0.02; done; echo done"}}, native: true, gated: true},
+		{name: "argv", root: "r", spec: bgjob.Spec{Argv: []string{"printf", "[%s]\n", "a b", "'q'", `\back\`, "tab\there", "nl\nx", "$HOME", "*", ""}}, native: true},
+		{name: "command file", root: "r", spec: bgjob.Spec{Argv: []string{long}}, native: true},
+		{name: "env", root: "r", spec: bgjob.Spec{Argv: []string{show}, Env: []string{"A=1", "B=two words", "C=$x\\\n"}}, native: true},
+		{name: "cwd", root: "r", spec: bgjob.Spec{Argv: []string{"pwd; ls"}, Cwd: cwd}, native: true},
+		{name: "missing cwd", root: "r", spec: bgjob.Spec{Argv: []string{"true"}, Cwd: "/nonexistent/dir"}, native: true},
+		{name: "new root deep", root: "a/b\tc/r", spec: bgjob.Spec{Argv: []string{"true"}}, native: true},
+		{name: "umask 0277", root: "a/r", umask: 0o277, spec: bgjob.Spec{Argv: []string{show}, Timeout: time.Minute, Merge: true, LineBuffered: true}, native: true},
+		{name: "existing workspace", root: "r", spec: bgjob.Spec{Argv: []string{"echo again"}}, native: true,
 			prep: func(t *testing.T, root string) { launchScript(t, root, "default") }},
-		{name: "new workspace", root: "r", workspace: "other", spec: Spec{Argv: []string{"echo other"}}, native: true,
+		{name: "new workspace", root: "r", workspace: "other", spec: bgjob.Spec{Argv: []string{"echo other"}}, native: true,
 			prep: func(t *testing.T, root string) { launchScript(t, root, "default") }},
-		{name: "root writable by others", root: "r", spec: Spec{Argv: []string{"true"}}, native: true,
+		{name: "root writable by others", root: "r", spec: bgjob.Spec{Argv: []string{"true"}}, native: true,
 			prep: func(t *testing.T, root string) { mkdir(t, root, 0o770) }},
-		{name: "root under a file", root: "f/r", spec: Spec{Argv: []string{"true"}}, native: true,
+		{name: "root under a file", root: "f/r", spec: bgjob.Spec{Argv: []string{"true"}}, native: true,
 			prep: func(t *testing.T, root string) {
 				mkdir(t, filepath.Dir(filepath.Dir(root)), 0o700)
 				if err := os.WriteFile(filepath.Dir(root), nil, 0o600); err != nil {
@@ -74,31 +75,31 @@ func TestNativeLaunchIsTheScripts(t *testing.T) {
 				}
 			}},
 		// mkdir's reason, where the permission bits say nothing (as root).
-		{name: "root in /proc", root: "p/r", spec: Spec{Argv: []string{"true"}}, native: true,
+		{name: "root in /proc", root: "p/r", spec: bgjob.Spec{Argv: []string{"true"}}, native: true,
 			prep: func(t *testing.T, root string) {
 				mkdir(t, filepath.Dir(filepath.Dir(root)), 0o700)
 				if err := os.Symlink("/proc", filepath.Dir(root)); err != nil {
 					t.Fatal(err)
 				}
 			}},
-		{name: "root a link", root: "r", spec: Spec{Argv: []string{"true"}}, native: true,
+		{name: "root a link", root: "r", spec: bgjob.Spec{Argv: []string{"true"}}, native: true,
 			prep: func(t *testing.T, root string) {
 				mkdir(t, root+".real", 0o700)
 				if err := os.Symlink(root+".real", root); err != nil {
 					t.Fatal(err)
 				}
 			}},
-		{name: "workspace a link", root: "r", spec: Spec{Argv: []string{"true"}}, native: true,
+		{name: "workspace a link", root: "r", spec: bgjob.Spec{Argv: []string{"true"}}, native: true,
 			prep: func(t *testing.T, root string) {
 				mkdir(t, root, 0o700)
 				if err := os.Symlink(root, root+"/default"); err != nil {
 					t.Fatal(err)
 				}
 			}},
-		{name: "job dir exists", root: "r", spec: Spec{Argv: []string{"true"}, ID: "20261204T000000-exists"}, native: true,
+		{name: "job dir exists", root: "r", spec: bgjob.Spec{Argv: []string{"true"}, ID: "20261204T000000-exists"}, native: true,
 			prep: func(t *testing.T, root string) { mkdir(t, root+"/default/20261204T000000-exists", 0o700) }},
 		// The script's: named.
-		{name: "named", root: "r", spec: Spec{Argv: []string{"true"}, Name: "n"}},
+		{name: "named", root: "r", spec: bgjob.Spec{Argv: []string{"true"}, Name: "n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,7 +115,7 @@ func TestNativeLaunchIsTheScripts(t *testing.T) {
 				if tt.prep != nil {
 					tt.prep(t, root)
 				}
-				t.Setenv(NativeCheckEnv, check)
+				t.Setenv(CheckEnv, check)
 				spec := tt.spec
 				spec.ID = id
 				os.Remove(gate)
@@ -192,16 +193,14 @@ func jsonString(s string) string {
 // launch runs spec under root and workspace with the process's umask
 // set to umask (when not 0) for the launch, calls started, and waits for
 // the job to end.
-func launch(t *testing.T, root, workspace string, umask int, spec Spec, started func()) launched {
+func launch(t *testing.T, root, workspace string, umask int, spec bgjob.Spec, started func()) launched {
 	t.Helper()
-	c, err := NewClient(local.New(), root, workspace)
+	rt := &countingRuntime{Runtime: New()}
+	c, err := newClientOf(rt, root, workspace)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.SetAutoPrune(0, 0)
 	ctx := context.Background()
-	rt := &countingRuntime{Runtime: local.New()}
-	c.rt = rt
 	var l launched
 	if umask != 0 {
 		old := syscall.Umask(umask)
@@ -215,7 +214,7 @@ func launch(t *testing.T, root, workspace string, umask int, spec Spec, started 
 	}
 	l.run = jsonOf(t, j)
 	started()
-	ended, err := c.Wait(ctx, []string{j.ID}, WaitOptions{Timeout: 30 * time.Second})
+	ended, err := c.Wait(ctx, []string{j.ID}, bgjob.WaitOptions{Timeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +224,7 @@ func launch(t *testing.T, root, workspace string, umask int, spec Spec, started 
 
 // countingRuntime counts the scripts it runs.
 type countingRuntime struct {
-	*local.Runtime
+	*Runtime
 	n atomic.Int32
 }
 
@@ -238,14 +237,14 @@ func (r *countingRuntime) Exec(ctx context.Context, script string, stdin io.Read
 // process's child, in a session of its own, and once its job has ended
 // it is reaped, not left a zombie of a long-lived caller (bgjob mcp).
 func TestNativeLaunchReapsTheWrapper(t *testing.T) {
-	c, err := NewClient(local.New(), filepath.Join(t.TempDir(), "r"), "")
+	c, err := newClient(t, filepath.Join(t.TempDir(), "r"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.SetAutoPrune(0, 0)
 	gate := filepath.Join(t.TempDir(), "gate")
 	ctx := context.Background()
-	j, err := c.Run(ctx, Spec{Argv: []string{"while [ ! -e " + gate + " ]; do sleep 0.05; done"}})
+	j, err := c.Run(ctx, bgjob.Spec{Argv: []string{"while [ ! -e " + gate + " ]; do sleep 0.05; done"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +257,7 @@ func TestNativeLaunchReapsTheWrapper(t *testing.T) {
 	if sid, _ := unix.Getsid(j.PID); sid != j.PID {
 		t.Errorf("the wrapper's session is %d, want its own, %d", sid, j.PID)
 	}
-	if _, err := c.Wait(ctx, []string{j.ID}, WaitOptions{Timeout: 30 * time.Second}); err != nil {
+	if _, err := c.Wait(ctx, []string{j.ID}, bgjob.WaitOptions{Timeout: 30 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	// A zombie's command line is empty: it is looked for by its pid.
@@ -351,8 +350,8 @@ func mkdir(t *testing.T, dir string, mode fs.FileMode) {
 // for its end.
 func launchScript(t *testing.T, root, workspace string) {
 	t.Helper()
-	t.Setenv(NativeCheckEnv, "off")
-	l := launch(t, root, workspace, 0, Spec{Argv: []string{"true"}, ID: "20261204T000000-before"}, func() {})
+	t.Setenv(CheckEnv, "off")
+	l := launch(t, root, workspace, 0, bgjob.Spec{Argv: []string{"true"}, ID: "20261204T000000-before"}, func() {})
 	if l.err != "" {
 		t.Fatal(l.err)
 	}
@@ -455,15 +454,15 @@ func TestStartWrapperGateKeepsTheDeadWrappersPID(t *testing.T) {
 	host := gatedJob(t, dir, jobdir.Meta{Command: "echo ran"}, false)
 	var start string
 	report, err := startWrapper(context.Background(), dir, host.umask, func(pid int) (string, bool) {
-		st, ok := procStat(pid)
+		st, ok := proc.ReadStat(pid)
 		if !ok {
 			t.Errorf("the wrapper %d is gone when it says it is ready", pid)
 			return "", false
 		}
-		start = st.start
+		start = st.Start
 		syscall.Kill(pid, syscall.SIGKILL)
 		// Dead: a zombie while nobody reaps it, gone once reaped.
-		settled(func() bool { st, ok := procStat(pid); return !ok || st.zombie() })
+		settled(func() bool { st, ok := proc.ReadStat(pid); return !ok || st.Zombie() })
 		return host.write(dir, pid, 0o022)
 	})
 	if err != nil {

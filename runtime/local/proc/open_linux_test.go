@@ -1,4 +1,4 @@
-package bgjob
+package proc
 
 import (
 	"errors"
@@ -11,14 +11,16 @@ import (
 	"time"
 )
 
-// TestOpenReadIsOutsideThePoller: openRead reads what os.Open reads, and
+// TestOpenIsOutsideThePoller: Open reads what os.Open reads, and
 // its files are not in Go's poller, even a FIFO, which os.Open puts there
 // (no read deadline can be set on them).
-func TestOpenReadIsOutsideThePoller(t *testing.T) {
+func TestOpenIsOutsideThePoller(t *testing.T) {
 	dir := t.TempDir()
 	name := filepath.Join(dir, "f")
-	write(t, name, "one\ntwo\n")
-	f, err := openRead(name)
+	if err := os.WriteFile(name, []byte("one\ntwo\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +29,7 @@ func TestOpenReadIsOutsideThePoller(t *testing.T) {
 	if err != nil || string(b) != "one\ntwo\n" {
 		t.Errorf("read %q, %v; want %q", b, err, "one\ntwo\n")
 	}
-	if _, err := openRead(filepath.Join(dir, "none")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := Open(filepath.Join(dir, "none")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a file not there: %v, want fs.ErrNotExist", err)
 	}
 
@@ -50,13 +52,13 @@ func TestOpenReadIsOutsideThePoller(t *testing.T) {
 			t.Fatalf("os.Open's FIFO: %v; the test expects it in the poller", err)
 		}
 	}
-	r, err := openRead(fifo)
+	r, err := Open(fifo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	if err := r.SetReadDeadline(time.Time{}); !errors.Is(err, os.ErrNoDeadline) {
-		t.Errorf("openRead's FIFO: SetReadDeadline: %v, want os.ErrNoDeadline (outside the poller)", err)
+		t.Errorf("Open's FIFO: SetReadDeadline: %v, want os.ErrNoDeadline (outside the poller)", err)
 	}
 	if _, err := w.WriteString("x\n"); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package bgjob
+package local
 
 import (
 	"bytes"
@@ -13,10 +13,11 @@ import (
 	"time"
 
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/runtime/local/proc"
 	"github.com/bgjob/bgjob/shellgen"
 )
 
-// nativeStatus returns, for a client whose job files are on this machine
+// status returns, for a client whose job files are on this machine
 // (a Watcher's), what status.sh would print for refs, made in Go, when
 // every ref is the id of a job, or a name nativeFind finds, with a
 // meta.json of at most 8 KiB
@@ -30,14 +31,14 @@ import (
 // it, compared byte for byte with it (TestNativeStatusIsTheScripts,
 // TestNativeLooksAtProcesses, and every status of the e2e tests under
 // BGJOB_NATIVE_CHECK).
-func (c *Client) nativeStatus(refs []string) (out string, ok bool) {
-	begin, boot, ok := c.nativeBegin()
+func (a answerer) status(refs []string) (out string, ok bool) {
+	begin, boot, ok := a.nativeBegin()
 	if !ok || len(refs) == 0 {
 		return "", false
 	}
 	dirs := make([]string, len(refs))
 	for i, ref := range refs {
-		if dirs[i], ok = c.nativeFind(ref); !ok {
+		if dirs[i], ok = a.nativeFind(ref); !ok {
 			return "", false
 		}
 	}
@@ -69,8 +70,8 @@ func (l *procLook) records(begin string, dirs []string) (string, bool) {
 // a name that no directory entry has and whose index entry
 // (.names/NAME) holds an id whose meta.json line carries the name. Any
 // other case is the script's (not ok): it searches the jobs, or refuses.
-func (c *Client) nativeFind(ref string) (string, bool) {
-	ws := filepath.Join(c.root, c.workspace)
+func (a answerer) nativeFind(ref string) (string, bool) {
+	ws := filepath.Join(a.root, a.workspace)
 	if jobdir.IsID(ref) {
 		return filepath.Join(ws, ref), true
 	}
@@ -92,22 +93,22 @@ func (c *Client) nativeFind(ref string) (string, bool) {
 	return dir, true
 }
 
-// nativeWait returns, as nativeStatus, what wait.sh would print for one
+// wait returns, as status, what wait.sh would print for one
 // look (bg_once) at the jobs refs names, made in Go: W pending when not
 // all of them have ended (with any, none of them), then each job's
 // records and the leftovers record as status.sh's. Whether a job has
 // ended is decided first, as the script does (bg_running), before its
 // records are read: a job that ends in between is reported pending, and
 // looked at again, never taken as ended while it runs.
-func (c *Client) nativeWait(refs []string, any bool) (out string, ok bool) {
-	begin, boot, ok := c.nativeBegin()
+func (a answerer) wait(refs []string, any bool) (out string, ok bool) {
+	begin, boot, ok := a.nativeBegin()
 	if !ok || len(refs) == 0 {
 		return "", false
 	}
 	dirs := make([]string, len(refs))
 	left, done := 0, 0
 	for i, ref := range refs {
-		if dirs[i], ok = c.nativeFind(ref); !ok {
+		if dirs[i], ok = a.nativeFind(ref); !ok {
 			return "", false
 		}
 		run, ok := wrapperRunning(dirs[i], boot)
@@ -142,26 +143,26 @@ func wrapperRunning(dir, boot string) (running, ok bool) {
 	if err != nil {
 		return false, false
 	}
-	start, zombie, found := procStart(pid)
+	start, zombie, found := proc.Start(pid)
 	return found && !zombie && start != "" && start == m.start, true
 }
 
-// nativeList returns, as nativeStatus, what list.sh would print for q,
+// list returns, as nativeStatus, what list.sh would print for q,
 // made in Go, when q lists one workspace (not every workspace, not the
 // owned jobs) and nativeStatus could make each job it prints: the
 // directory names that are ids, newest first, before
 // q.Before, at most q.Max, then an N record if more are left.
-func (c *Client) nativeList(q shellgen.List) (pieces []string, ok bool) {
+func (a answerer) list(q shellgen.List) (pieces []string, ok bool) {
 	if q.AllWorkspaces || q.Owned {
 		return nil, false
 	}
-	begin, boot, ok := c.nativeBegin()
+	begin, boot, ok := a.nativeBegin()
 	if !ok {
 		return nil, false
 	}
 	l := newProcLook(boot)
-	ws := filepath.Join(c.root, c.workspace)
-	d, err := openRead(ws)
+	ws := filepath.Join(a.root, a.workspace)
+	d, err := proc.Open(ws)
 	if err != nil {
 		return nil, false
 	}
@@ -227,14 +228,14 @@ const nativeEnd = "\n@@bgjob-end@@\n"
 
 // nativeBegin returns what every script prints first (begin.sh: the begin
 // marker, the B record of the boot id) where a read may be made in Go: on
-// this machine (a Watcher's files), with /proc, under a root and a
+// this machine, with /proc, under a root and a
 // workspace that are directories of this user, not links (bg_readroot
 // refuses links and a root of another user; the script says how).
-func (c *Client) nativeBegin() (begin, boot string, ok bool) {
-	if _, watch := c.rt.(Watcher); !watch || c.root == "" {
+func (a answerer) nativeBegin() (begin, boot string, ok bool) {
+	if a.root == "" {
 		return "", "", false
 	}
-	if !ownDir(c.root) || !ownDir(filepath.Join(c.root, c.workspace)) {
+	if !ownDir(a.root) || !ownDir(filepath.Join(a.root, a.workspace)) {
 		return "", "", false
 	}
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
@@ -330,7 +331,7 @@ func obsRec(dir, known string) (recs, meta string, ok bool) {
 		if err != nil || m.pid[0] == '0' {
 			return "", "", false
 		}
-		start, zombie, found := procStart(pid)
+		start, zombie, found := proc.Start(pid)
 		if !found || zombie {
 			start = ""
 		}
@@ -388,7 +389,7 @@ func lineIfThere(name string) (line string, there, ok bool) {
 // read, or holds a byte the shells read each their own way (NUL), or a
 // line too long to be sure of, is not ok.
 func firstLine(name string) (string, bool) {
-	f, err := openRead(name)
+	f, err := proc.Open(name)
 	if err != nil {
 		return "", false
 	}

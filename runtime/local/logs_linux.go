@@ -1,4 +1,4 @@
-package bgjob
+package local
 
 import (
 	"bytes"
@@ -10,11 +10,12 @@ import (
 	"strings"
 
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/runtime/local/proc"
 	"github.com/bgjob/bgjob/shellgen"
 	"github.com/bgjob/bgjob/termtext"
 )
 
-// nativeLogs returns, for a client whose job files are on this machine,
+// logs returns, for a client whose job files are on this machine,
 // what logs.sh would print for q, made in Go, as a reader, and a function
 // that closes the logs it reads from; for a plain read (the whole log,
 // tail, head, bytes or offset, with or without a cap; no follow, no
@@ -23,16 +24,16 @@ import (
 // Every other case is the script's (ok false), as for nativeStatus; the
 // bytes are compared with the script's by TestNativeLogsIsTheScripts and,
 // under BGJOB_NATIVE_CHECK, by every read of the e2e tests.
-func (c *Client) nativeLogs(q shellgen.Logs) (r io.Reader, closeLogs func(), ok bool) {
+func (a answerer) logs(q shellgen.Logs) (r io.Reader, closeLogs func(), ok bool) {
 	mode, n, _ := q.Range()
 	if q.New || q.Follow || mode == "new" || len(q.Streams) == 0 {
 		return nil, nil, false
 	}
-	begin, _, ok := c.nativeBegin()
+	begin, _, ok := a.nativeBegin()
 	if !ok {
 		return nil, nil, false
 	}
-	dir, ok := c.nativeFind(q.Ref)
+	dir, ok := a.nativeFind(q.Ref)
 	if !ok {
 		return nil, nil, false
 	}
@@ -63,7 +64,7 @@ func (c *Client) nativeLogs(q shellgen.Logs) (r io.Reader, closeLogs func(), ok 
 	parts := []io.Reader{strings.NewReader(begin + obs)}
 	left := max(q.MaxBytes, 0)
 	for _, st := range q.Streams {
-		f, err := openRead(filepath.Join(dir, st+".log"))
+		f, err := proc.Open(filepath.Join(dir, st+".log"))
 		if err != nil {
 			closeLogs()
 			return nil, nil, false
@@ -77,7 +78,7 @@ func (c *Client) nativeLogs(q shellgen.Logs) (r io.Reader, closeLogs func(), ok 
 				closeLogs()
 				return nil, nil, false
 			}
-			if markMoved(f, fi.Size(), off, mark, droppedOf(dir, st)) {
+			if jobdir.MarkMoved(f, fi.Size(), off, mark, jobdir.Dropped(dir, st)) {
 				parts = append(parts, strings.NewReader(fmt.Sprintf("t\t%s\t%d\n", st, fi.Size())))
 				off = 0
 			}

@@ -1,4 +1,4 @@
-package bgjob
+package local
 
 import (
 	"bufio"
@@ -15,18 +15,18 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/records"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/runtime/local/proc"
 	"github.com/bgjob/bgjob/shellgen"
 )
 
-// nativeLaunch launches the job of l in Go, doing what launch.sh does,
-// in its order, with its files and their modes and contents, and hands
-// h the records the script would print; not ok where the script must
-// run. It makes the simple launch of this machine (a Watcher's files,
-// with /proc): no PTY, no stdin, no name, no queue (slots, after), no log
-// cap, no pruning pass; the others are the script's, which stays the
-// specification (TestNativeLaunchIsTheScripts compares the two).
+// launch launches the job of req (a Launch) in Go, doing what launch.sh
+// does, in its order, with its files and their modes and contents, and
+// returns the records the script would print; not ok where the script
+// must run. It makes the simple launch of this machine (files under an
+// absolute root, with /proc): no PTY, no stdin, no name, no queue (slots,
+// after), no log cap, no pruning pass; the others are the script's, which
+// stays the specification (TestNativeLaunchIsTheScripts compares the two).
 //
 // The wrapper is started as launch.sh starts it, "/bin/sh JOBDIR/job.sh
 // run UMASK" in a session of its own with stdin and stderr /dev/null
@@ -37,33 +37,26 @@ import (
 // catches (SIGINT, SIGTERM, SIGHUP of the CLI and the MCP server) and
 // keeps those it ignores, as the shell's exec does: the job gets the
 // caller's dispositions, default SIGINT and SIGQUIT included.
-func (c *Client) nativeLaunch(ctx context.Context, l shellgen.Launch, h records.Handler) (ok bool, err error) {
+func (a answerer) launch(ctx context.Context, l shellgen.Launch, files shellgen.LaunchFiles) (out string, ok bool, err error) {
 	m := l.Meta
 	if m.PTY || m.Stdin || m.Name != "" || l.Replace || len(m.After) > 0 || len(m.AfterOK) > 0 ||
-		m.Slots > 0 || m.MaxLogSize > 0 || l.Prune != nil {
-		return false, nil
-	}
-	if _, watch := c.rt.(Watcher); !watch || c.root == "" {
-		return false, nil
+		m.Slots > 0 || m.MaxLogSize > 0 || l.Prune != nil || a.root == "" {
+		return "", false, nil
 	}
 	umask, ok := procUmask()
 	if !ok {
-		return false, nil
-	}
-	files, err := l.Files()
-	if err != nil {
-		return true, fmt.Errorf("%w: %w", ErrUsage, err)
+		return "", false, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return true, err
+		return "", true, err
 	}
 	boot, _ := firstLine("/proc/sys/kernel/random/boot_id")
 	var b strings.Builder
 	b.WriteString("\n@@bgjob-begin@@\nB\t" + boot + "\n")
 	host := hostMeta{prefix: files.MetaPrefix, lineBuffered: l.LineBuffered, umask: umask, boot: boot}
-	dir, report, refusal, err := launchDir(ctx, c.root, c.workspace, m.ID, m.Cwd, host, files)
+	dir, report, refusal, err := launchDir(ctx, a.root, a.workspace, m.ID, m.Cwd, host, files)
 	if err != nil {
-		return true, err
+		return "", true, err
 	}
 	if refusal == "" {
 		// bg_obsrec, meta.json's line the wrapper's report. A job
@@ -79,8 +72,7 @@ func (c *Client) nativeLaunch(ctx context.Context, l shellgen.Launch, h records.
 		b.WriteString(recs)
 	}
 	b.WriteString(refusal + nativeEnd)
-	_, err = h.Decode(strings.NewReader(b.String()))
-	return true, err
+	return b.String(), true, nil
 }
 
 // launchDir does what launch.sh does for an unnamed job id under root
@@ -98,48 +90,48 @@ func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMe
 	// bg_makeroot: bg_readroot, the root made private, its mode checked
 	// the first time.
 	if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return refuse(records.ErrKindRoot, "root "+root+" is a symbolic link")
+		return refuse(errKindRoot, "root "+root+" is a symbolic link")
 	}
 	if fi, err := os.Stat(root); err == nil && fi.IsDir() && !ownedByMe(fi) {
-		return refuse(records.ErrKindRoot, "root "+root+" is owned by another user")
+		return refuse(errKindRoot, "root "+root+" is owned by another user")
 	}
 	if fi, err := os.Lstat(ws); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return refuse(records.ErrKindRoot, "workspace "+ws+" is a symbolic link")
+		return refuse(errKindRoot, "workspace "+ws+" is a symbolic link")
 	}
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		if err := mkdirAllPrivate(root, mask); err != nil {
-			return refuse(records.ErrKindRoot, noRoot(root, err))
+			return refuse(errKindRoot, noRoot(root, err))
 		}
 	}
 	fi, err := os.Stat(root)
 	if err != nil || !ownedByMe(fi) {
-		return refuse(records.ErrKindRoot, "root "+root+" is owned by another user")
+		return refuse(errKindRoot, "root "+root+" is owned by another user")
 	}
 	if mfi, err := os.Stat(root + "/.bgjob-root"); err != nil || !ownedByMe(mfi) {
 		if fi.IsDir() && fi.Mode().Perm()&0o022 != 0 {
-			return refuse(records.ErrKindRoot, "root "+root+" is writable by other users (want mode 0700)")
+			return refuse(errKindRoot, "root "+root+" is writable by other users (want mode 0700)")
 		}
 		writePrivate(root+"/.bgjob-root", "", mask)
 	}
 	if cwd != "" {
 		if fi, err := os.Stat(cwd); err != nil {
-			return refuse(records.ErrKindCwd, "working directory "+cwd+" does not exist")
+			return refuse(errKindCwd, "working directory "+cwd+" does not exist")
 		} else if !fi.IsDir() {
-			return refuse(records.ErrKindCwd, "working directory "+cwd+" is not a directory")
+			return refuse(errKindCwd, "working directory "+cwd+" is not a directory")
 		}
 	}
 	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
 		if err := mkdirAllPrivate(ws, mask); err != nil {
-			return refuse(records.ErrKindIO, "cannot create workspace directory "+ws+reason(err))
+			return refuse(errKindIO, "cannot create workspace directory "+ws+reason(err))
 		}
 	}
 	dir = ws + "/" + id
 	if err := mkdirPrivate(dir, mask); err != nil {
 		// Only a directory that is there is one that exists (launch.sh).
 		if _, lerr := os.Lstat(dir); lerr == nil {
-			return refuse(records.ErrKindExists, "cannot create job directory "+dir)
+			return refuse(errKindExists, "cannot create job directory "+dir)
 		}
-		return refuse(records.ErrKindIO, "cannot create job directory "+dir+reason(err))
+		return refuse(errKindIO, "cannot create job directory "+dir+reason(err))
 	}
 	// The status records are made now, while there is room (launch.sh).
 	made := []struct{ name, body string }{{"job.sh", files.Wrapper}}
@@ -154,7 +146,7 @@ func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMe
 	for _, f := range made {
 		if writePrivate(dir+"/"+f.name, f.body, mask) != nil {
 			removeJobFiles(dir, "job.sh", "command.sh", "exit_code.tmp", "ended_at.tmp", "stop.tmp", "exit_code.pty")
-			return refuse(records.ErrKindIO, "cannot write the job's files in "+ws+" (is the disk full?)")
+			return refuse(errKindIO, "cannot write the job's files in "+ws+" (is the disk full?)")
 		}
 	}
 	w, err := startWrapper(ctx, dir, host.umask, func(pid int) (string, bool) { return host.write(dir, pid, mask) })
@@ -170,9 +162,9 @@ func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMe
 	}
 	switch w {
 	case "":
-		return refuse(records.ErrKindStart, "the wrapper of job "+dir+" did not start")
+		return refuse(errKindStart, "the wrapper of job "+dir+" did not start")
 	case "nometa":
-		return refuse(records.ErrKindIO, "cannot write the job's meta.json in "+ws+" (is the disk full?)")
+		return refuse(errKindIO, "cannot write the job's meta.json in "+ws+" (is the disk full?)")
 	}
 	return dir, w, "", nil
 }
@@ -186,7 +178,7 @@ func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMe
 // writes meta.json and reports it on its stdout, as for launch.sh. It is
 // reaped when it ends. An end of ctx is not a cut: the wrapper writes
 // meta.json itself, and its report, which comes in milliseconds, is
-// waited for up to commitGrace more, then returned with ctx's error, so
+// waited for up to reportGrace more, then returned with ctx's error, so
 // that a wrapper that said nothing is known to have made no job.
 func startWrapper(ctx context.Context, dir, umask string, meta func(pid int) (string, bool)) (string, error) {
 	pr, pw, err := os.Pipe()
@@ -216,7 +208,7 @@ func startWrapper(ctx context.Context, dir, umask string, meta func(pid int) (st
 	// Reaped once meta.json is written: until then its pid, and its start
 	// time in /proc, are the wrapper's even if it has died meanwhile.
 	defer func() { go cmd.Wait() }()
-	stop := context.AfterFunc(ctx, func() { time.AfterFunc(commitGrace, func() { pr.Close() }) })
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(reportGrace, func() { pr.Close() }) })
 	r := bufio.NewReader(pr)
 	first, rerr := r.ReadString('\n')
 	if first == "ready\n" {
@@ -260,8 +252,8 @@ type hostMeta struct {
 // returns its line without the newline; not ok when it could not, the
 // file left as it was.
 func (h hostMeta) write(dir string, pid int, mask uint32) (string, bool) {
-	st, ok := procStat(pid)
-	if !ok || st.pid != strconv.Itoa(pid) {
+	st, ok := proc.ReadStat(pid)
+	if !ok || st.PID != strconv.Itoa(pid) {
 		return "", false
 	}
 	buf := ""
@@ -276,7 +268,7 @@ func (h hostMeta) write(dir string, pid int, mask uint32) (string, bool) {
 	now := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
 	p := strconv.Itoa(pid)
 	line := string(h.prefix) + fmt.Sprintf(jobdir.MetaHostFormat, buf, jobdir.HostField("umask", h.umask),
-		jobdir.HostField("host_started_at", now), p, p, st.start, h.boot)
+		jobdir.HostField("host_started_at", now), p, p, st.Start, h.boot)
 	if writePrivate(dir+"/meta.json.tmp", line, mask) != nil || os.Rename(dir+"/meta.json.tmp", dir+"/meta.json") != nil {
 		os.Remove(dir + "/meta.json.tmp")
 		return "", false

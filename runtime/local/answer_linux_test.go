@@ -1,4 +1,4 @@
-package bgjob
+package local
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -18,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/records"
+	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/jobdir/jobdirtest"
-	"github.com/bgjob/bgjob/runtime/local"
+	"github.com/bgjob/bgjob/runtime/local/proc"
 	"github.com/bgjob/bgjob/shellgen"
 )
 
@@ -122,7 +121,7 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 		job{"meta.json over 8 KiB", big}, job{"a NUL byte", nul}, job{"a pid with a leading 0", zeroPID},
 	)
 
-	c, err := NewClient(local.New(), root, "")
+	c, err := newClient(t, root, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,13 +171,13 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	})
 	for _, j := range script {
 		t.Run(j.name, func(t *testing.T) {
-			if _, ok := c.nativeStatus([]string{j.dir.Meta.ID}); ok {
+			if _, ok := answererOf(c).status([]string{j.dir.Meta.ID}); ok {
 				t.Errorf("made in Go, want it left to the script")
 			}
-			if _, ok := c.nativeStatus([]string{native[0].dir.Meta.ID, j.dir.Meta.ID}); ok {
+			if _, ok := answererOf(c).status([]string{native[0].dir.Meta.ID, j.dir.Meta.ID}); ok {
 				t.Errorf("with an ended job before it: made in Go, want it left to the script")
 			}
-			if _, ok := c.nativeWait([]string{j.dir.Meta.ID}, false); ok {
+			if _, ok := answererOf(c).wait([]string{j.dir.Meta.ID}, false); ok {
 				t.Errorf("wait: made in Go, want it left to the script")
 			}
 		})
@@ -189,18 +188,18 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	odder := make(jobdirtest.Job{State: jobdirtest.Exited, Meta: jobdir.Meta{Name: "odd"}})
 	write(t, filepath.Join(root, "default", jobdir.NamesDir, "odd"), "../"+odder.Meta.ID+"\n")
 	for _, ref := range []string{"stale", "odd"} {
-		if _, ok := c.nativeStatus([]string{ref}); ok {
+		if _, ok := answererOf(c).status([]string{ref}); ok {
 			t.Errorf("status %s (an index entry that does not give the job): made in Go, want it left to the script", ref)
 		}
-		if _, ok := c.nativeWait([]string{ref}, false); ok {
+		if _, ok := answererOf(c).wait([]string{ref}, false); ok {
 			t.Errorf("wait %s: made in Go, want it left to the script", ref)
 		}
 	}
 	for _, ref := range []string{"some-name", "20261204T000000-zzzzzz"} {
-		if _, ok := c.nativeStatus([]string{ref}); ok {
+		if _, ok := answererOf(c).status([]string{ref}); ok {
 			t.Errorf("status %s (no such job): made in Go, want it left to the script", ref)
 		}
-		if _, ok := c.nativeWait([]string{ref}, true); ok {
+		if _, ok := answererOf(c).wait([]string{ref}, true); ok {
 			t.Errorf("wait %s (no such job): made in Go, want it left to the script", ref)
 		}
 	}
@@ -209,11 +208,11 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	if err := os.Symlink(root, link); err != nil {
 		t.Fatal(err)
 	}
-	lc, err := NewClient(local.New(), link, "")
+	lc, err := newClient(t, link, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := lc.nativeStatus([]string{native[0].dir.Meta.ID}); ok {
+	if _, ok := answererOf(lc).status([]string{native[0].dir.Meta.ID}); ok {
 		t.Errorf("a root that is a symbolic link: made in Go, want it left to the script")
 	}
 }
@@ -257,7 +256,7 @@ func TestNativeLogsIsTheScripts(t *testing.T) {
 	}{{[]string{"stdout", "stderr"}, []int64{0, 3}}, {[]string{"stderr"}, []int64{1, 5}}} {
 		for _, max := range c.max {
 			base := shellgen.Logs{Streams: c.streams, MaxBytes: max}
-			for _, n := range []int{Zero, 1, 3, 1000} {
+			for _, n := range []int{bgjob.Zero, 1, 3, 1000} {
 				tail, head, bytes := base, base, base
 				tail.Tail, head.Head, bytes.Bytes = n, n, int64(n)
 				qs = append(qs, tail, head, bytes)
@@ -274,7 +273,7 @@ func TestNativeLogsIsTheScripts(t *testing.T) {
 			qs = append(qs, base)
 		}
 	}
-	c, err := NewClient(local.New(), root, "")
+	c, err := newClient(t, root, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +291,7 @@ func TestNativeLogsIsTheScripts(t *testing.T) {
 				if d.Meta.Name != "" {
 					q.Ref = d.Meta.Name
 				}
-				r, closeLogs, ok := c.nativeLogs(q)
+				r, closeLogs, ok := answererOf(c).logs(q)
 				if !ok {
 					t.Fatalf("logs %+v: left to the script, want it made in Go", q)
 				}
@@ -302,7 +301,7 @@ func TestNativeLogsIsTheScripts(t *testing.T) {
 					t.Fatal(err)
 				}
 				want[i] = string(b)
-				if scripts[i], err = shellgen.LogsScript(c.target(), q); err != nil {
+				if scripts[i], err = shellgen.LogsScript(targetOf(c), q); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -320,7 +319,7 @@ func TestNativeLogsIsTheScripts(t *testing.T) {
 					}
 				}
 				var out bytes.Buffer
-				if err := (&local.Runtime{Shell: path}).Exec(ctx, all.String(), nil, &out); err != nil {
+				if err := (&Runtime{Shell: path}).Exec(ctx, all.String(), nil, &out); err != nil {
 					t.Fatalf("%s: %v", sh, err)
 				}
 				got := strings.Split(out.String(), sep)
@@ -366,7 +365,7 @@ func TestNativeLogsIsTheScripts(t *testing.T) {
 		{"a reader's cursor", shellgen.Logs{Ref: ended.Meta.ID, Streams: both, New: true}},
 		{"a follow", shellgen.Logs{Ref: ended.Meta.ID, Streams: both, Follow: true}},
 	} {
-		if _, _, ok := c.nativeLogs(l.q); ok {
+		if _, _, ok := answererOf(c).logs(l.q); ok {
 			t.Errorf("%s: made in Go, want it left to the script", l.name)
 		}
 	}
@@ -396,7 +395,7 @@ func TestNativeListIsTheScripts(t *testing.T) {
 	if err := os.Symlink(filepath.Join(ws, ids[0]), filepath.Join(ws, "20991231T000000-zzzzzz")); err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewClient(local.New(), root, "")
+	c, err := newClient(t, root, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,15 +431,15 @@ func TestNativeListIsTheScripts(t *testing.T) {
 	if err := os.Chtimes(cut, then, then); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := c.nativeList(shellgen.List{}); ok {
+	if _, ok := answererOf(c).list(shellgen.List{}); ok {
 		t.Error("ls with a launch cut short: made in Go, want it left to the script")
 	}
-	s, err := shellgen.ListScript(c.target(), shellgen.List{})
+	s, err := shellgen.ListScript(targetOf(c), shellgen.List{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := local.New().Exec(context.Background(), s, nil, &out); err != nil {
+	if err := New().Exec(context.Background(), s, nil, &out); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "J\t"+escRecord(cut)+"\nL\t0\tproc\nJ\t") {
@@ -450,7 +449,7 @@ func TestNativeListIsTheScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []shellgen.List{{AllWorkspaces: true}, {Owned: true}} {
-		if _, ok := c.nativeList(q); ok {
+		if _, ok := answererOf(c).list(q); ok {
 			t.Errorf("ls %+v: made in Go, want it left to the script", q)
 		}
 	}
@@ -469,7 +468,7 @@ func TestNativeListIsTheScripts(t *testing.T) {
 // if it is left to the script, and compares it with what the script
 // prints under each shell, byte for byte, and the leftovers records each
 // writes into dirs: each shell starts from the files Go started from.
-func compareLook(t *testing.T, c *Client, shells map[string]string, dirs, refs []string, q *shellgen.List) string {
+func compareLook(t *testing.T, c *testClient, shells map[string]string, dirs, refs []string, q *shellgen.List) string {
 	t.Helper()
 	before := leftoversOf(dirs)
 	var (
@@ -482,37 +481,37 @@ func compareLook(t *testing.T, c *Client, shells map[string]string, dirs, refs [
 	if q != nil {
 		what = fmt.Sprintf("ls %+v", *q)
 		var pieces []string
-		pieces, ok = c.nativeList(*q)
+		pieces, ok = answererOf(c).list(*q)
 		got = strings.Join(pieces, "")
-		s, err = shellgen.ListScript(c.target(), *q)
+		s, err = shellgen.ListScript(targetOf(c), *q)
 	} else {
-		got, ok = c.nativeStatus(refs)
-		s, err = shellgen.StatusScript(c.target(), refs)
+		got, ok = answererOf(c).status(refs)
+		s, err = shellgen.StatusScript(targetOf(c), refs)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	return compareMade(t, shells, dirs, before, what, func() (string, bool) {
 		if q != nil {
-			pieces, ok := c.nativeList(*q)
+			pieces, ok := answererOf(c).list(*q)
 			return strings.Join(pieces, ""), ok
 		}
-		return c.nativeStatus(refs)
+		return answererOf(c).status(refs)
 	}, got, ok, s)
 }
 
 // compareWait is compareLook of one look of a wait (wait.sh's bg_once) at
 // refs, all of them or with any one of them.
-func compareWait(t *testing.T, c *Client, shells map[string]string, dirs, refs []string, any bool) string {
+func compareWait(t *testing.T, c *testClient, shells map[string]string, dirs, refs []string, any bool) string {
 	t.Helper()
 	before := leftoversOf(dirs)
-	got, ok := c.nativeWait(refs, any)
-	s, err := shellgen.WaitScript(c.target(), shellgen.Wait{Refs: refs, Any: any, Once: true})
+	got, ok := answererOf(c).wait(refs, any)
+	s, err := shellgen.WaitScript(targetOf(c), shellgen.Wait{Refs: refs, Any: any, Once: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return compareMade(t, shells, dirs, before, fmt.Sprintf("wait (any %v) %v", any, refs), func() (string, bool) {
-		return c.nativeWait(refs, any)
+		return answererOf(c).wait(refs, any)
 	}, got, ok, s)
 }
 
@@ -534,7 +533,7 @@ func compareMade(t *testing.T, shells map[string]string, dirs []string, before m
 		for name, sh := range shells {
 			restoreLeftovers(t, before)
 			var want bytes.Buffer
-			if err := (&local.Runtime{Shell: sh}).Exec(context.Background(), s, nil, &want); err != nil {
+			if err := (&Runtime{Shell: sh}).Exec(context.Background(), s, nil, &want); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 			if got != want.String() {
@@ -607,7 +606,7 @@ func TestNativeLooksAtProcesses(t *testing.T) {
 	root := t.TempDir()
 	marks := t.TempDir()
 	ctx := context.Background()
-	c, err := NewClient(local.New(), root, "")
+	c, err := newClient(t, root, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -673,15 +672,15 @@ func TestNativeLooksAtProcesses(t *testing.T) {
 			// The job starts a clock tick later at least.
 			time.Sleep(20 * time.Millisecond)
 		}
-		r, err := c.Run(ctx, Spec{ID: j.id, Argv: []string{j.cmd}, PTY: j.pty})
-		if j.pty && errors.Is(err, ErrNoPTY) {
+		r, err := c.Run(ctx, bgjob.Spec{ID: j.id, Argv: []string{j.cmd}, PTY: j.pty})
+		if j.pty && errors.Is(err, bgjob.ErrNoPTY) {
 			t.Logf("no PTY job on this host: %v", err)
 			continue
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { c.Stop(ctx, []string{r.ID}, StopOptions{Grace: new(time.Duration(0))}) })
+		t.Cleanup(func() { c.Stop(ctx, []string{r.ID}, bgjob.StopOptions{Grace: new(time.Duration(0))}) })
 		ids, dirs = append(ids, r.ID), append(dirs, r.Dir)
 		started = append(started, j)
 	}
@@ -791,56 +790,48 @@ func TestNativeLeftoversNotIntoARemoval(t *testing.T) {
 	}
 }
 
-// TestLookMakesItsScriptOnlyToRunIt: a look made in Go makes no script
-// (making the first one parses the whole library); one checked against
-// its script (NativeCheckEnv), or left to it, makes it once.
-func TestLookMakesItsScriptOnlyToRunIt(t *testing.T) {
+// TestAnswerMakesItsScriptOnlyToRunIt: a request answered in Go runs no
+// script through the client (one checked against its script, CheckEnv,
+// runs it in the runtime itself, as the e2e suite does); with
+// CheckEnv "off", or where Go cannot answer, the runtime declines and
+// the client runs the script. All give the same job.
+func TestAnswerMakesItsScriptOnlyToRunIt(t *testing.T) {
 	root := t.TempDir()
 	d := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited, ExitCode: 3})
 	write(t, filepath.Join(d.Path, "leftovers"), "0\n")
-	c, err := NewClient(local.New(), root, "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	id := d.Meta.ID
-	look, err := shellgen.StatusLook(c.target(), []string{id})
-	if err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
 		name    string
-		check   string // NativeCheckEnv
-		inGo    bool   // the look can be made in Go
-		scripts int    // scripts made
+		check   string // CheckEnv
+		ref     string // the job's reference
+		scripts int32  // scripts the client runs
 	}{
-		{"made in Go", "", true, 0},
-		{"made in Go and checked", "1", true, 1},
-		{"not made in Go", "", false, 1},
-		{"scripts alone", "off", true, 1},
+		{"made in Go", "", id, 0},
+		{"made in Go and checked", "1", id, 0},
+		{"not made in Go", "", "no-such-name", 1},
+		{"scripts alone", "off", id, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv(NativeCheckEnv, tt.check)
-			made := 0
-			script := func() string { made++; return look.Text() }
-			nat := nativeString(func() (string, bool) {
-				if !tt.inGo {
-					return "", false
-				}
-				return c.nativeStatus([]string{id})
-			})
-			var got []string
-			err := c.look(context.Background(), script, false, nat, records.Handler{
-				Job: c.jobs(func(j jobdir.Job, _ string) error { got = append(got, j.ID+" "+string(j.Status)); return nil }),
-			})
+			t.Setenv(CheckEnv, tt.check)
+			rt := &countingRuntime{Runtime: New()}
+			c, err := newClientOf(rt, root, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := []string{id + " exited"}; !slices.Equal(got, want) {
-				t.Errorf("jobs %q, want %q", got, want)
+			jobs, err := c.Status(context.Background(), tt.ref)
+			if tt.ref == id {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(jobs) != 1 || jobs[0].ID != id || jobs[0].Status != jobdir.StatusExited {
+					t.Errorf("jobs %+v, want %s exited", jobs, id)
+				}
+			} else if !errors.Is(err, bgjob.ErrNotFound) {
+				t.Errorf("status of a name no job has: %v, want not found", err)
 			}
-			if made != tt.scripts {
-				t.Errorf("%d scripts made, want %d", made, tt.scripts)
+			if n := rt.n.Load(); n != tt.scripts {
+				t.Errorf("%d scripts run, want %d", n, tt.scripts)
 			}
 		})
 	}
@@ -857,7 +848,7 @@ func TestLookMakesItsScriptOnlyToRunIt(t *testing.T) {
 // wrapper is a shell that leads its own group with a sleep in it.
 func TestLookWaitsForTheWrappersLastSteps(t *testing.T) {
 	root := t.TempDir()
-	c, err := NewClient(local.New(), root, "")
+	c, err := newClient(t, root, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -875,7 +866,7 @@ func TestLookWaitsForTheWrappersLastSteps(t *testing.T) {
 			{"outlives the bound", 0, 1},
 		} {
 			t.Run(fmt.Sprintf("check %q, %s", check, tt.name), func(t *testing.T) {
-				t.Setenv(NativeCheckEnv, check)
+				t.Setenv(CheckEnv, check)
 				// A loaded machine can end the stand-in later than the
 				// bound: that round proves nothing, and is made again.
 				for round := 1; ; round++ {
@@ -893,13 +884,13 @@ func TestLookWaitsForTheWrappersLastSteps(t *testing.T) {
 	}
 	// Real jobs: each wait reports its job without processes.
 	for _, check := range []string{"", "off"} {
-		t.Setenv(NativeCheckEnv, check)
+		t.Setenv(CheckEnv, check)
 		for i := range 20 {
-			j, err := c.Run(ctx, Spec{Argv: []string{"sleep 0.02"}})
+			j, err := c.Run(ctx, bgjob.Spec{Argv: []string{"sleep 0.02"}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			jobs, err := c.Wait(ctx, []string{j.ID}, WaitOptions{Timeout: 30 * time.Second})
+			jobs, err := c.Wait(ctx, []string{j.ID}, bgjob.WaitOptions{Timeout: 30 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -916,7 +907,7 @@ func TestLookWaitsForTheWrappersLastSteps(t *testing.T) {
 // stand-in and its sleep are killed. It checks the live count and the
 // leftovers record, and reports (late, checking nothing) when the kill
 // came after finishWait: the look may rightly have given up waiting.
-func lookAtAWrapperEnding(t *testing.T, c *Client, root string, ends time.Duration, live int) (late bool) {
+func lookAtAWrapperEnding(t *testing.T, c *testClient, root string, ends time.Duration, live int) (late bool) {
 	t.Helper()
 	w := exec.Command("sh", "-c", "sleep 60 & wait")
 	w.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -988,7 +979,7 @@ func groupPIDs(pgid int) []int {
 		if err != nil {
 			continue
 		}
-		if st, ok := procStat(pid); ok && !st.zombie() && st.pgid == strconv.Itoa(pgid) {
+		if st, ok := proc.ReadStat(pid); ok && !st.Zombie() && st.PGID == strconv.Itoa(pgid) {
 			pids = append(pids, pid)
 		}
 	}

@@ -1,4 +1,4 @@
-package bgjob
+package local
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
-	"github.com/bgjob/bgjob/runtime/local"
 )
 
 // TestStartWrapperGateHoldsAStop: a stop that finds meta.json while the
@@ -33,7 +33,7 @@ func TestStartWrapperGateHoldsAStop(t *testing.T) {
 	}
 	host := gatedJob(t, dir, jobdir.Meta{Command: "echo ran; sleep 30"}, false)
 	id := filepath.Base(dir)
-	c, err := NewClient(local.New(), root, "default")
+	c, err := newClient(t, root, "default")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestStartWrapperGateHoldsAStop(t *testing.T) {
 		// The launcher is slow to open the gate: a stop finds the job
 		// (meta.json, its wrapper alive) meanwhile, and returns.
 		grace := time.Duration(0)
-		stopped, stopErr = c.Stop(context.Background(), []string{id}, StopOptions{Grace: &grace})
+		stopped, stopErr = c.Stop(context.Background(), []string{id}, bgjob.StopOptions{Grace: &grace})
 		return line, ok
 	})
 	if err != nil {
@@ -63,7 +63,7 @@ func TestStartWrapperGateHoldsAStop(t *testing.T) {
 	}
 	// The wrapper cannot record the stop before its gate opens, after the
 	// stop has returned: the stop may say it is still running.
-	if e := (*Error)(nil); stopErr != nil && (!errors.As(stopErr, &e) || e.Kind != KindBusy) {
+	if e := (*bgjob.Error)(nil); stopErr != nil && (!errors.As(stopErr, &e) || e.Kind != bgjob.KindBusy) {
 		t.Fatalf("stop: %v", stopErr)
 	}
 	if len(stopped) == 1 {

@@ -1,4 +1,4 @@
-package bgjob
+package local
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/runtime/local/proc"
 )
 
 // procLook is, made in Go, what a look script (status.sh, list.sh) learns
@@ -74,7 +75,7 @@ func newProcLook(boot string) *procLook {
 func (l *procLook) scan() bool {
 	l.scanned, l.groups, l.unread, l.envs, l.blanks, l.since, l.sext = true, map[string][]int{}, l.unread[:0], nil, nil, -1, 0
 	l.wrappers = nil
-	d, err := openRead("/proc")
+	d, err := proc.Open("/proc")
 	if err != nil {
 		return false
 	}
@@ -115,10 +116,10 @@ func (l *procLook) scan() bool {
 }
 
 // statScan reads the stat file of each process in pids (names in /proc,
-// whose descriptor is proc) and returns the live ones (not zombies); not
+// whose descriptor is procFD) and returns the live ones (not zombies); not
 // ok where the script would split a line or read a number differently.
 // A process gone meanwhile is passed over, as grep -s does.
-func statScan(proc int, pids []string) ([]scanProc, bool) {
+func statScan(procFD int, pids []string) ([]scanProc, bool) {
 	var (
 		buf   [1024]byte
 		path  []byte
@@ -126,7 +127,7 @@ func statScan(proc int, pids []string) ([]scanProc, bool) {
 	)
 	for _, name := range pids {
 		path = append(append(path[:0], name...), "/stat"...)
-		b, ok := readProcAt(proc, string(path), buf[:])
+		b, ok := readProcAt(procFD, string(path), buf[:])
 		if !ok || len(b) == 0 {
 			continue
 		}
@@ -135,19 +136,19 @@ func statScan(proc int, pids []string) ([]scanProc, bool) {
 		if bytes.IndexByte(b, '\n') != len(b)-1 {
 			return nil, false
 		}
-		st, ok := parseStat(b[:len(b)-1])
+		st, ok := proc.ParseStat(b[:len(b)-1])
 		if !ok {
 			return nil, false
 		}
-		if st.zombie() {
+		if st.Zombie() {
 			continue
 		}
-		pid, err := strconv.Atoi(st.pid)
-		start, serr := strconv.ParseInt(st.start, 10, 64)
-		if err != nil || serr != nil || strconv.Itoa(pid) != st.pid || start < 0 {
+		pid, err := strconv.Atoi(st.PID)
+		start, serr := strconv.ParseInt(st.Start, 10, 64)
+		if err != nil || serr != nil || strconv.Itoa(pid) != st.PID || start < 0 {
 			return nil, false
 		}
-		found = append(found, scanProc{pid, start, st.pgid})
+		found = append(found, scanProc{pid, start, st.PGID})
 	}
 	return found, true
 }
@@ -392,7 +393,7 @@ func (l *procLook) live(dir string) (int, bool) {
 				if err != nil {
 					return 0, false
 				}
-				if cur, _, _ := procStart(pid); cur == s {
+				if cur, _, _ := proc.Start(pid); cur == s {
 					for _, p := range members {
 						if p == pid || found(p) {
 							continue
@@ -509,8 +510,8 @@ func (l *procLook) tied(m meta) bool {
 	if err != nil {
 		return false
 	}
-	st, found := procStat(pid)
-	return !found || st.zombie() || st.start == m.start || st.pgid != m.pid
+	st, found := proc.ReadStat(pid)
+	return !found || st.Zombie() || st.Start == m.start || st.PGID != m.pid
 }
 
 // finishWait bounds bg_finishing's wait for a wrapper to end.
@@ -530,8 +531,8 @@ func finishing(dir, boot string) bool {
 	}
 	end := time.Now().Add(finishWait)
 	for waited := false; ; waited = true {
-		st, found := procStat(pid)
-		if !found || st.zombie() || st.start != m.start {
+		st, found := proc.ReadStat(pid)
+		if !found || st.Zombie() || st.Start != m.start {
 			return waited
 		}
 		if time.Now().After(end) {

@@ -1,0 +1,47 @@
+package local
+
+import (
+	"io"
+	"strings"
+
+	"github.com/bgjob/bgjob/shellgen"
+)
+
+// look makes in Go the records the script of a look asking params would
+// print: a reader of them and a function that lets go of what it holds,
+// or not ok where the script must run.
+func (a answerer) look(params any) (io.Reader, func(), bool) {
+	made := func(s string, ok bool) (io.Reader, func(), bool) {
+		return strings.NewReader(s), func() {}, ok
+	}
+	switch p := params.(type) {
+	case shellgen.Status:
+		return made(a.status(p.Refs))
+	case shellgen.Wait:
+		if !p.Once {
+			return nil, nil, false
+		}
+		return made(a.wait(p.Refs, p.Any))
+	case shellgen.List:
+		pieces, ok := a.list(p)
+		return &piecesReader{pieces}, func() {}, ok
+	case shellgen.Logs:
+		return a.logs(p)
+	}
+	return nil, nil, false
+}
+
+// piecesReader reads pieces one after the other; each is let go of once
+// read.
+type piecesReader struct{ p []string }
+
+func (r *piecesReader) Read(b []byte) (int, error) {
+	if len(r.p) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(b, r.p[0])
+	if r.p[0] = r.p[0][n:]; r.p[0] == "" {
+		r.p = r.p[1:]
+	}
+	return n, nil
+}

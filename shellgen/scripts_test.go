@@ -380,7 +380,9 @@ func TestRequestsCheckAtOnce(t *testing.T) {
 		look   func() (shellgen.Request, error)
 		script func() (string, error)
 	}{
-		{"status", func() (shellgen.Request, error) { return shellgen.StatusRequest(goldenTarget, []string{goldenID, "build"}) },
+		{"status", func() (shellgen.Request, error) {
+			return shellgen.StatusRequest(goldenTarget, []string{goldenID, "build"})
+		},
 			func() (string, error) { return shellgen.StatusScript(goldenTarget, []string{goldenID, "build"}) }},
 		{"list", func() (shellgen.Request, error) { return shellgen.ListRequest(goldenTarget, shellgen.List{Max: 20}) },
 			func() (string, error) { return shellgen.ListScript(goldenTarget, shellgen.List{Max: 20}) }},

@@ -263,8 +263,8 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 // A script too long for one argument on the host (the server runs the
 // login shell with the quoted command as one) goes first on stdin
 // instead, read by a bootstrap (shellgen.Bootstrap); sent is closed once
-// the host has read it. sent is nil when the script goes as the argument:
-// the host has it at once.
+// the whole script has gone on stdin. sent is nil when the script goes as
+// the argument: the host has it at once.
 func remoteCommand(script string, stdin io.Reader) (command string, in io.Reader, sent chan struct{}, err error) {
 	quoted, err := shellgen.Quote(script)
 	if err != nil {

@@ -94,40 +94,10 @@ func Derive(o Observation, host string) Job {
 	j.Workspace = path.Base(path.Dir(o.Dir))
 	// Processes are counted whatever the job's files say: those of an
 	// unreadable job carry its id too.
-	if n, err := strconv.Atoi(o.LiveProcesses); err == nil && n > 0 {
-		j.LiveProcesses = n
-	}
-	switch {
-	case o.LiveProcesses == "":
-		j.ProcessScan = ScanNone
-	case o.ProcessScan != "" && o.ProcessScan != ScanProc:
-		j.ProcessScan = o.ProcessScan
-	}
-	if !o.HasMeta {
-		j.Status = StatusUnreadable
-		j.Error = "meta.json is missing"
-		return j
-	}
-	if o.MetaTooLarge {
-		j.Status = StatusUnreadable
-		j.Error = fmt.Sprintf("meta.json: larger than %d bytes (%d MiB), not read", MaxMetaSize, MaxMetaSize>>20)
-		return j
-	}
-	if o.Meta == "" {
-		// What a script reads of one it may not read, or of an empty one.
-		j.Status = StatusUnreadable
-		j.Error = "meta.json is empty or cannot be read"
-		return j
-	}
-	m, err := DecodeMeta([]byte(o.Meta))
-	if err != nil {
-		j.Status = StatusUnreadable
-		j.Error = fmt.Sprintf("meta.json: %v", err)
-		return j
-	}
-	if m.ID != j.ID {
-		j.Status = StatusUnreadable
-		j.Error = fmt.Sprintf("meta.json: id %q does not match directory", m.ID)
+	j.LiveProcesses, j.ProcessScan = liveProcesses(o)
+	m, problem := readMeta(o, j.ID)
+	if problem != "" {
+		j.Status, j.Error = StatusUnreadable, problem
 		return j
 	}
 	j.Meta = m
@@ -143,40 +113,92 @@ func Derive(o Observation, host string) Job {
 	j.StderrDropped = DecodeDropped(o.StderrDropped)
 	j.LogsFull = o.LogsFull
 	if o.HasExit {
-		code, err := DecodeExitCode(o.ExitCode)
-		if err != nil {
-			j.Status = StatusUnreadable
-			j.Error = err.Error()
-			return j
-		}
-		j.ExitCode = &code
-		j.Status = StatusExited
-		if t, err := DecodeEndedAt(o.EndedAt); err == nil {
-			j.EndedAt = &t
-		}
-		if o.NotRun != "" {
-			// The command never ran: the status the wrapper recorded
-			// is not one.
-			j.ExitCode = nil
-			j.Status, j.Reason, j.Error = StatusNotRun, "after_ok", o.NotRun
-			return j
-		}
-		if reason, sig, ok := DecodeStop(o.Stop); ok {
-			// Stopped: killed by the stop's signal, or (a program that
-			// ends itself on TERM, an interactive shell whose terminal
-			// went) exited on its own, its reason said all the same.
-			j.Reason = reason
-			if code > 128 {
-				j.Status, j.Signal = StatusKilled, sig
-			}
-		}
+		j.statusFromExit(o)
 		return j
 	}
+	j.statusFromWrapper(o)
+	return j
+}
+
+// liveProcesses returns Job.LiveProcesses and Job.ProcessScan of o.
+func liveProcesses(o Observation) (n int, scan string) {
+	if c, err := strconv.Atoi(o.LiveProcesses); err == nil && c > 0 {
+		n = c
+	}
 	switch {
-	case m.BootID != "" && o.BootID != "" && m.BootID != o.BootID:
+	case o.LiveProcesses == "":
+		scan = ScanNone
+	case o.ProcessScan != "" && o.ProcessScan != ScanProc:
+		scan = o.ProcessScan
+	}
+	return n, scan
+}
+
+// readMeta returns the meta.json of o, the job directory of job id, or
+// why the job is unreadable: a meta.json missing, too large, empty,
+// unreadable, or of another directory.
+func readMeta(o Observation, id string) (m Meta, problem string) {
+	switch {
+	case !o.HasMeta:
+		return Meta{}, "meta.json is missing"
+	case o.MetaTooLarge:
+		return Meta{}, fmt.Sprintf("meta.json: larger than %d bytes (%d MiB), not read", MaxMetaSize, MaxMetaSize>>20)
+	case o.Meta == "":
+		// What a script reads of one it may not read, or of an empty one.
+		return Meta{}, "meta.json is empty or cannot be read"
+	}
+	m, err := DecodeMeta([]byte(o.Meta))
+	if err != nil {
+		return Meta{}, fmt.Sprintf("meta.json: %v", err)
+	}
+	if m.ID != id {
+		return Meta{}, fmt.Sprintf("meta.json: id %q does not match directory", m.ID)
+	}
+	return m, ""
+}
+
+// statusFromExit sets the status of a job whose exit_code exists: exited
+// with that status, not_run when its command never ran, killed by a
+// stop's signal; unreadable when exit_code holds no status.
+func (j *Job) statusFromExit(o Observation) {
+	code, err := DecodeExitCode(o.ExitCode)
+	if err != nil {
+		j.Status = StatusUnreadable
+		j.Error = err.Error()
+		return
+	}
+	j.ExitCode = &code
+	j.Status = StatusExited
+	if t, err := DecodeEndedAt(o.EndedAt); err == nil {
+		j.EndedAt = &t
+	}
+	if o.NotRun != "" {
+		// The command never ran: the status the wrapper recorded
+		// is not one.
+		j.ExitCode = nil
+		j.Status, j.Reason, j.Error = StatusNotRun, "after_ok", o.NotRun
+		return
+	}
+	if reason, sig, ok := DecodeStop(o.Stop); ok {
+		// Stopped: killed by the stop's signal, or (a program that
+		// ends itself on TERM, an interactive shell whose terminal
+		// went) exited on its own, its reason said all the same.
+		j.Reason = reason
+		if code > 128 {
+			j.Status, j.Signal = StatusKilled, sig
+		}
+	}
+}
+
+// statusFromWrapper sets the status of a job without an exit_code from its
+// wrapper: running (or queued) while the process meta.json records lives
+// on the same boot, lost otherwise.
+func (j *Job) statusFromWrapper(o Observation) {
+	switch {
+	case j.BootID != "" && o.BootID != "" && j.BootID != o.BootID:
 		j.Status = StatusLost
 		j.Reason = "reboot"
-	case o.ProcStart != "" && sameStart(o.ProcStart, m.ProcStart):
+	case o.ProcStart != "" && sameStart(o.ProcStart, j.ProcStart):
 		j.Status = StatusRunning
 		if o.Queued != "" {
 			j.Status, j.Queued = StatusQueued, o.Queued
@@ -185,7 +207,6 @@ func Derive(o Observation, host string) Job {
 		j.Status = StatusLost
 		j.Reason = "vanished"
 	}
-	return j
 }
 
 // sameStart reports whether two start times of a process are the same:

@@ -325,41 +325,11 @@ func wrapperScript(l Launch, prefix []byte) (string, error) {
 	c.set("bg_id", m.ID)
 	c.set("bg_meta", string(prefix))
 	c.set("bg_metafmt", "%s"+jobdir.MetaHostFormat)
-	if len(m.Argv) > 0 {
-		// The words quoted as one list, which bg_command lays out with
-		// one eval: a time linear in their number.
-		for i, a := range m.Argv {
-			if len(a) > MaxArg {
-				return "", fmt.Errorf("word %d of the command is %d bytes, %w; pass it in a file", i+1, len(a), ErrTooLong)
-			}
-		}
-		q, err := QuoteArgv(m.Argv)
-		if err != nil {
-			return "", fmt.Errorf("command: %w", err)
-		}
-		c.setInt("bg_argc", int64(len(m.Argv)))
-		c.set("bg_cmd", q)
-	} else {
-		c.setInt("bg_argc", 0)
-		if commandFile(m) {
-			// In command.sh, which the launcher writes.
-			c.set("bg_cmd", "")
-		} else {
-			c.set("bg_cmd", m.Command)
-		}
+	if err := setCommand(c, m); err != nil {
+		return "", err
 	}
-	c.set("bg_sh", m.Shell)
-	c.setBool("bg_cmdfile", commandFile(m))
-	c.setInt("bg_envc", int64(len(l.Env)))
-	for i, kv := range l.Env {
-		name, _, ok := strings.Cut(kv, "=")
-		if !ok || !ValidEnvName(name) {
-			return "", fmt.Errorf("invalid environment variable %q: want NAME=VALUE with NAME a shell name", kv)
-		}
-		if len(kv) > MaxArg {
-			return "", fmt.Errorf("environment variable %s is %d bytes as NAME=VALUE, %w; pass the value in a file", name, len(kv), ErrTooLong)
-		}
-		c.set("bg_env"+strconv.Itoa(i+1), kv)
+	if err := setEnv(c, l.Env); err != nil {
+		return "", err
 	}
 	c.set("bg_cwd", m.Cwd)
 	c.setBool("bg_stdin", m.Stdin)
@@ -369,13 +339,8 @@ func wrapperScript(l Launch, prefix []byte) (string, error) {
 		c.set("bg_bufs", jobdir.HostField("buffering", jobdir.BufferingStdbuf))
 		c.set("bg_bufn", jobdir.HostField("buffering", jobdir.BufferingNoStdbuf))
 	}
-	c.setBool("bg_pty", m.PTY)
-	if m.PTY {
-		if !m.Stdin || m.PTYCols <= 0 || m.PTYRows <= 0 {
-			return "", fmt.Errorf("a PTY job needs stdin and a positive size, got %dx%d", m.PTYCols, m.PTYRows)
-		}
-		c.setInt("bg_cols", int64(m.PTYCols))
-		c.setInt("bg_rows", int64(m.PTYRows))
+	if err := setPTY(c, m); err != nil {
+		return "", err
 	}
 	// The descriptor the command's stderr goes to (wrapper.sh: 5 leads to
 	// stdout.log, 6 to stderr.log; run --merge: stdout's).
@@ -391,14 +356,9 @@ func wrapperScript(l Launch, prefix []byte) (string, error) {
 	c.set("bg_timeout", timeout)
 	c.setInt("bg_grace", millis(l.Grace))
 	c.setInt("bg_cap", max(m.MaxLogSize, 0))
-	for _, id := range append(slices.Clone(m.After), m.AfterOK...) {
-		if !jobdir.IsID(id) {
-			return "", fmt.Errorf("after: %q is not a job id", id)
-		}
+	if err := setTurn(c, m); err != nil {
+		return "", err
 	}
-	c.setInt("bg_slots", int64(max(m.Slots, 0)))
-	c.set("bg_after", strings.Join(m.After, " "))
-	c.set("bg_afterok", strings.Join(m.AfterOK, " "))
 	var files []string
 	if l.Timeout > 0 {
 		files = append(files, "timer.sh")
@@ -410,6 +370,84 @@ func wrapperScript(l Launch, prefix []byte) (string, error) {
 		files = append(files, "pty.sh")
 	}
 	return assembleHead(c, "wrapper_init.sh", append(files, "wrapper.sh")...)
+}
+
+// setCommand sets the wrapper's command: the words of an argv, or a
+// script run by the job's shell, given inline or in command.sh.
+func setCommand(c *config, m jobdir.Meta) error {
+	if len(m.Argv) > 0 {
+		// The words quoted as one list, which bg_command lays out with
+		// one eval: a time linear in their number.
+		for i, a := range m.Argv {
+			if len(a) > MaxArg {
+				return fmt.Errorf("word %d of the command is %d bytes, %w; pass it in a file", i+1, len(a), ErrTooLong)
+			}
+		}
+		q, err := QuoteArgv(m.Argv)
+		if err != nil {
+			return fmt.Errorf("command: %w", err)
+		}
+		c.setInt("bg_argc", int64(len(m.Argv)))
+		c.set("bg_cmd", q)
+	} else {
+		c.setInt("bg_argc", 0)
+		if commandFile(m) {
+			// In command.sh, which the launcher writes.
+			c.set("bg_cmd", "")
+		} else {
+			c.set("bg_cmd", m.Command)
+		}
+	}
+	c.set("bg_sh", m.Shell)
+	c.setBool("bg_cmdfile", commandFile(m))
+	return nil
+}
+
+// setEnv sets the --env entries the wrapper exports, each a NAME=VALUE
+// that a program can receive.
+func setEnv(c *config, env []string) error {
+	c.setInt("bg_envc", int64(len(env)))
+	for i, kv := range env {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || !ValidEnvName(name) {
+			return fmt.Errorf("invalid environment variable %q: want NAME=VALUE with NAME a shell name", kv)
+		}
+		if len(kv) > MaxArg {
+			return fmt.Errorf("environment variable %s is %d bytes as NAME=VALUE, %w; pass the value in a file", name, len(kv), ErrTooLong)
+		}
+		c.set("bg_env"+strconv.Itoa(i+1), kv)
+	}
+	return nil
+}
+
+// setPTY sets whether the command runs on a PTY, and its size: a PTY job
+// needs stdin and a positive size.
+func setPTY(c *config, m jobdir.Meta) error {
+	c.setBool("bg_pty", m.PTY)
+	if !m.PTY {
+		return nil
+	}
+	if !m.Stdin || m.PTYCols <= 0 || m.PTYRows <= 0 {
+		return fmt.Errorf("a PTY job needs stdin and a positive size, got %dx%d", m.PTYCols, m.PTYRows)
+	}
+	c.setInt("bg_cols", int64(m.PTYCols))
+	c.setInt("bg_rows", int64(m.PTYRows))
+	return nil
+}
+
+// setTurn sets what the wrapper waits for before it runs the command: a
+// slot in the host's queue, the end of the jobs of After and AfterOK
+// (which must be job ids).
+func setTurn(c *config, m jobdir.Meta) error {
+	for _, id := range append(slices.Clone(m.After), m.AfterOK...) {
+		if !jobdir.IsID(id) {
+			return fmt.Errorf("after: %q is not a job id", id)
+		}
+	}
+	c.setInt("bg_slots", int64(max(m.Slots, 0)))
+	c.set("bg_after", strings.Join(m.After, " "))
+	c.set("bg_afterok", strings.Join(m.AfterOK, " "))
+	return nil
 }
 
 // MaxArg is the longest string a program can receive as one argument or

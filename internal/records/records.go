@@ -193,29 +193,14 @@ func Decode(r io.Reader, fn func(Record) error) error {
 	return err
 }
 
+// decode is Decode, an ErrStop from fn returned as it is.
 func decode(r io.Reader, fn func(Record) error) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	readLine := func() (string, error) {
-		line, err := br.ReadString('\n')
-		if err == io.EOF {
-			return "", ErrTruncated
-		}
-		if err != nil {
-			return "", fmt.Errorf("reading script output: %w", err)
-		}
-		return strings.TrimSuffix(line, "\n"), nil
+	out := output{br: bufio.NewReaderSize(r, 64<<10)}
+	if err := out.skipToBegin(); err != nil {
+		return err
 	}
 	for {
-		line, err := readLine()
-		if err != nil {
-			return err
-		}
-		if line == shellgen.BeginMarker {
-			break
-		}
-	}
-	for {
-		line, err := readLine()
+		line, err := out.line()
 		if err != nil {
 			return err
 		}
@@ -225,45 +210,91 @@ func decode(r io.Reader, fn func(Record) error) error {
 		if line == shellgen.EndMarker {
 			return nil
 		}
-		letter, rest, _ := strings.Cut(line, "\t")
-		kind := Kind(letter)
-		f, ok := fields[kind]
-		if !ok {
-			return fmt.Errorf("unexpected line in script output: %q", line)
+		rec, err := parse(line)
+		if err != nil {
+			return err
 		}
-		rec := Record{Kind: kind, Fields: strings.SplitN(rest, "\t", f.n)}
-		if len(rec.Fields) != f.n {
-			return fmt.Errorf("malformed %s record %q", kind, line)
-		}
-		if f.escaped > 0 {
-			rec.Fields[f.escaped-1] = unescape(rec.Fields[f.escaped-1])
-		}
-		if kind != KindData {
-			if err := fn(rec); err != nil {
-				return err
-			}
-			continue
-		}
-		n, err := strconv.ParseInt(rec.Fields[2], 10, 64)
-		if _, oerr := strconv.ParseInt(rec.Fields[1], 10, 64); err != nil || oerr != nil || n < 0 {
-			return fmt.Errorf("malformed data record %q", line)
-		}
-		d := &io.LimitedReader{R: br, N: n}
-		rec.Data = d
-		err = fn(rec)
-		if err == nil {
-			_, err = io.Copy(io.Discard, d)
-			if err != nil {
-				err = fmt.Errorf("reading script output: %w", err)
-			}
-		}
-		if err == nil && d.N > 0 {
-			err = ErrTruncated
+		if rec.Kind == KindData {
+			err = out.data(rec, line, fn)
+		} else {
+			err = fn(rec)
 		}
 		if err != nil {
 			return err
 		}
 	}
+}
+
+// output is a script's output as decode reads it.
+type output struct {
+	br *bufio.Reader
+}
+
+// line reads the next line, without its newline. Output that ends before
+// the line does is ErrTruncated.
+func (o output) line() (string, error) {
+	line, err := o.br.ReadString('\n')
+	if err == io.EOF {
+		return "", ErrTruncated
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading script output: %w", err)
+	}
+	return strings.TrimSuffix(line, "\n"), nil
+}
+
+// skipToBegin reads up to and including the begin marker.
+func (o output) skipToBegin() error {
+	for {
+		line, err := o.line()
+		if err != nil {
+			return err
+		}
+		if line == shellgen.BeginMarker {
+			return nil
+		}
+	}
+}
+
+// parse splits line into a record of a known kind with its number of
+// fields, its escaped field unescaped.
+func parse(line string) (Record, error) {
+	letter, rest, _ := strings.Cut(line, "\t")
+	kind := Kind(letter)
+	f, ok := fields[kind]
+	if !ok {
+		return Record{}, fmt.Errorf("unexpected line in script output: %q", line)
+	}
+	rec := Record{Kind: kind, Fields: strings.SplitN(rest, "\t", f.n)}
+	if len(rec.Fields) != f.n {
+		return Record{}, fmt.Errorf("malformed %s record %q", kind, line)
+	}
+	if f.escaped > 0 {
+		rec.Fields[f.escaped-1] = unescape(rec.Fields[f.escaped-1])
+	}
+	return rec, nil
+}
+
+// data passes fn the Data record rec (of line) with its bytes to read,
+// then skips what fn left of them. Output that ends before the bytes do
+// is ErrTruncated.
+func (o output) data(rec Record, line string, fn func(Record) error) error {
+	n, err := strconv.ParseInt(rec.Fields[2], 10, 64)
+	if _, oerr := strconv.ParseInt(rec.Fields[1], 10, 64); err != nil || oerr != nil || n < 0 {
+		return fmt.Errorf("malformed data record %q", line)
+	}
+	d := &io.LimitedReader{R: o.br, N: n}
+	rec.Data = d
+	if err := fn(rec); err != nil {
+		return err
+	}
+	if _, err := io.Copy(io.Discard, d); err != nil {
+		return fmt.Errorf("reading script output: %w", err)
+	}
+	if d.N > 0 {
+		return ErrTruncated
+	}
+	return nil
 }
 
 // unescape undoes bg_esc: \\, \n and \t.

@@ -193,7 +193,37 @@ func (mk *Maker) Make(ws string, j Job) (jobdir.Meta, string, error) {
 
 // meta fills in the defaults of j.Meta.
 func (mk *Maker) meta(ws string, j Job) (jobdir.Meta, error) {
-	m := j.Meta
+	m := withDefaults(j.Meta, ws)
+	if j.State == Running && m.PID == 0 {
+		return m, errors.New("jobdirtest: a running job needs the pid of a live process")
+	}
+	given := m.PID != 0
+	if !given {
+		m.PID = mk.freePID()
+	}
+	if m.PGID == 0 {
+		m.PGID = m.PID
+	}
+	if m.ProcStart == "" {
+		start, err := procStartFor(m.PID, j.State, given)
+		if err != nil {
+			return m, err
+		}
+		m.ProcStart = start
+	}
+	if m.BootID == "" {
+		m.BootID = mk.boot
+		if j.State == Rebooted {
+			m.BootID = mk.otherBoot()
+		}
+	}
+	return m, nil
+}
+
+// withDefaults fills in the fields of m that do not depend on the job's
+// state: the version, the start (now, to the millisecond), the id, the
+// workspace ws, the command and the environment.
+func withDefaults(m jobdir.Meta, ws string) jobdir.Meta {
 	if m.Version == 0 {
 		m.Version = jobdir.Version
 	}
@@ -213,37 +243,25 @@ func (mk *Maker) meta(ws string, j Job) (jobdir.Meta, error) {
 	if m.Env == nil {
 		m.Env = []string{}
 	}
-	if j.State == Running && m.PID == 0 {
-		return m, errors.New("jobdirtest: a running job needs the pid of a live process")
+	return m
+}
+
+// procStartFor returns the start time meta.json records for process pid
+// of a job in state: its real one, another for a Vanished job, and an
+// arbitrary one when no such process exists. That is an error for a
+// Running job, and for a Rebooted one whose pid was given (given).
+func procStartFor(pid int, state State, given bool) (string, error) {
+	real, err := ProcStart(pid)
+	switch {
+	case err != nil && (state == Running || state == Rebooted && given):
+		return "", fmt.Errorf("jobdirtest: process %d: %w", pid, err)
+	case err != nil:
+		return "1000", nil
+	case state == Vanished:
+		n, _ := strconv.ParseUint(real, 10, 64)
+		return strconv.FormatUint(n+12345, 10), nil
 	}
-	given := m.PID != 0
-	if !given {
-		m.PID = mk.freePID()
-	}
-	if m.PGID == 0 {
-		m.PGID = m.PID
-	}
-	if m.ProcStart == "" {
-		real, err := ProcStart(m.PID)
-		switch {
-		case err != nil && (j.State == Running || j.State == Rebooted && given):
-			return m, fmt.Errorf("jobdirtest: process %d: %w", m.PID, err)
-		case err != nil:
-			m.ProcStart = "1000"
-		case j.State == Vanished:
-			n, _ := strconv.ParseUint(real, 10, 64)
-			m.ProcStart = strconv.FormatUint(n+12345, 10)
-		default:
-			m.ProcStart = real
-		}
-	}
-	if m.BootID == "" {
-		m.BootID = mk.boot
-		if j.State == Rebooted {
-			m.BootID = mk.otherBoot()
-		}
-	}
-	return m, nil
+	return real, nil
 }
 
 type file struct {

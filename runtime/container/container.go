@@ -161,23 +161,9 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	if strings.IndexByte(script, 0) >= 0 {
 		return &Error{Host: r.host, Err: errors.New("script: holds a NUL byte")}
 	}
-	cmd := []string{"sh", "-c", pidLine + script}
-	if len(script) > shellgen.MaxArgScript {
-		// Linux takes one argument of 128 KiB at most: the script goes
-		// first on stdin, read by a bootstrap (shellgen.Bootstrap).
-		cmd = []string{"sh", "-c", pidLine + shellgen.Bootstrap(), "sh", strconv.Itoa(len(script))}
-		if stdin == nil {
-			stdin = strings.NewReader("")
-		}
-		stdin = io.MultiReader(strings.NewReader(script), stdin)
-	}
-	if err := ctx.Err(); err != nil {
+	cmd, stdin := execCommand(script, stdin)
+	if err := r.acquire(ctx); err != nil {
 		return err
-	}
-	select {
-	case r.sem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 	defer func() { <-r.sem }()
 
@@ -193,47 +179,109 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	}
 	defer conn.Close()
 
-	closeIn := sync.OnceFunc(conn.closeWrite)
-	if stdin != nil {
-		go func() {
-			io.Copy(conn.Conn, stdin)
-			closeIn()
-		}()
-	}
-	errw := &pidWriter{pid: make(chan int, 1), tail: tail.Buffer{Max: 4096}}
-	out := stdout
-	if out == nil {
-		out = io.Discard
-	}
-	outw := &writeErr{w: out}
-	copied := make(chan error, 1)
-	go func() {
-		_, err := stdcopy.StdCopy(outw, errw, conn.Reader)
-		copied <- err
-	}()
-
+	x := attach(conn, stdin, stdout)
 	var cerr error
 	select {
-	case cerr = <-copied:
+	case cerr = <-x.copied:
 	case <-ctx.Done():
 	}
 	if ctx.Err() != nil {
 		// The client may close the stream once ctx ends, before this
-		// sees ctx end. The script sees its stdin end (scripts that wait
-		// end then, bg_watchin); its process group is killed in any case.
-		closeIn()
-		r.kill(errw)
-		conn.Close()
-		select {
-		case <-copied:
-		case <-time.After(time.Second):
-		}
+		// sees ctx end.
+		return r.cancel(ctx, x)
+	}
+	return r.result(ctx, id, x, cerr)
+}
+
+// execCommand returns the command of the exec that runs script, and the
+// stdin to give it. Linux takes one argument of 128 KiB at most: a longer
+// script goes first on stdin, read by a bootstrap (shellgen.Bootstrap).
+func execCommand(script string, stdin io.Reader) ([]string, io.Reader) {
+	if len(script) <= shellgen.MaxArgScript {
+		return []string{"sh", "-c", pidLine + script}, stdin
+	}
+	cmd := []string{"sh", "-c", pidLine + shellgen.Bootstrap(), "sh", strconv.Itoa(len(script))}
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	return cmd, io.MultiReader(strings.NewReader(script), stdin)
+}
+
+// acquire takes one of the Runtime's exec slots, waiting while all are
+// taken; it returns ctx.Err() once ctx has ended. Exec gives the slot back
+// when it returns.
+func (r *Runtime) acquire(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case r.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// execution is a started exec as Exec runs it: stdin being copied in, the
+// output being copied out and split into stdout (outw) and stderr (errw).
+type execution struct {
+	conn    stream
+	closeIn func()
+	errw    *pidWriter
+	outw    *writeErr
+	// copied receives the end of copying the output.
+	copied chan error
+}
+
+// attach starts copying stdin (none when nil) to the exec of conn and its
+// output to stdout and to the pidWriter of its stderr.
+func attach(conn stream, stdin io.Reader, stdout io.Writer) *execution {
+	x := &execution{
+		conn:    conn,
+		closeIn: sync.OnceFunc(conn.closeWrite),
+		errw:    &pidWriter{pid: make(chan int, 1), tail: tail.Buffer{Max: 4096}},
+		copied:  make(chan error, 1),
+	}
+	if stdin != nil {
+		go func() {
+			io.Copy(conn.Conn, stdin)
+			x.closeIn()
+		}()
+	}
+	out := stdout
+	if out == nil {
+		out = io.Discard
+	}
+	x.outw = &writeErr{w: out}
+	go func() {
+		_, err := stdcopy.StdCopy(x.outw, x.errw, conn.Reader)
+		x.copied <- err
+	}()
+	return x
+}
+
+// cancel ends the exec of a cancelled Exec and returns ctx.Err(). The
+// script sees its stdin end (scripts that wait end then, bg_watchin); its
+// process group is killed in any case.
+func (r *Runtime) cancel(ctx context.Context, x *execution) error {
+	x.closeIn()
+	r.kill(x.errw)
+	x.conn.Close()
+	select {
+	case <-x.copied:
+	case <-time.After(time.Second):
+	}
+	return ctx.Err()
+}
+
+// result is what Exec returns once the output of exec id has ended, cerr
+// being the end of its copy: a failed copy to stdout, a broken stream, a
+// shell that never started, the script's non-zero exit, or nil.
+func (r *Runtime) result(ctx context.Context, id string, x *execution, cerr error) error {
 	var werr *writeErrT
 	if errors.As(cerr, &werr) {
 		// stdout failed: end the script rather than let it block.
-		r.kill(errw)
+		r.kill(x.errw)
 		return &Error{Host: r.host, Err: fmt.Errorf("copying stdout: %w", werr.err)}
 	}
 	if cerr != nil {
@@ -243,23 +291,26 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	if err != nil {
 		return err
 	}
-	if code != 0 && !errw.started {
-		// The shell never ran its first command: the container has no sh,
-		// or not the user. The daemon's words come on stderr (Podman) or
-		// stdout (Docker).
-		msg := firstLine(errw.tail.LastLines(10))
-		if msg == "" {
-			msg = firstLine(string(outw.head))
-		}
-		if msg == "" {
-			msg = fmt.Sprintf("status %d", code)
-		}
-		return &Error{Host: r.host, Err: fmt.Errorf("%w: %s", ErrNoShell, msg)}
+	if code == 0 {
+		return nil
 	}
-	if code != 0 {
-		return &ExitError{Host: r.host, Status: code, Stderr: errw.tail.LastLines(10)}
+	if !x.errw.started {
+		return &Error{Host: r.host, Err: fmt.Errorf("%w: %s", ErrNoShell, x.noShell(code))}
 	}
-	return nil
+	return &ExitError{Host: r.host, Status: code, Stderr: x.errw.tail.LastLines(10)}
+}
+
+// noShell says why the shell never ran its first command, having exited
+// with code: the container has no sh, or not the user. The daemon's words
+// come on stderr (Podman) or stdout (Docker).
+func (x *execution) noShell(code int) string {
+	if msg := firstLine(x.errw.tail.LastLines(10)); msg != "" {
+		return msg
+	}
+	if msg := firstLine(string(x.outw.head)); msg != "" {
+		return msg
+	}
+	return fmt.Sprintf("status %d", code)
 }
 
 // exitCode returns the exit status of exec id, once the daemon has

@@ -59,47 +59,17 @@ type identity struct {
 	encrypted bool
 }
 
+// build returns the signers to offer, in order: the agent's keys (only
+// those of the identity files and certificates under IdentitiesOnly),
+// then the identity files' keys (an encrypted one only when the agent
+// does not hold it), each key preceded by its certificates and offered
+// once.
 func (a *auth) build() []gossh.Signer {
 	ids := a.loadIdentities()
 	certs := a.loadCertificates(ids)
+	agentSigners := a.agentSigners()
 
-	var agentSigners []gossh.Signer
-	if sock := a.agentSocket(); sock != "" {
-		conn, err := net.Dial("unix", sock)
-		if err != nil {
-			a.problems = append(a.problems, fmt.Sprintf("ssh-agent at %s: %v", sock, err))
-		} else {
-			a.agentConn = conn
-			s, err := agent.NewClient(conn).Signers()
-			if err != nil {
-				a.problems = append(a.problems, fmt.Sprintf("ssh-agent: %v", err))
-			}
-			agentSigners = s
-		}
-	}
-
-	var out []gossh.Signer
-	seen := map[string]bool{}
-	add := func(s gossh.Signer) {
-		k := string(s.PublicKey().Marshal())
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, s)
-		}
-	}
-	withCerts := func(s gossh.Signer) {
-		if _, isCert := s.PublicKey().(*gossh.Certificate); !isCert {
-			for _, c := range certs {
-				if bytes.Equal(c.Key.Marshal(), s.PublicKey().Marshal()) {
-					if cs, err := gossh.NewCertSigner(c, s); err == nil {
-						add(cs)
-					}
-				}
-			}
-		}
-		add(s)
-	}
-
+	o := offer{certs: certs, seen: map[string]bool{}}
 	inAgent := map[string]bool{}
 	for _, s := range agentSigners {
 		key := s.PublicKey()
@@ -110,46 +80,114 @@ func (a *auth) build() []gossh.Signer {
 		if a.cfg.identitiesOnly && !matchesIdentity(key, ids, certs) {
 			continue
 		}
-		withCerts(s)
+		o.withCerts(s)
 	}
 	for _, id := range ids {
-		if id.signer != nil {
-			withCerts(id.signer)
-			continue
+		if s := a.identitySigner(id, inAgent); s != nil {
+			o.withCerts(s)
 		}
-		if !id.encrypted || (id.pub != nil && inAgent[string(id.pub.Marshal())]) {
-			continue // unreadable, or the agent already offers it
-		}
-		if a.passphrase == nil {
-			a.needPass = append(a.needPass, id.path)
-			continue
-		}
-		var s gossh.Signer
-		var perr, err error
-		unlock := a.unlock
-		if unlock == nil {
-			unlock = func(f func()) { f() }
-		}
-		unlock(func() {
-			var pass []byte
-			if pass, perr = a.passphrase(id.path); perr != nil {
-				return
-			}
-			b, _ := os.ReadFile(id.path)
-			s, err = gossh.ParsePrivateKeyWithPassphrase(b, pass)
-		})
-		if perr != nil {
-			a.problems = append(a.problems, fmt.Sprintf("%s: reading passphrase: %v", id.path, perr))
-			a.needPass = append(a.needPass, id.path)
-			continue
-		}
-		if err != nil {
-			a.problems = append(a.problems, fmt.Sprintf("%s: %v", id.path, err))
-			continue
-		}
-		withCerts(s)
 	}
-	return out
+	return o.signers
+}
+
+// agentSigners returns the keys of the agent IdentityAgent names, none
+// when there is none or it fails (a problem then).
+func (a *auth) agentSigners() []gossh.Signer {
+	sock := a.agentSocket()
+	if sock == "" {
+		return nil
+	}
+	conn, err := net.Dial("unix", sock)
+	if err != nil {
+		a.problems = append(a.problems, fmt.Sprintf("ssh-agent at %s: %v", sock, err))
+		return nil
+	}
+	a.agentConn = conn
+	s, err := agent.NewClient(conn).Signers()
+	if err != nil {
+		a.problems = append(a.problems, fmt.Sprintf("ssh-agent: %v", err))
+	}
+	return s
+}
+
+// identitySigner returns the signer of identity file id, decrypting an
+// encrypted key with a passphrase unless the agent already offers it
+// (inAgent holds the agent's public keys). It returns nil for a key that
+// is not to be offered: unreadable, in the agent, or locked without a
+// passphrase (needPass then).
+func (a *auth) identitySigner(id identity, inAgent map[string]bool) gossh.Signer {
+	if id.signer != nil {
+		return id.signer
+	}
+	if !id.encrypted || (id.pub != nil && inAgent[string(id.pub.Marshal())]) {
+		return nil // unreadable, or the agent already offers it
+	}
+	if a.passphrase == nil {
+		a.needPass = append(a.needPass, id.path)
+		return nil
+	}
+	return a.decrypt(id.path)
+}
+
+// decrypt asks for the passphrase of the encrypted key file path and
+// returns its signer, or nil when that fails (a problem then).
+func (a *auth) decrypt(path string) gossh.Signer {
+	var s gossh.Signer
+	var perr, err error
+	unlock := a.unlock
+	if unlock == nil {
+		unlock = func(f func()) { f() }
+	}
+	unlock(func() {
+		var pass []byte
+		if pass, perr = a.passphrase(path); perr != nil {
+			return
+		}
+		b, _ := os.ReadFile(path)
+		s, err = gossh.ParsePrivateKeyWithPassphrase(b, pass)
+	})
+	if perr != nil {
+		a.problems = append(a.problems, fmt.Sprintf("%s: reading passphrase: %v", path, perr))
+		a.needPass = append(a.needPass, path)
+		return nil
+	}
+	if err != nil {
+		a.problems = append(a.problems, fmt.Sprintf("%s: %v", path, err))
+		return nil
+	}
+	return s
+}
+
+// offer is the list of signers build offers, each key once, each preceded
+// by the certificates for it.
+type offer struct {
+	certs   []*gossh.Certificate
+	seen    map[string]bool
+	signers []gossh.Signer
+}
+
+// add offers s unless its key is offered already.
+func (o *offer) add(s gossh.Signer) {
+	k := string(s.PublicKey().Marshal())
+	if !o.seen[k] {
+		o.seen[k] = true
+		o.signers = append(o.signers, s)
+	}
+}
+
+// withCerts offers s, after a signer for each certificate of its key (a
+// plain key, not itself a certificate).
+func (o *offer) withCerts(s gossh.Signer) {
+	if _, isCert := s.PublicKey().(*gossh.Certificate); !isCert {
+		for _, c := range o.certs {
+			if bytes.Equal(c.Key.Marshal(), s.PublicKey().Marshal()) {
+				if cs, err := gossh.NewCertSigner(c, s); err == nil {
+					o.add(cs)
+				}
+			}
+		}
+	}
+	o.add(s)
 }
 
 func (a *auth) agentSocket() string {

@@ -125,73 +125,123 @@ var configPatterns = sync.OnceValue(func() (p struct{ envRef, includeLine, match
 // put stores v, the answer ssh started computing at started after reading
 // files. Failing to write is not an error: the next call asks ssh again.
 func (c *configCache) put(k cacheKey, v values, files []string, started time.Time) {
-	if c == nil {
+	if c == nil || dependsOnDNS(v) {
 		return
 	}
-	switch strings.ToLower(v.get("canonicalizehostname")) {
-	case "", "false", "no":
-	default:
-		return // the answer depends on DNS
-	}
-	e := cacheEntry{Inputs: k.inputs, Values: v, Env: map[string]string{}}
-	seen := map[string]bool{}
-	add := func(path string) {
-		if !seen[path] {
-			seen[path] = true
-			e.Stamps = append(e.Stamps, stampOf(path))
-		}
-	}
-	add(k.inputs[1]) // the ssh binary
-	add("/etc/passwd")
-	pat := configPatterns()
+	deps := dependencies{seen: map[string]bool{}, env: map[string]string{}}
+	deps.add(k.inputs[1]) // the ssh binary
+	deps.add("/etc/passwd")
 	for _, f := range files {
-		add(f)
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		for sc.Scan() {
-			line := sc.Text()
-			if pat.matchUncache.MatchString(line) {
-				return
-			}
-			for _, m := range pat.envRef.FindAllStringSubmatch(line, -1) {
-				e.Env[m[1]] = os.Getenv(m[1])
-			}
-			m := pat.includeLine.FindStringSubmatch(line)
-			if m == nil {
-				continue
-			}
-			for _, pat := range strings.Fields(m[2]) {
-				pat = strings.Trim(pat, `"`)
-				if pat == "~" || strings.HasPrefix(pat, "~/") {
-					pat = homeDir() + pat[1:]
-				}
-				cands := []string{pat}
-				if !filepath.IsAbs(pat) {
-					// Relative to ~/.ssh in a user file, /etc/ssh in a
-					// system one: watch both.
-					cands = []string{filepath.Join(homeDir(), ".ssh", pat), filepath.Join("/etc/ssh", pat)}
-				}
-				for _, p := range cands {
-					switch {
-					case strings.ContainsAny(filepath.Dir(p), `*?[`):
-						return // a glob over directories: not worth tracking
-					case strings.ContainsAny(p, `*?[`):
-						add(filepath.Dir(p)) // a file added or removed there
-					default:
-						add(p)
-					}
-				}
-			}
-		}
-	}
-	for _, s := range e.Stamps {
-		if !s.Missing && time.Unix(0, s.ModTime).After(started.Add(-racyWindow)) {
+		if !deps.addConfig(f) {
 			return
 		}
 	}
+	if deps.changedSince(started.Add(-racyWindow)) {
+		return
+	}
+	c.write(k.file, cacheEntry{Inputs: k.inputs, Values: v, Env: deps.env, Stamps: deps.stamps})
+}
+
+// dependsOnDNS reports whether the answer v depends on DNS
+// (CanonicalizeHostname), which no stamp can follow.
+func dependsOnDNS(v values) bool {
+	switch strings.ToLower(v.get("canonicalizehostname")) {
+	case "", "false", "no":
+		return false
+	}
+	return true
+}
+
+// dependencies are what a cached answer depends on: the files it is
+// stamped with, each once, and the environment variables the config files
+// reference, with their values.
+type dependencies struct {
+	stamps []stamp
+	seen   map[string]bool
+	env    map[string]string
+}
+
+// add stamps path, unless it is already.
+func (d *dependencies) add(path string) {
+	if !d.seen[path] {
+		d.seen[path] = true
+		d.stamps = append(d.stamps, stampOf(path))
+	}
+}
+
+// addConfig adds config file f, the environment variables it references
+// and the files its Include lines name. It reports false when the answer
+// depends on what no stamp follows (Match exec or localnetwork, an Include
+// that globs over directories): it is not to be kept then. A file that
+// cannot be read is stamped only.
+func (d *dependencies) addConfig(f string) bool {
+	d.add(f)
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return true
+	}
+	pat := configPatterns()
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := sc.Text()
+		if pat.matchUncache.MatchString(line) {
+			return false
+		}
+		for _, m := range pat.envRef.FindAllStringSubmatch(line, -1) {
+			d.env[m[1]] = os.Getenv(m[1])
+		}
+		m := pat.includeLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		for _, arg := range strings.Fields(m[2]) {
+			if !d.addInclude(strings.Trim(arg, `"`)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// addInclude adds what one argument of an Include line names: the file, or
+// for a glob the directory where a file may be added or removed. It
+// reports false for a glob over directories, which is not worth tracking.
+func (d *dependencies) addInclude(arg string) bool {
+	if arg == "~" || strings.HasPrefix(arg, "~/") {
+		arg = homeDir() + arg[1:]
+	}
+	cands := []string{arg}
+	if !filepath.IsAbs(arg) {
+		// Relative to ~/.ssh in a user file, /etc/ssh in a system one:
+		// watch both.
+		cands = []string{filepath.Join(homeDir(), ".ssh", arg), filepath.Join("/etc/ssh", arg)}
+	}
+	for _, p := range cands {
+		switch {
+		case strings.ContainsAny(filepath.Dir(p), `*?[`):
+			return false
+		case strings.ContainsAny(p, `*?[`):
+			d.add(filepath.Dir(p)) // a file added or removed there
+		default:
+			d.add(p)
+		}
+	}
+	return true
+}
+
+// changedSince reports whether a stamped file was modified after t: it may
+// have changed under ssh as it read it.
+func (d *dependencies) changedSince(t time.Time) bool {
+	for _, s := range d.stamps {
+		if !s.Missing && time.Unix(0, s.ModTime).After(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// write stores e in file (tmp + rename), then prunes the cache.
+func (c *configCache) write(file string, e cacheEntry) {
 	b, err := json.Marshal(e)
 	if err != nil || os.MkdirAll(c.dir, 0o700) != nil {
 		return
@@ -201,7 +251,7 @@ func (c *configCache) put(k cacheKey, v values, files []string, started time.Tim
 		return
 	}
 	_, werr := tmp.Write(b)
-	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), k.file) != nil {
+	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), file) != nil {
 		os.Remove(tmp.Name())
 		return
 	}

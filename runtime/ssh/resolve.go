@@ -248,66 +248,89 @@ func build(name string, sp spec, v values) (*hostConfig, error) {
 	// HostName takes only %h (the alias) and %%.
 	c.hostname = newTokens(sp.host, sp.host, c.port, c.user).expandOnly(v.get("hostname"), "h%")
 	t := newTokens(sp.host, c.hostname, c.port, c.user)
-	for _, f := range v["identityfile"] {
-		c.identityFiles = append(c.identityFiles, t.expand(f))
-	}
-	for _, f := range v["certificatefile"] {
-		c.certificateFiles = append(c.certificateFiles, t.expand(f))
-	}
+	c.identityFiles = t.expandAll(v["identityfile"])
+	c.certificateFiles = t.expandAll(v["certificatefile"])
 	c.identitiesOnly = yes(v.get("identitiesonly"))
-	switch a := v.get("identityagent"); {
-	case a == "" || a == "SSH_AUTH_SOCK":
-	case a == "none":
-		c.identityAgent = "none"
-	case strings.HasPrefix(a, "$") && !strings.HasPrefix(a, "${"):
-		// "$VAR" names an environment variable holding the socket path.
-		c.identityAgent = os.Getenv(a[1:])
-		if c.identityAgent == "" {
-			c.identityAgent = "none"
-		}
-	default:
-		c.identityAgent = t.expand(a)
-	}
-	if p := v.get("proxyjump"); p != "none" {
-		c.proxyJump = p
-	}
-	if p := v.get("proxycommand"); p != "none" {
-		c.proxyCommand = p
-	}
-	switch s := strings.ToLower(v.get("stricthostkeychecking")); s {
-	case "no", "false", "off":
-		c.strictHostKeyChecking = "no"
-	case "accept-new":
-		c.strictHostKeyChecking = "accept-new"
-	default: // yes, ask (no one to ask)
-		c.strictHostKeyChecking = "yes"
-	}
-	for _, f := range v["userknownhostsfile"] {
-		if f != "none" {
-			c.userKnownHostsFiles = append(c.userKnownHostsFiles, t.expand(f))
-		}
-	}
-	for _, f := range v["globalknownhostsfile"] {
-		if f != "none" {
-			c.globalKnownHostsFiles = append(c.globalKnownHostsFiles, t.expand(f))
-		}
-	}
+	c.identityAgent = identityAgent(t, v.get("identityagent"))
+	c.proxyJump = unlessNone(v.get("proxyjump"))
+	c.proxyCommand = unlessNone(v.get("proxycommand"))
+	c.strictHostKeyChecking = strictHostKeyChecking(v.get("stricthostkeychecking"))
+	c.userKnownHostsFiles = t.expandAll(withoutNone(v["userknownhostsfile"]))
+	c.globalKnownHostsFiles = t.expandAll(withoutNone(v["globalknownhostsfile"]))
 	c.hashKnownHosts = yes(v.get("hashknownhosts"))
-	var err error
-	if c.connectTimeout, err = seconds(v.get("connecttimeout")); err != nil {
-		return nil, fmt.Errorf("ConnectTimeout: %w", err)
+	if err := c.setTimeouts(v); err != nil {
+		return nil, err
 	}
-	if c.aliveInterval, err = seconds(v.get("serveraliveinterval")); err != nil {
-		return nil, fmt.Errorf("ServerAliveInterval: %w", err)
-	}
-	s := v.get("serveralivecountmax")
-	if c.aliveCountMax, err = strconv.Atoi(s); err != nil || c.aliveCountMax <= 0 {
-		return nil, fmt.Errorf("ServerAliveCountMax: invalid value %q", s)
-	}
-	if p := v.get("controlpath"); p != "" && p != "none" {
+	if p := unlessNone(v.get("controlpath")); p != "" {
 		c.controlPath = t.expand(p)
 	}
 	return c, nil
+}
+
+// identityAgent is hostConfig.identityAgent for IdentityAgent a: ""
+// for SSH_AUTH_SOCK's socket, "none", or the socket's path.
+func identityAgent(t tokens, a string) string {
+	switch {
+	case a == "" || a == "SSH_AUTH_SOCK":
+		return ""
+	case a == "none":
+		return "none"
+	case strings.HasPrefix(a, "$") && !strings.HasPrefix(a, "${"):
+		// "$VAR" names an environment variable holding the socket path.
+		if sock := os.Getenv(a[1:]); sock != "" {
+			return sock
+		}
+		return "none"
+	}
+	return t.expand(a)
+}
+
+// strictHostKeyChecking is hostConfig.strictHostKeyChecking for the
+// StrictHostKeyChecking value s.
+func strictHostKeyChecking(s string) string {
+	switch strings.ToLower(s) {
+	case "no", "false", "off":
+		return "no"
+	case "accept-new":
+		return "accept-new"
+	}
+	return "yes" // yes, ask (no one to ask)
+}
+
+// setTimeouts sets the connect timeout and the keepalive's interval and
+// count from v.
+func (c *hostConfig) setTimeouts(v values) error {
+	var err error
+	if c.connectTimeout, err = seconds(v.get("connecttimeout")); err != nil {
+		return fmt.Errorf("ConnectTimeout: %w", err)
+	}
+	if c.aliveInterval, err = seconds(v.get("serveraliveinterval")); err != nil {
+		return fmt.Errorf("ServerAliveInterval: %w", err)
+	}
+	s := v.get("serveralivecountmax")
+	if c.aliveCountMax, err = strconv.Atoi(s); err != nil || c.aliveCountMax <= 0 {
+		return fmt.Errorf("ServerAliveCountMax: invalid value %q", s)
+	}
+	return nil
+}
+
+// unlessNone returns s, or "" when it is "none".
+func unlessNone(s string) string {
+	if s == "none" {
+		return ""
+	}
+	return s
+}
+
+// withoutNone returns the entries of list that are not "none".
+func withoutNone(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if s != "none" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func yes(s string) bool {

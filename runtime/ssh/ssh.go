@@ -221,63 +221,108 @@ func (e *ExitError) ExitCode() int { return e.Status }
 // script's stderr. Cancelling ctx closes the script's stdin and the session
 // and returns ctx.Err(); scripts that must end then read stdin until EOF.
 func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdout io.Writer) error {
-	// The remote user's login shell runs "exec sh -c 'script'": sh then
-	// leads the process group sshd made for the session, which is how a
-	// script knows the group is its own to end (bg_watchin).
-	command, err := shellgen.Quote(script)
+	command, stdin, sent, err := remoteCommand(script, stdin)
 	if err != nil {
 		return &Error{Host: r.host, Err: fmt.Errorf("script: %w", err)}
 	}
-	command = "exec sh -c " + command
-	// sent is closed once the host has the whole script: at once, unless
-	// it goes on stdin.
-	var sent chan struct{}
-	if len(command) > shellgen.MaxArgScript {
-		// Too long for one argument on the host (the server runs the
-		// login shell with the quoted command as one): the script goes
-		// first on stdin, read by a bootstrap (shellgen.Bootstrap).
-		boot, _ := shellgen.Quote(shellgen.Bootstrap())
-		command = "exec sh -c " + boot + " sh " + strconv.Itoa(len(script))
-		if stdin == nil {
-			stdin = strings.NewReader("")
-		}
-		sent = make(chan struct{})
-		stdin = io.MultiReader(&endSignal{r: strings.NewReader(script), end: sent}, stdin)
+	if err := r.acquire(ctx); err != nil {
+		return err
 	}
+	defer func() { <-r.sem }()
+	x, err := r.start(ctx, command, script, stdout)
+	if err != nil {
+		return err
+	}
+	// Once ctx has ended, or the script has missed its start, the session
+	// is closed from there (context.AfterFunc's function, watchStart), not
+	// here.
+	closeSess := true
+	defer func() {
+		if closeSess {
+			x.sess.Close()
+		}
+	}()
+	if x.out.begun != nil {
+		finished := make(chan struct{})
+		defer close(finished)
+		go x.watchStart(r.startPatience, sent, finished)
+	}
+	go x.feed(stdin)
+	waitErr, ended, ctxErr := x.wait(ctx)
+	closeSess = ended
+	if ctxErr != nil {
+		return ctxErr
+	}
+	return x.result(waitErr)
+}
+
+// remoteCommand returns the command that runs script on the host, and the
+// stdin to give it. The remote user's login shell runs "exec sh -c
+// 'script'": sh then leads the process group sshd made for the session,
+// which is how a script knows the group is its own to end (bg_watchin).
+// A script too long for one argument on the host (the server runs the
+// login shell with the quoted command as one) goes first on stdin
+// instead, read by a bootstrap (shellgen.Bootstrap); sent is closed once
+// the whole script has gone on stdin. sent is nil when the script goes as
+// the argument: the host has it at once.
+func remoteCommand(script string, stdin io.Reader) (command string, in io.Reader, sent chan struct{}, err error) {
+	quoted, err := shellgen.Quote(script)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	command = "exec sh -c " + quoted
+	if len(command) <= shellgen.MaxArgScript {
+		return command, stdin, nil, nil
+	}
+	boot, _ := shellgen.Quote(shellgen.Bootstrap())
+	command = "exec sh -c " + boot + " sh " + strconv.Itoa(len(script))
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	sent = make(chan struct{})
+	return command, io.MultiReader(&endSignal{r: strings.NewReader(script), end: sent}, stdin), sent, nil
+}
+
+// acquire takes one of the connection's session slots, waiting while all
+// are taken; it returns ctx.Err() once ctx has ended. Exec gives the slot
+// back when it returns.
+func (r *Runtime) acquire(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	select {
 	case r.sem <- struct{}{}:
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	defer func() { <-r.sem }()
+}
 
+// execution is one script that Exec runs, on a session of its own.
+type execution struct {
+	r      *Runtime
+	sess   *gossh.Session
+	out    *gatedWriter
+	stderr *tail.Buffer
+	pipe   *stdinPipe
+	// unstarted is closed when the script has not begun in time; its
+	// session is closed then (watchStart).
+	unstarted chan struct{}
+}
+
+// start opens a session and starts command on it, the script's stdout
+// going to stdout and the end of its stderr kept. The session counts as
+// open until Wait has seen its channel closed (Close waits for that over
+// a ControlMaster socket).
+func (r *Runtime) start(ctx context.Context, command, script string, stdout io.Writer) (*execution, error) {
 	sess, err := r.newSession(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
-		return r.transportErr("opening session", err)
+		return nil, r.transportErr("opening session", err)
 	}
-	// The session counts as open until Wait has seen its channel closed
-	// (Close waits for that over a ControlMaster socket).
 	r.open.Add(1)
-	started := false
-	defer func() {
-		if !started {
-			r.open.Done()
-		}
-	}()
-	// Once ctx has ended, the session is closed from the function
-	// context.AfterFunc runs, not here.
-	closeSess := true
-	defer func() {
-		if closeSess {
-			sess.Close()
-		}
-	}()
 	out := &gatedWriter{w: stdout}
 	if stdout == nil {
 		out.w = io.Discard
@@ -288,51 +333,69 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	// When stdout fails, end the script rather than let it block on a
 	// full channel window.
 	out.fail = func() { sess.Close() }
-	stderr := &tail.Buffer{Max: 4096}
+	x := &execution{r: r, sess: sess, out: out, stderr: &tail.Buffer{Max: 4096}, unstarted: make(chan struct{})}
 	sess.Stdout = out
-	sess.Stderr = stderr
+	sess.Stderr = x.stderr
 	in, err := sess.StdinPipe()
 	if err != nil {
-		return r.transportErr("opening session", err)
+		return nil, r.abandon(sess, r.transportErr("opening session", err))
 	}
 	if err := sess.Start(command); err != nil {
-		return r.transportErr("starting script", err)
+		return nil, r.abandon(sess, r.transportErr("starting script", err))
 	}
-	started = true
-	// A script that has not begun in time never will: its session is
-	// closed, and Exec says why (unstarted is closed then).
-	unstarted := make(chan struct{})
-	if out.begun != nil {
-		finished := make(chan struct{})
-		defer close(finished)
-		go func() {
-			if sent != nil {
-				select {
-				case <-sent:
-				case <-out.begun:
-					return
-				case <-finished:
-					return
-				}
-			}
-			t := time.NewTimer(r.startPatience)
-			defer t.Stop()
-			select {
-			case <-out.begun:
-			case <-finished:
-			case <-t.C:
-				close(unstarted)
-				sess.Close()
-			}
-		}()
-	}
-	pipe := &stdinPipe{w: in}
-	go func() {
-		if stdin != nil {
-			io.Copy(pipe, stdin)
+	x.pipe = &stdinPipe{w: in}
+	return x, nil
+}
+
+// abandon closes a session whose script did not start, which no longer
+// counts as open, and returns err.
+func (r *Runtime) abandon(sess *gossh.Session, err error) error {
+	sess.Close()
+	r.open.Done()
+	return err
+}
+
+// watchStart closes the session of a script that has not begun (printed
+// the begin marker) within patience of the host having the whole script,
+// and closes unstarted then: a script that has not begun in time never
+// will. sent, unless nil, is closed once the host has the script. It
+// returns early once finished is closed.
+func (x *execution) watchStart(patience time.Duration, sent, finished <-chan struct{}) {
+	if sent != nil {
+		select {
+		case <-sent:
+		case <-x.out.begun:
+			return
+		case <-finished:
+			return
 		}
-		pipe.Close()
-	}()
+	}
+	t := time.NewTimer(patience)
+	defer t.Stop()
+	select {
+	case <-x.out.begun:
+	case <-finished:
+	case <-t.C:
+		close(x.unstarted)
+		x.sess.Close()
+	}
+}
+
+// feed copies stdin (none when nil) to the script, then sends the end of
+// its input.
+func (x *execution) feed(stdin io.Reader) {
+	if stdin != nil {
+		io.Copy(x.pipe, stdin)
+	}
+	x.pipe.Close()
+}
+
+// wait waits for the script's session to end, for ctx to end (the
+// session is closed then) or for the script to miss its start. It
+// returns Wait's error and ended true when the session ended on its own:
+// the caller closes it then. Otherwise the session was closed here and
+// ctxErr, when not nil, is what Exec returns.
+func (x *execution) wait(ctx context.Context) (waitErr error, ended bool, ctxErr error) {
 	cancelled := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		close(cancelled)
@@ -341,42 +404,47 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		// does not wait for them. The script sees its stdin end and ends
 		// itself (bg_watchin); a write under way is ended by the closed
 		// session.
-		pipe.TryClose()
-		sess.Close()
+		x.pipe.TryClose()
+		x.sess.Close()
 	})
 	waited := make(chan error, 1)
 	go func() {
-		err := sess.Wait()
-		r.open.Done()
+		err := x.sess.Wait()
+		x.r.open.Done()
 		waited <- err
 	}()
 	select {
-	case err = <-waited:
+	case err := <-waited:
 		if stop() {
-			break
+			return err, true, nil
 		}
-		closeSess = false
-		return ctx.Err()
+		return nil, false, ctx.Err()
 	case <-cancelled:
-		closeSess = false
-		r.closed(waited, out)
-		return ctx.Err()
-	case <-unstarted:
+		x.r.closed(waited, x.out)
+		return nil, false, ctx.Err()
+	case <-x.unstarted:
 		// A command that outlives its session (a ForceCommand that
 		// sleeps: sshd keeps the channel until it exits) would hold
 		// Wait for ever.
-		closeSess = false
-		r.closed(waited, out)
+		x.r.closed(waited, x.out)
 		if !stop() {
-			return ctx.Err()
+			return nil, false, ctx.Err()
 		}
+		return nil, false, nil
 	}
-	if werr := out.failed(); werr != nil {
-		return &Error{Host: r.host, Err: fmt.Errorf("copying stdout: %w", werr)}
+}
+
+// result is what Exec returns once the script's session has ended, err
+// being Wait's error: a failed copy of stdout, a script that never began,
+// the script's non-zero exit, or the connection's failure.
+func (x *execution) result(err error) error {
+	host := x.r.host
+	if werr := x.out.failed(); werr != nil {
+		return &Error{Host: host, Err: fmt.Errorf("copying stdout: %w", werr)}
 	}
 	select {
-	case <-unstarted:
-		return &Error{Host: r.host, Err: fmt.Errorf("the host's shell did not start bgjob's script within %s: a startup file of the login shell (a .bashrc, say) may be reading its input", r.startPatience)}
+	case <-x.unstarted:
+		return &Error{Host: host, Err: fmt.Errorf("the host's shell did not start bgjob's script within %s: a startup file of the login shell (a .bashrc, say) may be reading its input", x.r.startPatience)}
 	default:
 	}
 	if err == nil {
@@ -384,13 +452,13 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	}
 	var exit *gossh.ExitError
 	if errors.As(err, &exit) {
-		e := &ExitError{Host: r.host, Status: exit.ExitStatus(), Signal: exit.Signal(), Stderr: stderr.LastLines(10)}
+		e := &ExitError{Host: host, Status: exit.ExitStatus(), Signal: exit.Signal(), Stderr: x.stderr.LastLines(10)}
 		if e.Signal != "" {
 			e.Status = -1
 		}
 		return e
 	}
-	return r.transportErr("running script", err)
+	return x.r.transportErr("running script", err)
 }
 
 // closed waits for the end of a session Exec has closed, for at most

@@ -44,6 +44,15 @@ func (t tokens) expand(s string) string {
 	return t.expandOnly(s, "")
 }
 
+// expandAll expands each path of paths; nil when there are none.
+func (t tokens) expandAll(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		out = append(out, t.expand(p))
+	}
+	return out
+}
+
 // expandOnly expands the %-tokens of s whose letters are in only (all of
 // them when only is empty), leaving the others as they are.
 func (t tokens) expandOnly(s, only string) string {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
@@ -89,35 +90,8 @@ whose first answer (bgjob's script begun there) does not come within
   bgjob logs --offset 1024 --json tests  # the bytes from 1024, and next_offset`,
 		Args: needArgs(1, 1, "a job id or name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// Before Zero stands for a 0 given: -1 is Zero too.
-			if o.Tail < 0 || o.Head < 0 || o.Bytes < 0 || o.offset < 0 || o.MaxBytes < 0 {
-				return usageError("--tail, --head, --bytes, --offset and --max-bytes must not be negative")
-			}
-			if n := countTrue(o.Stdout, o.Stderr, o.All); n > 1 {
-				return usageError("use one of --stdout, --stderr and --all")
-			}
-			if !cmd.Flags().Changed("max-bytes") {
-				o.MaxBytes = 0
-				if a.json || o.New || o.Tail > 0 || o.Head > 0 {
-					o.MaxBytes = bgjob.DefaultMaxBytes
-				}
-			}
-			o.Offset, o.FromOffset = o.offset, cmd.Flags().Changed("offset")
-			// Zero means zero: --tail 0 prints no line, not the whole log.
-			if cmd.Flags().Changed("tail") && o.Tail == 0 {
-				o.Tail = bgjob.Zero
-			}
-			if cmd.Flags().Changed("head") && o.Head == 0 {
-				o.Head = bgjob.Zero
-			}
-			if cmd.Flags().Changed("bytes") && o.Bytes == 0 {
-				o.Bytes = bgjob.Zero
-			}
-			if cmd.Flags().Changed("reader") && o.Reader == "" {
-				return usageError("--reader needs a name (the default reader is \"default\")")
-			}
-			if err := o.Validate(); err != nil {
-				return fieldError(err, logsFlags)
+			if err := o.complete(cmd.Flags(), a.json); err != nil {
+				return err
 			}
 			return a.logs(cmd.Context(), args[0], o.LogOptions, o.plain)
 		},
@@ -138,6 +112,54 @@ whose first answer (bgjob's script begun there) does not come within
 	f.Int64Var(&o.MaxBytes, "max-bytes", bgjob.DefaultMaxBytes, "print at most N bytes of log data with --json, --new, --tail or --head (0: no cap)")
 	f.BoolVar(&a.json, "json", false, "print {id, status, exit_code, logs: [{stream, offset, next_offset, truncated, data}]}")
 	return cmd
+}
+
+// complete checks the flags given, and turns them into the LogOptions:
+// the cap on the data printed, the offset, and a 0 given as Zero.
+func (o *logsOptions) complete(flags *pflag.FlagSet, json bool) error {
+	// Before Zero stands for a 0 given: -1 is Zero too.
+	if o.Tail < 0 || o.Head < 0 || o.Bytes < 0 || o.offset < 0 || o.MaxBytes < 0 {
+		return usageError("--tail, --head, --bytes, --offset and --max-bytes must not be negative")
+	}
+	if n := countTrue(o.Stdout, o.Stderr, o.All); n > 1 {
+		return usageError("use one of --stdout, --stderr and --all")
+	}
+	if !flags.Changed("max-bytes") {
+		o.MaxBytes = o.defaultMaxBytes(json)
+	}
+	o.Offset, o.FromOffset = o.offset, flags.Changed("offset")
+	o.zeroGiven(flags)
+	if flags.Changed("reader") && o.Reader == "" {
+		return usageError("--reader needs a name (the default reader is \"default\")")
+	}
+	if err := o.Validate(); err != nil {
+		return fieldError(err, logsFlags)
+	}
+	return nil
+}
+
+// defaultMaxBytes is the cap on the log data printed when --max-bytes is
+// not given: bgjob.DefaultMaxBytes where a program reads (--json, --new,
+// --tail, --head), none otherwise.
+func (o *logsOptions) defaultMaxBytes(json bool) int64 {
+	if json || o.New || o.Tail > 0 || o.Head > 0 {
+		return bgjob.DefaultMaxBytes
+	}
+	return 0
+}
+
+// zeroGiven makes a 0 given to --tail, --head or --bytes Zero: zero means
+// zero, --tail 0 prints no line, not the whole log.
+func (o *logsOptions) zeroGiven(flags *pflag.FlagSet) {
+	if flags.Changed("tail") && o.Tail == 0 {
+		o.Tail = bgjob.Zero
+	}
+	if flags.Changed("head") && o.Head == 0 {
+		o.Head = bgjob.Zero
+	}
+	if flags.Changed("bytes") && o.Bytes == 0 {
+		o.Bytes = bgjob.Zero
+	}
 }
 
 // logsFlags are the flags of the LogOptions fields a bgjob.FieldError

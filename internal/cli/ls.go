@@ -57,48 +57,64 @@ machine, ",keep" when the job outlives the server), "-" for the others.
 	return cmd
 }
 
+// list prints a page of jobs: one host's as they come, several hosts'
+// once all have answered, each with its host.
 func (a *app) list(ctx context.Context, o listOptions) error {
 	f := a.fleet(a.limit(0))
-	if a.json && !a.many() {
-		// One host's array is streamed: a workspace of 10,000 jobs is
-		// never held whole.
-		w := &jsonList{w: a.stdout, indent: isTerminal(a.stdout)}
-		var reached atomic.Bool
-		res := bgjob.Each(ctx, f, func(ctx context.Context, _ string, c *bgjob.Client) (string, error) {
-			reached.Store(true)
-			return c.ListFunc(ctx, o.ListOptions, w.add)
-		})
-		// A host that failed before any job was listed (a container
-		// host fails at its first script, not at Dial) prints the
-		// error's document alone, not an empty list before it.
-		if reached.Load() && (res[0].Err == nil || w.n > 0) {
-			if err := w.close(res[0].Value); err != nil {
-				return err
-			}
-		}
-		return failures(a, res)
+	switch {
+	case a.many():
+		return a.listHosts(ctx, f, o)
+	case a.json:
+		return a.streamJSON(ctx, f, o)
 	}
-	if !a.json && !a.many() {
-		// One host's rows go to the table as they come: the table keeps
-		// their text, not the jobs (10,000 jobs are megabytes).
-		t := newTable(a.stdout, o.AllWorkspaces, false)
-		rows := 0
-		res := bgjob.Each(ctx, f, func(ctx context.Context, _ string, c *bgjob.Client) (string, error) {
-			return c.ListFunc(ctx, o.ListOptions, func(j jobdir.Job) error {
-				t.row(j)
-				rows++
-				return nil
-			})
-		})
-		// A host that failed before any job prints no header.
-		if rows > 0 || res[0].Err == nil {
-			t.flush()
+	return a.streamTable(ctx, f, o)
+}
+
+// streamJSON prints one host's page as a JSON object, a job at a time:
+// a workspace of 10,000 jobs is never held whole.
+func (a *app) streamJSON(ctx context.Context, f *bgjob.Fleet, o listOptions) error {
+	w := &jsonList{w: a.stdout, indent: isTerminal(a.stdout)}
+	var reached atomic.Bool
+	res := bgjob.Each(ctx, f, func(ctx context.Context, _ string, c *bgjob.Client) (string, error) {
+		reached.Store(true)
+		return c.ListFunc(ctx, o.ListOptions, w.add)
+	})
+	// A host that failed before any job was listed (a container host
+	// fails at its first script, not at Dial) prints the error's document
+	// alone, not an empty list before it.
+	if reached.Load() && (res[0].Err == nil || w.n > 0) {
+		if err := w.close(res[0].Value); err != nil {
+			return err
 		}
-		if res[0].Value != "" {
-			fmt.Fprintf(a.stderr, "bgjob: more jobs: --cursor %s\n", res[0].Value)
-		}
-		return failures(a, res)
 	}
+	return failures(a, res)
+}
+
+// streamTable prints one host's page as a table, its rows as they come:
+// the table keeps their text, not the jobs (10,000 jobs are megabytes).
+func (a *app) streamTable(ctx context.Context, f *bgjob.Fleet, o listOptions) error {
+	t := newTable(a.stdout, o.AllWorkspaces, false)
+	rows := 0
+	res := bgjob.Each(ctx, f, func(ctx context.Context, _ string, c *bgjob.Client) (string, error) {
+		return c.ListFunc(ctx, o.ListOptions, func(j jobdir.Job) error {
+			t.row(j)
+			rows++
+			return nil
+		})
+	})
+	// A host that failed before any job prints no header.
+	if rows > 0 || res[0].Err == nil {
+		t.flush()
+	}
+	if res[0].Value != "" {
+		fmt.Fprintf(a.stderr, "bgjob: more jobs: --cursor %s\n", res[0].Value)
+	}
+	return failures(a, res)
+}
+
+// listHosts prints the pages of several hosts, once all have answered:
+// a JSON array of hosts, or one table with a column for the host.
+func (a *app) listHosts(ctx context.Context, f *bgjob.Fleet, o listOptions) error {
 	res := f.List(ctx, o.ListOptions)
 	if a.json {
 		if err := hostsJSON(a, res, func(h *hostJSON, r bgjob.Result[bgjob.Page]) {
@@ -110,18 +126,13 @@ func (a *app) list(ctx context.Context, o listOptions) error {
 		}
 		return failures(a, res)
 	}
-	t := newTable(a.stdout, o.AllWorkspaces, a.many())
-	rows := 0
+	t := newTable(a.stdout, o.AllWorkspaces, true)
 	for _, r := range res {
 		for _, j := range r.Value.Jobs {
 			t.row(j)
-			rows++
 		}
 	}
-	// One host that failed before any job prints no header.
-	if a.many() || rows > 0 || res[0].Err == nil {
-		t.flush()
-	}
+	t.flush()
 	for _, r := range res {
 		if r.Value.Next != "" {
 			fmt.Fprintf(a.stderr, "bgjob: %smore jobs: --cursor %s\n", hostLabel(a.hostName(r.Host)), r.Value.Next)

@@ -177,26 +177,8 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 }
 
 func (a *app) run(ctx context.Context, o runOptions) error {
-	if o.wait < 0 || o.maxBytes < 0 {
-		return usageError("--wait and --max-bytes must not be negative")
-	}
-	g, err := graceFlag(o.grace)
-	if err != nil {
+	if err := a.completeSpec(&o); err != nil {
 		return err
-	}
-	o.spec.Grace = &g
-	if o.maxLogSize != "" {
-		n, err := parseSize(o.maxLogSize)
-		if err != nil {
-			return usageError("--max-log-size: %v", err)
-		}
-		o.spec.MaxLogSize = n
-	}
-	if err := o.spec.Validate(); err != nil {
-		return fieldError(err, runFlags)
-	}
-	if o.wait > 0 && a.many() {
-		return usageError("--wait works on one host; with several, run then use 'bgjob wait' and 'bgjob logs'")
 	}
 	// What each host found of other jobs with the name; with one host,
 	// under "".
@@ -225,19 +207,11 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 			c.SetAutoPrune(o.keep, bgjob.DefaultMaxAge)
 		}
 		j, err := c.Run(startCtx, o.spec)
-		if err == nil && o.wait > 0 {
+		switch {
+		case err == nil && o.wait > 0:
 			waited = a.promote(ctx, c, j, o)
-		}
-		if err != nil && ctx.Err() != nil {
-			// Interrupted while it launched: the job may run all the same
-			// (its wrapper, once started, goes on by itself). A look, past
-			// the interrupt and short, says so rather than leave it unseen.
-			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			jobs, serr := c.Status(lctx, o.spec.ID)
-			cancel()
-			if serr == nil && len(jobs) == 1 && jobs[0].Status.Active() {
-				fmt.Fprintf(a.stderr, "bgjob: job %s goes on in the background (bgjob stop %s stops it)\n", o.spec.ID, o.spec.ID)
-			}
+		case err != nil && ctx.Err() != nil:
+			a.sayGoesOn(ctx, c, o.spec.ID)
 		}
 		return j, err
 	})
@@ -245,6 +219,46 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 		return waited
 	}
 	return a.printRuns(res, held, o)
+}
+
+// completeSpec checks run's flags, and puts in o.spec those that are not
+// its own fields: the grace and the size of the logs kept.
+func (a *app) completeSpec(o *runOptions) error {
+	if o.wait < 0 || o.maxBytes < 0 {
+		return usageError("--wait and --max-bytes must not be negative")
+	}
+	g, err := graceFlag(o.grace)
+	if err != nil {
+		return err
+	}
+	o.spec.Grace = &g
+	if o.maxLogSize != "" {
+		n, err := parseSize(o.maxLogSize)
+		if err != nil {
+			return usageError("--max-log-size: %v", err)
+		}
+		o.spec.MaxLogSize = n
+	}
+	if err := o.spec.Validate(); err != nil {
+		return fieldError(err, runFlags)
+	}
+	if o.wait > 0 && a.many() {
+		return usageError("--wait works on one host; with several, run then use 'bgjob wait' and 'bgjob logs'")
+	}
+	return nil
+}
+
+// sayGoesOn says whether job id runs, after run was interrupted while it
+// launched: the job may run all the same (its wrapper, once started, goes
+// on by itself). A look, past the interrupt and short, says so rather
+// than leave it unseen.
+func (a *app) sayGoesOn(ctx context.Context, c *bgjob.Client, id string) {
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	jobs, err := c.Status(lctx, id)
+	cancel()
+	if err == nil && len(jobs) == 1 && jobs[0].Status.Active() {
+		fmt.Fprintf(a.stderr, "bgjob: job %s goes on in the background (bgjob stop %s stops it)\n", id, id)
+	}
 }
 
 // printRuns prints the jobs run started: with one host its id, pid and

@@ -129,6 +129,23 @@ type topSession struct {
 	screen  tcell.Screen
 	v       *topView
 	drawn   string // the screen last drawn, as fmt prints its lines
+
+	// What says that jobs changed (see watchJobs).
+	listed   <-chan struct{} // a job made or removed
+	watching bool            // file events come
+	local    bool            // a watch may come: the workspace is made later
+	files    <-chan string   // the name of a file changed, of a job not ended
+	endFiles func()          // ends the watch of files
+	filesKey string          // the ids of the jobs whose files are watched
+
+	// The reads (see schedule), and the stops under way.
+	want       topWant          // what the next read reads
+	busy       bool             // a read is under way
+	lastRead   time.Time        // the start of the last read
+	lastScan   time.Time        // the start of the last read of the jobs
+	readAt     <-chan time.Time // the end of topGap, for a read put off
+	answers    chan topAnswer
+	stopErrors chan error
 }
 
 // topWant is what top reads next.
@@ -268,89 +285,24 @@ func unended(jobs []jobdir.Job) ([]jobdir.Job, string) {
 }
 
 func (t *topSession) run(ctx context.Context) error {
-	c, v := t.c, t.v
 	events := make(chan tcell.Event, 16)
 	go t.screen.ChannelEvents(events, ctx.Done())
 	hup := make(chan os.Signal, 1)
 	defer notifyHangup(hup)()
 
-	// Locally the workspace's directory (the root's with -A) says when a
-	// job is made or removed, and the directories of the jobs not ended
-	// when one of their files changes. Over SSH there are no events: the
-	// list is read again on each tick.
-	listed, err := c.WatchJobs(ctx, t.o.all)
-	watching := err == nil && listed != nil // file events come
-	local := err != nil || listed != nil    // a watch may come: the workspace is made later
-	var (
-		files      <-chan string
-		endFiles   = func() {}
-		filesKey   = "-"
-		want       = topWant{list: true}
-		busy       bool
-		lastRead   time.Time
-		lastScan   time.Time // the start of the last read of the jobs
-		scanEvery  = max(topScanEvery, t.o.every)
-		readAt     <-chan time.Time
-		answers    = make(chan topAnswer, 1)
-		stopErrors = make(chan error, 1)
-	)
-	defer func() { endFiles() }()
-	// watchFiles watches the files of the jobs not ended, when they are
-	// others than those watched, and then reads them once more: what
-	// changed before the watch was in place it could not see.
-	watchFiles := func() {
-		u, key := unended(v.jobs)
-		if !watching || key == filesKey {
-			return
-		}
-		endFiles()
-		fctx, fcancel := context.WithCancel(ctx)
-		endFiles, filesKey = fcancel, key
-		var werr error
-		files, werr = c.WatchFiles(fctx, u)
-		if werr != nil {
-			// A job removed meanwhile: its removal is a change of the
-			// workspace, and the list read for it watches again.
-			files, filesKey = nil, "-"
-		}
-		want.jobs = true
-		for _, j := range u {
-			if j.Status == jobdir.StatusUnreadable {
-				// Made before its meta.json: a status look cannot
-				// find it, the list can.
-				want.list = true
-			}
-		}
-	}
-	// schedule starts the read that is wanted, unless one is under way
-	// (its answer schedules again) or the last began under topGap ago.
-	schedule := func() {
-		if busy || !want.any() || readAt != nil {
-			return
-		}
-		if d := topGap - time.Since(lastRead); d > 0 {
-			readAt = time.After(d)
-			return
-		}
-		w, l, outID := want, live(v.jobs), v.showing
-		out, err := t.clientOf(outID)
-		if err != nil {
-			v.err = err
-			return
-		}
-		want, busy, lastRead = topWant{}, true, time.Now()
-		if w.list || w.jobs {
-			lastScan = lastRead
-		}
-		go func() { answers <- t.read(ctx, w, l, outID, out) }()
-	}
+	t.want, t.filesKey, t.endFiles = topWant{list: true}, "-", func() {}
+	t.answers, t.stopErrors = make(chan topAnswer, 1), make(chan error, 1)
+	t.watchJobs(ctx)
+	defer func() { t.endFiles() }()
 	tick := time.NewTicker(t.o.every)
 	defer tick.Stop()
 	redraw := time.NewTicker(time.Second) // durations move on
 	defer redraw.Stop()
-	schedule()
+	t.schedule(ctx)
 	t.draw()
 	for {
+		// An event of a watch, or the end of topGap, only asks for a read:
+		// the screen is drawn again when the read's answer comes.
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -358,106 +310,211 @@ func (t *topSession) run(ctx context.Context) error {
 			return &exitError{code: 129}
 		case <-redraw.C:
 		case <-tick.C:
-			switch {
-			case watching:
-				want.jobs = want.jobs || tickReads(live(v.jobs), time.Since(lastScan), scanEvery, c.MayHaveEnded)
-			case local:
-				// The workspace made since? Then events come.
-				if listed, err = c.WatchJobs(ctx, t.o.all); err == nil {
-					watching = true
-				}
-				want.list = true
-			default:
-				want.list = true
-			}
-			want.output = want.output || v.showing != ""
-			schedule()
-		case <-listed:
-			want.list = true
-			schedule()
+			t.tick(ctx)
+		case <-t.listed:
+			t.want.list = true
+			t.schedule(ctx)
 			continue
-		case name := <-files:
-			switch name {
-			case jobdir.StdoutFile, jobdir.StderrFile:
-				want.output = want.output || v.showing != ""
-			case jobdir.MetaFile:
-				// A job made: it was unreadable until now.
-				want.list = true
-			default:
-				want.jobs = true
-			}
-			schedule()
+		case name := <-t.files:
+			t.fileChanged(name)
+			t.schedule(ctx)
 			continue
-		case <-readAt:
-			readAt = nil
-			schedule()
+		case <-t.readAt:
+			t.readAt = nil
+			t.schedule(ctx)
 			continue
-		case ans := <-answers:
-			busy = false
-			t.answer(ans)
-			if ans.gone {
-				want.list = true
-			}
-			if ans.err == nil {
-				watchFiles()
-			}
-			schedule()
-		case err := <-stopErrors:
-			v.err = err
+		case ans := <-t.answers:
+			t.answered(ctx, ans)
+		case err := <-t.stopErrors:
+			t.v.err = err
 		case ev, ok := <-events:
 			if !ok {
 				// ctx's end, or the screen is gone.
 				return ctx.Err()
 			}
-			var k string
-			switch ev := ev.(type) {
-			case *tcell.EventResize:
-				t.screen.Sync()
-			case *tcell.EventKey:
-				k = topKey(ev)
-			}
-			if k == "" {
-				break
-			}
-			switch act := v.key(k); act.kind {
-			case actQuit:
-				return nil
-			case actAttach:
-				note, err := t.attach(ctx, act.id)
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				var ee *exitError
-				if errors.As(err, &ee) {
-					return err // SIGHUP, or the terminal not taken back
-				}
-				v.note, v.err = note, err
-				want.list = true
-				schedule()
-			case actRead:
-				want.output = true
-				schedule()
-			case actStop, actKill:
-				so := bgjob.StopOptions{}
-				if act.kind == actKill {
-					so = bgjob.StopOptions{Signal: "KILL", Grace: new(time.Duration(0))}
-				}
-				sc, err := t.clientOf(act.id)
-				go func() {
-					if err == nil {
-						_, err = sc.Stop(ctx, []string{act.id}, so)
-					}
-					if err != nil {
-						select {
-						case stopErrors <- err:
-						default:
-						}
-					}
-				}()
+			if quit, err := t.event(ctx, ev); quit {
+				return err
 			}
 		}
 		t.draw()
 	}
+}
+
+// watchJobs watches, locally, the workspace's directory (the root's with
+// -A), which says when a job is made or removed; watchFiles then watches
+// the directories of the jobs not ended, which say when one of their files
+// changes. Over SSH there are no events: the list is read again on each
+// tick.
+func (t *topSession) watchJobs(ctx context.Context) {
+	listed, err := t.c.WatchJobs(ctx, t.o.all)
+	t.listed = listed
+	t.watching = err == nil && listed != nil // file events come
+	t.local = err != nil || listed != nil    // a watch may come: the workspace is made later
+}
+
+// watchFiles watches the files of the jobs not ended, when they are
+// others than those watched, and then reads them once more: what changed
+// before the watch was in place it could not see.
+func (t *topSession) watchFiles(ctx context.Context) {
+	u, key := unended(t.v.jobs)
+	if !t.watching || key == t.filesKey {
+		return
+	}
+	t.endFiles()
+	fctx, fcancel := context.WithCancel(ctx)
+	t.endFiles, t.filesKey = fcancel, key
+	var err error
+	t.files, err = t.c.WatchFiles(fctx, u)
+	if err != nil {
+		// A job removed meanwhile: its removal is a change of the
+		// workspace, and the list read for it watches again.
+		t.files, t.filesKey = nil, "-"
+	}
+	t.want.jobs = true
+	for _, j := range u {
+		if j.Status == jobdir.StatusUnreadable {
+			// Made before its meta.json: a status look cannot find it,
+			// the list can.
+			t.want.list = true
+		}
+	}
+}
+
+// tick asks, on each of top's ticks, for what may have changed without
+// an event.
+func (t *topSession) tick(ctx context.Context) {
+	switch {
+	case t.watching:
+		scanEvery := max(topScanEvery, t.o.every)
+		t.want.jobs = t.want.jobs || tickReads(live(t.v.jobs), time.Since(t.lastScan), scanEvery, t.c.MayHaveEnded)
+	case t.local:
+		// The workspace made since? Then events come.
+		var err error
+		if t.listed, err = t.c.WatchJobs(ctx, t.o.all); err == nil {
+			t.watching = true
+		}
+		t.want.list = true
+	default:
+		t.want.list = true
+	}
+	t.want.output = t.want.output || t.v.showing != ""
+	t.schedule(ctx)
+}
+
+// fileChanged asks for what a change of the file name of a job not ended
+// calls for.
+func (t *topSession) fileChanged(name string) {
+	switch name {
+	case jobdir.StdoutFile, jobdir.StderrFile:
+		t.want.output = t.want.output || t.v.showing != ""
+	case jobdir.MetaFile:
+		// A job made: it was unreadable until now.
+		t.want.list = true
+	default:
+		t.want.jobs = true
+	}
+}
+
+// schedule starts the read that is wanted, unless one is under way (its
+// answer schedules again) or the last began under topGap ago.
+func (t *topSession) schedule(ctx context.Context) {
+	if t.busy || !t.want.any() || t.readAt != nil {
+		return
+	}
+	if d := topGap - time.Since(t.lastRead); d > 0 {
+		t.readAt = time.After(d)
+		return
+	}
+	w, l, outID := t.want, live(t.v.jobs), t.v.showing
+	out, err := t.clientOf(outID)
+	if err != nil {
+		t.v.err = err
+		return
+	}
+	t.want, t.busy, t.lastRead = topWant{}, true, time.Now()
+	if w.list || w.jobs {
+		t.lastScan = t.lastRead
+	}
+	go func() { t.answers <- t.read(ctx, w, l, outID, out) }()
+}
+
+// answered takes the answer of the read under way, and schedules the next.
+func (t *topSession) answered(ctx context.Context, ans topAnswer) {
+	t.busy = false
+	t.answer(ans)
+	if ans.gone {
+		t.want.list = true
+	}
+	if ans.err == nil {
+		t.watchFiles(ctx)
+	}
+	t.schedule(ctx)
+}
+
+// event handles one event of the terminal, and reports whether top ends,
+// and with what error.
+func (t *topSession) event(ctx context.Context, ev tcell.Event) (quit bool, err error) {
+	var k string
+	switch ev := ev.(type) {
+	case *tcell.EventResize:
+		t.screen.Sync()
+	case *tcell.EventKey:
+		k = topKey(ev)
+	}
+	if k == "" {
+		return false, nil
+	}
+	switch act := t.v.key(k); act.kind {
+	case actQuit:
+		return true, nil
+	case actAttach:
+		return t.attachKey(ctx, act.id)
+	case actRead:
+		t.want.output = true
+		t.schedule(ctx)
+	case actStop, actKill:
+		t.stop(ctx, act)
+	}
+	return false, nil
+}
+
+// attachKey attaches to the job shown as id, and reports whether top
+// ends, and with what error: on ctx's end, on SIGHUP, or when the terminal
+// could not be taken back; otherwise the view says how the attach ended.
+func (t *topSession) attachKey(ctx context.Context, id string) (quit bool, err error) {
+	note, err := t.attach(ctx, id)
+	if ctx.Err() != nil {
+		return true, ctx.Err()
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return true, err // SIGHUP, or the terminal not taken back
+	}
+	t.v.note, t.v.err = note, err
+	t.want.list = true
+	t.schedule(ctx)
+	return false, nil
+}
+
+// stop stops or kills the job of act without waiting for it: the loop
+// goes on, and an error comes back on stopErrors.
+func (t *topSession) stop(ctx context.Context, act topAction) {
+	so := bgjob.StopOptions{}
+	if act.kind == actKill {
+		so = bgjob.StopOptions{Signal: "KILL", Grace: new(time.Duration(0))}
+	}
+	sc, err := t.clientOf(act.id)
+	go func() {
+		if err == nil {
+			_, err = sc.Stop(ctx, []string{act.id}, so)
+		}
+		if err != nil {
+			select {
+			case t.stopErrors <- err:
+			default:
+			}
+		}
+	}()
 }
 
 // answer puts what a read brought into the view.

@@ -90,87 +90,119 @@ const (
 	keyCtrlC     = "ctrl-c"
 )
 
-// key handles one key, by its name.
+// key handles one key, by its name: what it does depends on what is
+// shown, or asked.
 func (v *topView) key(s string) topAction {
 	switch {
 	case v.help:
 		v.help = false
 		return topAction{}
 	case v.confirm != "":
-		kind, id := actStop, v.confirmID
-		if v.confirm == "kill" {
-			kind = actKill
-		}
-		what := v.confirm
-		v.confirm, v.confirmID = "", ""
-		if s == "y" || s == "Y" {
-			v.note = what + " sent to " + id
-			return topAction{kind: kind, id: id}
-		}
+		return v.confirmKey(s)
+	case v.filtering:
+		return v.filterKey(s)
+	case v.showing != "":
+		return v.outputKey(s)
+	}
+	return v.tableKey(s)
+}
+
+// confirmKey handles the answer to "stop job …? y/n": y sends it, any
+// other key drops it.
+func (v *topView) confirmKey(s string) topAction {
+	act := topAction{kind: actStop, id: v.confirmID}
+	if v.confirm == "kill" {
+		act.kind = actKill
+	}
+	what := v.confirm
+	v.confirm, v.confirmID = "", ""
+	if s != "y" && s != "Y" {
 		v.note = ""
 		return topAction{}
-	case v.filtering:
-		switch {
-		case s == keyEnter:
-			v.filtering = false
-		case s == keyEsc:
-			v.filtering, v.filter = false, ""
-		case s == keyBackspace:
-			if v.filter != "" {
-				_, n := utf8.DecodeLastRuneInString(v.filter)
-				v.filter = v.filter[:len(v.filter)-n]
-			}
-		case s == keyCtrlC:
-			return topAction{kind: actQuit}
-		case utf8.RuneCountInString(s) == 1 && s >= " ":
-			v.filter += s
-		}
-		return topAction{}
-	case v.showing != "":
-		switch s {
-		case keyEsc, "q":
-			v.showing, v.output = "", nil
-		case keyCtrlC:
-			return topAction{kind: actQuit}
-		}
-		return topAction{}
 	}
+	v.note = what + " sent to " + act.id
+	return act
+}
+
+// filterKey handles a key typed into the filter.
+func (v *topView) filterKey(s string) topAction {
+	switch {
+	case s == keyEnter:
+		v.filtering = false
+	case s == keyEsc:
+		v.filtering, v.filter = false, ""
+	case s == keyBackspace:
+		if v.filter != "" {
+			_, n := utf8.DecodeLastRuneInString(v.filter)
+			v.filter = v.filter[:len(v.filter)-n]
+		}
+	case s == keyCtrlC:
+		return topAction{kind: actQuit}
+	case utf8.RuneCountInString(s) == 1 && s >= " ":
+		v.filter += s
+	}
+	return topAction{}
+}
+
+// outputKey handles a key while a job's output is shown.
+func (v *topView) outputKey(s string) topAction {
+	switch s {
+	case keyEsc, "q":
+		v.showing, v.output = "", nil
+	case keyCtrlC:
+		return topAction{kind: actQuit}
+	}
+	return topAction{}
+}
+
+// tableKey handles a key on the table.
+func (v *topView) tableKey(s string) topAction {
 	switch s {
 	case "q", keyCtrlC:
 		return topAction{kind: actQuit}
 	case "j", keyDown:
-		v.selected()
-		v.sel++
-		v.selID = ""
-		v.selectIndex()
+		v.move(1)
 	case "k", keyUp:
-		v.selected()
-		v.sel--
-		v.selID = ""
-		v.selectIndex()
+		v.move(-1)
 	case "/":
 		v.filtering, v.note = true, ""
 	case "?":
 		v.help = true
-	case keyEnter:
-		if j, ok := v.selected(); ok {
-			v.showing, v.output = j.ID, nil
-			return topAction{kind: actRead}
-		}
-	case "a":
-		if j, ok := v.selected(); ok {
-			v.note = ""
-			return topAction{kind: actAttach, id: j.ID}
-		}
-	case "s", "K":
-		if j, ok := v.selected(); ok {
-			v.confirm, v.confirmID = "stop", j.ID
-			if s == "K" {
-				v.confirm = "kill"
-			}
-		}
+	case keyEnter, "a", "s", "K":
+		return v.selectedKey(s)
 	}
 	return topAction{}
+}
+
+// selectedKey handles a key that acts on the selected job: enter shows
+// its output, a attaches to it, s and K ask whether to stop or kill it.
+// With no job in the table, none does anything.
+func (v *topView) selectedKey(s string) topAction {
+	j, ok := v.selected()
+	if !ok {
+		return topAction{}
+	}
+	switch s {
+	case keyEnter:
+		v.showing, v.output = j.ID, nil
+		return topAction{kind: actRead}
+	case "a":
+		v.note = ""
+		return topAction{kind: actAttach, id: j.ID}
+	case "s":
+		v.confirm, v.confirmID = "stop", j.ID
+	case "K":
+		v.confirm, v.confirmID = "kill", j.ID
+	}
+	return topAction{}
+}
+
+// move moves the selection by n rows, within the table.
+func (v *topView) move(n int) {
+	v.selected()
+	v.sel += n
+	v.selID = ""
+	v.selectIndex()
 }
 
 // selectIndex keeps the selection in the table and records its job.
@@ -260,9 +292,37 @@ func (v *topView) render(w, h int, now time.Time) []topLine {
 	return lines
 }
 
+// table lays out the table of jobs, h rows: a heading, the columns'
+// titles, the jobs that fit with the selected one among them, and a foot.
 func (v *topView) table(title string, h int, now time.Time) []topLine {
 	jobs := v.visible()
 	cur, _ := v.selected()
+	lines := []topLine{v.bold(v.heading(title, len(jobs)))}
+	var hdr []string
+	for _, c := range topColumns {
+		hdr = append(hdr, pad(c.title, c.width))
+	}
+	lines = append(lines, v.bold(strings.Join(hdr, " ")))
+	rows := max(h-4, 1)
+	first := 0
+	if v.sel >= rows {
+		first = v.sel - rows + 1
+	}
+	for i := first; i < len(jobs) && i < first+rows; i++ {
+		lines = append(lines, v.row(jobs[i], jobs[i].ID == cur.ID, now))
+	}
+	if len(jobs) == 0 {
+		lines = append(lines, plain("  no jobs"))
+	}
+	for len(lines) < h-1 {
+		lines = append(lines, topLine{})
+	}
+	return append(lines[:h-1], v.foot())
+}
+
+// heading returns the table's first line: the counts of jobs, and of
+// those the filter keeps (matched).
+func (v *topView) heading(title string, matched int) string {
 	running, queued := 0, 0
 	for _, j := range v.jobs {
 		switch j.Status {
@@ -277,65 +337,54 @@ func (v *topView) table(title string, h int, now time.Time) []topLine {
 		head += fmt.Sprintf(", %d queued", queued)
 	}
 	if v.filter != "" || v.filtering {
-		head += fmt.Sprintf(", %d match /%s", len(jobs), v.filter)
+		head += fmt.Sprintf(", %d match /%s", matched, v.filter)
 	}
-	lines := []topLine{v.bold(head)}
-	var hdr []string
-	for _, c := range topColumns {
-		hdr = append(hdr, pad(c.title, c.width))
+	return head
+}
+
+// row returns the table's line of job j: its status coloured, or the
+// whole line reversed when j is selected.
+func (v *topView) row(j jobdir.Job, selected bool, now time.Time) topLine {
+	procs := strconv.Itoa(j.LiveProcesses)
+	if j.ProcessScan == jobdir.ScanNone {
+		procs = "-"
 	}
-	lines = append(lines, v.bold(strings.Join(hdr, " ")))
-	rows := max(h-4, 1)
-	first := 0
-	if v.sel >= rows {
-		first = v.sel - rows + 1
+	dur := "-"
+	if d, ok := j.Duration(now); ok {
+		dur = durationText(d)
 	}
-	for i := first; i < len(jobs) && i < first+rows; i++ {
-		j := jobs[i]
-		procs := strconv.Itoa(j.LiveProcesses)
-		if j.ProcessScan == jobdir.ScanNone {
-			procs = "-"
-		}
-		dur := "-"
-		if d, ok := j.Duration(now); ok {
-			dur = durationText(d)
-		}
-		name := j.Name
-		if name == "" {
-			name = "-"
-		}
-		before := strings.Join([]string{pad(name, 12), pad(j.ID, 22)}, " ") + " "
-		status := pad(string(j.Status), 8)
-		after := " " + strings.Join([]string{pad(exitText(j), 4), pad(procs, 5), pad(dur, 8), oneLine(j.Command)}, " ")
-		var st tcell.Style
-		if v.color {
-			st = st.Foreground(statusColor(j))
-		}
-		line := topLine{spans: []topSpan{{text: before}, {text: status, style: st}, {text: after}}}
-		if j.ID == cur.ID {
-			rev := tcell.StyleDefault.Reverse(true)
-			line = topLine{spans: []topSpan{{text: before + status + after, style: rev}}, fill: rev}
-		}
-		lines = append(lines, line)
+	name := j.Name
+	if name == "" {
+		name = "-"
 	}
-	if len(jobs) == 0 {
-		lines = append(lines, plain("  no jobs"))
+	before := strings.Join([]string{pad(name, 12), pad(j.ID, 22)}, " ") + " "
+	status := pad(string(j.Status), 8)
+	after := " " + strings.Join([]string{pad(exitText(j), 4), pad(procs, 5), pad(dur, 8), oneLine(j.Command)}, " ")
+	if selected {
+		rev := tcell.StyleDefault.Reverse(true)
+		return topLine{spans: []topSpan{{text: before + status + after, style: rev}}, fill: rev}
 	}
-	for len(lines) < h-1 {
-		lines = append(lines, topLine{})
+	var st tcell.Style
+	if v.color {
+		st = st.Foreground(statusColor(j))
 	}
-	foot := plain("j/k move  / filter  enter output  a attach  s stop  K kill  ? help  q quit")
+	return topLine{spans: []topSpan{{text: before}, {text: status, style: st}, {text: after}}}
+}
+
+// foot returns the table's last line: the question asked, the filter
+// typed, the last error or note, or else the keys.
+func (v *topView) foot() topLine {
 	switch {
 	case v.confirm != "":
-		foot = v.bold(fmt.Sprintf("%s job %s? y/n", v.confirm, v.confirmID))
+		return v.bold(fmt.Sprintf("%s job %s? y/n", v.confirm, v.confirmID))
 	case v.filtering:
-		foot = plain("/" + v.filter + "_")
+		return plain("/" + v.filter + "_")
 	case v.err != nil:
-		foot = plain("error: " + oneLine(v.err.Error()))
+		return plain("error: " + oneLine(v.err.Error()))
 	case v.note != "":
-		foot = plain(v.note)
+		return plain(v.note)
 	}
-	return append(lines[:h-1], foot)
+	return plain("j/k move  / filter  enter output  a attach  s stop  K kill  ? help  q quit")
 }
 
 // statusColor is the colour of a job's status: green running, cyan

@@ -599,50 +599,82 @@ func checkFrame(line []byte) (msg, id json.RawMessage, m map[string]json.RawMess
 	if twice != "" {
 		return invalid(nil, fmt.Sprintf("member %q appears twice", twice))
 	}
-	rawID, hasID := m["id"]
-	id, idOK := requestID(rawID)
+	id, idOK := requestID(m["id"])
 	var version string
 	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" {
 		return invalid(id, `"jsonrpc" must be "2.0"`)
 	}
-	const idRule = "an id is a string (no lone surrogate) or an integer of at most 2^53-1 in magnitude"
-	_, hasResult := m["result"]
-	errObj, hasError := m["error"]
-	if method, ok := m["method"]; ok {
-		switch {
-		case method[0] != '"':
-			return invalid(id, "method must be a string")
-		case hasResult || hasError:
-			return invalid(id, "a request has no result or error")
-		case hasID && !idOK:
-			return invalid(id, idRule)
-		}
-		if p, ok := m["params"]; ok && p[0] != '{' && string(p) != "null" {
-			if p[0] != '[' {
-				return invalid(id, "params must be an object")
-			}
-			if !hasID {
-				return nil, nil, nil, 0, ""
-			}
-			return nil, id, nil, jsonrpc.CodeInvalidParams, "invalid params: MCP takes params as an object"
-		}
-	} else {
-		switch {
-		case hasResult == hasError:
-			return invalid(id, "a response has a result or an error (and a request a method)")
-		case hasError && errObj[0] != '{':
-			return invalid(id, "error must be an object")
-		case hasError && string(rawID) == "null":
-			return nil, nil, nil, 0, "" // the SDK takes no id null
-		case !idOK:
-			return invalid(id, "a response has its request's id: "+idRule)
-		}
+	check := checkResponse
+	if _, ok := m["method"]; ok {
+		check = checkRequest
+	}
+	switch code, why, drop := check(m, idOK); {
+	case drop:
+		return nil, nil, nil, 0, ""
+	case code != 0:
+		return nil, id, nil, code, why
 	}
 	// The SDK's own decoding, of the very bytes it will decode.
 	if _, err := jsonrpc.DecodeMessage(msg); err != nil {
 		return invalid(id, err.Error())
 	}
 	return msg, nil, m, 0, ""
+}
+
+// idRule is what MCP and the SDK take as an id.
+const idRule = "an id is a string (no lone surrogate) or an integer of at most 2^53-1 in magnitude"
+
+// checkRequest applies checkFrame's rules to a request, a message (its
+// members m) with a method, whose id is one MCP allows when idOK. It
+// returns the error to answer with, its code and why; or drop, for a
+// message nobody answers; or neither, for one the SDK is to handle.
+func checkRequest(m map[string]json.RawMessage, idOK bool) (code int, why string, drop bool) {
+	_, hasID := m["id"]
+	_, hasResult := m["result"]
+	_, hasError := m["error"]
+	switch {
+	case m["method"][0] != '"':
+		return invalidRequest("method must be a string")
+	case hasResult || hasError:
+		return invalidRequest("a request has no result or error")
+	case hasID && !idOK:
+		return invalidRequest(idRule)
+	}
+	p, ok := m["params"]
+	switch {
+	case !ok || p[0] == '{' || string(p) == "null":
+		return 0, "", false
+	case p[0] != '[':
+		return invalidRequest("params must be an object")
+	case !hasID:
+		return 0, "", true // a notification
+	}
+	return jsonrpc.CodeInvalidParams, "invalid params: MCP takes params as an object", false
+}
+
+// checkResponse applies checkFrame's rules to a response, a message (its
+// members m) without a method, whose id is one MCP allows when idOK. It
+// returns what checkRequest returns.
+func checkResponse(m map[string]json.RawMessage, idOK bool) (code int, why string, drop bool) {
+	_, hasResult := m["result"]
+	errObj, hasError := m["error"]
+	switch {
+	case hasResult == hasError:
+		return invalidRequest("a response has a result or an error (and a request a method)")
+	case hasError && errObj[0] != '{':
+		return invalidRequest("error must be an object")
+	case hasError && string(m["id"]) == "null":
+		return 0, "", true // the SDK takes no id null
+	case !idOK:
+		return invalidRequest("a response has its request's id: " + idRule)
+	}
+	return 0, "", false
+}
+
+// invalidRequest is the answer of checkRequest and checkResponse to a
+// message that JSON-RPC or MCP does not allow, for why.
+func invalidRequest(why string) (code int, answer string, drop bool) {
+	return jsonrpc.CodeInvalidRequest, "invalid request: " + why, false
 }
 
 // members returns the members of a JSON object, and the name of one that

@@ -74,49 +74,16 @@ type readResult struct {
 }
 
 func (s *Server) output(ctx context.Context, req *sdk.CallToolRequest, in outputIn) (*sdk.CallToolResult, outputOut, error) {
-	rs := readSpec{id: in.ID, offset: in.Offset, tail: in.TailLines, head: in.HeadLines, max: in.MaxBytes, raw: in.Raw, filterSrc: in.Filter}
-	switch in.Stream {
-	case "", "both":
-	case "stdout", "stderr":
-		rs.stream = in.Stream
-	default:
-		return nil, outputOut{}, fmt.Errorf("stream %q: want stdout, stderr or both", in.Stream)
-	}
-	if in.TailLines < 0 || in.HeadLines < 0 || in.MaxBytes < 0 || in.Offset != nil && *in.Offset < 0 {
-		return nil, outputOut{}, errors.New("offset, tail_lines, head_lines and max_bytes must not be negative")
-	}
-	switch in.Since {
-	case "", "new":
-		rs.cursor = in.Offset == nil && in.HeadLines == 0 && (in.TailLines == 0 || in.Since == "new")
-	case "start":
-		zero := int64(0)
-		rs.offset = &zero
-	default:
-		return nil, outputOut{}, fmt.Errorf("since %q: want new or start", in.Since)
-	}
-	if err := rs.options(0).Validate(); err != nil {
-		var fe *bgjob.FieldError
-		if errors.As(err, &fe) {
-			return nil, outputOut{}, errors.New(fe.Text(func(f string) string { return outputArgs[f] }))
-		}
+	rs, err := readSpecOf(in)
+	if err != nil {
 		return nil, outputOut{}, err
-	}
-	if in.Offset != nil && rs.stream == "" {
-		return nil, outputOut{}, errors.New(`offset needs stream "stdout" or "stderr": the two logs have offsets of their own`)
-	}
-	if in.Filter != "" {
-		re, err := regexp.Compile(in.Filter)
-		if err != nil {
-			return nil, outputOut{}, fmt.Errorf("filter: %w", err)
-		}
-		rs.filter = re
 	}
 	var (
 		r    readResult
 		host string
 		size *int64
 	)
-	err := s.do(ctx, in.Host, true, s.limit(0), func(ctx context.Context, c *bgjob.Client, h string) (err error) {
+	err = s.do(ctx, in.Host, true, s.limit(0), func(ctx context.Context, c *bgjob.Client, h string) (err error) {
 		host = h
 		rs.host = h
 		if r, err = s.read(ctx, c, req, rs); err != nil || in.Offset == nil {
@@ -128,20 +95,66 @@ func (s *Server) output(ctx context.Context, req *sdk.CallToolRequest, in output
 	if err != nil {
 		return nil, outputOut{}, err
 	}
-	out := outputOut{jobView: viewOf(r.job), Text: r.text, Truncated: r.truncated, SkippedBytes: r.skipped, Streams: r.ranges}
+	out := outputOut{jobView: viewOf(r.job), Text: r.text, Truncated: r.truncated, SkippedBytes: r.skipped, Streams: r.ranges, LogSize: size}
 	out.Host = host
 	if rs.stream != "" && len(r.ranges) == 1 {
 		out.NextOffset = &r.ranges[0].Next
 	}
+	return result("%s\n%s", outputHead(r, rs.stream, in.Offset, size), r.text), out, nil
+}
+
+// readSpecOf checks job_output's arguments, and makes them a read.
+func readSpecOf(in outputIn) (readSpec, error) {
+	rs := readSpec{id: in.ID, offset: in.Offset, tail: in.TailLines, head: in.HeadLines, max: in.MaxBytes, raw: in.Raw, filterSrc: in.Filter}
+	switch in.Stream {
+	case "", "both":
+	case "stdout", "stderr":
+		rs.stream = in.Stream
+	default:
+		return readSpec{}, fmt.Errorf("stream %q: want stdout, stderr or both", in.Stream)
+	}
+	if in.TailLines < 0 || in.HeadLines < 0 || in.MaxBytes < 0 || in.Offset != nil && *in.Offset < 0 {
+		return readSpec{}, errors.New("offset, tail_lines, head_lines and max_bytes must not be negative")
+	}
+	switch in.Since {
+	case "", "new":
+		rs.cursor = in.Offset == nil && in.HeadLines == 0 && (in.TailLines == 0 || in.Since == "new")
+	case "start":
+		zero := int64(0)
+		rs.offset = &zero
+	default:
+		return readSpec{}, fmt.Errorf("since %q: want new or start", in.Since)
+	}
+	if err := rs.options(0).Validate(); err != nil {
+		return readSpec{}, argError(err, outputArgs)
+	}
+	if in.Offset != nil && rs.stream == "" {
+		return readSpec{}, errors.New(`offset needs stream "stdout" or "stderr": the two logs have offsets of their own`)
+	}
+	if in.Filter != "" {
+		re, err := regexp.Compile(in.Filter)
+		if err != nil {
+			return readSpec{}, fmt.Errorf("filter: %w", err)
+		}
+		rs.filter = re
+	}
+	return rs, nil
+}
+
+// outputHead is the head of job_output's text: the job's status; what
+// the read found (nothing new, or an offset past the end of the log of
+// stream, whose size is size); each log read again from its start, on a
+// line of its own; and where to read on from, by offset: a client that
+// keeps no state (a server a call) goes on exactly there.
+func outputHead(r readResult, stream string, offset, size *int64) string {
 	head := fmt.Sprintf("job %s %s", r.job.ID, exitText(viewOf(r.job)))
 	if r.text == "" {
 		head += "; no new output"
 	}
 	if size != nil {
-		out.LogSize = size
-		head += fmt.Sprintf("; offset %d is past the end of %s (%d bytes", *in.Offset, rs.stream, *size)
+		head += fmt.Sprintf("; offset %d is past the end of %s (%d bytes", *offset, stream, *size)
 		if r.job.Status.Active() {
-			head += fmt.Sprintf(" so far): the read waits at %d for the bytes to come; offset %d reads on from the end", *in.Offset, *size)
+			head += fmt.Sprintf(" so far): the read waits at %d for the bytes to come; offset %d reads on from the end", *offset, *size)
 		} else {
 			head += "): read from its end"
 		}
@@ -151,8 +164,6 @@ func (s *Server) output(ctx context.Context, req *sdk.CallToolRequest, in output
 			head += "\n" + rewoundText(r.job.ID, rg.Stream)
 		}
 	}
-	// Where to read on from, by offset: a client that keeps no state (a
-	// server a call) goes on exactly there.
 	var next []string
 	for _, rg := range r.ranges {
 		next = append(next, fmt.Sprintf("%s %d", rg.Stream, rg.Next))
@@ -160,7 +171,7 @@ func (s *Server) output(ctx context.Context, req *sdk.CallToolRequest, in output
 	if len(next) > 0 {
 		head += "; next_offset " + strings.Join(next, ", ")
 	}
-	return result("%s\n%s", head, r.text), out, nil
+	return head
 }
 
 // pastEnd returns the size of the log r read from offset when offset is

@@ -75,32 +75,10 @@ func viewOf(j jobdir.Job) jobView {
 }
 
 func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn) (*sdk.CallToolResult, startOut, error) {
-	if in.Command == "" {
-		return nil, startOut{}, errors.New("command is empty")
-	}
-	timeout, err := seconds("timeout_sec", in.TimeoutSec, bgjob.MaxTimeout)
+	spec, wait, err := startSpec(in)
 	if err != nil {
 		return nil, startOut{}, err
 	}
-	wait := 3 * time.Second
-	if in.WaitSec != nil {
-		if wait, err = seconds("wait_sec", *in.WaitSec, 10*time.Minute); err != nil {
-			return nil, startOut{}, err
-		}
-	}
-	spec := bgjob.Spec{Argv: []string{in.Command}, Name: in.Name, Cwd: in.Cwd, Timeout: timeout,
-		Stdin: in.Stdin, LineBuffered: in.LineBuffered == nil || *in.LineBuffered}
-	spec.Replace = in.Replace
-	if in.PTYSize != "" {
-		if spec.PTYCols, spec.PTYRows, err = bgjob.ParsePTYSize(in.PTYSize); err != nil {
-			return nil, startOut{}, fmt.Errorf("pty_size: %w", err)
-		}
-	}
-	spec.PTY = in.PTY
-	if in.Slots < 0 {
-		return nil, startOut{}, errors.New("slots must be at least 1")
-	}
-	spec.Slots, spec.After, spec.AfterOK = in.Slots, in.After, in.AfterOK
 	var held startOut
 	spec.NameHeld = func(old jobdir.Job, replaced bool) {
 		if replaced {
@@ -112,35 +90,88 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 	owner := *s.opts.Owner
 	owner.Keep = in.Keep || s.opts.KeepJobs
 	spec.Owner = &owner
+	// The id is chosen here, so that a job whose start was cancelled is
+	// known: its launch may have gone on (a wrapper once started writes
+	// its meta.json itself), and the job is stopped with the session's.
+	spec.ID = jobdir.NewID(time.Now())
+	j, host, err := s.launch(ctx, in.Host, spec, in.Keep)
+	if err != nil {
+		return nil, startOut{}, err
+	}
+	out := startOut{PID: j.PID, StdoutPath: j.StdoutPath, StderrPath: j.StderrPath, Replaced: held.Replaced, SameName: held.SameName}
+	if wait == 0 {
+		// At once: no read (one script less); the cursor stays at the
+		// start, so job_output returns everything.
+		out.jobView = viewOf(j)
+		out.Host = host
+		return result("job %s started, pid %d; job_wait waits for it, job_output reads its output%s", j.ID, j.PID, heldText(in.Name, held)), out, nil
+	}
+	r, err := s.firstOutput(ctx, req, host, j.ID, wait)
+	if err != nil {
+		return nil, startOut{}, fmt.Errorf("job %s started; %w", j.ID, err)
+	}
+	out.jobView = viewOf(r.job)
+	out.Host = host
+	out.Output, out.Truncated = r.text, r.truncated
+	msg := fmt.Sprintf("job %s %s", j.ID, exitText(viewOf(r.job)))
+	if r.job.Status == jobdir.StatusRunning {
+		msg += fmt.Sprintf(", pid %d; job_wait waits for it, job_output reads what is new", j.PID)
+	}
+	msg += heldText(in.Name, held)
+	return result("%s\n%s", msg, r.text), out, nil
+}
+
+// startSpec checks job_start's arguments, and makes them the job's spec
+// and how long to wait for the job's end.
+func startSpec(in startIn) (spec bgjob.Spec, wait time.Duration, err error) {
+	if in.Command == "" {
+		return bgjob.Spec{}, 0, errors.New("command is empty")
+	}
+	timeout, err := seconds("timeout_sec", in.TimeoutSec, bgjob.MaxTimeout)
+	if err != nil {
+		return bgjob.Spec{}, 0, err
+	}
+	wait = 3 * time.Second
+	if in.WaitSec != nil {
+		if wait, err = seconds("wait_sec", *in.WaitSec, 10*time.Minute); err != nil {
+			return bgjob.Spec{}, 0, err
+		}
+	}
+	spec = bgjob.Spec{Argv: []string{in.Command}, Name: in.Name, Cwd: in.Cwd, Timeout: timeout,
+		Stdin: in.Stdin, LineBuffered: in.LineBuffered == nil || *in.LineBuffered}
+	spec.Replace = in.Replace
+	if in.PTYSize != "" {
+		if spec.PTYCols, spec.PTYRows, err = bgjob.ParsePTYSize(in.PTYSize); err != nil {
+			return bgjob.Spec{}, 0, fmt.Errorf("pty_size: %w", err)
+		}
+	}
+	spec.PTY = in.PTY
+	if in.Slots < 0 {
+		return bgjob.Spec{}, 0, errors.New("slots must be at least 1")
+	}
+	spec.Slots, spec.After, spec.AfterOK = in.Slots, in.After, in.AfterOK
 	for k, v := range in.Env {
 		if k == "" || strings.Contains(k, "=") {
 			// "A=B": "x" would set A to "B=x".
-			return nil, startOut{}, fmt.Errorf("env: invalid variable name %q: want letters, digits and _", k)
+			return bgjob.Spec{}, 0, fmt.Errorf("env: invalid variable name %q: want letters, digits and _", k)
 		}
 		spec.Env = append(spec.Env, k+"="+v)
 	}
 	sort.Strings(spec.Env)
 	if err := spec.Validate(); err != nil {
-		var fe *bgjob.FieldError
-		if errors.As(err, &fe) {
-			return nil, startOut{}, errors.New(fe.Text(func(f string) string { return startArgs[f] }))
-		}
-		return nil, startOut{}, err
+		return bgjob.Spec{}, 0, argError(err, startArgs)
 	}
-	var (
-		j    jobdir.Job
-		host string
-	)
-	// The id is chosen here, so that a job whose start was cancelled is
-	// known: its launch may have gone on (a wrapper once started writes
-	// its meta.json itself), and the job is stopped with the session's.
-	spec.ID = jobdir.NewID(time.Now())
+	return spec, wait, nil
+}
+
+// launch runs spec on host, and returns the job and the host's name. The
+// job is owned before it is launched: a session that ends meanwhile waits
+// for the launch, then stops the job (keep: leaves it running).
+func (s *Server) launch(ctx context.Context, host string, spec bgjob.Spec, keep bool) (j jobdir.Job, name string, err error) {
 	// Not repeated after a drop: the job may have started.
-	err = s.do(ctx, in.Host, false, s.limit(spec.ReplaceTime()), func(ctx context.Context, c *bgjob.Client, h string) (err error) {
-		host = h
-		// Owned before it is launched: a session that ends meanwhile
-		// waits for the launch, then stops the job.
-		done, err := s.owned.launch(h, spec.ID, in.Keep)
+	err = s.do(ctx, host, false, s.limit(spec.ReplaceTime()), func(ctx context.Context, c *bgjob.Client, h string) error {
+		name = h
+		done, err := s.owned.launch(h, spec.ID, keep)
 		if err != nil {
 			return err
 		}
@@ -150,39 +181,22 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 		done(err != nil && ctx.Err() == nil && !errors.Is(err, bgjob.ErrNoAnswer))
 		return err
 	})
-	if err != nil {
-		return nil, startOut{}, err
-	}
-	if wait == 0 {
-		// At once: no read (one script less); the cursor stays at the
-		// start, so job_output returns everything.
-		out := startOut{jobView: viewOf(j), PID: j.PID, StdoutPath: j.StdoutPath, StderrPath: j.StderrPath}
-		out.Host = host
-		out.Replaced, out.SameName = held.Replaced, held.SameName
-		return result("job %s started, pid %d; job_wait waits for it, job_output reads its output%s", j.ID, j.PID, heldText(in.Name, held)), out, nil
-	}
-	var r readResult
+	return j, name, err
+}
+
+// firstOutput waits up to wait for job id on host to end, and then reads
+// its output through the client's cursor, so that job_output goes on
+// after it.
+func (s *Server) firstOutput(ctx context.Context, req *sdk.CallToolRequest, host, id string, wait time.Duration) (r readResult, err error) {
 	err = s.do(ctx, host, true, s.limit(wait), func(ctx context.Context, c *bgjob.Client, h string) error {
-		if _, err := c.Wait(ctx, []string{j.ID}, bgjob.WaitOptions{Timeout: wait}); err != nil && !errors.Is(err, bgjob.ErrTimeout) {
+		if _, err := c.Wait(ctx, []string{id}, bgjob.WaitOptions{Timeout: wait}); err != nil && !errors.Is(err, bgjob.ErrTimeout) {
 			return err
 		}
 		var err error
-		r, err = s.read(ctx, c, req, readSpec{id: j.ID, cursor: true, host: h})
+		r, err = s.read(ctx, c, req, readSpec{id: id, cursor: true, host: h})
 		return err
 	})
-	if err != nil {
-		return nil, startOut{}, fmt.Errorf("job %s started; %w", j.ID, err)
-	}
-	out := startOut{jobView: viewOf(r.job), PID: j.PID, StdoutPath: j.StdoutPath, StderrPath: j.StderrPath,
-		Output: r.text, Truncated: r.truncated}
-	out.Replaced, out.SameName = held.Replaced, held.SameName
-	out.Host = host
-	msg := fmt.Sprintf("job %s %s", j.ID, exitText(viewOf(r.job)))
-	if r.job.Status == jobdir.StatusRunning {
-		msg += fmt.Sprintf(", pid %d; job_wait waits for it, job_output reads what is new", j.PID)
-	}
-	msg += heldText(in.Name, held)
-	return result("%s\n%s", msg, r.text), out, nil
+	return r, err
 }
 
 // startArgs are the arguments of the Spec fields a bgjob.FieldError names.

@@ -256,6 +256,17 @@ func result(format string, args ...any) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf(format, args...)}}}
 }
 
+// argError is the error of a tool's arguments that Validate refused,
+// worded with the tool's names for the fields a bgjob.FieldError names
+// (args).
+func argError(err error, args map[string]string) error {
+	var fe *bgjob.FieldError
+	if errors.As(err, &fe) {
+		return errors.New(fe.Text(func(f string) string { return args[f] }))
+	}
+	return err
+}
+
 // seconds turns a tool's seconds argument, at most max, into a duration.
 func seconds(name string, v float64, max time.Duration) (time.Duration, error) {
 	if v < 0 {

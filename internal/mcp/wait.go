@@ -183,12 +183,7 @@ func (s *Server) waitFor(ctx context.Context, c *bgjob.Client, ids []string, pat
 		switch {
 		case a.err == nil:
 			if out.Matched == "" {
-				line, cut := capText(strings.TrimSuffix(clean(a.match.Line, false), "\n"), maxMatched)
-				if cut {
-					line += "…"
-				}
-				out.Matched = line
-				out.MatchedID = a.job.ID
+				out.Matched, out.MatchedID = matchedLine(a.match), a.job.ID
 				cancel()
 			}
 		case errors.Is(a.err, bgjob.ErrTimeout), errors.Is(a.err, context.DeadlineExceeded) && ctx.Err() == nil:
@@ -215,6 +210,27 @@ func (s *Server) waitFor(ctx context.Context, c *bgjob.Client, ids []string, pat
 	if err := errors.Join(errs...); err != nil {
 		return nil, waitOut{}, err
 	}
+	jobs, err := lookAgain(ctx, c, ids, jobs)
+	if err != nil {
+		return nil, waitOut{}, err
+	}
+	return jobs, out, nil
+}
+
+// matchedLine is the line a wait matched, as job_wait shows it: text,
+// cut to maxMatched.
+func matchedLine(m bgjob.Match) string {
+	line, cut := capText(strings.TrimSuffix(clean(m.Line, false), "\n"), maxMatched)
+	if cut {
+		line += "…"
+	}
+	return line
+}
+
+// lookAgain fills in the jobs of ids whose watch the wait's deadline cut
+// before the host answered (jobs without an id), with one look at them
+// within lookGrace.
+func lookAgain(ctx context.Context, c *bgjob.Client, ids []string, jobs []jobdir.Job) ([]jobdir.Job, error) {
 	var unseen []string
 	for i, j := range jobs {
 		if j.ID == "" {
@@ -222,7 +238,7 @@ func (s *Server) waitFor(ctx context.Context, c *bgjob.Client, ids []string, pat
 		}
 	}
 	if len(unseen) == 0 {
-		return jobs, out, nil
+		return jobs, nil
 	}
 	lctx, lcancel := context.WithTimeout(ctx, lookGrace)
 	defer lcancel()
@@ -231,14 +247,14 @@ func (s *Server) waitFor(ctx context.Context, c *bgjob.Client, ids []string, pat
 		if lctx.Err() != nil && ctx.Err() == nil {
 			err = fmt.Errorf("the wait ended, and the host did not answer a look at %d of the jobs within %s", len(unseen), lookGrace)
 		}
-		return nil, waitOut{}, err
+		return nil, err
 	}
 	for i := range jobs {
 		if jobs[i].ID == "" && len(looked) > 0 {
 			jobs[i], looked = looked[0], looked[1:]
 		}
 	}
-	return jobs, out, nil
+	return jobs, nil
 }
 
 // lookGrace bounds job_wait's look at the jobs whose watch the wait's

@@ -8,27 +8,29 @@ import (
 )
 
 // look makes in Go the records the script of a look asking params would
-// print: a reader of them and a function that lets go of what it holds,
-// or not ok where the script must run.
-func (a answerer) look(params any) (io.Reader, func(), bool) {
-	made := func(s string, ok bool) (io.Reader, func(), bool) {
-		return strings.NewReader(s), func() {}, ok
+// print: a reader of them, a function that lets go of what it holds, and
+// whether the script, run at once, would print the same (stable: not so
+// for a running job's logs, which grow meanwhile); or not ok where the
+// script must run.
+func (a answerer) look(params any) (r io.Reader, done func(), stable, ok bool) {
+	made := func(s string, ok bool) (io.Reader, func(), bool, bool) {
+		return strings.NewReader(s), func() {}, true, ok
 	}
 	switch p := params.(type) {
 	case shellgen.Status:
 		return made(a.status(p.Refs))
 	case shellgen.Wait:
 		if !p.Once {
-			return nil, nil, false
+			return nil, nil, false, false
 		}
 		return made(a.wait(p.Refs, p.Any))
 	case shellgen.List:
 		pieces, ok := a.list(p)
-		return &piecesReader{pieces}, func() {}, ok
+		return &piecesReader{pieces}, func() {}, true, ok
 	case shellgen.Logs:
 		return a.logs(p)
 	}
-	return nil, nil, false
+	return nil, nil, false, false
 }
 
 // piecesReader reads pieces one after the other; each is let go of once

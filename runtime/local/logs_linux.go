@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -15,86 +16,224 @@ import (
 	"github.com/bgjob/bgjob/termtext"
 )
 
-// logs returns, for a client whose job files are on this machine,
-// what logs.sh would print for q, made in Go, as a reader, and a function
-// that closes the logs it reads from; for a plain read (the whole log,
-// tail, head, bytes or offset, with or without a cap; no follow, no
-// reader's cursor) of an ended job named by id, or by a name nativeFind
-// finds, that is not a PTY job.
-// Every other case is the script's (ok false), as for nativeStatus; the
-// bytes are compared with the script's by TestNativeLogsIsTheScripts and,
-// under BGJOB_NATIVE_CHECK, by every read of the e2e tests.
-func (a answerer) logs(q shellgen.Logs) (r io.Reader, closeLogs func(), ok bool) {
+// logs returns what logs.sh would print for q, made in Go, as a reader,
+// and a function that closes the logs it reads from, and whether the
+// answer is stable (a look made again at once, by the script, prints the
+// same: not so for a running job, whose logs grow meanwhile). It makes a
+// plain read (the whole log, tail, head, bytes or offset, with or without
+// a cap; no follow, no reader's cursor) of a job named by id, or by a
+// name nativeFind finds, that is not a PTY job: an ended job's ranges in
+// one D record each, a running job's in chunks of at most 1 MiB, each
+// followed by the count of bytes its --max-log-size cap has dropped (a C
+// record), as bg_chunk prints them. Every other case is the script's (ok
+// false), as for status; the bytes are compared with the script's by
+// TestNativeLogsIsTheScripts and, under CheckEnv, at every stable answer.
+func (a answerer) logs(q shellgen.Logs) (r io.Reader, done func(), stable, ok bool) {
 	mode, n, _ := q.Range()
 	if q.New || q.Follow || mode == "new" || len(q.Streams) == 0 {
-		return nil, nil, false
+		return nil, nil, false, false
 	}
-	begin, _, ok := a.nativeBegin()
+	begin, boot, ok := a.nativeBegin()
 	if !ok {
-		return nil, nil, false
+		return nil, nil, false, false
 	}
 	dir, ok := a.nativeFind(q.Ref)
 	if !ok {
-		return nil, nil, false
+		return nil, nil, false, false
 	}
-	// An ended job's: exit_code, once there, stays.
-	if _, err := os.Stat(filepath.Join(dir, "exit_code")); err != nil {
-		return nil, nil, false
-	}
-	// A log that is not a regular file is refused (bg_nolog): the script
-	// says how.
+	// A log that is not a regular file is refused (bg_logsok, bg_nolog):
+	// the script says how.
 	for _, st := range q.Streams {
 		if st != "stdout" && st != "stderr" {
-			return nil, nil, false
+			return nil, nil, false, false
 		}
 		if fi, err := os.Lstat(filepath.Join(dir, st+".log")); err != nil || !fi.Mode().IsRegular() {
-			return nil, nil, false
+			return nil, nil, false, false
 		}
 	}
-	obs, meta, ok := nativeObsRec(dir)
-	if !ok || strings.Contains(meta, `"pty":true`) {
-		return nil, nil, false
-	}
 	var files []*os.File
-	closeLogs = func() {
+	closeLogs := func() {
 		for _, f := range files {
 			f.Close()
 		}
 	}
-	parts := []io.Reader{strings.NewReader(begin + obs)}
-	left := max(q.MaxBytes, 0)
 	for _, st := range q.Streams {
 		f, err := proc.Open(filepath.Join(dir, st+".log"))
 		if err != nil {
 			closeLogs()
-			return nil, nil, false
+			return nil, nil, false, false
 		}
 		files = append(files, f)
-		off := max(q.Offsets[st], 0)
+	}
+	// An ended job's: exit_code, once there, stays; its logs' sizes are
+	// taken before its records (bg_endsizes).
+	_, err := os.Stat(filepath.Join(dir, "exit_code"))
+	ended := err == nil
+	sizes := make([]int64, len(files))
+	if ended {
+		if !sizesOf(files, sizes) {
+			closeLogs()
+			return nil, nil, false, false
+		}
+	}
+	obs, meta, ok := nativeObsRec(dir)
+	if !ok || strings.Contains(meta, `"pty":true`) {
+		closeLogs()
+		return nil, nil, false, false
+	}
+	live := false
+	if !ended {
+		// bg_running, then the sizes.
+		if live, ok = wrapperRunning(dir, boot); !ok || !sizesOf(files, sizes) {
+			closeLogs()
+			return nil, nil, false, false
+		}
+	}
+	reads := make([]logRead, len(files))
+	left := max(q.MaxBytes, 0)
+	for i, st := range q.Streams {
+		f, off := files[i], max(q.Offsets[st], 0)
+		rd := logRead{stream: st, f: f, live: live}
 		if mark := q.Marks[st]; mode == "offset" && len(mark) > 0 {
 			// The reader's mark there, gone: truncated since (bg_moved).
-			fi, err := f.Stat()
-			if err != nil {
-				closeLogs()
-				return nil, nil, false
-			}
-			if jobdir.MarkMoved(f, fi.Size(), off, mark, jobdir.Dropped(dir, st)) {
-				parts = append(parts, strings.NewReader(fmt.Sprintf("t\t%s\t%d\n", st, fi.Size())))
+			if off > sizes[i] || sizes[i] > off && jobdir.MarkMoved(f, sizes[i], off, mark, jobdir.Dropped(dir, st)) {
+				rd.rewound = true
 				off = 0
 			}
 		}
-		rg, err := logRange(f, dir, st, mode, n, off, q.MaxBytes > 0, &left)
+		rg, err := logRange(f, dir, st, sizes[i], logAsk{mode: mode, n: n, offset: off, live: live, capped: q.MaxBytes > 0}, &left)
 		if err != nil {
 			closeLogs()
-			return nil, nil, false
+			return nil, nil, false, false
 		}
-		parts = append(parts, strings.NewReader(fmt.Sprintf("D\t%s\t%d\t%d\t0\n", st, rg.from, rg.to-rg.from)), io.NewSectionReader(f, rg.from, rg.to-rg.from))
-		if rg.cut {
-			parts = append(parts, strings.NewReader("Z\t"+st+"\n"))
+		rd.span, rd.size = rg, sizes[i]
+		reads[i] = rd
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(writeLogs(pw, begin+obs, reads, dir))
+	}()
+	return pr, func() { pr.Close(); closeLogs() }, !live, true
+}
+
+// sizesOf sets sizes to the sizes of files; not ok where one cannot be
+// read.
+func sizesOf(files []*os.File, sizes []int64) bool {
+	for i, f := range files {
+		fi, err := f.Stat()
+		if err != nil {
+			return false
+		}
+		sizes[i] = fi.Size()
+	}
+	return true
+}
+
+// logRead is the read of one log that a logs answer prints.
+type logRead struct {
+	stream  string
+	f       *os.File
+	size    int64 // the log's size when its range was made
+	span    span
+	live    bool // the job was running (bg_live 1)
+	rewound bool // the reader's mark was gone: read from the start
+}
+
+// writeLogs writes head, then each read's records and bytes, as logs.sh
+// prints them (bg_chunk), then the end marker.
+func writeLogs(w io.Writer, head string, reads []logRead, dir string) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.WriteString(head)
+	for _, rd := range reads {
+		if rd.rewound {
+			fmt.Fprintf(bw, "t\t%s\t%d\n", rd.stream, rd.size)
+		}
+		if err := rd.chunks(bw, dir); err != nil {
+			return err
+		}
+		if rd.span.cut {
+			fmt.Fprintf(bw, "Z\t%s\n", rd.stream)
 		}
 	}
-	parts = append(parts, strings.NewReader(nativeEnd))
-	return io.MultiReader(parts...), closeLogs, true
+	bw.WriteString(nativeEnd)
+	return bw.Flush()
+}
+
+// chunks writes rd's bytes in D records: one for an ended job's, else a
+// chunk of at most 1 MiB each, followed by a C record of the bytes the cap
+// dropped meanwhile (bg_chunk). A log that ends before the bytes (it was
+// truncated under the read) gives NUL bytes in their place (bg_exact), a
+// t record of its size, and no more of its chunks, and the Z record is
+// left out (bg_chunked), as in logs.sh.
+func (rd *logRead) chunks(w *bufio.Writer, dir string) error {
+	from, to := rd.span.from, rd.span.to
+	if !rd.live {
+		fmt.Fprintf(w, "D\t%s\t%d\t%d\t0\n", rd.stream, from, to-from)
+		short, err := exactCopy(w, rd.f, from, to-from)
+		if err != nil || !short {
+			return err
+		}
+		return rd.truncated(w)
+	}
+	for {
+		ct := min(from+1<<20, to)
+		fmt.Fprintf(w, "D\t%s\t%d\t%d\t1\n", rd.stream, from, ct-from)
+		short, err := exactCopy(w, rd.f, from, ct-from)
+		if err != nil {
+			return err
+		}
+		if short {
+			return rd.truncated(w)
+		}
+		fmt.Fprintf(w, "C\t%s\t%s\n", rd.stream, droppedCount(dir, rd.stream))
+		if from = ct; from >= to {
+			return nil
+		}
+	}
+}
+
+// truncated writes the t record of a log found shorter than a read of
+// it (bg_chunked), and leaves out rd's Z record.
+func (rd *logRead) truncated(w *bufio.Writer) error {
+	fi, err := rd.f.Stat()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "t\t%s\t%d\n", rd.stream, fi.Size())
+	rd.span.cut = false
+	return nil
+}
+
+// droppedCount is what bg_chunk prints of the log's .dropped file: its
+// first line, "0" where there is none (or it is empty).
+func droppedCount(dir, stream string) string {
+	l, ok := firstLine(filepath.Join(dir, stream+".dropped"))
+	if !ok || l == "" {
+		return "0"
+	}
+	return l
+}
+
+// exactCopy writes n bytes of f from off, no fewer: where f ends first,
+// NUL bytes fill up to n and short is true (bg_exact).
+func exactCopy(w io.Writer, f *os.File, off, n int64) (short bool, err error) {
+	m, err := io.Copy(w, io.NewSectionReader(f, off, n))
+	if err != nil {
+		return false, err
+	}
+	if m == n {
+		return false, nil
+	}
+	_, err = io.CopyN(w, zeros{}, n-m)
+	return true, err
+}
+
+// zeros reads NUL bytes.
+type zeros struct{}
+
+func (zeros) Read(b []byte) (int, error) {
+	clear(b)
+	return len(b), nil
 }
 
 // errNotNative is a log read otherwise than logs.sh would read it: the
@@ -108,102 +247,150 @@ type span struct {
 	cut      bool
 }
 
-// logRange is the range logs.sh sends of the log f of stream st of the
-// ended job in dir (bg_live 0): mode and n as bg_mode and bg_n, offset as
-// bg_from_STREAM, and, when capped, left the bytes the cap still allows
-// (bg_left), which it lowers.
-func logRange(f *os.File, dir, st, mode string, n, offset int64, capped bool, left *int64) (span, error) {
-	fi, err := f.Stat()
+// logAsk is what a read asks of one log: mode and n as bg_mode and bg_n,
+// offset as bg_from_STREAM, live as bg_live, and whether a cap bounds it
+// (bg_max > 0).
+type logAsk struct {
+	mode      string
+	n, offset int64
+	live      bool
+	capped    bool
+}
+
+// logRange is the range logs.sh sends of the log f, of size sz, of stream
+// st of the job in dir, for a, and, when capped, left the bytes the cap
+// still allows (bg_left), which it lowers.
+func logRange(f *os.File, dir, st string, sz int64, a logAsk, left *int64) (span, error) {
+	dr, err := droppedOf(dir, st)
 	if err != nil {
 		return span{}, err
 	}
-	sz := fi.Size()
-	var dr int64
-	if _, err := os.Stat(filepath.Join(dir, st+".dropped")); err == nil {
-		l, ok := firstLine(filepath.Join(dir, st+".dropped"))
-		if !ok || strings.Trim(l, "0123456789") != "" || len(l) > 18 || l != "" && l[0] == '0' && l != "0" {
-			return span{}, errNotNative
-		}
-		dr = jobdir.DecodeDropped(l)
-	} else if !os.IsNotExist(err) {
+	from, to, back, ahead, err := modeRange(f, sz, dr, a)
+	if err != nil {
 		return span{}, err
-	}
-	from, to, back := int64(0), sz, false
-	switch mode {
-	case "tail":
-		if sz != 0 {
-			if from, err = tailStart(f, sz, n); err != nil {
-				return span{}, err
-			}
-		}
-		back = true
-	case "head":
-		from = dr
-		switch {
-		case sz == dr:
-			to = dr
-		default:
-			h, err := headLen(f, dr, n)
-			if err != nil {
-				return span{}, err
-			}
-			to = dr + h
-		}
-	case "bytes":
-		from, back = sz-n, true
-	case "offset":
-		from = offset
-	case "all":
-	default:
-		return span{}, errNotNative
 	}
 	from = max(from, dr)
 	to = min(to, sz)
 	from = min(from, to)
+	if ahead >= 0 {
+		from, to = ahead, ahead
+	}
 	cut := false
-	if capped && to-from > *left {
+	if a.capped && to-from > *left {
 		cut = true
-		if back {
-			from = to - *left
-			// Start at a character: skip the continuation bytes of one
-			// the cut split (of the next three).
-			b, err := readAt(f, from, 3)
-			if err != nil {
-				return span{}, err
-			}
-			for _, c := range b {
-				if c < 128 || c >= 192 {
-					break
-				}
-				from++
-			}
-		} else {
-			whole := to
-			if to, err = utf8End(f, from+*left, from); err != nil {
-				return span{}, err
-			}
-			to = max(to, from)
-			if to == from && *left > 0 {
-				// A cap smaller than the next character takes it whole.
-				b, err := readAt(f, from, 1)
-				if err != nil {
-					return span{}, err
-				}
-				need := int64(1)
-				if len(b) == 1 {
-					need = seqLen(b[0])
-				}
-				to = min(from+need, whole)
-			}
-			if to > from {
-				if to, err = escEnd(f, from, to, whole); err != nil {
-					return span{}, err
-				}
-			}
+		if from, to, err = capRange(f, from, to, *left, back, a.live); err != nil {
+			return span{}, err
 		}
 	}
 	*left = max(*left-(to-from), 0)
 	return span{from, to, cut}, nil
+}
+
+// droppedOf reads the count of bytes the cap dropped from the log of st
+// (its .dropped file; 0 where there is none); errNotNative for a count
+// the script would read otherwise.
+func droppedOf(dir, st string) (int64, error) {
+	name := filepath.Join(dir, st+".dropped")
+	if _, err := os.Stat(name); err != nil {
+		if os.IsNotExist(err) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	l, ok := firstLine(name)
+	if !ok || strings.Trim(l, "0123456789") != "" || len(l) > 18 || l != "" && l[0] == '0' && l != "0" {
+		return 0, errNotNative
+	}
+	return jobdir.DecodeDropped(l), nil
+}
+
+// modeRange is the range of a's mode in the log f of size sz whose first
+// dr bytes the cap dropped, before the clamps: whether the range keeps
+// its end when cut (back), and where a running job's read waits past the
+// end of its log (ahead, -1: it does not).
+func modeRange(f *os.File, sz, dr int64, a logAsk) (from, to int64, back bool, ahead int64, err error) {
+	from, to, ahead = 0, sz, -1
+	switch a.mode {
+	case "tail":
+		if sz != 0 {
+			from, err = tailStart(f, sz, a.n)
+		}
+		return from, to, true, ahead, err
+	case "head":
+		if sz == dr {
+			return dr, dr, false, ahead, nil
+		}
+		h, err := headLen(f, dr, a.n)
+		return dr, dr + h, false, ahead, err
+	case "bytes":
+		return sz - a.n, to, true, ahead, nil
+	case "offset":
+		from = a.offset
+		if !a.live {
+			return from, to, false, ahead, nil
+		}
+		// Past the end of a running job's log the read waits there; it
+		// stops before an incomplete UTF-8 character (bg_utf8end).
+		if from > sz {
+			ahead = from
+		}
+		to, err = utf8End(f, sz, from)
+		return from, to, false, ahead, err
+	case "all":
+		return from, to, false, ahead, nil
+	}
+	return 0, 0, false, ahead, errNotNative
+}
+
+// capRange cuts [from, to) to the left bytes the cap allows: from its end
+// where back (from a character's first byte), else from its start, before
+// an incomplete UTF-8 character or escape sequence, but at least one
+// whole character, which, while the job runs (live), must be all there.
+func capRange(f *os.File, from, to, left int64, back, live bool) (int64, int64, error) {
+	if back {
+		from = to - left
+		// Start at a character: skip the continuation bytes of one the
+		// cut split (of the next three).
+		b, err := readAt(f, from, 3)
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, c := range b {
+			if c < 128 || c >= 192 {
+				break
+			}
+			from++
+		}
+		return from, to, nil
+	}
+	whole := to
+	to, err := utf8End(f, from+left, from)
+	if err != nil {
+		return 0, 0, err
+	}
+	to = max(to, from)
+	if to == from && left > 0 {
+		// A cap smaller than the next character takes it whole; still
+		// incomplete while the job runs: nothing yet.
+		b, err := readAt(f, from, 1)
+		if err != nil {
+			return 0, 0, err
+		}
+		need := int64(1)
+		if len(b) == 1 {
+			need = seqLen(b[0])
+		}
+		to = min(from+need, whole)
+		if live && to-from != need {
+			to = from
+		}
+	}
+	if to > from {
+		if to, err = escEnd(f, from, to, whole); err != nil {
+			return 0, 0, err
+		}
+	}
+	return from, to, nil
 }
 
 // seqLen is how many bytes the UTF-8 sequence that c starts holds, as

@@ -52,7 +52,7 @@ var (
 	// ErrNoMatch: WaitFor saw the job end without a matching line.
 	ErrNoMatch = sentinel(KindNoMatch, "ended without a matching line")
 	// ErrNoAnswer: the host did not answer within the call's deadline
-	// (Within, WithinAnswer, Fleet.SetHostTimeout); what it did meanwhile
+	// (Within, WithinAnswer, WithHostTimeout); what it did meanwhile
 	// is unknown.
 	ErrNoAnswer = sentinel(KindNoAnswer, "no answer")
 )

@@ -225,8 +225,7 @@ func TestFleetFirstAnswerBound(t *testing.T) {
 		c, err := bgjob.NewClient(rt, root, "")
 		return c, func() {}, err
 	}
-	f := bgjob.NewFleet([]string{"stalled", "good"}, dial, 2)
-	f.SetHostTimeout(300 * time.Millisecond)
+	f := bgjob.NewFleet([]string{"stalled", "good"}, dial, 2, bgjob.WithHostTimeout(300*time.Millisecond))
 	ctx := context.Background()
 	check := func(t *testing.T, errs []error) {
 		t.Helper()
@@ -264,8 +263,7 @@ func TestFleetFirstAnswerBound(t *testing.T) {
 		}
 	})
 	t.Run("answered", func(t *testing.T) {
-		g := bgjob.NewFleet([]string{"good"}, dial, 1)
-		g.SetHostTimeout(300 * time.Millisecond)
+		g := bgjob.NewFleet([]string{"good"}, dial, 1, bgjob.WithHostTimeout(300*time.Millisecond))
 		r := g.Wait(ctx, []string{running.Meta.ID}, bgjob.WaitOptions{Timeout: 2 * time.Second})[0]
 		if !errors.Is(r.Err, bgjob.ErrTimeout) || errors.Is(r.Err, bgjob.ErrNoAnswer) {
 			t.Errorf("wait: %v, want its own timeout", r.Err)

@@ -194,11 +194,10 @@ func jsonString(s string) string {
 // the job to end.
 func launch(t *testing.T, root, workspace string, umask int, spec Spec, started func()) launched {
 	t.Helper()
-	c, err := NewClient(local.New(), root, workspace)
+	c, err := NewClient(local.New(), root, workspace, WithAutoPrune(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.SetAutoPrune(0, 0)
 	ctx := context.Background()
 	rt := &countingRuntime{Runtime: local.New()}
 	c.rt = rt
@@ -238,11 +237,10 @@ func (r *countingRuntime) Exec(ctx context.Context, script string, stdin io.Read
 // process's child, in a session of its own, and once its job has ended
 // it is reaped, not left a zombie of a long-lived caller (bgjob mcp).
 func TestNativeLaunchReapsTheWrapper(t *testing.T) {
-	c, err := NewClient(local.New(), filepath.Join(t.TempDir(), "r"), "")
+	c, err := NewClient(local.New(), filepath.Join(t.TempDir(), "r"), "", WithAutoPrune(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.SetAutoPrune(0, 0)
 	gate := filepath.Join(t.TempDir(), "gate")
 	ctx := context.Background()
 	j, err := c.Run(ctx, Spec{Argv: []string{"while [ ! -e " + gate + " ]; do sleep 0.05; done"}})

@@ -857,11 +857,10 @@ func TestLookMakesItsScriptOnlyToRunIt(t *testing.T) {
 // wrapper is a shell that leads its own group with a sleep in it.
 func TestLookWaitsForTheWrappersLastSteps(t *testing.T) {
 	root := t.TempDir()
-	c, err := NewClient(local.New(), root, "")
+	c, err := NewClient(local.New(), root, "", WithAutoPrune(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.SetAutoPrune(0, 0)
 	ctx := context.Background()
 	for _, check := range []string{"", "off"} {
 		for _, tt := range []struct {

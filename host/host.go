@@ -53,13 +53,14 @@ func Dial(ctx context.Context, host string, o Options) (rt bgjob.Runtime, releas
 }
 
 // Client returns a client of host for jobs under root ("" for the host's
-// default) in workspace ("" for the default), and what releases it.
-func Client(ctx context.Context, host, root, workspace string, o Options) (*bgjob.Client, func(), error) {
+// default) in workspace ("" for the default), configured by opts, and what
+// releases it.
+func Client(ctx context.Context, host, root, workspace string, o Options, opts ...bgjob.ClientOption) (*bgjob.Client, func(), error) {
 	rt, release, err := Dial(ctx, host, o)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := bgjob.NewClient(rt, root, workspace)
+	c, err := bgjob.NewClient(rt, root, workspace, opts...)
 	if err != nil {
 		release()
 		return nil, nil, err

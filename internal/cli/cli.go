@@ -249,7 +249,14 @@ func usesWorkspace(cmd *cobra.Command) bool {
 // connect connects to host ("" for this machine) and returns a client and
 // a function that releases the connection; it is the DialFunc of a.fleet.
 func (a *app) connect(ctx context.Context, h string) (*bgjob.Client, func(), error) {
-	return host.Client(ctx, h, a.root, a.workspace, a.hostOptions(true))
+	return a.connectWith()(ctx, h)
+}
+
+// connectWith is a.connect for clients made with opts.
+func (a *app) connectWith(opts ...bgjob.ClientOption) bgjob.DialFunc {
+	return func(ctx context.Context, h string) (*bgjob.Client, func(), error) {
+		return host.Client(ctx, h, a.root, a.workspace, a.hostOptions(true), opts...)
+	}
 }
 
 func isCobraUsage(err error) bool {

@@ -211,19 +211,20 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 		}
 		held[h].add(a, h, o.spec.Name, old, replaced)
 	}
+	// Run's pruning pass keeps the newest --keep ended jobs and those
+	// that ended within bgjob.DefaultMaxAge (--keep 0: no pass).
+	prune := bgjob.WithAutoPrune(0, 0)
+	if o.keep > 0 {
+		prune = bgjob.WithAutoPrune(o.keep, bgjob.DefaultMaxAge)
+	}
 	// The launch has a deadline; run --wait's wait, its own.
-	f := a.fleet(a.limit(o.spec.ReplaceTime()))
+	f := a.fleetVia(a.limit(o.spec.ReplaceTime()), a.connectWith(prune))
 	if o.spec.ID == "" {
 		// One id on every host.
 		o.spec.ID = jobdir.NewID(time.Now())
 	}
 	var waited error
 	res := bgjob.Each(ctx, f, func(startCtx context.Context, _ string, c *bgjob.Client) (jobdir.Job, error) {
-		if o.keep == 0 {
-			c.SetAutoPrune(0, 0)
-		} else {
-			c.SetAutoPrune(o.keep, bgjob.DefaultMaxAge)
-		}
 		j, err := c.Run(startCtx, o.spec)
 		if err == nil && o.wait > 0 {
 			waited = a.promote(ctx, c, j, o)

@@ -10,12 +10,6 @@ import (
 	"github.com/bgjob/bgjob/internal/records"
 )
 
-// DefaultHostTimeout is how long the CLI gives a host to answer a call
-// that does not wait (run without --wait, status, ls, logs without -f, rm,
-// prune and send; stop gets its grace on top), connecting included, and
-// to give the first answer of one that waits (wait, logs -f).
-const DefaultHostTimeout = 30 * time.Second
-
 // answerGrace is how long past a wait's timeout the client still waits for
 // the host's own answer, which reports the jobs as they stand. After it the
 // client gives up on the host, ends the script there (its stdin closes,

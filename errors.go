@@ -170,11 +170,6 @@ func IsAnswer(err error) bool {
 	return k != KindOther && k != KindNoAnswer
 }
 
-// HostError is the Error of one host in a Fleet call: Host is set.
-//
-// Deprecated: use Error, which Fleet calls return.
-type HostError = Error
-
 // hostError returns err as the error of host in a Fleet call, of err's
 // kind.
 func hostError(host string, err error) error {

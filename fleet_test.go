@@ -69,9 +69,9 @@ func TestFleetRunWaitLogs(t *testing.T) {
 	id := ""
 	for _, r := range runs {
 		if r.Host == "down" {
-			var he *bgjob.HostError
+			var he *bgjob.Error
 			if !errors.As(r.Err, &he) || he.Host != "down" || !strings.HasPrefix(r.Err.Error(), "down: ") {
-				t.Errorf("down: error %v, want a HostError naming the host", r.Err)
+				t.Errorf("down: error %v, want an Error naming the host", r.Err)
 			}
 			continue
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/host"
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/termtext"
 )
@@ -131,7 +132,7 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 				return usageError("--plain goes with --wait")
 			}
 			if o.ptySize != "" {
-				cols, rows, err := bgjob.ParsePTYSize(o.ptySize)
+				cols, rows, err := host.ParsePTYSize(o.ptySize)
 				if err != nil {
 					return usageError("--pty-size: %v", err)
 				}
@@ -161,7 +162,7 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 	f.BoolVar(&o.spec.Stdin, "stdin", false, "give the job a FIFO as stdin, written with 'bgjob send' (default: /dev/null)")
 	f.BoolVar(&o.spec.LineBuffered, "line-buffered", false, "ask programs to flush output by line (stdbuf -oL -eL, PYTHONUNBUFFERED=1)")
 	f.DurationVar(&o.wait, "wait", 0, "wait up to this long and print the output: exit with the job's status if it ends, else 75 and leave it running")
-	f.Int64Var(&o.maxBytes, "max-bytes", bgjob.DefaultMaxBytes, "with --wait, print at most N bytes of output (0: no cap)")
+	f.Int64Var(&o.maxBytes, "max-bytes", defaultMaxBytes, "with --wait, print at most N bytes of output (0: no cap)")
 	f.BoolVar(&o.plain, "plain", false, "with --wait, print the output as text: terminal escape sequences stripped, \\r\\n as \\n (see logs --plain)")
 	f.BoolVar(&o.spec.Merge, "merge", false, "write stderr into stdout.log as well: one ordered stream")
 	f.IntVar(&o.spec.Slots, "slots", 0, "queue the job: it starts, in the order queued, once fewer than N slotted jobs of the workspace run on the host (1: one after another)")

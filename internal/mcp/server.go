@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bgjob/bgjob"
+	hostpkg "github.com/bgjob/bgjob/host"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
@@ -57,7 +58,7 @@ type Options struct {
 	// HostTimeout bounds each tool's call to a host, connecting included,
 	// beyond what the call waits for (a wait's timeout_sec, a stop's
 	// grace), and a wait's first answer when shorter than its timeout_sec:
-	// bgjob.DefaultHostTimeout when 0, no bound when negative.
+	// host.DefaultTimeout when 0, no bound when negative.
 	HostTimeout time.Duration
 	// KeepJobs leaves the jobs this server started running when it shuts
 	// down.
@@ -102,7 +103,7 @@ func New(o Options) (*Server, error) {
 		o.MaxOutput = DefaultMaxOutput
 	}
 	if o.HostTimeout == 0 {
-		o.HostTimeout = bgjob.DefaultHostTimeout
+		o.HostTimeout = hostpkg.DefaultTimeout
 	}
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = 5 * time.Second

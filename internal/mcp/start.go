@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bgjob/bgjob"
+	hostpkg "github.com/bgjob/bgjob/host"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
@@ -92,7 +93,7 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 		Stdin: in.Stdin, LineBuffered: in.LineBuffered == nil || *in.LineBuffered}
 	spec.Replace = in.Replace
 	if in.PTYSize != "" {
-		if spec.PTYCols, spec.PTYRows, err = bgjob.ParsePTYSize(in.PTYSize); err != nil {
+		if spec.PTYCols, spec.PTYRows, err = hostpkg.ParsePTYSize(in.PTYSize); err != nil {
 			return nil, startOut{}, fmt.Errorf("pty_size: %w", err)
 		}
 	}

@@ -171,8 +171,11 @@ func IsAnswer(err error) bool {
 }
 
 // hostError returns err as the error of host in a Fleet call, of err's
-// kind.
+// kind: err itself when it names host already (Within's).
 func hostError(host string, err error) error {
+	if e, ok := err.(*Error); ok && host != "" && e.Host == host {
+		return err
+	}
 	return &Error{Kind: KindOf(err), Host: host, Err: err}
 }
 

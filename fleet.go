@@ -92,7 +92,7 @@ func eachWaiting[T any](ctx context.Context, f *Fleet, fn func(ctx context.Conte
 }
 
 // eachHost is Each with each host's part bounded by within.
-func eachHost[T any](ctx context.Context, f *Fleet, within func(context.Context, time.Duration) (context.Context, func(error) error), fn func(ctx context.Context, host string, c *Client) (T, error)) []Result[T] {
+func eachHost[T any](ctx context.Context, f *Fleet, within func(context.Context, string, time.Duration) (context.Context, func(error) error), fn func(ctx context.Context, host string, c *Client) (T, error)) []Result[T] {
 	res := make([]Result[T], len(f.hosts))
 	sem := make(chan struct{}, f.parallel)
 	var wg sync.WaitGroup
@@ -108,7 +108,7 @@ func eachHost[T any](ctx context.Context, f *Fleet, within func(context.Context,
 				return
 			}
 			defer func() { <-sem }()
-			ctx, end := within(ctx, f.limit)
+			ctx, end := within(ctx, h, f.limit)
 			v, err := each(ctx, f.dial, h, fn)
 			res[i].Value = v
 			if err = end(err); err != nil {

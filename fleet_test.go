@@ -229,8 +229,8 @@ func TestFleetFirstAnswerBound(t *testing.T) {
 	ctx := context.Background()
 	check := func(t *testing.T, errs []error) {
 		t.Helper()
-		if !errors.Is(errs[0], bgjob.ErrNoAnswer) || !strings.Contains(errs[0].Error(), "no answer within 300ms") {
-			t.Errorf("stalled: %v, want no answer within 300ms", errs[0])
+		if !errors.Is(errs[0], bgjob.ErrNoAnswer) || errs[0].Error() != "stalled: no answer within 300ms" {
+			t.Errorf("stalled: %v, want stalled: no answer within 300ms", errs[0])
 		}
 		if errs[1] != nil {
 			t.Errorf("good: %v", errs[1])

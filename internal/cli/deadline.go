@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"time"
 
 	"github.com/bgjob/bgjob"
@@ -32,13 +31,6 @@ func rmGrace(force bool) time.Duration {
 		return bgjob.DefaultGrace
 	}
 	return 0
-}
-
-// within bounds a verb that does not wait, on one host, connecting
-// included, by a.limit(extra): end turns the error of a call the bound cut
-// short into one wrapping bgjob.ErrNoAnswer, which a.alone words.
-func (a *app) within(ctx context.Context, extra time.Duration) (context.Context, func(error) error) {
-	return bgjob.Within(ctx, a.limit(extra))
 }
 
 // hostLabel is "HOST: " for a remote host, "" for this machine.

@@ -365,7 +365,7 @@ func (a *app) promote(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runO
 		return a.alone(err)
 	}
 	lo := bgjob.LogOptions{All: true, MaxBytes: o.maxBytes}
-	lctx, end := a.within(ctx, 0)
+	lctx, end := bgjob.Within(ctx, a.host, a.limit(0))
 	if a.json {
 		var out, errb bytes.Buffer
 		res, err := c.Logs(lctx, j.ID, lo, &out, &errb)

@@ -234,7 +234,7 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 			// Interrupted while it launched: the job may run all the same
 			// (its wrapper, once started, goes on by itself). A look, past
 			// the interrupt and short, says so rather than leave it unseen.
-			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), interruptedLook)
 			jobs, serr := c.Status(lctx, o.spec.ID)
 			cancel()
 			if serr == nil && len(jobs) == 1 && jobs[0].Status.Active() {

@@ -83,9 +83,9 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 	if err != nil {
 		return nil, startOut{}, err
 	}
-	wait := 3 * time.Second
+	wait := startWait
 	if in.WaitSec != nil {
-		if wait, err = seconds("wait_sec", *in.WaitSec, 10*time.Minute); err != nil {
+		if wait, err = seconds("wait_sec", *in.WaitSec, maxWait); err != nil {
 			return nil, startOut{}, err
 		}
 	}

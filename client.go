@@ -26,9 +26,14 @@ type Client struct {
 	pruneEvery int
 }
 
+// ClientOption configures a Client as NewClient makes it.
+type ClientOption func(*Client)
+
 // NewClient returns a client for workspace (jobdir.DefaultWorkspace when
-// "") under root ("" for the host's default, /tmp/bgjob-$UID) on rt.
-func NewClient(rt Runtime, root, workspace string) (*Client, error) {
+// "") under root ("" for the host's default, /tmp/bgjob-$UID) on rt,
+// configured by opts (none: Run prunes as DefaultKeep, DefaultMaxAge and
+// DefaultPruneEvery say).
+func NewClient(rt Runtime, root, workspace string, opts ...ClientOption) (*Client, error) {
 	if workspace == "" {
 		workspace = jobdir.DefaultWorkspace
 	}
@@ -48,7 +53,11 @@ func NewClient(rt Runtime, root, workspace string) (*Client, error) {
 		// to ask the host.
 		root = d.DefaultRoot()
 	}
-	return &Client{rt: rt, root: root, workspace: workspace, pruneKeep: DefaultKeep, pruneAge: DefaultMaxAge, pruneEvery: DefaultPruneEvery}, nil
+	c := &Client{rt: rt, root: root, workspace: workspace, pruneKeep: DefaultKeep, pruneAge: DefaultMaxAge, pruneEvery: DefaultPruneEvery}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
 }
 
 // InWorkspace returns a client for another workspace of the same host, with

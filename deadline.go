@@ -10,12 +10,6 @@ import (
 	"github.com/bgjob/bgjob/internal/records"
 )
 
-// DefaultHostTimeout is how long the CLI gives a host to answer a call
-// that does not wait (run without --wait, status, ls, logs without -f, rm,
-// prune and send; stop gets its grace on top), connecting included, and
-// to give the first answer of one that waits (wait, logs -f).
-const DefaultHostTimeout = 30 * time.Second
-
 // answerGrace is how long past a wait's timeout the client still waits for
 // the host's own answer, which reports the jobs as they stand. After it the
 // client gives up on the host, ends the script there (its stdin closes,
@@ -23,13 +17,16 @@ const DefaultHostTimeout = 30 * time.Second
 // within standingGrace finds them (none if the host does not answer).
 const answerGrace = time.Second
 
-// Within bounds one call to one host, connecting included, to d from now:
-// it returns ctx ending after d (ctx itself when d <= 0) and end, which
-// releases it and returns the call's error, or, when the bound rather than
-// ctx ended the call, an error wrapping ErrNoAnswer ("no answer within
-// 30s") in place of whatever the call returned then.
-func Within(ctx context.Context, d time.Duration) (context.Context, func(error) error) {
-	return within(ctx, d, false)
+// Within bounds one call to host ("" for this machine), connecting
+// included, to d from now: it returns ctx ending after d (ctx itself when
+// d <= 0) and end, which releases it and returns the call's error, or,
+// when the bound rather than ctx ended the call, an *Error of KindNoAnswer
+// that names host and d ("web1: no answer within 30s"; Host is host, Err
+// wraps ErrNoAnswer) in place of whatever the call returned then. Fleet
+// bounds each host with it (WithHostTimeout), and so do bgjob's command
+// line and MCP server a call of their own.
+func Within(ctx context.Context, host string, d time.Duration) (context.Context, func(error) error) {
+	return within(ctx, host, d, false)
 }
 
 // WithinAnswer is Within for a call that waits (Wait, WaitFor, Logs with
@@ -38,16 +35,16 @@ func Within(ctx context.Context, d time.Duration) (context.Context, func(error) 
 // timeout, if any, bounds the rest. A host whose session opens but never
 // runs bgjob's script (a ForceCommand, a login shell waiting on a prompt)
 // is given up on at d, as by Within.
-func WithinAnswer(ctx context.Context, d time.Duration) (context.Context, func(error) error) {
-	return within(ctx, d, true)
+func WithinAnswer(ctx context.Context, host string, d time.Duration) (context.Context, func(error) error) {
+	return within(ctx, host, d, true)
 }
 
 // within is Within, or with untilAnswer WithinAnswer.
-func within(ctx context.Context, d time.Duration, untilAnswer bool) (context.Context, func(error) error) {
+func within(ctx context.Context, host string, d time.Duration, untilAnswer bool) (context.Context, func(error) error) {
 	if d <= 0 {
 		return ctx, func(err error) error { return err }
 	}
-	expired := fmt.Errorf("%w within %v", ErrNoAnswer, d)
+	expired := &Error{Kind: KindNoAnswer, Host: host, Err: fmt.Errorf("%w within %v", ErrNoAnswer, d)}
 	return bound(ctx, time.Now().Add(d), expired, untilAnswer)
 }
 

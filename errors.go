@@ -52,7 +52,7 @@ var (
 	// ErrNoMatch: WaitFor saw the job end without a matching line.
 	ErrNoMatch = sentinel(KindNoMatch, "ended without a matching line")
 	// ErrNoAnswer: the host did not answer within the call's deadline
-	// (Within, WithinAnswer, Fleet.SetHostTimeout); what it did meanwhile
+	// (Within, WithinAnswer, WithHostTimeout); what it did meanwhile
 	// is unknown.
 	ErrNoAnswer = sentinel(KindNoAnswer, "no answer")
 )
@@ -170,14 +170,12 @@ func IsAnswer(err error) bool {
 	return k != KindOther && k != KindNoAnswer
 }
 
-// HostError is the Error of one host in a Fleet call: Host is set.
-//
-// Deprecated: use Error, which Fleet calls return.
-type HostError = Error
-
 // hostError returns err as the error of host in a Fleet call, of err's
-// kind.
+// kind: err itself when it names host already (Within's).
 func hostError(host string, err error) error {
+	if e, ok := err.(*Error); ok && host != "" && e.Host == host {
+		return err
+	}
 	return &Error{Kind: KindOf(err), Host: host, Err: err}
 }
 

@@ -78,6 +78,11 @@ func TestNoAnswerKinds(t *testing.T) {
 	if got, want := hostError("h1", noAnswer).Error(), "h1: no answer within 1s"; got != want {
 		t.Errorf("message %q, want %q", got, want)
 	}
+	// Within's error names its host already.
+	named := &Error{Kind: KindNoAnswer, Host: "h1", Err: noAnswer}
+	if got, want := hostError("h1", named).Error(), "h1: no answer within 1s"; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
 	if got, want := hostError("h1", refusal(records.ErrKindNotFound, "web")).Error(), "h1: job web: not found"; got != want {
 		t.Errorf("message %q, want %q", got, want)
 	}

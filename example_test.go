@@ -97,7 +97,7 @@ func ExampleClient_WaitFor() {
 		log.Fatal(err)
 	}
 	fmt.Printf("%s %d-%d %q\n", m.Stream, m.Offset, m.Next, m.Line)
-	res, err := c.Logs(ctx, job.ID, bgjob.LogOptions{New: true, MaxBytes: bgjob.DefaultMaxBytes}, os.Stdout, os.Stdout)
+	res, err := c.Logs(ctx, job.ID, bgjob.LogOptions{New: true, MaxBytes: 64 << 10}, os.Stdout, os.Stdout)
 	if err != nil {
 		log.Fatal(err)
 	}

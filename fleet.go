@@ -30,10 +30,23 @@ type Fleet struct {
 	limit    time.Duration
 }
 
+// FleetOption configures a Fleet as NewFleet makes it.
+type FleetOption func(*Fleet)
+
+// WithHostTimeout bounds each host's part of every call, connecting
+// included, to d from the moment the host's turn comes (0: no bound, the
+// default). A host that has not answered by then gets an error wrapping
+// ErrNoAnswer; the others go on. Of a call that waits (Wait, Logs with
+// Follow) d bounds the host's first answer, as WithinAnswer: the wait's
+// own timeout bounds the rest, and the whole when it is not longer than d.
+func WithHostTimeout(d time.Duration) FleetOption {
+	return func(f *Fleet) { f.limit = d }
+}
+
 // NewFleet returns a fleet of hosts reached with dial, working on at most
-// parallel hosts at once (DefaultParallel when parallel < 1). Duplicate
-// hosts count once.
-func NewFleet(hosts []string, dial DialFunc, parallel int) *Fleet {
+// parallel hosts at once (DefaultParallel when parallel < 1), configured
+// by opts. Duplicate hosts count once.
+func NewFleet(hosts []string, dial DialFunc, parallel int, opts ...FleetOption) *Fleet {
 	if parallel < 1 {
 		parallel = DefaultParallel
 	}
@@ -45,16 +58,12 @@ func NewFleet(hosts []string, dial DialFunc, parallel int) *Fleet {
 			uniq = append(uniq, h)
 		}
 	}
-	return &Fleet{hosts: uniq, dial: dial, parallel: parallel}
+	f := &Fleet{hosts: uniq, dial: dial, parallel: parallel}
+	for _, o := range opts {
+		o(f)
+	}
+	return f
 }
-
-// SetHostTimeout bounds each host's part of every later call, connecting
-// included, to d from the moment the host's turn comes (0: no bound, the
-// default). A host that has not answered by then gets an error wrapping
-// ErrNoAnswer; the others go on. Of a call that waits (Wait, Logs with
-// Follow) d bounds the host's first answer, as WithinAnswer: the wait's
-// own timeout bounds the rest, and the whole when it is not longer than d.
-func (f *Fleet) SetHostTimeout(d time.Duration) { f.limit = d }
 
 // Hosts returns the fleet's hosts, in order.
 func (f *Fleet) Hosts() []string { return append([]string(nil), f.hosts...) }
@@ -83,7 +92,7 @@ func eachWaiting[T any](ctx context.Context, f *Fleet, fn func(ctx context.Conte
 }
 
 // eachHost is Each with each host's part bounded by within.
-func eachHost[T any](ctx context.Context, f *Fleet, within func(context.Context, time.Duration) (context.Context, func(error) error), fn func(ctx context.Context, host string, c *Client) (T, error)) []Result[T] {
+func eachHost[T any](ctx context.Context, f *Fleet, within func(context.Context, string, time.Duration) (context.Context, func(error) error), fn func(ctx context.Context, host string, c *Client) (T, error)) []Result[T] {
 	res := make([]Result[T], len(f.hosts))
 	sem := make(chan struct{}, f.parallel)
 	var wg sync.WaitGroup
@@ -99,7 +108,7 @@ func eachHost[T any](ctx context.Context, f *Fleet, within func(context.Context,
 				return
 			}
 			defer func() { <-sem }()
-			ctx, end := within(ctx, f.limit)
+			ctx, end := within(ctx, h, f.limit)
 			v, err := each(ctx, f.dial, h, fn)
 			res[i].Value = v
 			if err = end(err); err != nil {
@@ -168,7 +177,7 @@ func (f *Fleet) List(ctx context.Context, o ListOptions) []Result[Page] {
 // on at once, gets what is left of it, and one not reached by then an
 // error wrapping ErrTimeout. Every host's timeout error names o.Timeout.
 // The fleet's host timeout, when shorter than o.Timeout (or o.Timeout is
-// 0), bounds each host's first answer (see SetHostTimeout).
+// 0), bounds each host's first answer (see WithHostTimeout).
 func (f *Fleet) Wait(ctx context.Context, refs []string, o WaitOptions) []Result[[]jobdir.Job] {
 	f, o.Since = f.waiting(o.Timeout, o.Since)
 	return eachWaiting(ctx, f, func(ctx context.Context, _ string, c *Client) ([]jobdir.Job, error) {
@@ -263,7 +272,7 @@ func (f *Fleet) Send(ctx context.Context, ref string, data io.Reader, o SendOpti
 // host's stdout.log and stderr.log; it is called once per host, from that
 // host's goroutine, so writers shared between hosts must be safe for
 // concurrent use. With Follow the fleet's host timeout bounds each host's
-// first answer (see SetHostTimeout).
+// first answer (see WithHostTimeout).
 func (f *Fleet) Logs(ctx context.Context, ref string, o LogOptions, out func(host string) (stdout, stderr io.Writer)) []Result[LogResult] {
 	each := Each[LogResult]
 	if o.Follow {

@@ -69,9 +69,9 @@ func TestFleetRunWaitLogs(t *testing.T) {
 	id := ""
 	for _, r := range runs {
 		if r.Host == "down" {
-			var he *bgjob.HostError
+			var he *bgjob.Error
 			if !errors.As(r.Err, &he) || he.Host != "down" || !strings.HasPrefix(r.Err.Error(), "down: ") {
-				t.Errorf("down: error %v, want a HostError naming the host", r.Err)
+				t.Errorf("down: error %v, want an Error naming the host", r.Err)
 			}
 			continue
 		}
@@ -225,13 +225,12 @@ func TestFleetFirstAnswerBound(t *testing.T) {
 		c, err := bgjob.NewClient(rt, root, "")
 		return c, func() {}, err
 	}
-	f := bgjob.NewFleet([]string{"stalled", "good"}, dial, 2)
-	f.SetHostTimeout(300 * time.Millisecond)
+	f := bgjob.NewFleet([]string{"stalled", "good"}, dial, 2, bgjob.WithHostTimeout(300*time.Millisecond))
 	ctx := context.Background()
 	check := func(t *testing.T, errs []error) {
 		t.Helper()
-		if !errors.Is(errs[0], bgjob.ErrNoAnswer) || !strings.Contains(errs[0].Error(), "no answer within 300ms") {
-			t.Errorf("stalled: %v, want no answer within 300ms", errs[0])
+		if !errors.Is(errs[0], bgjob.ErrNoAnswer) || errs[0].Error() != "stalled: no answer within 300ms" {
+			t.Errorf("stalled: %v, want stalled: no answer within 300ms", errs[0])
 		}
 		if errs[1] != nil {
 			t.Errorf("good: %v", errs[1])
@@ -264,8 +263,7 @@ func TestFleetFirstAnswerBound(t *testing.T) {
 		}
 	})
 	t.Run("answered", func(t *testing.T) {
-		g := bgjob.NewFleet([]string{"good"}, dial, 1)
-		g.SetHostTimeout(300 * time.Millisecond)
+		g := bgjob.NewFleet([]string{"good"}, dial, 1, bgjob.WithHostTimeout(300*time.Millisecond))
 		r := g.Wait(ctx, []string{running.Meta.ID}, bgjob.WaitOptions{Timeout: 2 * time.Second})[0]
 		if !errors.Is(r.Err, bgjob.ErrTimeout) || errors.Is(r.Err, bgjob.ErrNoAnswer) {
 			t.Errorf("wait: %v, want its own timeout", r.Err)

@@ -17,10 +17,6 @@ import (
 	"github.com/bgjob/bgjob/shellgen"
 )
 
-// DefaultMaxBytes is the cap on log data that bgjob's CLI applies where a
-// program reads (JSON, --new, --tail, --head, run --wait): 64 KiB.
-const DefaultMaxBytes = 64 << 10
-
 // LogOptions selects what Logs prints.
 type LogOptions struct {
 	// Stdout reads only stdout.log and Stderr only stderr.log; neither
@@ -69,7 +65,7 @@ type LogOptions struct {
 	// A follow on this machine wakes on a write either way.
 	Interactive bool
 	// MaxBytes, when positive, returns at most this many bytes of log
-	// data, all streams together (0: no cap; see DefaultMaxBytes). A range
+	// data, all streams together (0: no cap). A range
 	// that would be longer is cut and marked Truncated: Tail and Bytes
 	// keep its end, the others its start (before an incomplete UTF-8
 	// character or terminal escape sequence, as termtext sees them; a cap

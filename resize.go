@@ -18,8 +18,8 @@ import (
 // KindEnded. The job does not count its processes (ProcessScan
 // jobdir.ScanNone).
 func (c *Client) Resize(ctx context.Context, ref string, cols, rows int) (jobdir.Job, error) {
-	if cols < 1 || rows < 1 || cols > maxPTYSide || rows > maxPTYSide {
-		return jobdir.Job{}, fmt.Errorf("%w: terminal size %dx%d: each side must be 1 to %d", ErrUsage, cols, rows, maxPTYSide)
+	if cols < 1 || rows < 1 || cols > MaxPTYSide || rows > MaxPTYSide {
+		return jobdir.Job{}, fmt.Errorf("%w: terminal size %dx%d: each side must be 1 to %d", ErrUsage, cols, rows, MaxPTYSide)
 	}
 	script, err := shellgen.ResizeScript(c.target(), shellgen.Resize{Ref: ref, Cols: cols, Rows: rows})
 	if err != nil {

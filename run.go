@@ -30,18 +30,18 @@ const (
 // runs carries no pruning code.
 const DefaultPruneEvery = 8
 
-// SetAutoPruneEvery makes one run in n, at random, start the pruning pass
-// (1: every run).
-func (c *Client) SetAutoPruneEvery(n int) {
-	c.pruneEvery = max(n, 1)
+// WithAutoPruneEvery makes one run in n, at random, start the pruning pass
+// (1: every run; DefaultPruneEvery without this option).
+func WithAutoPruneEvery(n int) ClientOption {
+	return func(c *Client) { c.pruneEvery = max(n, 1) }
 }
 
-// SetAutoPrune changes what Run's opportunistic pruning keeps: the newest
+// WithAutoPrune sets what Run's opportunistic pruning keeps: the newest
 // keep ended jobs and those that ended less than maxAge ago; it removes
 // only jobs beyond both (0 for either: no such limit; both 0: no pruning
-// on Run).
-func (c *Client) SetAutoPrune(keep int, maxAge time.Duration) {
-	c.pruneKeep, c.pruneAge = keep, maxAge
+// on Run). Without this option it keeps DefaultKeep and DefaultMaxAge.
+func WithAutoPrune(keep int, maxAge time.Duration) ClientOption {
+	return func(c *Client) { c.pruneKeep, c.pruneAge = keep, maxAge }
 }
 
 // autoPrune returns the rule of Run's pruning pass (nil: no pass).

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -115,20 +114,9 @@ const (
 	DefaultPTYRows = 24
 )
 
-// maxPTYSide bounds each side of a PTY job's terminal.
-const maxPTYSide = 10000
-
-// ParsePTYSize reads a terminal size written COLSxROWS (e.g. 120x40), each
-// side 1 to 10000, for Spec.PTYCols and Spec.PTYRows.
-func ParsePTYSize(s string) (cols, rows int, err error) {
-	c, r, ok := strings.Cut(strings.ToLower(s), "x")
-	cols, err1 := strconv.Atoi(c)
-	rows, err2 := strconv.Atoi(r)
-	if !ok || err1 != nil || err2 != nil || cols < 1 || rows < 1 || cols > maxPTYSide || rows > maxPTYSide {
-		return 0, 0, fmt.Errorf("%q is not a terminal size (want COLSxROWS, e.g. 120x40, each 1 to %d)", s, maxPTYSide)
-	}
-	return cols, rows, nil
-}
+// MaxPTYSide bounds each side of a PTY job's terminal (Spec.PTYCols and
+// PTYRows, Client.Resize).
+const MaxPTYSide = 10000
 
 // commandSize is the size of a command as MaxCommand counts it: its words'
 // bytes together.
@@ -204,8 +192,8 @@ func (s Spec) Validate() error {
 	switch {
 	case !s.PTY && (s.PTYCols != 0 || s.PTYRows != 0):
 		return bad(&FieldError{Field: "PTYCols", Other: "PTY", format: "%[1]s goes with %[2]s"})
-	case s.PTYCols < 0 || s.PTYRows < 0 || s.PTYCols > maxPTYSide || s.PTYRows > maxPTYSide:
-		return bad(fmt.Errorf("terminal size %dx%d: want 1 to %d columns and rows", s.PTYCols, s.PTYRows, maxPTYSide))
+	case s.PTYCols < 0 || s.PTYRows < 0 || s.PTYCols > MaxPTYSide || s.PTYRows > MaxPTYSide:
+		return bad(fmt.Errorf("terminal size %dx%d: want 1 to %d columns and rows", s.PTYCols, s.PTYRows, MaxPTYSide))
 	}
 	return nil
 }

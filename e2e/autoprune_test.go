@@ -19,12 +19,10 @@ func TestRunPrunes(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	t.Cleanup(func() { killAll(root) })
-	c, err := bg.NewClient(local.New(), root, "")
+	c, err := bg.NewClient(local.New(), root, "", bg.WithAutoPrune(0, 0), bg.WithAutoPruneEvery(1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.SetAutoPrune(0, 0)
-	c.SetAutoPruneEvery(1)
 	ctx := context.Background()
 	oldest, err := c.Run(ctx, bg.Spec{Argv: []string{"sleep 60"}})
 	if err != nil {
@@ -51,9 +49,12 @@ func TestRunPrunes(t *testing.T) {
 	}
 
 	// The pass counts ended jobs when it starts, so the run that starts it
-	// is one still running.
-	c.SetAutoPrune(2, 0)
-	trigger, err := c.Run(ctx, bg.Spec{Argv: []string{"sleep 60"}})
+	// is one still running, by a client that keeps 2.
+	pruner, err := bg.NewClient(local.New(), root, "", bg.WithAutoPrune(2, 0), bg.WithAutoPruneEvery(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trigger, err := pruner.Run(ctx, bg.Spec{Argv: []string{"sleep 60"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,12 +102,10 @@ func TestRunPruneKeepsRecent(t *testing.T) {
 			recent = append(recent, m.ID)
 		}
 	}
-	c, err := bg.NewClient(local.New(), root, "")
+	c, err := bg.NewClient(local.New(), root, "", bg.WithAutoPrune(1, bg.DefaultMaxAge), bg.WithAutoPruneEvery(1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.SetAutoPrune(1, bg.DefaultMaxAge)
-	c.SetAutoPruneEvery(1)
 	ctx := context.Background()
 	if _, err := c.Run(ctx, bg.Spec{Argv: []string{"sleep 60"}}); err != nil {
 		t.Fatal(err)

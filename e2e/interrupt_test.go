@@ -184,12 +184,10 @@ func TestRunSweepsCutShortLaunch(t *testing.T) {
 	if err := os.Chtimes(old, then, then); err != nil {
 		t.Fatal(err)
 	}
-	c, err := bg.NewClient(local.New(), root, "")
+	c, err := bg.NewClient(local.New(), root, "", bg.WithAutoPrune(bg.DefaultKeep, bg.DefaultMaxAge), bg.WithAutoPruneEvery(1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.SetAutoPrune(bg.DefaultKeep, bg.DefaultMaxAge)
-	c.SetAutoPruneEvery(1)
 	if _, err := c.Run(context.Background(), bg.Spec{Argv: []string{"true"}}); err != nil {
 		t.Fatal(err)
 	}

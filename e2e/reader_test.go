@@ -106,11 +106,10 @@ func TestAutoPruneKeepsRecentlyEnded(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	t.Cleanup(func() { killAll(root) })
-	c, err := bg.NewClient(local.New(), root, "")
+	c, err := bg.NewClient(local.New(), root, "", bg.WithAutoPrune(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.SetAutoPrune(0, 0)
 	ctx := context.Background()
 	var dirs []string
 	for i, name := range []string{"long", "old"} {
@@ -154,9 +153,11 @@ func TestAutoPruneKeepsRecentlyEnded(t *testing.T) {
 	if _, err := c.Wait(ctx, []string{fresh.ID}, bg.WaitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	c.SetAutoPrune(1, bg.DefaultMaxAge)
-	c.SetAutoPruneEvery(1)
-	if _, err := c.Run(ctx, bg.Spec{Argv: []string{"true"}}); err != nil {
+	pruner, err := bg.NewClient(local.New(), root, "", bg.WithAutoPrune(1, bg.DefaultMaxAge), bg.WithAutoPruneEvery(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pruner.Run(ctx, bg.Spec{Argv: []string{"true"}}); err != nil {
 		t.Fatal(err)
 	}
 	gone := func() bool { _, err := os.Stat(dirs[1]); return os.IsNotExist(err) }

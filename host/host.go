@@ -5,15 +5,34 @@
 // It is the one way from a string to a host: bgjob's command line, its MCP
 // server and a library user all reach hosts through Dial. A new transport
 // is one more case here.
+//
+// It also holds what those two front ends share about a host and the
+// input a user gives them: the time a host is given to answer
+// (DefaultTimeout) and a terminal's size as a user writes it
+// (ParsePTYSize).
 package host
 
 import (
 	"context"
+	"time"
 
 	"github.com/bgjob/bgjob"
 	ctr "github.com/bgjob/bgjob/runtime/container"
 	"github.com/bgjob/bgjob/runtime/local"
 	sshrt "github.com/bgjob/bgjob/runtime/ssh"
+)
+
+// The host's time limits, as bgjob's front ends apply them.
+const (
+	// DefaultTimeout is how long bgjob's command line (--host-timeout)
+	// and MCP server (mcp.Options.HostTimeout) give a host to answer a
+	// call that does not wait (run without --wait, status, ls, logs
+	// without -f, rm, prune and send; stop gets its grace on top),
+	// connecting included, and to give the first answer of one that
+	// waits (wait, logs -f). Thirty seconds outlasts a slow login (a
+	// ConnectTimeout of 10 s, a jump host, startup files) and still ends a
+	// call to a host that will never answer while a person waits.
+	DefaultTimeout = 30 * time.Second
 )
 
 // Options configure the transports Dial may use. The zero value dials with
@@ -53,13 +72,14 @@ func Dial(ctx context.Context, host string, o Options) (rt bgjob.Runtime, releas
 }
 
 // Client returns a client of host for jobs under root ("" for the host's
-// default) in workspace ("" for the default), and what releases it.
-func Client(ctx context.Context, host, root, workspace string, o Options) (*bgjob.Client, func(), error) {
+// default) in workspace ("" for the default), configured by opts, and what
+// releases it.
+func Client(ctx context.Context, host, root, workspace string, o Options, opts ...bgjob.ClientOption) (*bgjob.Client, func(), error) {
 	rt, release, err := Dial(ctx, host, o)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := bgjob.NewClient(rt, root, workspace)
+	c, err := bgjob.NewClient(rt, root, workspace, opts...)
 	if err != nil {
 		release()
 		return nil, nil, err

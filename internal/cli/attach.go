@@ -269,7 +269,7 @@ func (s *attachSession) run(ctx context.Context) (_ attachEnd, err error) {
 			pw.Close()
 			select {
 			case <-sent:
-			case <-time.After(3 * time.Second):
+			case <-time.After(attachSendGrace):
 			}
 		}
 		lcancel()

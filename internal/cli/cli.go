@@ -198,7 +198,7 @@ connecting included.`,
 	f.StringArrayVarP(&a.hostArgs, "host", "H", nil, "run on this host: an SSH host, [user@]host[:port] or an ssh_config alias, or a container, docker://[user@]NAME or podman://[user@]NAME; repeat it, give a comma list or @FILE for several (env BGJOB_HOST)")
 	f.IntVar(&a.parallel, "parallel", bgjob.DefaultParallel, "with several hosts, work on at most this many at once")
 	f.StringVar(&a.sshConfig, "ssh-config", "", "ssh_config file (env BGJOB_SSH_CONFIG; default ~/.ssh/config)")
-	f.DurationVar(&a.hostTimeout, "host-timeout", bgjob.DefaultHostTimeout, "give each host this long to answer, connecting included: the whole verb, or the first answer of one that waits (0: no limit; env BGJOB_HOST_TIMEOUT)")
+	f.DurationVar(&a.hostTimeout, "host-timeout", host.DefaultTimeout, "give each host this long to answer, connecting included: the whole verb, or the first answer of one that waits (0: no limit; env BGJOB_HOST_TIMEOUT)")
 	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		return a.setup(cmd.Context(), cmd)
 	}
@@ -249,7 +249,14 @@ func usesWorkspace(cmd *cobra.Command) bool {
 // connect connects to host ("" for this machine) and returns a client and
 // a function that releases the connection; it is the DialFunc of a.fleet.
 func (a *app) connect(ctx context.Context, h string) (*bgjob.Client, func(), error) {
-	return host.Client(ctx, h, a.root, a.workspace, a.hostOptions(true))
+	return a.connectWith()(ctx, h)
+}
+
+// connectWith is a.connect for clients made with opts.
+func (a *app) connectWith(opts ...bgjob.ClientOption) bgjob.DialFunc {
+	return func(ctx context.Context, h string) (*bgjob.Client, func(), error) {
+		return host.Client(ctx, h, a.root, a.workspace, a.hostOptions(true), opts...)
+	}
 }
 
 func isCobraUsage(err error) bool {

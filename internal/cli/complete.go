@@ -5,7 +5,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 	"unicode"
 
 	"github.com/spf13/cobra"
@@ -14,16 +13,6 @@ import (
 	"github.com/bgjob/bgjob/host"
 	"github.com/bgjob/bgjob/jobdir"
 	sshrt "github.com/bgjob/bgjob/runtime/ssh"
-)
-
-// Completion asks SSH hosts only as long as a shell can wait for a Tab: a
-// host that has not answered within completionBound (--host-timeout when
-// given on the line being completed; a ControlMaster connection answers in
-// time) offers nothing. This machine has localBound, which only a stuck
-// file system reaches.
-const (
-	completionBound = time.Second
-	localBound      = 10 * time.Second
 )
 
 // How many of the newest jobs completion offers, and how many it reads to

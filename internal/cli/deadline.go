@@ -1,10 +1,53 @@
 package cli
 
 import (
-	"context"
 	"time"
 
 	"github.com/bgjob/bgjob"
+)
+
+// The command line's time limits and periods. Besides these, each host's
+// part of a verb has --host-timeout (host.DefaultTimeout), and what the
+// verb waits for on top (limit); a job's own grace is the library's
+// (bgjob.DefaultGrace).
+const (
+	// completionBound bounds completion's call to the SSH hosts of -H:
+	// one that has not answered within it offers nothing, as a shell
+	// waits for a Tab about that long (a ControlMaster connection answers
+	// in time). --host-timeout, given on the line being completed,
+	// replaces it.
+	completionBound = time.Second
+	// localBound bounds completion on this machine, which only a stuck
+	// file system reaches.
+	localBound = 10 * time.Second
+	// interruptedLook bounds run's look at a job whose launch an
+	// interrupt cut short (it may run all the same): it comes after the
+	// user asked to stop, so it is short.
+	interruptedLook = 2 * time.Second
+	// attachSendGrace is how long attach, as it ends, waits for the keys
+	// typed last to reach the job: a send over a slow connection is not
+	// lost, one that hangs does not hold the terminal.
+	attachSendGrace = 3 * time.Second
+	// topEvery is how often top reads the jobs again by default (--interval):
+	// over SSH the whole list. Locally, where file events say when a job
+	// is made or removed or a job's file changes, it is how often top
+	// looks for what changes without one: a wrapper killed with SIGKILL
+	// (Client.MayHaveEnded, no script), and a job that is neither running
+	// nor ended.
+	topEvery = time.Second
+	// topScanEvery is how often, locally, top reads again the jobs that
+	// may still change, for their live processes, which come and go
+	// without a file event: one status script for them all, whose scan of
+	// the host's processes costs about 0.1 s of CPU (docs/benchmarks.md),
+	// so not on every tick. The interval, when longer, is the period
+	// instead.
+	topScanEvery = 10 * time.Second
+	// topGap is the least time between two reads of top: a burst of file
+	// events is one read, and at most about ten redraws a second.
+	topGap = 100 * time.Millisecond
+	// topRedrawEvery is how often top draws its screen again without a
+	// read: the durations it shows move on.
+	topRedrawEvery = time.Second
 )
 
 // limit is how long a host has for its part of a verb that does not wait:
@@ -32,13 +75,6 @@ func rmGrace(force bool) time.Duration {
 		return bgjob.DefaultGrace
 	}
 	return 0
-}
-
-// within bounds a verb that does not wait, on one host, connecting
-// included, by a.limit(extra): end turns the error of a call the bound cut
-// short into one wrapping bgjob.ErrNoAnswer, which a.alone words.
-func (a *app) within(ctx context.Context, extra time.Duration) (context.Context, func(error) error) {
-	return bgjob.Within(ctx, a.limit(extra))
 }
 
 // hostLabel is "HOST: " for a remote host, "" for this machine.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bgjob/bgjob"
 )
 
 // TestHostTimeoutFlag: --host-timeout and BGJOB_HOST_TIMEOUT set the
@@ -44,6 +46,42 @@ func TestHostTimeoutFlag(t *testing.T) {
 				if !ok || ee.code != tt.code || !strings.Contains(err.Error(), tt.err) {
 					t.Errorf("error %v, want exit %d with %q", err, tt.code, tt.err)
 				}
+			}
+		})
+	}
+}
+
+// TestNoAnswerSaid: a host that does not answer within --host-timeout is
+// named once, with the limit and the flag, whether it is this machine,
+// the one host of -H, or one of several; the error keeps its kind.
+func TestNoAnswerSaid(t *testing.T) {
+	silent := func(ctx context.Context, _ string) (*bgjob.Client, func(), error) {
+		<-ctx.Done()
+		return nil, nil, ctx.Err()
+	}
+	for _, tc := range []struct {
+		name        string
+		host        string
+		hosts       []string
+		err, stderr string
+	}{
+		{"this machine", "", nil, "no answer within 50ms (--host-timeout)", ""},
+		{"one host", "web1", nil, "web1: no answer within 50ms (--host-timeout)", ""},
+		{"several hosts", "", []string{"web1", "web2"}, "exit status 1",
+			"bgjob: error: web1: no answer within 50ms (--host-timeout)\nbgjob: error: web2: no answer within 50ms (--host-timeout)\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr strings.Builder
+			a := &app{stderr: &stderr, host: tc.host, hosts: tc.hosts, fanout: len(tc.hosts) > 1, parallel: 2}
+			res := bgjob.Each(context.Background(), a.fleetVia(50*time.Millisecond, silent), func(context.Context, string, *bgjob.Client) (int, error) {
+				return 0, nil
+			})
+			err := failures(a, res)
+			if err == nil || err.Error() != tc.err || stderr.String() != tc.stderr {
+				t.Fatalf("error %v, stderr %q; want %q, %q", err, stderr.String(), tc.err, tc.stderr)
+			}
+			if !a.many() && bgjob.KindOf(err) != bgjob.KindNoAnswer {
+				t.Errorf("kind %q, want no_answer", bgjob.KindOf(err))
 			}
 		})
 	}

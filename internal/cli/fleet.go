@@ -92,9 +92,7 @@ func (a *app) fleetVia(limit time.Duration, dial bgjob.DialFunc) *bgjob.Fleet {
 	if !a.many() {
 		hosts = []string{a.host}
 	}
-	f := bgjob.NewFleet(hosts, dial, a.parallel)
-	f.SetHostTimeout(limit)
-	return f
+	return bgjob.NewFleet(hosts, dial, a.parallel, bgjob.WithHostTimeout(limit))
 }
 
 // failures ends a verb: with several hosts, one line on stderr for each

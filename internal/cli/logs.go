@@ -17,6 +17,12 @@ import (
 	"github.com/bgjob/bgjob/termtext"
 )
 
+// defaultMaxBytes is --max-bytes' default, the cap on the log data that
+// logs prints where a program reads (--json, --new, --tail, --head) and
+// run --wait prints: 64 KiB, enough for a screenful of errors, not a
+// flood into a program's memory.
+const defaultMaxBytes = 64 << 10
+
 type logsOptions struct {
 	bgjob.LogOptions
 	offset int64
@@ -109,7 +115,7 @@ whose first answer (bgjob's script begun there) does not come within
 	f.BoolVarP(&o.Follow, "follow", "f", false, "keep printing until the job ends, then exit with its status")
 	f.BoolVar(&o.plain, "plain", false, "print text: strip terminal escape sequences, \\r\\n as \\n (for --pty jobs)")
 	f.BoolVar(&a.noPrefix, "no-prefix", false, "with several hosts, do not start each line with \"HOST: \"")
-	f.Int64Var(&o.MaxBytes, "max-bytes", bgjob.DefaultMaxBytes, "print at most N bytes of log data with --json, --new, --tail or --head (0: no cap)")
+	f.Int64Var(&o.MaxBytes, "max-bytes", defaultMaxBytes, "print at most N bytes of log data with --json, --new, --tail or --head (0: no cap)")
 	f.BoolVar(&a.json, "json", false, "print {id, status, exit_code, logs: [{stream, offset, next_offset, truncated, data}]}")
 	return cmd
 }
@@ -125,7 +131,7 @@ func (o *logsOptions) complete(flags *pflag.FlagSet, json bool) error {
 		return usageError("use one of --stdout, --stderr and --all")
 	}
 	if !flags.Changed("max-bytes") {
-		o.MaxBytes = o.defaultMaxBytes(json)
+		o.MaxBytes = o.maxBytesDefault(json)
 	}
 	o.Offset, o.FromOffset = o.offset, flags.Changed("offset")
 	o.zeroGiven(flags)
@@ -138,12 +144,12 @@ func (o *logsOptions) complete(flags *pflag.FlagSet, json bool) error {
 	return nil
 }
 
-// defaultMaxBytes is the cap on the log data printed when --max-bytes is
-// not given: bgjob.DefaultMaxBytes where a program reads (--json, --new,
+// maxBytesDefault is the cap on the log data printed when --max-bytes is
+// not given: defaultMaxBytes where a program reads (--json, --new,
 // --tail, --head), none otherwise.
-func (o *logsOptions) defaultMaxBytes(json bool) int64 {
+func (o *logsOptions) maxBytesDefault(json bool) int64 {
 	if json || o.New || o.Tail > 0 || o.Head > 0 {
-		return bgjob.DefaultMaxBytes
+		return defaultMaxBytes
 	}
 	return 0
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/host"
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/termtext"
 )
@@ -131,7 +132,7 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 				return usageError("--plain goes with --wait")
 			}
 			if o.ptySize != "" {
-				cols, rows, err := bgjob.ParsePTYSize(o.ptySize)
+				cols, rows, err := host.ParsePTYSize(o.ptySize)
 				if err != nil {
 					return usageError("--pty-size: %v", err)
 				}
@@ -161,7 +162,7 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 	f.BoolVar(&o.spec.Stdin, "stdin", false, "give the job a FIFO as stdin, written with 'bgjob send' (default: /dev/null)")
 	f.BoolVar(&o.spec.LineBuffered, "line-buffered", false, "ask programs to flush output by line (stdbuf -oL -eL, PYTHONUNBUFFERED=1)")
 	f.DurationVar(&o.wait, "wait", 0, "wait up to this long and print the output: exit with the job's status if it ends, else 75 and leave it running")
-	f.Int64Var(&o.maxBytes, "max-bytes", bgjob.DefaultMaxBytes, "with --wait, print at most N bytes of output (0: no cap)")
+	f.Int64Var(&o.maxBytes, "max-bytes", defaultMaxBytes, "with --wait, print at most N bytes of output (0: no cap)")
 	f.BoolVar(&o.plain, "plain", false, "with --wait, print the output as text: terminal escape sequences stripped, \\r\\n as \\n (see logs --plain)")
 	f.BoolVar(&o.spec.Merge, "merge", false, "write stderr into stdout.log as well: one ordered stream")
 	f.IntVar(&o.spec.Slots, "slots", 0, "queue the job: it starts, in the order queued, once fewer than N slotted jobs of the workspace run on the host (1: one after another)")
@@ -193,19 +194,20 @@ func (a *app) run(ctx context.Context, o runOptions) error {
 		}
 		held[h].add(a, h, o.spec.Name, old, replaced)
 	}
+	// Run's pruning pass keeps the newest --keep ended jobs and those
+	// that ended within bgjob.DefaultMaxAge (--keep 0: no pass).
+	prune := bgjob.WithAutoPrune(0, 0)
+	if o.keep > 0 {
+		prune = bgjob.WithAutoPrune(o.keep, bgjob.DefaultMaxAge)
+	}
 	// The launch has a deadline; run --wait's wait, its own.
-	f := a.fleet(a.limit(o.spec.ReplaceTime()))
+	f := a.fleetVia(a.limit(o.spec.ReplaceTime()), a.connectWith(prune))
 	if o.spec.ID == "" {
 		// One id on every host.
 		o.spec.ID = jobdir.NewID(time.Now())
 	}
 	var waited error
 	res := bgjob.Each(ctx, f, func(startCtx context.Context, _ string, c *bgjob.Client) (jobdir.Job, error) {
-		if o.keep == 0 {
-			c.SetAutoPrune(0, 0)
-		} else {
-			c.SetAutoPrune(o.keep, bgjob.DefaultMaxAge)
-		}
 		j, err := c.Run(startCtx, o.spec)
 		switch {
 		case err == nil && o.wait > 0:
@@ -253,7 +255,7 @@ func (a *app) completeSpec(o *runOptions) error {
 // on by itself). A look, past the interrupt and short, says so rather
 // than leave it unseen.
 func (a *app) sayGoesOn(ctx context.Context, c *bgjob.Client, id string) {
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), interruptedLook)
 	jobs, err := c.Status(lctx, id)
 	cancel()
 	if err == nil && len(jobs) == 1 && jobs[0].Status.Active() {
@@ -377,7 +379,7 @@ func (a *app) promote(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runO
 		return a.alone(err)
 	}
 	lo := bgjob.LogOptions{All: true, MaxBytes: o.maxBytes}
-	lctx, end := a.within(ctx, 0)
+	lctx, end := bgjob.Within(ctx, a.host, a.limit(0))
 	if a.json {
 		var out, errb bytes.Buffer
 		res, err := c.Logs(lctx, j.ID, lo, &out, &errb)

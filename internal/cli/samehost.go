@@ -33,7 +33,7 @@ func (a *app) distinctHosts(ctx context.Context, hosts []string) []string {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			ctx, end := bgjob.Within(ctx, a.hostTimeout)
+			ctx, end := bgjob.Within(ctx, h, a.hostTimeout)
 			e, err := sshrt.Resolve(ctx, h, opts)
 			if end(err) == nil {
 				ends[i] = &e

@@ -19,24 +19,6 @@ import (
 	"github.com/bgjob/bgjob/termtext"
 )
 
-// topEvery is how often top reads the jobs again by default: over SSH the
-// whole list. Locally, where file events say when a job is made or
-// removed or a job's file changes, it is how often top looks for what
-// changes without one: a wrapper killed with SIGKILL (Client.MayHaveEnded,
-// no script), and a job that is neither running nor ended.
-const topEvery = time.Second
-
-// topScanEvery is how often, locally, top reads again the jobs that may
-// still change, for their live processes, which come and go without a
-// file event: one status script for them all, whose scan of the host's
-// processes costs about 0.1 s of CPU (docs/benchmarks.md), so not on
-// every tick. The interval, when longer, is the period instead.
-const topScanEvery = 10 * time.Second
-
-// topGap is the least time between two reads of top: a burst of file
-// events is one read, and at most about ten redraws a second.
-const topGap = 100 * time.Millisecond
-
 type topOptions struct {
 	all     bool
 	noColor bool
@@ -296,7 +278,7 @@ func (t *topSession) run(ctx context.Context) error {
 	defer func() { t.endFiles() }()
 	tick := time.NewTicker(t.o.every)
 	defer tick.Stop()
-	redraw := time.NewTicker(time.Second) // durations move on
+	redraw := time.NewTicker(topRedrawEvery)
 	defer redraw.Stop()
 	t.schedule(ctx)
 	t.draw()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -22,9 +21,6 @@ type sendIn struct {
 	EOF  bool   `json:"eof,omitempty" jsonschema:"close the job's standard input instead"`
 	Host string `json:"host,omitempty" jsonschema:"SSH host of the job (default: the server's host)"`
 }
-
-// sendTimeout bounds how long job_send waits for a job to read.
-const sendTimeout = 30 * time.Second
 
 func (s *Server) send(ctx context.Context, _ *sdk.CallToolRequest, in sendIn) (*sdk.CallToolResult, jobView, error) {
 	if in.EOF && in.Data != "" {

@@ -17,11 +17,70 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bgjob/bgjob"
+	hostpkg "github.com/bgjob/bgjob/host"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
 // DefaultMaxOutput caps the text of every tool result: 32 KiB.
 const DefaultMaxOutput = 32 << 10
+
+// The server's time limits, defaults and periods. Besides these, each
+// tool's call to a host has Options.HostTimeout (host.DefaultTimeout) on
+// top of what it waits for (Server.limit), and job_stop's grace is the
+// library's (bgjob.DefaultGrace) unless grace_sec says otherwise. The
+// tools' descriptions and docs/mcp.md give the defaults and maxima in
+// seconds: a change here is a change there.
+const (
+	// startWait is job_start's wait_sec by default: a command that fails
+	// at once (a typo, a missing file) returns its status and output in
+	// the same call, and a dev server is not held long before the model
+	// hears that it runs.
+	startWait = 3 * time.Second
+	// waitTimeout is job_wait's timeout_sec by default: within the 60 s
+	// that clients such as Codex give a tool call unless told otherwise
+	// (docs/mcp.md), so that a wait without timeout_sec is a result, not
+	// a call the client cut off.
+	waitTimeout = 30 * time.Second
+	// maxWait is the most that wait_sec and timeout_sec take: a client
+	// has to be told to allow a call this long (docs/mcp.md), and a
+	// longer wait is several calls, each of which says how the jobs
+	// stand.
+	maxWait = 10 * time.Minute
+	// maxGrace is the most that job_stop's grace_sec takes: the call
+	// may wait that long, and an hour is beyond any clean shutdown, so a
+	// larger value is a mistake.
+	maxGrace = time.Hour
+	// sendTimeout bounds how long job_send waits for a job to read what
+	// was sent: a job that reads its input takes it long before, and one
+	// that never does fails the call instead of holding it.
+	sendTimeout = 30 * time.Second
+	// watchSlack is how long past timeout_sec job_wait's until_output
+	// waits for the jobs' watches: over SSH the watches past the
+	// connection's sessions start late, and a second after the ones that
+	// started at once time out on the host, the deadline ends them.
+	watchSlack = time.Second
+	// lookGrace bounds job_wait's look at the jobs whose watch the wait's
+	// deadline cut before the host answered: one status script.
+	lookGrace = 5 * time.Second
+	// progressEvery is Options.ProgressEvery by default: how often
+	// job_wait tells a client that asked for progress that it still
+	// waits; a few notifications in a default wait of 30 s.
+	progressEvery = 5 * time.Second
+	// endGrace is how long Run waits, once the session is over, for the
+	// SDK to finish writing before it stops its jobs all the same: a
+	// client that stopped reading would hold it for ever.
+	endGrace = 2 * time.Second
+	// launchWait is how long Shutdown waits for the launches under way
+	// before it stops their jobs as they stand: their calls are
+	// cancelled, so they end at once, and this bounds one that does not
+	// (a host that stopped answering).
+	launchWait = 20 * time.Second
+	// shutdownBound bounds what Run does once the session is over (the
+	// cursors moved over the reads delivered, the jobs stopped on every
+	// host), past the end of Run's ctx, so that a signal still stops the
+	// jobs and a silent host does not keep the process.
+	shutdownBound = time.Minute
+)
 
 // Instructions tell the model when to use the tools.
 const Instructions = `bgjob runs shell commands as durable background jobs, on this machine or on SSH hosts (host).
@@ -57,7 +116,7 @@ type Options struct {
 	// HostTimeout bounds each tool's call to a host, connecting included,
 	// beyond what the call waits for (a wait's timeout_sec, a stop's
 	// grace), and a wait's first answer when shorter than its timeout_sec:
-	// bgjob.DefaultHostTimeout when 0, no bound when negative.
+	// host.DefaultTimeout when 0, no bound when negative.
 	HostTimeout time.Duration
 	// KeepJobs leaves the jobs this server started running when it shuts
 	// down.
@@ -102,10 +161,10 @@ func New(o Options) (*Server, error) {
 		o.MaxOutput = DefaultMaxOutput
 	}
 	if o.HostTimeout == 0 {
-		o.HostTimeout = bgjob.DefaultHostTimeout
+		o.HostTimeout = hostpkg.DefaultTimeout
 	}
 	if o.ProgressEvery <= 0 {
-		o.ProgressEvery = 5 * time.Second
+		o.ProgressEvery = progressEvery
 	}
 	if o.Version == "" {
 		o.Version = "devel"
@@ -199,7 +258,7 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	}
 	cancelOrphans()
 	<-orphansDone
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownBound)
 	defer cancel()
 	// A client that closed its input after the results of its reads (a
 	// one-shot client: a server a call) has had them: the cursors move
@@ -212,13 +271,6 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	}
 	return err
 }
-
-// endGrace is how long Run waits, once the session is over, for the SDK
-// to finish writing before it stops its jobs all the same.
-const endGrace = 2 * time.Second
-
-// launchWait is how long Shutdown waits for the launches under way.
-const launchWait = 20 * time.Second
 
 // isClosed reports whether c is closed.
 func isClosed(c <-chan struct{}) bool {

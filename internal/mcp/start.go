@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bgjob/bgjob"
+	hostpkg "github.com/bgjob/bgjob/host"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
@@ -133,7 +134,7 @@ func startSpec(in startIn) (spec bgjob.Spec, wait time.Duration, err error) {
 	}
 	wait = 3 * time.Second
 	if in.WaitSec != nil {
-		if wait, err = seconds("wait_sec", *in.WaitSec, 10*time.Minute); err != nil {
+		if wait, err = seconds("wait_sec", *in.WaitSec, maxWait); err != nil {
 			return bgjob.Spec{}, 0, err
 		}
 	}
@@ -141,7 +142,7 @@ func startSpec(in startIn) (spec bgjob.Spec, wait time.Duration, err error) {
 		Stdin: in.Stdin, LineBuffered: in.LineBuffered == nil || *in.LineBuffered}
 	spec.Replace = in.Replace
 	if in.PTYSize != "" {
-		if spec.PTYCols, spec.PTYRows, err = bgjob.ParsePTYSize(in.PTYSize); err != nil {
+		if spec.PTYCols, spec.PTYRows, err = hostpkg.ParsePTYSize(in.PTYSize); err != nil {
 			return bgjob.Spec{}, 0, fmt.Errorf("pty_size: %w", err)
 		}
 	}

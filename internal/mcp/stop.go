@@ -38,7 +38,7 @@ func (s *Server) stop(ctx context.Context, _ *sdk.CallToolRequest, in stopIn) (*
 	}
 	var grace *time.Duration // nil: the library's default
 	if in.GraceSec != nil {
-		g, err := seconds("grace_sec", *in.GraceSec, time.Hour)
+		g, err := seconds("grace_sec", *in.GraceSec, maxGrace)
 		if err != nil {
 			return nil, stopOut{}, err
 		}

@@ -160,14 +160,18 @@ func (s *Server) do(ctx context.Context, host string, retry bool, limit time.Dur
 // so that a host whose sessions never run a script is given up on then,
 // not at the end of the wait.
 func (s *Server) doWaiting(ctx context.Context, host string, retry bool, limit, wait time.Duration, fn func(ctx context.Context, c *bgjob.Client, host string) error) error {
-	bctx, end := bgjob.Within(ctx, limit)
+	h, err := s.hosts.resolve(host)
+	if err != nil {
+		return err
+	}
 	first := s.opts.HostTimeout
 	if first < 0 || first >= wait {
 		first = 0
 	}
-	actx, answered := bgjob.WithinAnswer(bctx, first)
-	h, err := s.tries(actx, host, retry, fn)
-	return s.explain(s.unanswered(end(answered(err)), h), h)
+	bctx, end := bgjob.Within(ctx, h, limit)
+	actx, answered := bgjob.WithinAnswer(bctx, h, first)
+	h, err = s.tries(actx, h, retry, fn)
+	return s.explain(end(answered(err)), h)
 }
 
 // tries is do's attempts, and the host they were for.
@@ -186,17 +190,6 @@ func (s *Server) tries(ctx context.Context, host string, retry bool, fn func(ctx
 			return h, err
 		}
 	}
-}
-
-// unanswered names the host of a call that it did not answer in time.
-func (s *Server) unanswered(err error, host string) error {
-	if !errors.Is(err, bgjob.ErrNoAnswer) {
-		return err
-	}
-	if h, rerr := s.hosts.resolve(host); rerr == nil {
-		host = h
-	}
-	return fmt.Errorf("%s did not answer: %w", hostName(host), err)
 }
 
 // explain rewrites a library error into one a model can act on.
@@ -229,6 +222,13 @@ func (s *Server) explain(err error, host string) error {
 		return fmt.Errorf("%v: only a job started with stdin: true takes input", err)
 	case bgjob.KindCursorBusy:
 		return fmt.Errorf("%v: another job_output call of this client is reading the same job; call again", err)
+	case bgjob.KindNoAnswer:
+		// "HOST: no answer within 30s" (bgjob.Within), with the host in
+		// words, this machine's too.
+		if e != nil && e.Kind == bgjob.KindNoAnswer {
+			host, err = e.Host, e.Err
+		}
+		return fmt.Errorf("%s did not answer: %w", hostName(host), err)
 	}
 	return err
 }

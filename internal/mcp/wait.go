@@ -47,10 +47,10 @@ func (s *Server) wait(ctx context.Context, req *sdk.CallToolRequest, in waitIn) 
 	if len(in.IDs) == 0 {
 		return nil, waitOut{}, errors.New("ids is empty: name the jobs to wait for")
 	}
-	timeout := 30 * time.Second
+	timeout := waitTimeout
 	if in.TimeoutSec != nil {
 		var err error
-		if timeout, err = seconds("timeout_sec", *in.TimeoutSec, 10*time.Minute); err != nil {
+		if timeout, err = seconds("timeout_sec", *in.TimeoutSec, maxWait); err != nil {
 			return nil, waitOut{}, err
 		}
 		if timeout == 0 {
@@ -142,7 +142,7 @@ func (s *Server) waitFor(ctx context.Context, c *bgjob.Client, ids []string, pat
 	// Each job's watch is a script of its own: over SSH those past the
 	// connection's sessions start late, so the deadline ends them, a
 	// second after the watches that started at once time out on the host.
-	wctx, cancel := context.WithTimeout(ctx, timeout+time.Second)
+	wctx, cancel := context.WithTimeout(ctx, timeout+watchSlack)
 	defer cancel()
 	type answer struct {
 		i     int
@@ -256,10 +256,6 @@ func lookAgain(ctx context.Context, c *bgjob.Client, ids []string, jobs []jobdir
 	}
 	return jobs, nil
 }
-
-// lookGrace bounds job_wait's look at the jobs whose watch the wait's
-// deadline cut before the host answered.
-const lookGrace = 5 * time.Second
 
 // progress sends progress notifications while a wait blocks, when the
 // client asked for them; stop ends them.

@@ -25,6 +25,34 @@ import (
 // maxExecs bounds the execs running at once through one Runtime.
 const maxExecs = 16
 
+// The container runtime's time limits and periods; the caller's ctx bounds
+// every call besides.
+const (
+	// copyGrace is how long a cancelled Exec waits for the script's
+	// output to stop coming once the script is killed and the stream
+	// closed: the daemon's last bytes, not the script's.
+	copyGrace = time.Second
+	// exitPollFirst and exitPollMax are the first and the longest pause
+	// between the looks at an exec's exit status, doubled after each: the
+	// daemon records it a moment after the output ends, so the first
+	// looks come quickly and none waits long.
+	exitPollFirst = time.Millisecond
+	exitPollMax   = 100 * time.Millisecond
+	// pidWait is how long killing a cancelled script waits for its pid,
+	// the first thing it writes, which comes at once from a shell that
+	// runs: a script without it by then is given up on (its stdin is
+	// closed already, which ends the scripts that wait).
+	pidWait = time.Second
+	// killGrace bounds the exec that kills a cancelled script's process
+	// group: one more exec through the daemon, short, but past the
+	// caller's ctx, which has ended.
+	killGrace = 5 * time.Second
+	// idleConnTimeout is how long a connection to the daemon stays open
+	// unused, for the next exec: one verb's scripts reuse it, and an idle
+	// process holds none for long.
+	idleConnTimeout = 30 * time.Second
+)
+
 // Options configures Dial. The zero value reads the environment.
 type Options struct {
 	// Getenv reads the environment (DOCKER_HOST, DOCKER_CERT_PATH,
@@ -269,7 +297,7 @@ func (r *Runtime) cancel(ctx context.Context, x *execution) error {
 	x.conn.Close()
 	select {
 	case <-x.copied:
-	case <-time.After(time.Second):
+	case <-time.After(copyGrace):
 	}
 	return ctx.Err()
 }
@@ -316,7 +344,7 @@ func (x *execution) noShell(code int) string {
 // exitCode returns the exit status of exec id, once the daemon has
 // recorded it (it may lag behind the end of the output a moment).
 func (r *Runtime) exitCode(ctx context.Context, id string) (int, error) {
-	delay := time.Millisecond
+	delay := exitPollFirst
 	for {
 		running, code, err := r.eng.execInspect(ctx, id)
 		if err != nil {
@@ -330,12 +358,9 @@ func (r *Runtime) exitCode(ctx context.Context, id string) (int, error) {
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}
-		delay = min(2*delay, 100*time.Millisecond)
+		delay = min(2*delay, exitPollMax)
 	}
 }
-
-// killGrace bounds the exec that kills a cancelled script.
-const killGrace = 5 * time.Second
 
 // kill kills the process group of the script whose stderr is w, once its
 // pid is known (it is the first thing the script writes).
@@ -343,7 +368,7 @@ func (r *Runtime) kill(w *pidWriter) {
 	var pid int
 	select {
 	case pid = <-w.pid:
-	case <-time.After(time.Second):
+	case <-time.After(pidWait):
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), killGrace)

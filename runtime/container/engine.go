@@ -92,7 +92,7 @@ func newEngine(ep endpoint, fromEnv bool, getenv func(string) string) (*engine, 
 	e.http = &http.Client{Transport: &http.Transport{
 		DialContext:         func(ctx context.Context, _, _ string) (net.Conn, error) { return e.dial(ctx) },
 		MaxIdleConnsPerHost: maxExecs,
-		IdleConnTimeout:     30 * time.Second,
+		IdleConnTimeout:     idleConnTimeout,
 	}}
 	return e, nil
 }

@@ -808,7 +808,6 @@ func TestLookWaitsForTheWrappersLastSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.SetAutoPrune(0, 0)
 	ctx := context.Background()
 	for _, check := range []string{"", "off"} {
 		for _, tt := range []struct {

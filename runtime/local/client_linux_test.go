@@ -24,11 +24,10 @@ func newClient(t *testing.T, root, workspace string) (*testClient, error) {
 
 // newClientOf is newClient of rt.
 func newClientOf(rt bgjob.Runtime, root, workspace string) (*testClient, error) {
-	c, err := bgjob.NewClient(rt, root, workspace)
+	c, err := bgjob.NewClient(rt, root, workspace, bgjob.WithAutoPrune(0, 0))
 	if err != nil {
 		return nil, err
 	}
-	c.SetAutoPrune(0, 0)
 	if root == "" {
 		root = New().DefaultRoot()
 	}

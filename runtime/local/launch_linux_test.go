@@ -241,7 +241,6 @@ func TestNativeLaunchReapsTheWrapper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.SetAutoPrune(0, 0)
 	gate := filepath.Join(t.TempDir(), "gate")
 	ctx := context.Background()
 	j, err := c.Run(ctx, bgjob.Spec{Argv: []string{"while [ ! -e " + gate + " ]; do sleep 0.05; done"}})

@@ -29,14 +29,9 @@ type configCache struct {
 	dir string
 }
 
-const (
-	cacheVersion = "1"
-	// cacheMaxAge is how long an entry nobody rewrote stays on disk.
-	cacheMaxAge = 30 * 24 * time.Hour
-	// racyWindow: a file modified this close to (or after) the moment ssh
-	// started reading may have changed under it; such answers are not kept.
-	racyWindow = time.Second
-)
+// cacheVersion is the version of the cache's entries: an entry of
+// another is not read. Its time limits are in ssh.go's table.
+const cacheVersion = "1"
 
 func newConfigCache(dir string) *configCache {
 	if dir == "" {

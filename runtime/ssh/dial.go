@@ -72,7 +72,7 @@ func (d *dialer) connect(ctx context.Context, cfg *hostConfig, depth int) (*goss
 // controlClient connects over an OpenSSH ControlMaster socket.
 func (d *dialer) controlClient(ctx context.Context, path string) (*gossh.Client, error) {
 	var nd net.Dialer
-	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	dctx, cancel := context.WithTimeout(ctx, controlDialBound)
 	defer cancel()
 	nc, err := nd.DialContext(dctx, "unix", path)
 	if err != nil {

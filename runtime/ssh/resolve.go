@@ -13,13 +13,6 @@ import (
 	"time"
 )
 
-// bgjob's own defaults for settings OpenSSH leaves unset or at 0.
-const (
-	defaultConnectTimeout = "10" // seconds, as pdsh; ssh_config may set another
-	defaultAliveInterval  = "15" // seconds
-	defaultAliveCountMax  = "3"
-)
-
 // hostConfig is the resolved ssh_config for one host (a target or a hop).
 type hostConfig struct {
 	name     string // the host as given, for messages

@@ -39,6 +39,64 @@ import (
 // MaxSessions defaults to 10.
 const maxSessions = 8
 
+// The SSH runtime's time limits and periods. The first three are bgjob's
+// defaults for ssh_config settings that OpenSSH leaves unset or at 0
+// (ssh_config's own value wins), written as ssh_config writes them; the
+// caller's ctx bounds every call besides.
+const (
+	// defaultConnectTimeout is ConnectTimeout, in seconds, where
+	// ssh_config sets none (OpenSSH then waits for the system's TCP
+	// timeout, minutes): it bounds connecting, the handshake and
+	// authentication, as pdsh's, so that a host that is down fails while
+	// a person waits and the other hosts of a fleet go on.
+	defaultConnectTimeout = "10"
+	// defaultAliveInterval is ServerAliveInterval, in seconds, where
+	// ssh_config sets none (OpenSSH then sends no keepalive): a link that
+	// died without a word fails its sessions after defaultAliveCountMax
+	// intervals without an answer, 45 s, instead of hanging them.
+	defaultAliveInterval = "15"
+	// defaultAliveCountMax is ServerAliveCountMax where ssh_config leaves
+	// it at 0: OpenSSH's own default, 3.
+	defaultAliveCountMax = "3"
+	// controlDialBound bounds connecting to an OpenSSH ControlMaster
+	// socket and its greeting: a live master, on this machine, answers at
+	// once; one that does not (gone, hung) is passed over, and bgjob
+	// connects by itself.
+	controlDialBound = 2 * time.Second
+	// startWait is how long the host's shell may take to start a script
+	// of bgjob's (one that prints shellgen.BeginMarker first) once its
+	// session has started: the login shell runs its startup files first,
+	// and one that reads its input (a .bashrc that asks a question, runs
+	// cat) waits for ever on the stdin bgjob keeps open, or eats the
+	// script that comes on it. Thirty seconds outlasts a slow startup.
+	startWait = 30 * time.Second
+	// sessionRetryFirst and sessionRetryMax are the first and the longest
+	// pause between newSession's tries of a refused channel, doubled after
+	// each: short at first, for a slot that frees at once, and at most a
+	// second apart for one that takes seconds on a loaded host.
+	sessionRetryFirst = 20 * time.Millisecond
+	sessionRetryMax   = time.Second
+	// sessionPatience bounds how long newSession retries a refused channel
+	// when its ctx has no deadline of its own: well past the seconds a
+	// loaded host takes to free a slot.
+	sessionPatience = time.Minute
+	// closeWait bounds how long a cancelled Exec waits for its session to
+	// close: milliseconds normally, until the keepalive gives up on a dead
+	// link, which a call's timeout must not wait for (see closed).
+	closeWait = 250 * time.Millisecond
+	// closeGrace bounds how long Close waits for the sessions still open
+	// over a ControlMaster socket (a script that lingers after its
+	// output), which would crash the master if closed under it.
+	closeGrace = 2 * time.Second
+	// cacheMaxAge is how long an entry of the ssh_config cache that
+	// nobody rewrote stays on disk: a month of a host not used.
+	cacheMaxAge = 30 * 24 * time.Hour
+	// racyWindow: a file modified this close to (or after) the moment ssh
+	// started reading may have changed under it, within the resolution
+	// of a file's modification time; such answers are not cached.
+	racyWindow = time.Second
+)
+
 var (
 	// ErrUnknownHost is wrapped by Dial's error when known_hosts has no key
 	// for the host and StrictHostKeyChecking does not allow adding one.
@@ -100,13 +158,6 @@ type Runtime struct {
 	startPatience time.Duration
 }
 
-// startWait is how long the host's shell may take to start a script of
-// bgjob's (one that prints shellgen.BeginMarker first) once its session
-// has started: the login shell runs its startup files first, and one that
-// reads its input (a .bashrc that asks a question, runs cat) waits for ever
-// on the stdin bgjob keeps open, or eats the script that comes on it.
-const startWait = 30 * time.Second
-
 // Dial connects to host, given as "[user@]host[:port]" or as an alias from
 // the ssh configuration. ctx bounds connecting only. Errors are an *Error
 // naming the host, e.g. "web1: dial tcp 127.0.0.1:2222: connect:
@@ -163,10 +214,6 @@ func (r *Runtime) Close() error {
 	}
 	return r.dialer.closeAll()
 }
-
-// closeGrace bounds how long Close waits for the sessions still open over
-// a ControlMaster socket (a script that lingers after its output).
-const closeGrace = 2 * time.Second
 
 // Error is an error of the host's connection or of running a script on
 // it: Dial's and Exec's errors but ExitError. Its message is the host,
@@ -482,7 +529,7 @@ func (r *Runtime) closed(waited <-chan error, out *gatedWriter) {
 // failed scripts that a slot would have run a moment later), so the tries
 // go on until ctx ends, or for sessionPatience when it has no deadline.
 func (r *Runtime) newSession(ctx context.Context) (*gossh.Session, error) {
-	delay := 20 * time.Millisecond
+	delay := sessionRetryFirst
 	giveUp := time.Now().Add(sessionPatience)
 	if d, ok := ctx.Deadline(); ok {
 		giveUp = d
@@ -501,17 +548,9 @@ func (r *Runtime) newSession(ctx context.Context) (*gossh.Session, error) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		delay = min(2*delay, time.Second)
+		delay = min(2*delay, sessionRetryMax)
 	}
 }
-
-// closeWait bounds how long a cancelled Exec waits for its session to
-// close.
-const closeWait = 250 * time.Millisecond
-
-// sessionPatience bounds how long newSession retries a refused channel
-// when its ctx has no deadline of its own.
-const sessionPatience = time.Minute
 
 func (r *Runtime) transportErr(op string, err error) error {
 	if lost := r.dialer.lostErr(); lost != nil {

@@ -1,16 +1,12 @@
 package bgjob
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/bgjob/bgjob/internal/records"
 	"github.com/bgjob/bgjob/jobdir"
@@ -226,48 +222,29 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 	if ended() {
 		return c.counted(ctx, res), nil
 	}
-	// A write to a log is copied from the file here, without a script: the
-	// job's files are on this machine (a Watcher's are). The script, which
-	// tells when the job has ended and reads its last bytes, runs when
-	// logWakes says so.
-	keep, quick := logWakes(res.Job.Dir, 0)
-	fl := &follower{dir: res.Job.Dir, streams: streams, rewound: o.Rewound, seen: map[string]int64{}}
-	if !o.FromOffset {
-		// The read ended at most at each log's size then; an offset past
-		// the end waits there, and the logs' sizes are seen next.
-		for _, r := range res.Ranges {
-			fl.seen[r.Stream] = r.Next
-		}
-	}
-	_, err := watched(ctx, w, []string{res.Job.Dir}, 0, keep, func(ctx context.Context) error {
-		// What is in the logs goes out from here, also before a look of
-		// the script's, which then has only what came meanwhile to read
-		// (it reads a running job's bytes a MiB at a time, two processes
-		// a MiB). In the two looks after a flood's (the one without the
-		// watch, and the first once watched again: the job may have
-		// ended before the watch was in place) a job that has ended is
-		// the script's to see.
-		copied, unwatched := fl.copied, fl.flooded > 0
-		fl.flooded = max(fl.flooded-1, 0)
-		if err := fl.appended(&res, stdout, stderr); quick() && err == nil && !(unwatched && endedIn(res.Job.Dir)) {
-			if fl.copied-copied >= floodBytes {
-				fl.flooded = 2
-				return errFlood
-			}
-			return errPending
-		}
+	// Each look reads from where the last one ended, to the logs' ends,
+	// and sees the job as it is: on this machine the runtime answers that
+	// read itself (Answerer), without a script. A look that copied a flood
+	// is made again soon, without the watch (errFlood).
+	counted := &countWriter{w: stdout}
+	countedErr := &countWriter{w: stderr}
+	_, err := watched(ctx, w, []string{res.Job.Dir}, 0, logChange, func(ctx context.Context) error {
 		q.Offsets, q.Marks = map[string]int64{}, map[string][]byte{}
 		for _, r := range res.Ranges {
 			q.Offsets[r.Stream] = r.Next
 			q.Marks[r.Stream] = r.mark.at(r.Next)
 		}
-		if err := c.readLogs(ctx, q, false, nil, nil, o.Rewound, &res, stdout, stderr); err != nil {
+		before := counted.n.Load() + countedErr.n.Load()
+		if err := c.readLogs(ctx, q, false, nil, nil, o.Rewound, &res, counted, countedErr); err != nil {
 			return err
 		}
-		if !ended() {
-			return errPending
+		switch {
+		case ended():
+			return nil
+		case counted.n.Load()+countedErr.n.Load()-before >= floodBytes:
+			return errFlood
 		}
-		return nil
+		return errPending
 	})
 	if err != nil {
 		return res, err
@@ -275,171 +252,10 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 	return c.counted(ctx, res), nil
 }
 
-// followTick is how often at most a follow or a wait --for on this
-// machine runs its script while only the logs change.
-const followTick = 3 * time.Second
-
-// logWakes is the rule of the looks of a follow or a wait --for on this
-// machine: keep is watched's, and quick, called at the start of each look,
-// says whether that look may be done in Go, from the logs alone: a wake by
-// a write to a log, or the tick within followTick of the last look that
-// was not quick. A file written under a .tmp name wakes no look: its
-// rename to its own name does. The script ran just before the watch of
-// dir was in place (the read that found the job running), so the first
-// look is quick too, unless a file that ends a job is there by then
-// (endedIn): its change may have come before the watch. Another file's
-// change (the job's end), the tick after followTick, and the look at
-// timeout (0: none) are the script's.
-func logWakes(dir string, timeout time.Duration) (keep func(name string) bool, quick func() bool) {
-	var woke string
-	scripted := time.Now()
-	first := true
-	last := time.Now().Add(timeout)
-	keep = func(name string) bool {
-		// A job file is written as NAME.tmp, then renamed: the rename is
-		// the change (ended_at.tmp comes just before exit_code).
-		if strings.HasSuffix(name, ".tmp") {
-			return false
-		}
-		// A change to another file than a log is the script's to look
-		// at: it stays until the next look, whatever comes after it.
-		if woke == "" || woke == "stdout.log" || woke == "stderr.log" {
-			woke = name
-		}
-		return true
-	}
-	quick = func() bool {
-		name := woke
-		woke = ""
-		wasFirst := first
-		first = false
-		switch {
-		case timeout > 0 && !time.Now().Before(last):
-		case wasFirst && endedIn(dir):
-		case name == "stdout.log" || name == "stderr.log":
-			return true
-		case name == "" && time.Since(scripted) < followTick:
-			return true
-		}
-		scripted = time.Now()
-		return false
-	}
-	return keep, quick
-}
-
-// endedIn says whether the job in dir, on this machine, holds a file that
-// ends a job: exit_code, not_run, or an exit_code.tmp that holds a status
-// (the launcher fills it with blanks; the wrapper writes the status over
-// them, then renames it: bg_tmpcode). A wrapper killed without one is seen
-// by the script's look at the tick.
-func endedIn(dir string) bool {
-	for _, name := range []string{"exit_code", "not_run"} {
-		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
-			return true
-		}
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "exit_code.tmp"))
-	if err != nil {
-		return false
-	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	code, _, _ := bytes.Cut(line, []byte(" "))
-	return len(code) > 0 && !slices.ContainsFunc(code, func(c byte) bool { return c < '0' || c > '9' })
-}
-
-// follower is what a follow on this machine keeps from one look to the
-// next: a buffer, how much it has copied, and how many looks are left to
-// check the job's end after a flood.
-type follower struct {
-	dir     string
-	streams []string
-	buf     []byte
-	copied  int64 // the bytes read from the logs so far
-	flooded int   // looks left to check the job's end after a flood's (errFlood)
-	// seen is each log's size at the last look: a log found shorter
-	// was truncated, and is read again from its start (LogOptions.Rewound
-	// is told).
-	seen    map[string]int64
-	rewound func(stream string)
-}
-
-// appended copies what the job has appended to its logs since res's
-// ranges end (or since the bytes its --max-log-size cap dropped, the
-// STREAM.dropped file, if that is later) and moves their ends: what the
-// follow script's loop does with wc -c and bg_chunk, for a job on this
-// machine. As there, the bytes go in pieces of at most 1 MiB, each read
-// before the dropped count is read again: what lies below it the cap
-// dropped (punched out) while the piece was read, and is left out.
-func (fl *follower) appended(res *LogResult, stdout, stderr io.Writer) error {
-	for _, stream := range fl.streams {
-		var from int64
-		var mark []byte
-		if i := slices.IndexFunc(res.Ranges, func(r LogRange) bool { return r.Stream == stream }); i >= 0 {
-			from = res.Ranges[i].Next
-			mark = res.Ranges[i].mark.at(from)
-		}
-		f, size, err := openLog(fl.dir, stream)
-		if err != nil {
-			return err
-		}
-		dropped := jobdir.Dropped(fl.dir, stream)
-		if seen, ok := fl.seen[stream]; ok && size < seen || jobdir.MarkMoved(f, size, from, mark, dropped) {
-			// Truncated (logrotate's copytruncate), also where it has
-			// grown again past from since: all it holds is new, as for
-			// tail -F.
-			from = 0
-			res.rewind(stream)
-			if fl.rewound != nil {
-				fl.rewound(stream)
-			}
-		}
-		fl.seen[stream] = size
-		from = max(from, dropped)
-		w := stdout
-		if stream == "stderr" {
-			w = stderr
-		}
-		if need := min(size-from, 1<<20); int64(len(fl.buf)) < need {
-			fl.buf = make([]byte, need)
-		}
-		for from < size {
-			piece := fl.buf[:min(size-from, int64(len(fl.buf)))]
-			n, err := f.ReadAt(piece, from)
-			if err != nil && !(errors.Is(err, io.EOF) && n > 0) {
-				f.Close()
-				return err
-			}
-			piece = piece[:n]
-			skip := min(max(jobdir.Dropped(fl.dir, stream)-from, 0), int64(n))
-			if _, err := w.Write(piece[skip:]); err != nil {
-				f.Close()
-				return err
-			}
-			res.grow(stream, from+skip, from+int64(n))
-			res.saw(stream, from+skip, piece[skip:])
-			from += int64(n)
-			fl.copied += int64(n)
-		}
-		f.Close()
-	}
-	return nil
-}
-
-// openLog opens the log of stream of the job in dir, on this machine, and
-// returns its size. A read of it starts where the reader had got to, or
-// at what its --max-log-size cap dropped (jobdir.Dropped) if that is later.
-func openLog(dir, stream string) (f *os.File, size int64, err error) {
-	f, err = os.Open(filepath.Join(dir, stream+".log"))
-	if err != nil {
-		return nil, 0, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, err
-	}
-	return f, fi.Size(), nil
-}
+// logChange is the watch's filter of a follow or a wait --for on this
+// machine: a job file is written as NAME.tmp, then renamed, and the
+// rename is the change (ended_at.tmp comes just before exit_code).
+func logChange(name string) bool { return !strings.HasSuffix(name, ".tmp") }
 
 // rewind starts the range of stream again at the log's start: the log was
 // found truncated (LogRange.Rewound).

@@ -127,14 +127,13 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 		return j, m, err
 	}
 	q.Ref = j.ID
-	// A write to a log is first matched here, on the new lines, by Go's
-	// reading of the pattern (mayMatch): only a possible match, and the
-	// looks logWakes gives the script, run the script, which matches,
-	// reports the match and tells when the job has ended.
-	keep, quick := logWakes(j.Dir, left)
+	// What a look finds is first matched here, on the new lines, by Go's
+	// reading of the pattern (mayMatch): only a possible match, or a job
+	// that has ended, runs the script, which matches, reports the match
+	// and tells when the job has ended.
 	re, reErr := regexp.Compile("(?m)" + pattern)
-	atTimeout, err := watched(ctx, w, []string{j.Dir}, left, keep, func(ctx context.Context) error {
-		if quick() && reErr == nil && !mayMatch(j.Dir, j.Meta.PTY, &q, re, tell) {
+	atTimeout, err := watched(ctx, w, []string{j.Dir}, left, logChange, func(ctx context.Context) error {
+		if reErr == nil && (left <= 0 || time.Now().Before(deadline)) && !c.mayMatch(ctx, j.Meta.PTY, &q, re, tell) {
 			return errPending
 		}
 		looked, lm, err := look(ctx)
@@ -208,58 +207,52 @@ func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor, timeout time.
 	return job, Match{}, errors.New("waiting for a line: the script reported nothing")
 }
 
-// maxPrefilter is the most new bytes of a log mayMatch reads; past it the
-// script looks.
+// maxPrefilter is the most new bytes of the logs mayMatch reads; past it
+// the script looks.
 const maxPrefilter = 1 << 20
 
-// mayMatch reports whether a line appended to the logs of the job in dir
-// since q's offsets may match re, q's pattern as Go reads it: the whole
-// lines (on a PTY job the line being written too, and their text, without
-// escape sequences and CRs, as the script's bg_screen sees it; a string
-// longer than termtext.MaxString shows more text here, never less) after
-// what the --max-log-size cap dropped. It only decides when the wait_for
-// script looks, the script alone matches: where the two read a pattern otherwise
-// (grep -E matches bytes in the C locale, Go runes: "." and é), a line
-// that Go misses is found by the script's next look, within followTick.
-// An error, or much to read, is a maybe. A log truncated since q's offset
-// (shorter, or without its mark there: jobdir.MarkMoved) is read from its start:
-// q's offset of it goes back to 0, and rewound is told, as the script's t
-// record would tell it.
-func mayMatch(dir string, pty bool, q *shellgen.WaitFor, re *regexp.Regexp, rewound func(string)) bool {
+// mayMatch reports whether the job q names may have ended, or a line
+// appended to its logs since q's offsets may match re, q's pattern as Go
+// reads it: the whole lines (on a PTY job the line being written too, and
+// their text, without escape sequences and CRs, as the script's bg_screen
+// sees it; a string longer than termtext.MaxString shows more text here,
+// never less) after what the --max-log-size cap dropped. It reads them as
+// a follow does (Logs from q's offsets, with their marks), which the
+// runtime answers itself on this machine. It only decides when the
+// wait_for script looks, the script alone matches: where the two read a
+// pattern otherwise (grep -E matches bytes in the C locale, Go runes: "."
+// and é), a line that Go misses is found by the script's next look at the
+// job's end or the timeout. An error, or much to read, is a maybe. A log
+// truncated since q's offset (without its mark there) is read from its
+// start: q's offset of it goes back to 0, and rewound is told, as the
+// script's t record would tell it.
+func (c *Client) mayMatch(ctx context.Context, pty bool, q *shellgen.WaitFor, re *regexp.Regexp, rewound func(string)) bool {
 	streams := q.Streams
 	if len(streams) == 0 {
 		streams = []string{"stdout", "stderr"}
 	}
-	for _, stream := range streams {
-		f, size, err := openLog(dir, stream)
-		if err != nil {
+	lq := shellgen.Logs{Ref: q.Ref, Streams: streams, HasOffset: true, Offsets: map[string]int64{}, Marks: q.Marks, MaxBytes: maxPrefilter}
+	for _, st := range streams {
+		lq.Offsets[st] = q.Offsets[st]
+	}
+	var (
+		res      LogResult
+		out, err bytes.Buffer
+	)
+	tell := func(stream string) {
+		q.Offsets[stream] = 0
+		delete(q.Marks, stream)
+		rewound(stream)
+	}
+	if c.readLogs(ctx, lq, false, nil, nil, tell, &res, &out, &err) != nil || !res.Job.Status.Active() {
+		return true
+	}
+	for _, r := range res.Ranges {
+		if r.Truncated {
 			return true
 		}
-		from := q.Offsets[stream]
-		dropped := jobdir.Dropped(dir, stream)
-		if size < from || jobdir.MarkMoved(f, size, from, q.Marks[stream], dropped) {
-			// Truncated: read again from its start, here and by the
-			// script.
-			from = 0
-			q.Offsets[stream] = 0
-			delete(q.Marks, stream)
-			rewound(stream)
-		}
-		from = max(from, dropped)
-		if from > size {
-			f.Close()
-			continue
-		}
-		if size-from > maxPrefilter {
-			f.Close()
-			return true
-		}
-		b := make([]byte, size-from)
-		_, err = io.ReadFull(io.NewSectionReader(f, from, int64(len(b))), b)
-		f.Close()
-		if err != nil {
-			return true
-		}
+	}
+	for _, b := range [][]byte{out.Bytes(), err.Bytes()} {
 		if pty {
 			b = bytes.ReplaceAll(termtext.Strip(b), []byte("\r"), nil)
 		} else {

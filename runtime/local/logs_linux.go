@@ -22,7 +22,7 @@ import (
 // same: not so for a running job, whose logs grow meanwhile). It makes a
 // plain read (the whole log, tail, head, bytes or offset, with or without
 // a cap; no follow, no reader's cursor) of a job named by id, or by a
-// name nativeFind finds, that is not a PTY job: an ended job's ranges in
+// name nativeFind finds: an ended job's ranges in
 // one D record each, a running job's in chunks of at most 1 MiB, each
 // followed by the count of bytes its --max-log-size cap has dropped (a C
 // record), as bg_chunk prints them. Every other case is the script's (ok
@@ -77,10 +77,11 @@ func (a answerer) logs(q shellgen.Logs) (r io.Reader, done func(), stable, ok bo
 		}
 	}
 	obs, meta, ok := nativeObsRec(dir)
-	if !ok || strings.Contains(meta, `"pty":true`) {
+	if !ok {
 		closeLogs()
 		return nil, nil, false, false
 	}
+	tty := strings.Contains(meta, `"pty":true`)
 	live := false
 	if !ended {
 		// bg_running, then the sizes.
@@ -101,7 +102,7 @@ func (a answerer) logs(q shellgen.Logs) (r io.Reader, done func(), stable, ok bo
 				off = 0
 			}
 		}
-		rg, err := logRange(f, dir, st, sizes[i], logAsk{mode: mode, n: n, offset: off, live: live, capped: q.MaxBytes > 0}, &left)
+		rg, err := logRange(f, dir, st, sizes[i], logAsk{mode: mode, n: n, offset: off, live: live, tty: tty, capped: q.MaxBytes > 0}, &left)
 		if err != nil {
 			closeLogs()
 			return nil, nil, false, false
@@ -248,12 +249,12 @@ type span struct {
 }
 
 // logAsk is what a read asks of one log: mode and n as bg_mode and bg_n,
-// offset as bg_from_STREAM, live as bg_live, and whether a cap bounds it
-// (bg_max > 0).
+// offset as bg_from_STREAM, live as bg_live, tty as bg_tty (a PTY job's),
+// and whether a cap bounds it (bg_max > 0).
 type logAsk struct {
 	mode      string
 	n, offset int64
-	live      bool
+	live, tty bool
 	capped    bool
 }
 
@@ -330,11 +331,15 @@ func modeRange(f *os.File, sz, dr int64, a logAsk) (from, to int64, back bool, a
 			return from, to, false, ahead, nil
 		}
 		// Past the end of a running job's log the read waits there; it
-		// stops before an incomplete UTF-8 character (bg_utf8end).
+		// stops before an incomplete UTF-8 character (bg_utf8end), and a
+		// PTY job's before an escape sequence cut off (bg_escend).
 		if from > sz {
 			ahead = from
 		}
-		to, err = utf8End(f, sz, from)
+		if to, err = utf8End(f, sz, from); err != nil || !a.tty {
+			return from, to, false, ahead, err
+		}
+		to, err = escEnd(f, from, to, -1)
 		return from, to, false, ahead, err
 	case "all":
 		return from, to, false, ahead, nil
@@ -504,10 +509,11 @@ func utf8End(f *os.File, size, from int64) (int64, error) {
 	return to, nil
 }
 
-// escEnd is bg_escend with WHOLE, at a cut to the cap: to less an escape
-// sequence cut off there, or carriage returns a newline may follow (the
-// last 4 KiB are looked at); a range [from, to) that is all of that is
-// taken whole instead (escWhole), up to whole.
+// escEnd is bg_escend: to less an escape sequence cut off there, or
+// carriage returns a newline may follow (the last 4 KiB are looked at);
+// a range [from, to) that is all of that stays, or, at a cut to the cap
+// (whole, the end of the range before it; -1: not a cut), is taken whole
+// instead (escWhole).
 func escEnd(f *os.File, from, to, whole int64) (int64, error) {
 	k := min(to-from, 4096)
 	if k <= 0 {
@@ -552,7 +558,7 @@ func escEnd(f *os.File, from, to, whole int64) (int64, error) {
 	switch {
 	case cut > 0:
 		return to - int64(n-cut), nil
-	case int64(n) != to-from:
+	case int64(n) != to-from || whole < 0:
 		return to, nil
 	}
 	return escWhole(f, from, to, whole)

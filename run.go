@@ -57,50 +57,10 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 	if err := s.Validate(); err != nil {
 		return jobdir.Job{}, err
 	}
-	grace, _ := graceOf(s.Grace)
-	var names []string
-	for _, kv := range s.Env {
-		name, _, _ := strings.Cut(kv, "=")
-		names = append(names, name)
+	m, err := runMeta(s, c.workspace)
+	if err != nil {
+		return jobdir.Job{}, err
 	}
-	if s.PTY {
-		s.Stdin = true
-		s.PTYCols = cmp.Or(s.PTYCols, DefaultPTYCols)
-		s.PTYRows = cmp.Or(s.PTYRows, DefaultPTYRows)
-	}
-	m := jobdir.Meta{
-		Version:    jobdir.Version,
-		Name:       s.Name,
-		Workspace:  c.workspace,
-		Shell:      s.Shell,
-		Cwd:        s.Cwd,
-		Env:        names,
-		Stdin:      s.Stdin,
-		MaxLogSize: s.MaxLogSize,
-		Merge:      s.Merge,
-		Owner:      s.Owner,
-		PTY:        s.PTY,
-	}
-	if s.PTY {
-		m.PTYCols, m.PTYRows = s.PTYCols, s.PTYRows
-	}
-	if len(s.Argv) == 1 {
-		m.Command = s.Argv[0]
-	} else {
-		q, err := shellgen.QuoteArgv(s.Argv)
-		if err != nil {
-			return jobdir.Job{}, fmt.Errorf("%w: command: %w", ErrUsage, err)
-		}
-		m.Command, m.Argv, m.Shell = q, s.Argv, ""
-	}
-	if m.Env == nil {
-		m.Env = []string{}
-	}
-	if s.Timeout > 0 {
-		m.Timeout = s.Timeout.String()
-	}
-	m.Slots = s.Slots
-	var err error
 	if m.After, err = c.resolveAfter(ctx, s.After); err != nil {
 		return jobdir.Job{}, err
 	}
@@ -110,56 +70,110 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 	// A launch tried again (a new id) reports the same jobs of the name.
 	held := map[string]bool{}
 	for attempt := 0; ; attempt++ {
-		now := time.Now()
-		m.ID = s.ID
-		if m.ID == "" {
-			m.ID = jobdir.NewID(now)
-		}
-		m.StartedAt, m.QueuedAt = now.UTC().Truncate(time.Millisecond), nil
-		if m.Slots > 0 || len(m.After)+len(m.AfterOK) > 0 {
-			// It waits for its turn: it starts when its command does,
-			// which its wrapper records (jobdir.Meta.QueuedAt).
-			q := m.StartedAt
-			m.StartedAt, m.QueuedAt = time.Time{}, &q
-		}
-		l := shellgen.Launch{Target: c.target(), Meta: m, Env: s.Env, Timeout: s.Timeout, Grace: grace,
-			LineBuffered: s.LineBuffered, Replace: s.Replace, Prune: c.autoPrune()}
-		var (
-			job    *jobdir.Job
-			refErr error
-		)
-		err = c.launch(ctx, l, records.Handler{
-			Job: c.jobs(func(j jobdir.Job, outcome string) error {
-				switch outcome {
-				case records.OutcomeHeld, records.OutcomeReplaced:
-					if s.NameHeld != nil && !held[j.ID] {
-						held[j.ID] = true
-						s.NameHeld(j, outcome == records.OutcomeReplaced)
-					}
-				default:
-					job = &j
-				}
-				return nil
-			}),
-			Refused: c.refused(func(err error) error { refErr = err; return nil }),
-		})
-		if errors.Is(err, ErrUsage) {
+		job, refErr, err := c.launchOnce(ctx, s, stampMeta(m, s.ID, time.Now()), held)
+		switch {
+		case errors.Is(err, ErrUsage):
 			return jobdir.Job{}, err
-		}
-		if err != nil {
+		case err != nil:
 			return jobdir.Job{}, doing("starting job", err)
-		}
-		if errors.Is(refErr, ErrExists) && s.ID == "" && attempt < 3 {
+		case errors.Is(refErr, ErrExists) && s.ID == "" && attempt < 3:
+			// The id Run made is another job's: a new one is made.
 			continue
-		}
-		if refErr != nil {
+		case refErr != nil:
 			return jobdir.Job{}, refErr
-		}
-		if job == nil {
+		case job == nil:
 			return jobdir.Job{}, errors.New("starting job: the launcher reported nothing")
 		}
 		return *job, nil
 	}
+}
+
+// runMeta is the meta.json of the job s describes in workspace, but for
+// what each launch stamps (stampMeta) and the jobs it waits for, which
+// Run resolves: the names of its environment variables, not their
+// values; a PTY job's stdin and terminal size; a command of several
+// words quoted as one script, the words kept besides.
+func runMeta(s Spec, workspace string) (jobdir.Meta, error) {
+	names := make([]string, 0, len(s.Env))
+	for _, kv := range s.Env {
+		name, _, _ := strings.Cut(kv, "=")
+		names = append(names, name)
+	}
+	m := jobdir.Meta{
+		Version:    jobdir.Version,
+		Name:       s.Name,
+		Workspace:  workspace,
+		Shell:      s.Shell,
+		Cwd:        s.Cwd,
+		Env:        names,
+		Stdin:      s.Stdin || s.PTY, // Send types into a PTY job's terminal.
+		MaxLogSize: s.MaxLogSize,
+		Merge:      s.Merge,
+		Owner:      s.Owner,
+		PTY:        s.PTY,
+		Slots:      s.Slots,
+	}
+	if s.PTY {
+		m.PTYCols, m.PTYRows = cmp.Or(s.PTYCols, DefaultPTYCols), cmp.Or(s.PTYRows, DefaultPTYRows)
+	}
+	if len(s.Argv) == 1 {
+		m.Command = s.Argv[0]
+	} else {
+		q, err := shellgen.QuoteArgv(s.Argv)
+		if err != nil {
+			return jobdir.Meta{}, fmt.Errorf("%w: command: %w", ErrUsage, err)
+		}
+		m.Command, m.Argv, m.Shell = q, s.Argv, ""
+	}
+	if s.Timeout > 0 {
+		m.Timeout = s.Timeout.String()
+	}
+	return m, nil
+}
+
+// stampMeta gives m the id and times of a launch at now: id, or a new one
+// when it is "", and the start time, or, for a job that waits for its
+// turn, the time it was queued.
+func stampMeta(m jobdir.Meta, id string, now time.Time) jobdir.Meta {
+	m.ID = id
+	if m.ID == "" {
+		m.ID = jobdir.NewID(now)
+	}
+	m.StartedAt, m.QueuedAt = now.UTC().Truncate(time.Millisecond), nil
+	if m.Slots > 0 || len(m.After)+len(m.AfterOK) > 0 {
+		// It waits for its turn: it starts when its command does,
+		// which its wrapper records (jobdir.Meta.QueuedAt).
+		q := m.StartedAt
+		m.StartedAt, m.QueuedAt = time.Time{}, &q
+	}
+	return m
+}
+
+// launchOnce makes one launch of the job of s, whose meta.json is m, and
+// returns the job it started, or the refusal the launcher reported
+// (refused), or the error of a launch that failed otherwise. It hands
+// s.NameHeld each job of the name the launch reports, once for each id
+// (held).
+func (c *Client) launchOnce(ctx context.Context, s Spec, m jobdir.Meta, held map[string]bool) (job *jobdir.Job, refused, err error) {
+	grace, _ := graceOf(s.Grace)
+	l := shellgen.Launch{Target: c.target(), Meta: m, Env: s.Env, Timeout: s.Timeout, Grace: grace,
+		LineBuffered: s.LineBuffered, Replace: s.Replace, Prune: c.autoPrune()}
+	err = c.launch(ctx, l, records.Handler{
+		Job: c.jobs(func(j jobdir.Job, outcome string) error {
+			switch outcome {
+			case records.OutcomeHeld, records.OutcomeReplaced:
+				if s.NameHeld != nil && !held[j.ID] {
+					held[j.ID] = true
+					s.NameHeld(j, outcome == records.OutcomeReplaced)
+				}
+			default:
+				job = &j
+			}
+			return nil
+		}),
+		Refused: c.refused(func(err error) error { refused = err; return nil }),
+	})
+	return job, refused, err
 }
 
 // launch launches the job of l and hands h what the launch reports: the

@@ -136,64 +136,131 @@ func commandSize(argv []string) int {
 // about how fields go together, or the bounds of one, is a *FieldError,
 // which a front end words with its own names for the fields.
 func (s Spec) Validate() error {
-	bad := func(err error) error { return &Error{Kind: KindUsage, Err: fmt.Errorf("%w: %w", ErrUsage, err)} }
+	for _, rule := range specRules {
+		err := rule(s)
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, ErrUsage) {
+			// checkGrace's, which Stop returns as well: it wraps
+			// ErrUsage already, and goes as it is.
+			return err
+		}
+		return &Error{Kind: KindUsage, Err: fmt.Errorf("%w: %w", ErrUsage, err)}
+	}
+	return nil
+}
+
+// specRules are the rules Validate checks, in its order: each returns
+// what breaks it in a Spec, or nil. The first broken is the one reported.
+var specRules = []func(Spec) error{
+	checkCommand, checkID, checkName, checkReplace, checkTimeout,
+	checkEnv, checkGrace, checkSlots, checkAfter, checkPTYSize,
+}
+
+// checkCommand: a command is given, of at most MaxCommand bytes.
+func checkCommand(s Spec) error {
 	if len(s.Argv) == 0 {
-		return bad(errors.New("no command given"))
+		return errors.New("no command given")
 	}
 	if n := commandSize(s.Argv); n > MaxCommand {
-		return bad(fmt.Errorf("the command is %d bytes: run accepts at most %d (1 MiB)", n, MaxCommand))
+		return fmt.Errorf("the command is %d bytes: run accepts at most %d (1 MiB)", n, MaxCommand)
 	}
+	return nil
+}
+
+// checkID: an id given is one jobdir.NewID could have made.
+func checkID(s Spec) error {
 	if s.ID != "" && !jobdir.IsID(s.ID) {
-		return bad(fmt.Errorf("%q is not a job id (want e.g. 20261130T001502-0k3f9q)", s.ID))
+		return fmt.Errorf("%q is not a job id (want e.g. 20261130T001502-0k3f9q)", s.ID)
 	}
-	if s.Name != "" {
-		if err := jobdir.ValidateJobName(s.Name); err != nil {
-			return bad(err)
-		}
+	return nil
+}
+
+// checkName: a name given is one jobdir accepts.
+func checkName(s Spec) error {
+	if s.Name == "" {
+		return nil
 	}
+	return jobdir.ValidateJobName(s.Name)
+}
+
+// checkReplace: Replace stops the jobs of a name, so it needs one.
+func checkReplace(s Spec) error {
 	if s.Replace && s.Name == "" {
-		return bad(&FieldError{Field: "Replace", Other: "Name", format: "%[1]s needs %[2]s: it stops the jobs of that name"})
+		return &FieldError{Field: "Replace", Other: "Name", format: "%[1]s needs %[2]s: it stops the jobs of that name"}
 	}
+	return nil
+}
+
+// checkTimeout: a Timeout of 0 (none) to MaxTimeout.
+func checkTimeout(s Spec) error {
 	if s.Timeout < 0 {
-		return bad(&FieldError{Field: "Timeout", format: "%[1]s must not be negative"})
+		return &FieldError{Field: "Timeout", format: "%[1]s must not be negative"}
 	}
 	if s.Timeout > MaxTimeout {
-		return bad(&FieldError{Field: "Timeout", format: "%[1]s %[3]s is longer than %[4]s", args: []any{s.Timeout, MaxTimeout}})
+		return &FieldError{Field: "Timeout", format: "%[1]s %[3]s is longer than %[4]s", args: []any{s.Timeout, MaxTimeout}}
 	}
+	return nil
+}
+
+// checkEnv: each of Env is NAME=VALUE with a name a shell can set, not
+// one of bgjob's own, and a value a shell can pass.
+func checkEnv(s Spec) error {
 	for _, kv := range s.Env {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || !shellgen.ValidEnvName(name) {
-			return bad(fmt.Errorf("invalid environment variable %q: want NAME=VALUE with NAME made of letters, digits and _", kv))
+			return fmt.Errorf("invalid environment variable %q: want NAME=VALUE with NAME made of letters, digits and _", kv)
 		}
 		if name == "BGJOB_JOB_ID" || name == "BGJOB_JOB_DIR" {
 			// The marker by which bgjob finds the job's processes that
 			// left its group: another value would give them to another
 			// job, or to none.
-			return bad(fmt.Errorf("environment variable %s: bgjob sets it for each job (it finds the job's processes by it)", name))
+			return fmt.Errorf("environment variable %s: bgjob sets it for each job (it finds the job's processes by it)", name)
 		}
 		if strings.IndexByte(value, 0) >= 0 {
-			return bad(fmt.Errorf("environment variable %s: its value holds a NUL byte, which no shell can pass", name))
+			return fmt.Errorf("environment variable %s: its value holds a NUL byte, which no shell can pass", name)
 		}
 	}
-	if _, err := graceOf(s.Grace); err != nil {
-		return err
-	}
+	return nil
+}
+
+// checkGrace: a Grace that is not negative, as Stop checks it.
+func checkGrace(s Spec) error {
+	_, err := graceOf(s.Grace)
+	return err
+}
+
+// checkSlots: Slots is not negative (0: the job is not queued).
+func checkSlots(s Spec) error {
 	if s.Slots < 0 {
-		return bad(&FieldError{Field: "Slots", format: "%[1]s must not be negative"})
+		return &FieldError{Field: "Slots", format: "%[1]s must not be negative"}
 	}
+	return nil
+}
+
+// checkAfter: each of After and AfterOK is a job's id or name, and not
+// this job's own.
+func checkAfter(s Spec) error {
 	for _, ref := range append(slices.Clone(s.After), s.AfterOK...) {
 		if err := jobdir.ValidateName("job", ref); err != nil {
-			return bad(fmt.Errorf("after: %w", err))
+			return fmt.Errorf("after: %w", err)
 		}
 		if ref == s.ID || ref == s.Name {
-			return bad(fmt.Errorf("after: %q is this job: a job cannot wait for itself", ref))
+			return fmt.Errorf("after: %q is this job: a job cannot wait for itself", ref)
 		}
 	}
+	return nil
+}
+
+// checkPTYSize: a terminal size only with PTY, 0 (the default) or 1 to
+// MaxPTYSide a side.
+func checkPTYSize(s Spec) error {
 	switch {
 	case !s.PTY && (s.PTYCols != 0 || s.PTYRows != 0):
-		return bad(&FieldError{Field: "PTYCols", Other: "PTY", format: "%[1]s goes with %[2]s"})
+		return &FieldError{Field: "PTYCols", Other: "PTY", format: "%[1]s goes with %[2]s"}
 	case s.PTYCols < 0 || s.PTYRows < 0 || s.PTYCols > MaxPTYSide || s.PTYRows > MaxPTYSide:
-		return bad(fmt.Errorf("terminal size %dx%d: want 1 to %d columns and rows", s.PTYCols, s.PTYRows, MaxPTYSide))
+		return fmt.Errorf("terminal size %dx%d: want 1 to %d columns and rows", s.PTYCols, s.PTYRows, MaxPTYSide)
 	}
 	return nil
 }

@@ -32,57 +32,51 @@ func (c *Client) WatchJobs(ctx context.Context, all bool) (<-chan struct{}, erro
 		default: // one is already waiting
 		}
 	}
-	if !all {
-		dirs := []string{path.Join(c.root, c.workspace)}
-		events, err := w.Watch(ctx, dirs)
-		if err != nil {
-			cancel()
-			return nil, err
-		}
-		go func() {
-			defer cancel()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case name := <-events:
-					watchLaunch(ctx, w, dirs, name, report)
-					report()
-				}
-			}
-		}()
-		return changed, nil
+	watch := c.watchWorkspace
+	if all {
+		watch = c.watchWorkspaces
 	}
-	// Every workspace: the root, for a workspace made, and each
-	// workspace's directory, watched again (and reported once more, for
-	// what changed before the new watch was in place) when the root
-	// changes.
-	roots, err := w.Watch(ctx, []string{c.root})
-	if err != nil {
+	if err := watch(ctx, cancel, w, report); err != nil {
 		cancel()
 		return nil, err
 	}
-	watchSpaces := func() (<-chan string, context.CancelFunc) {
-		sctx, scancel := context.WithCancel(ctx)
-		ents, err := os.ReadDir(c.root)
-		if err != nil {
-			return nil, scancel
-		}
-		var dirs []string
-		for _, e := range ents {
-			if e.IsDir() && jobdir.ValidateName("workspace", e.Name()) == nil {
-				dirs = append(dirs, path.Join(c.root, e.Name()))
+	return changed, nil
+}
+
+// watchWorkspace watches the workspace's directory with w, and calls
+// report on each change, and when a launch under way there makes its
+// meta.json (watchLaunch), until ctx ends; then it calls cancel.
+func (c *Client) watchWorkspace(ctx context.Context, cancel context.CancelFunc, w Watcher, report func()) error {
+	dirs := []string{path.Join(c.root, c.workspace)}
+	events, err := w.Watch(ctx, dirs)
+	if err != nil {
+		return err
+	}
+	go func() {
+		defer cancel()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case name := <-events:
+				watchLaunch(ctx, w, dirs, name, report)
+				report()
 			}
 		}
-		events, err := w.Watch(sctx, dirs)
-		if err != nil {
-			// A workspace removed meanwhile: the root's change that
-			// removed it comes, and watches again.
-			return nil, scancel
-		}
-		return events, scancel
+	}()
+	return nil
+}
+
+// watchWorkspaces is watchWorkspace for every workspace: it watches the
+// root, for a workspace made, and each workspace's directory, watched
+// again (and reported once more, for what changed before the new watch
+// was in place) when the root changes.
+func (c *Client) watchWorkspaces(ctx context.Context, cancel context.CancelFunc, w Watcher, report func()) error {
+	roots, err := w.Watch(ctx, []string{c.root})
+	if err != nil {
+		return err
 	}
-	spaces, scancel := watchSpaces()
+	spaces, scancel := c.watchSpaces(ctx, w)
 	go func() {
 		defer func() { scancel(); cancel() }()
 		for {
@@ -91,23 +85,55 @@ func (c *Client) WatchJobs(ctx context.Context, all bool) (<-chan struct{}, erro
 				return
 			case <-roots:
 				scancel()
-				spaces, scancel = watchSpaces()
+				spaces, scancel = c.watchSpaces(ctx, w)
 				report()
 			case name := <-spaces:
-				if ents, err := os.ReadDir(c.root); err == nil {
-					var dirs []string
-					for _, e := range ents {
-						if e.IsDir() {
-							dirs = append(dirs, path.Join(c.root, e.Name()))
-						}
-					}
-					watchLaunch(ctx, w, dirs, name, report)
-				}
+				watchLaunch(ctx, w, c.rootDirs(), name, report)
 				report()
 			}
 		}
 	}()
-	return changed, nil
+	return nil
+}
+
+// watchSpaces watches, with w, the directories of the workspaces under
+// the root now, until ctx ends or the returned cancel is called. Its
+// channel is nil, which never sends, when the root cannot be read or a
+// workspace was removed meanwhile: the root's change that removed it
+// comes, and watches again.
+func (c *Client) watchSpaces(ctx context.Context, w Watcher) (<-chan string, context.CancelFunc) {
+	sctx, scancel := context.WithCancel(ctx)
+	ents, err := os.ReadDir(c.root)
+	if err != nil {
+		return nil, scancel
+	}
+	var dirs []string
+	for _, e := range ents {
+		if e.IsDir() && jobdir.ValidateName("workspace", e.Name()) == nil {
+			dirs = append(dirs, path.Join(c.root, e.Name()))
+		}
+	}
+	events, err := w.Watch(sctx, dirs)
+	if err != nil {
+		return nil, scancel
+	}
+	return events, scancel
+}
+
+// rootDirs lists the directories under the root, each where watchLaunch
+// looks for a launch under way (none when the root cannot be read).
+func (c *Client) rootDirs() []string {
+	ents, err := os.ReadDir(c.root)
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	for _, e := range ents {
+		if e.IsDir() {
+			dirs = append(dirs, path.Join(c.root, e.Name()))
+		}
+	}
+	return dirs
 }
 
 // launchWatch bounds the watch of a launch under way: a job directory

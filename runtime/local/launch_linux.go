@@ -79,16 +79,40 @@ func (a answerer) launch(ctx context.Context, l shellgen.Launch, files shellgen.
 // and workspace, its command's working directory cwd, on this machine,
 // from bg_makeroot to the start of its wrapper, which it gives meta.json
 // (host). It returns the job's directory and meta.json's line, or the E
-// record (with its newline) of a refusal.
+// record (with its newline) of a refusal. Its steps are the script's, in
+// its order: the first that refuses ends the launch.
 func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMeta, files shellgen.LaunchFiles) (dir, report, refusal string, err error) {
-	refuse := func(kind, msg string) (string, string, string, error) {
-		return "", "", "E\t" + kind + "\t" + escRecord(msg) + "\n", nil
-	}
 	um, _ := strconv.ParseUint(host.umask, 8, 32)
 	mask := uint32(um)
 	ws := root + "/" + workspace
-	// bg_makeroot: bg_readroot, the root made private, its mode checked
-	// the first time.
+	if refusal = makeRoot(root, ws, mask); refusal != "" {
+		return "", "", refusal, nil
+	}
+	if refusal = checkCwd(cwd); refusal != "" {
+		return "", "", refusal, nil
+	}
+	if dir, refusal = makeJobDir(ws, id, mask); refusal != "" {
+		return "", "", refusal, nil
+	}
+	if refusal = writeJobFiles(dir, ws, files, mask); refusal != "" {
+		return "", "", refusal, nil
+	}
+	report, refusal, err = startJob(ctx, dir, ws, host, mask)
+	if refusal != "" || err != nil {
+		return "", "", refusal, err
+	}
+	return dir, report, "", nil
+}
+
+// refuse is the E record, with its newline, of a launch refused for
+// kind's reason (an errKind), msg its words.
+func refuse(kind, msg string) string {
+	return "E\t" + kind + "\t" + escRecord(msg) + "\n"
+}
+
+// readRoot is bg_readroot: a root or workspace ws that is a symbolic
+// link, or a root directory of another user, is refused ("": none is).
+func readRoot(root, ws string) string {
 	if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return refuse(errKindRoot, "root "+root+" is a symbolic link")
 	}
@@ -97,6 +121,17 @@ func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMe
 	}
 	if fi, err := os.Lstat(ws); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return refuse(errKindRoot, "workspace "+ws+" is a symbolic link")
+	}
+	return ""
+}
+
+// makeRoot is bg_makeroot: after readRoot's checks, the root is made
+// private where it is not a directory, and must be this user's; its mode
+// is checked the first time, which .bgjob-root records. It returns the
+// refusal, or "".
+func makeRoot(root, ws string, mask uint32) string {
+	if refusal := readRoot(root, ws); refusal != "" {
+		return refusal
 	}
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		if err := mkdirAllPrivate(root, mask); err != nil {
@@ -113,27 +148,50 @@ func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMe
 		}
 		writePrivate(root+"/.bgjob-root", "", mask)
 	}
-	if cwd != "" {
-		if fi, err := os.Stat(cwd); err != nil {
-			return refuse(errKindCwd, "working directory "+cwd+" does not exist")
-		} else if !fi.IsDir() {
-			return refuse(errKindCwd, "working directory "+cwd+" is not a directory")
-		}
+	return ""
+}
+
+// checkCwd refuses a working directory cwd that is missing or not a
+// directory ("": none given, or one that is).
+func checkCwd(cwd string) string {
+	if cwd == "" {
+		return ""
 	}
+	fi, err := os.Stat(cwd)
+	if err != nil {
+		return refuse(errKindCwd, "working directory "+cwd+" does not exist")
+	}
+	if !fi.IsDir() {
+		return refuse(errKindCwd, "working directory "+cwd+" is not a directory")
+	}
+	return ""
+}
+
+// makeJobDir makes the workspace's directory ws where it is not one,
+// then the job's directory for id in it, and returns the job's
+// directory, or the refusal of a launch that could not make them.
+func makeJobDir(ws, id string, mask uint32) (dir, refusal string) {
 	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
 		if err := mkdirAllPrivate(ws, mask); err != nil {
-			return refuse(errKindIO, "cannot create workspace directory "+ws+reason(err))
+			return "", refuse(errKindIO, "cannot create workspace directory "+ws+reason(err))
 		}
 	}
 	dir = ws + "/" + id
 	if err := mkdirPrivate(dir, mask); err != nil {
 		// Only a directory that is there is one that exists (launch.sh).
 		if _, lerr := os.Lstat(dir); lerr == nil {
-			return refuse(errKindExists, "cannot create job directory "+dir)
+			return "", refuse(errKindExists, "cannot create job directory "+dir)
 		}
-		return refuse(errKindIO, "cannot create job directory "+dir+reason(err))
+		return "", refuse(errKindIO, "cannot create job directory "+dir+reason(err))
 	}
-	// The status records are made now, while there is room (launch.sh).
+	return dir, ""
+}
+
+// writeJobFiles writes the job's files in dir: its wrapper (job.sh), a
+// command too long for an argument (command.sh), and the status records,
+// made now while there is room (launch.sh). Where one cannot be written,
+// what was made goes, and it returns the refusal; else "".
+func writeJobFiles(dir, ws string, files shellgen.LaunchFiles, mask uint32) string {
 	made := []struct{ name, body string }{{"job.sh", files.Wrapper}}
 	if files.Command != "" {
 		made = append(made, struct{ name, body string }{"command.sh", files.Command})
@@ -149,6 +207,14 @@ func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMe
 			return refuse(errKindIO, "cannot write the job's files in "+ws+" (is the disk full?)")
 		}
 	}
+	return ""
+}
+
+// startJob starts the wrapper of the job in dir (startWrapper), which it
+// gives meta.json (host), and returns meta.json's line, or the refusal
+// of a wrapper that did not start or could not write meta.json, or the
+// error of a launch cut short.
+func startJob(ctx context.Context, dir, ws string, host hostMeta, mask uint32) (report, refusal string, err error) {
 	w, err := startWrapper(ctx, dir, host.umask, func(pid int) (string, bool) { return host.write(dir, pid, mask) })
 	// A wrapper that said nothing has ended without a job (killed before
 	// its traps, say by the interrupt that ends ctx): what the launch
@@ -158,15 +224,15 @@ func launchDir(ctx context.Context, root, workspace, id, cwd string, host hostMe
 			"stdout.log", "stderr.log", "stdin", "stdin.keeper", "exit_code.pty", "terminal", "terminal.tmp")
 	}
 	if err != nil {
-		return "", "", "", err
+		return "", "", err
 	}
 	switch w {
 	case "":
-		return refuse(errKindStart, "the wrapper of job "+dir+" did not start")
+		return "", refuse(errKindStart, "the wrapper of job "+dir+" did not start"), nil
 	case "nometa":
-		return refuse(errKindIO, "cannot write the job's meta.json in "+ws+" (is the disk full?)")
+		return "", refuse(errKindIO, "cannot write the job's meta.json in "+ws+" (is the disk full?)"), nil
 	}
-	return dir, w, "", nil
+	return w, "", nil
 }
 
 // startWrapper starts "/bin/sh DIR/job.sh run UMASK gate" in a session

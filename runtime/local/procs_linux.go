@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -294,18 +295,14 @@ func envScan(euid int, ps []scanProc) (found []envProc, blanks []scanProc) {
 // record of 0 is not scanned for; one found without processes is noted
 // for leftovers. Not ok where the script would count the looking process
 // itself (it is the script's parent, not its $$) or reads a file
-// otherwise.
+// otherwise. Each step below is one of the script's, in its order.
 func (l *procLook) live(dir string) (int, bool) {
-	lend := ""
-	if _, err := os.Stat(filepath.Join(dir, "exit_code")); err == nil {
-		left, there, ok := lineIfThere(filepath.Join(dir, "leftovers"))
-		if !ok {
-			return 0, false
-		}
-		if there && left == "0" {
-			return 0, true
-		}
-		lend = "1"
+	lend, recorded, ok := endedJob(dir)
+	if !ok {
+		return 0, false
+	}
+	if recorded {
+		return 0, true
 	}
 	if !l.scanned {
 		if !l.scan() {
@@ -315,108 +312,191 @@ func (l *procLook) live(dir string) (int, bool) {
 		// The scan was made before the job was seen ended.
 		lend = "late"
 	}
-	id := filepath.Base(dir)
-	m, ok := readMeta(dir)
+	j, here, ok := l.liveJob(dir)
 	if !ok {
 		return 0, false
 	}
-	tied := l.tied(m)
-	if !tied && m.picked && m.boot != l.boot {
+	if !here {
 		return 0, true
+	}
+	// The environments of the processes started since the job (all,
+	// when its start is not a number).
+	if l.since < 0 || j.start < l.since {
+		l.scanenv(j.start)
+	}
+	n, ok := l.groupMembers(j)
+	if !ok {
+		return 0, false
+	}
+	esc, ok := l.carriers(j)
+	if !ok {
+		return 0, false
+	}
+	if esc, ok = l.ptyMembers(j, esc); !ok {
+		return 0, false
+	}
+	n += len(esc)
+	if n == 0 && !l.rescan {
+		l.noteEmpty(dir, lend)
+	}
+	return n, true
+}
+
+// endedJob is bg_live's look at an ended job (its exit_code there): one
+// whose leftovers record holds 0 is recorded without processes, which a
+// look takes at its word; another has lend "1", to be noted for
+// leftovers if it is found without any. A job still running has lend "".
+func endedJob(dir string) (lend string, recorded, ok bool) {
+	if _, err := os.Stat(filepath.Join(dir, "exit_code")); err != nil {
+		return "", false, true
+	}
+	left, there, ok := lineIfThere(filepath.Join(dir, "leftovers"))
+	if !ok {
+		return "", false, false
+	}
+	if there && left == "0" {
+		return "", true, true
+	}
+	return "1", false, true
+}
+
+// liveJob is what live goes by of a job: its directory and id, its
+// meta.json as bg_meta reads it, whether its process group is tied to
+// it (tied), and its start time, a number when numeric (0 otherwise).
+type liveJob struct {
+	dir, id string
+	m       meta
+	tied    bool
+	start   int64
+	numeric bool
+}
+
+// liveJob reads what live goes by of the job in dir. here is false for
+// a job of another boot whose group is not tied to it: none of this
+// boot's processes is its.
+func (l *procLook) liveJob(dir string) (j liveJob, here, ok bool) {
+	j = liveJob{dir: dir, id: filepath.Base(dir)}
+	if j.m, ok = readMeta(dir); !ok {
+		return j, false, false
+	}
+	j.tied = l.tied(j.m)
+	if !j.tied && j.m.picked && j.m.boot != l.boot {
+		return j, false, true
 	}
 	// An unreadable meta.json (not picked): the processes that carry the
 	// job's id count, whenever they started, and its wrapper, found by its
 	// command line, ties its group.
-	if !m.picked {
+	if !j.m.picked {
 		w, ok := l.wrapperOf(dir)
 		if !ok {
-			return 0, false
+			return j, false, false
 		}
 		if w > 0 {
-			tied, m.pid = true, strconv.Itoa(w)
+			j.tied, j.m.pid = true, strconv.Itoa(w)
 		}
 	}
-	// The environments of the processes started since the job (all,
-	// when its start is not a number).
-	start, numeric := int64(0), m.start != "" && strings.Trim(m.start, "0123456789") == ""
-	if numeric {
-		var err error
-		if start, err = strconv.ParseInt(m.start, 10, 64); err != nil {
-			return 0, false
-		}
+	j.start, j.numeric, ok = metaStart(j.m)
+	return j, true, ok
+}
+
+// metaStart is a job's start time as bg_live and bg_lblank compare it:
+// a number when numeric, else 0 (any process started since); not ok for
+// digits too many for a number.
+func metaStart(m meta) (start int64, numeric, ok bool) {
+	if m.start == "" || strings.Trim(m.start, "0123456789") != "" {
+		return 0, false, true
 	}
-	if l.since < 0 || start < l.since {
-		l.scanenv(start)
+	start, err := strconv.ParseInt(m.start, 10, 64)
+	return start, true, err == nil
+}
+
+// groupMembers counts bg_lgm: the members of the job's process group,
+// when the group is tied to it, but its wrapper, which leads it.
+func (l *procLook) groupMembers(j liveJob) (int, bool) {
+	if !j.tied {
+		return 0, true
 	}
 	n := 0
-	if tied {
-		for _, p := range l.groups[m.pid] {
-			if p == l.self {
-				return 0, false
-			}
-			if strconv.Itoa(p) != m.pid {
-				n++
-			}
-		}
-	}
-	var esc []int
-	found := func(p int) bool {
-		for _, e := range esc {
-			if e == p {
-				return true
-			}
-		}
-		return false
-	}
-	for _, e := range l.envs {
-		if e.id != id || tied && e.pgid == m.pid || strconv.Itoa(e.pid) == m.pid {
-			continue
-		}
-		if numeric && e.start < start || found(e.pid) {
-			continue
-		}
-		if e.pid == l.self {
+	for _, p := range l.groups[j.m.pid] {
+		if p == l.self {
 			return 0, false
 		}
-		esc = append(esc, e.pid)
-	}
-	// A PTY job's terminal shell: exit_code.pty holds "run PID START"
-	// while the command runs in its group.
-	if tied {
-		line, there, ok := lineIfThere(filepath.Join(dir, "exit_code.pty"))
-		if !ok {
-			return 0, false
-		}
-		if q, s, ok := ptyShell(line); there && ok {
-			if members, ok := l.groups[q]; ok {
-				pid, err := strconv.Atoi(q)
-				if err != nil {
-					return 0, false
-				}
-				if cur, _, _ := proc.Start(pid); cur == s {
-					for _, p := range members {
-						if p == pid || found(p) {
-							continue
-						}
-						if p == l.self {
-							return 0, false
-						}
-						esc = append(esc, p)
-					}
-				}
-			}
-		}
-	}
-	n += len(esc)
-	if n == 0 && !l.rescan {
-		switch lend {
-		case "1":
-			l.lun1 = append(l.lun1, dir)
-		case "late":
-			l.lun2 = append(l.lun2, dir)
+		if strconv.Itoa(p) != j.m.pid {
+			n++
 		}
 	}
 	return n, true
+}
+
+// carriers is bg_lesc from the environments: the processes that carry
+// the job's id, outside its group when it is tied, but its wrapper,
+// started since the job when its start is a number, each once.
+func (l *procLook) carriers(j liveJob) ([]int, bool) {
+	var esc []int
+	for _, e := range l.envs {
+		if e.id != j.id || j.tied && e.pgid == j.m.pid || strconv.Itoa(e.pid) == j.m.pid {
+			continue
+		}
+		if j.numeric && e.start < j.start || slices.Contains(esc, e.pid) {
+			continue
+		}
+		if e.pid == l.self {
+			return nil, false
+		}
+		esc = append(esc, e.pid)
+	}
+	return esc, true
+}
+
+// ptyMembers adds to esc, on a PTY job whose group is tied to it, the
+// other members of its terminal shell's group, each once: exit_code.pty
+// holds "run PID START" while the command runs in that group, and the
+// shell is the process of that pid and start time.
+func (l *procLook) ptyMembers(j liveJob, esc []int) ([]int, bool) {
+	if !j.tied {
+		return esc, true
+	}
+	line, there, ok := lineIfThere(filepath.Join(j.dir, "exit_code.pty"))
+	if !ok {
+		return nil, false
+	}
+	q, s, ok := ptyShell(line)
+	if !there || !ok {
+		return esc, true
+	}
+	members, ok := l.groups[q]
+	if !ok {
+		return esc, true
+	}
+	pid, err := strconv.Atoi(q)
+	if err != nil {
+		return nil, false
+	}
+	if cur, _, _ := proc.Start(pid); cur != s {
+		return esc, true
+	}
+	for _, p := range members {
+		if p == pid || slices.Contains(esc, p) {
+			continue
+		}
+		if p == l.self {
+			return nil, false
+		}
+		esc = append(esc, p)
+	}
+	return esc, true
+}
+
+// noteEmpty notes an ended job found without processes for leftovers:
+// lend "1" on bg_lun1, "late" (its scan made before it was seen ended)
+// on bg_lun2; a running job (lend "") is not noted.
+func (l *procLook) noteEmpty(dir, lend string) {
+	switch lend {
+	case "1":
+		l.lun1 = append(l.lun1, dir)
+	case "late":
+		l.lun2 = append(l.lun2, dir)
+	}
 }
 
 // jobShIDs is bg_wrapperof's grep -o: the ids of each "/ID/job.sh" in b,
@@ -644,12 +724,9 @@ func (l *procLook) blank(dir string) (bool, bool) {
 	if !ok {
 		return false, false
 	}
-	start, numeric := int64(0), m.start != "" && strings.Trim(m.start, "0123456789") == ""
-	if numeric {
-		var err error
-		if start, err = strconv.ParseInt(m.start, 10, 64); err != nil {
-			return false, false
-		}
+	start, numeric, ok := metaStart(m)
+	if !ok {
+		return false, false
 	}
 	for _, p := range l.blanks {
 		if numeric && p.start < start {

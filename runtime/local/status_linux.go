@@ -305,72 +305,119 @@ func obsRec(dir, known string) (recs, meta string, ok bool) {
 		return "", "", false
 	}
 	mfile := filepath.Join(dir, "meta.json")
-	fi, err := os.Lstat(mfile)
-	if err != nil || !fi.Mode().IsRegular() || known == "" && fi.Size() > 8192 {
-		return "", "", false
-	}
-	line, big := known, known != "" && fi.Size() > jobdir.MaxMetaSize
-	if known == "" {
-		if line, ok = firstLine(mfile); !ok || line == "" {
-			return "", "", false
-		}
-	}
-	var rec strings.Builder
-	if big {
-		line = ""
-		rec.WriteString("J\t" + escRecord(dir) + "\nV\t" + strconv.Itoa(jobdir.MaxMetaSize) + "\n")
-	} else {
-		rec.WriteString("J\t" + escRecord(dir) + "\nM\t" + line + "\n")
-	}
-	if m := pickMeta(line); !big && m.picked {
-		// What bg_proc leaves in bg_s: the start time, "" for a process
-		// that is not there or is a zombie. The shell names the file by
-		// the digits as they are: a pid with a leading zero (no file) or
-		// too large for an int is the script's.
-		pid, err := strconv.Atoi(m.pid)
-		if err != nil || m.pid[0] == '0' {
-			return "", "", false
-		}
-		start, zombie, found := proc.Start(pid)
-		if !found || zombie {
-			start = ""
-		}
-		rec.WriteString("P\t" + start + "\n")
-	}
-	// exit_code, else a complete exit_code.tmp (bg_tmpcode: its first
-	// word a number).
-	code, there, ok := lineIfThere(filepath.Join(dir, "exit_code"))
+	line, big, ok := metaLine(mfile, known)
 	if !ok {
 		return "", "", false
 	}
-	if !there {
-		code, there, ok = lineIfThere(filepath.Join(dir, "exit_code.tmp"))
+	var rec strings.Builder
+	if big {
+		rec.WriteString("J\t" + escRecord(dir) + "\nV\t" + strconv.Itoa(jobdir.MaxMetaSize) + "\n")
+	} else {
+		rec.WriteString("J\t" + escRecord(dir) + "\nM\t" + line + "\n")
+		p, ok := procRec(line)
 		if !ok {
 			return "", "", false
 		}
-		w, _, _ := strings.Cut(code, " ")
-		there = there && w != "" && strings.Trim(w, "0123456789") == ""
+		rec.WriteString(p)
 	}
-	if there {
-		rec.WriteString("X\t" + code + "\n")
+	x, ok := exitRec(dir)
+	if !ok {
+		return "", "", false
 	}
-	for _, f := range []struct{ file, tag string }{
-		{"ended_at", "T\t"}, {"stop", "S\t"}, {"stdout.dropped", "Y\tstdout\t"},
-		{"stderr.dropped", "Y\tstderr\t"}, {"queued", "Q\t"}, {"started_at", "s\t"}, {"not_run", "U\t"}, {"logs_full", "I\t"},
-	} {
-		l, there, ok := lineIfThere(filepath.Join(dir, f.file))
-		if !ok {
-			return "", "", false
-		}
-		if there {
-			rec.WriteString(f.tag + l + "\n")
-		}
+	rec.WriteString(x)
+	if !fileRecs(&rec, dir) {
+		return "", "", false
 	}
 	// Read last, as the script's check: a removal takes meta.json first.
 	if _, err := os.Stat(mfile); err != nil {
 		return "", "", false
 	}
 	return rec.String(), line, true
+}
+
+// metaLine is bg_metaline of the meta.json file mfile: its first line,
+// read from a regular file of at most 8 KiB, or known, unless "", the
+// line the wrapper reported, whatever the file's size. big is a known
+// line of a file over jobdir.MaxMetaSize, which is reported by its size
+// (the line ""). Not ok for a file that is not there or not regular, or
+// a line that is empty or read otherwise than the shell would read it.
+func metaLine(mfile, known string) (line string, big, ok bool) {
+	fi, err := os.Lstat(mfile)
+	if err != nil || !fi.Mode().IsRegular() || known == "" && fi.Size() > 8192 {
+		return "", false, false
+	}
+	if known != "" {
+		if fi.Size() > jobdir.MaxMetaSize {
+			return "", true, true
+		}
+		return known, false, true
+	}
+	line, ok = firstLine(mfile)
+	return line, false, ok && line != ""
+}
+
+// procRec is the P record of meta.json's line: what bg_proc leaves in
+// bg_s of the wrapper's process, its start time, "" for a process that
+// is not there or is a zombie; none for a line bg_pick does not pick.
+// The shell names the file by the digits as they are: a pid with a
+// leading zero (no file) or too large for an int is the script's (not
+// ok).
+func procRec(line string) (string, bool) {
+	m := pickMeta(line)
+	if !m.picked {
+		return "", true
+	}
+	pid, err := strconv.Atoi(m.pid)
+	if err != nil || m.pid[0] == '0' {
+		return "", false
+	}
+	start, zombie, found := proc.Start(pid)
+	if !found || zombie {
+		start = ""
+	}
+	return "P\t" + start + "\n", true
+}
+
+// exitRec is the X record of the job in dir: exit_code, else a complete
+// exit_code.tmp (bg_tmpcode: its first word a number); none for a job
+// still running.
+func exitRec(dir string) (string, bool) {
+	code, there, ok := lineIfThere(filepath.Join(dir, "exit_code"))
+	if !ok {
+		return "", false
+	}
+	if !there {
+		code, there, ok = lineIfThere(filepath.Join(dir, "exit_code.tmp"))
+		if !ok {
+			return "", false
+		}
+		w, _, _ := strings.Cut(code, " ")
+		there = there && w != "" && strings.Trim(w, "0123456789") == ""
+	}
+	if !there {
+		return "", true
+	}
+	return "X\t" + code + "\n", true
+}
+
+// fileRecs writes to rec the records of the job's one-line files in dir,
+// each file's first line behind its tag, in bg_obsrec's order, for each
+// file that is there; not ok where one is read otherwise than the shell
+// would read it.
+func fileRecs(rec *strings.Builder, dir string) bool {
+	for _, f := range []struct{ file, tag string }{
+		{"ended_at", "T\t"}, {"stop", "S\t"}, {"stdout.dropped", "Y\tstdout\t"},
+		{"stderr.dropped", "Y\tstderr\t"}, {"queued", "Q\t"}, {"started_at", "s\t"}, {"not_run", "U\t"}, {"logs_full", "I\t"},
+	} {
+		l, there, ok := lineIfThere(filepath.Join(dir, f.file))
+		if !ok {
+			return false
+		}
+		if there {
+			rec.WriteString(f.tag + l + "\n")
+		}
+	}
+	return true
 }
 
 // lineIfThere is bg_line: the first line of name (firstLine) and whether

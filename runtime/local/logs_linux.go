@@ -29,7 +29,7 @@ import (
 // false), as for status; the bytes are compared with the script's by
 // TestNativeLogsIsTheScripts and, under CheckEnv, at every stable answer.
 func (a answerer) logs(q shellgen.Logs) (r io.Reader, done func(), stable, ok bool) {
-	mode, n, _ := q.Range()
+	mode, _, _ := q.Range()
 	if q.New || q.Follow || mode == "new" || len(q.Streams) == 0 {
 		return nil, nil, false, false
 	}
@@ -41,80 +41,119 @@ func (a answerer) logs(q shellgen.Logs) (r io.Reader, done func(), stable, ok bo
 	if !ok {
 		return nil, nil, false, false
 	}
-	// A log that is not a regular file is refused (bg_logsok, bg_nolog):
-	// the script says how.
-	for _, st := range q.Streams {
-		if st != "stdout" && st != "stderr" {
-			return nil, nil, false, false
-		}
-		if fi, err := os.Lstat(filepath.Join(dir, st+".log")); err != nil || !fi.Mode().IsRegular() {
-			return nil, nil, false, false
-		}
+	files, ok := openLogs(dir, q.Streams)
+	if !ok {
+		return nil, nil, false, false
 	}
-	var files []*os.File
 	closeLogs := func() {
 		for _, f := range files {
 			f.Close()
 		}
 	}
-	for _, st := range q.Streams {
-		f, err := proc.Open(filepath.Join(dir, st+".log"))
-		if err != nil {
-			closeLogs()
-			return nil, nil, false, false
-		}
-		files = append(files, f)
-	}
-	// An ended job's: exit_code, once there, stays; its logs' sizes are
-	// taken before its records (bg_endsizes).
-	_, err := os.Stat(filepath.Join(dir, "exit_code"))
-	ended := err == nil
-	sizes := make([]int64, len(files))
-	if ended {
-		if !sizesOf(files, sizes) {
-			closeLogs()
-			return nil, nil, false, false
-		}
-	}
-	obs, meta, ok := nativeObsRec(dir)
+	j, ok := lookAtJob(dir, boot, files)
 	if !ok {
 		closeLogs()
 		return nil, nil, false, false
 	}
-	tty := strings.Contains(meta, `"pty":true`)
-	live := false
+	reads, ok := j.reads(q, files)
+	if !ok {
+		closeLogs()
+		return nil, nil, false, false
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(writeLogs(pw, begin+j.obs, reads, dir))
+	}()
+	return pr, func() { pr.Close(); closeLogs() }, !j.live, true
+}
+
+// openLogs opens the logs of streams of the job in dir; not ok where
+// one is not a regular file (bg_logsok: the script says how, bg_nolog)
+// or cannot be opened.
+func openLogs(dir string, streams []string) ([]*os.File, bool) {
+	var files []*os.File
+	for _, st := range streams {
+		name := filepath.Join(dir, st+".log")
+		fi, err := os.Lstat(name)
+		if st != "stdout" && st != "stderr" || err != nil || !fi.Mode().IsRegular() {
+			break
+		}
+		f, err := proc.Open(name)
+		if err != nil {
+			break
+		}
+		files = append(files, f)
+	}
+	if len(files) < len(streams) {
+		for _, f := range files {
+			f.Close()
+		}
+		return nil, false
+	}
+	return files, true
+}
+
+// logJob is what a read of the logs of the job in dir sees of it, in
+// logs.sh's order: the sizes of its logs, its records (obs), whether it
+// is a PTY job (tty), and whether it runs (live).
+type logJob struct {
+	dir   string
+	sizes []int64
+	obs   string
+	tty   bool
+	live  bool
+}
+
+// lookAtJob looks at the job in dir, whose logs are files, on the boot
+// boot; not ok where the script must.
+func lookAtJob(dir, boot string, files []*os.File) (logJob, bool) {
+	j := logJob{dir: dir, sizes: make([]int64, len(files))}
+	// An ended job's: exit_code, once there, stays; its logs' sizes are
+	// taken before its records (bg_endsizes).
+	_, err := os.Stat(filepath.Join(dir, "exit_code"))
+	ended := err == nil
+	if ended && !sizesOf(files, j.sizes) {
+		return logJob{}, false
+	}
+	obs, meta, ok := nativeObsRec(dir)
+	if !ok {
+		return logJob{}, false
+	}
+	j.obs, j.tty = obs, strings.Contains(meta, `"pty":true`)
 	if !ended {
 		// bg_running, then the sizes.
-		if live, ok = wrapperRunning(dir, boot); !ok || !sizesOf(files, sizes) {
-			closeLogs()
-			return nil, nil, false, false
+		if j.live, ok = wrapperRunning(dir, boot); !ok || !sizesOf(files, j.sizes) {
+			return logJob{}, false
 		}
 	}
+	return j, true
+}
+
+// reads makes the read of each log of q, files, of j: its range, after a
+// rewind where the reader's mark is gone from an offset read's log.
+func (j logJob) reads(q shellgen.Logs, files []*os.File) ([]logRead, bool) {
+	mode, n, _ := q.Range()
 	reads := make([]logRead, len(files))
 	left := max(q.MaxBytes, 0)
 	for i, st := range q.Streams {
-		f, off := files[i], max(q.Offsets[st], 0)
-		rd := logRead{stream: st, f: f, live: live}
+		f, off, size := files[i], max(q.Offsets[st], 0), j.sizes[i]
+		rd := logRead{stream: st, f: f, live: j.live, size: size}
 		if mark := q.Marks[st]; mode == "offset" && len(mark) > 0 {
 			// The reader's mark there, gone: truncated since (bg_moved).
-			if off > sizes[i] || sizes[i] > off && jobdir.MarkMoved(f, sizes[i], off, mark, jobdir.Dropped(dir, st)) {
+			if off > size || size > off && jobdir.MarkMoved(f, size, off, mark, jobdir.Dropped(j.dir, st)) {
 				rd.rewound = true
 				off = 0
 			}
 		}
-		rg, err := logRange(f, dir, st, sizes[i], logAsk{mode: mode, n: n, offset: off, live: live, tty: tty, capped: q.MaxBytes > 0}, &left)
+		ask := logAsk{mode: mode, n: n, offset: off, live: j.live, tty: j.tty, capped: q.MaxBytes > 0}
+		rg, err := logRange(f, j.dir, st, size, ask, &left)
 		if err != nil {
-			closeLogs()
-			return nil, nil, false, false
+			return nil, false
 		}
-		rd.span, rd.size = rg, sizes[i]
+		rd.span = rg
 		reads[i] = rd
 	}
-	pr, pw := io.Pipe()
-	go func() {
-		pw.CloseWithError(writeLogs(pw, begin+obs, reads, dir))
-	}()
-	return pr, func() { pr.Close(); closeLogs() }, !live, true
+	return reads, true
 }
 
 // sizesOf sets sizes to the sizes of files; not ok where one cannot be
@@ -524,44 +563,54 @@ func escEnd(f *os.File, from, to, whole int64) (int64, error) {
 		return 0, err
 	}
 	n := len(b)
-	cut := n
-	if e := bytes.LastIndexByte(b, 0x1b); e >= 0 {
-		done := false
-		c := -1
-		if e+1 < n {
-			c = int(b[e+1])
-		}
-		switch {
-		case c == '[' || c >= 0x20 && c <= 0x2f:
-			hi := byte(0x3f)
-			if c != '[' {
-				hi = 0x2f
-			}
-			for _, x := range b[e+2:] {
-				if x < 0x20 || x > hi {
-					done = true
-					break
-				}
-			}
-		case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
-			done = bytes.ContainsAny(b[e+2:], "\a\x18\x1a\n")
-		case c >= 0:
-			done = true
-		}
-		if !done {
-			cut = e
-		}
-	}
-	for cut > 0 && b[cut-1] == '\r' {
-		cut--
-	}
-	switch {
+	switch cut := escCut(b); {
 	case cut > 0:
 		return to - int64(n-cut), nil
 	case int64(n) != to-from || whole < 0:
 		return to, nil
 	}
 	return escWhole(f, from, to, whole)
+}
+
+// escCut is where bg_escend's awk cuts b: before its last escape sequence
+// when b ends inside it, then before the carriage returns that end what
+// is left.
+func escCut(b []byte) int {
+	n := len(b)
+	cut := n
+	if e := bytes.LastIndexByte(b, 0x1b); e >= 0 && !seqDone(b[e+1:]) {
+		cut = e
+	}
+	for cut > 0 && b[cut-1] == '\r' {
+		cut--
+	}
+	return cut
+}
+
+// seqDone says whether the escape sequence whose bytes after ESC are b
+// ends within them: a CSI (or an nF sequence) at a byte past its range of
+// parameters, a string (OSC, DCS, SOS, PM, APC) at BEL, CAN, SUB or a
+// newline, any other at its one byte.
+func seqDone(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	switch c := b[0]; {
+	case c == '[' || c >= 0x20 && c <= 0x2f:
+		hi := byte(0x3f)
+		if c != '[' {
+			hi = 0x2f
+		}
+		for _, x := range b[1:] {
+			if x < 0x20 || x > hi {
+				return true
+			}
+		}
+		return false
+	case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
+		return bytes.ContainsAny(b[1:], "\a\x18\x1a\n")
+	}
+	return true
 }
 
 // escWhole is bg_escwhole: the end, not past whole, of the escape

@@ -9,33 +9,45 @@ import (
 )
 
 // Answerer is implemented by runtimes that can answer some requests on
-// their host themselves, without running the request's script, printing
-// what the script would print, byte for byte (runtime/local answers a
-// status, a wait's look, a list, a read of an ended job's logs and a
+// their host themselves, without running the request's script, reading
+// and writing what the script would, byte for byte (runtime/local
+// answers a status, a wait's look, a list, a read of the logs and a
 // simple launch in Go, on Linux). The client asks it first, once per
 // request it may answer, and runs the script where it declines: the
 // scripts stay the specification and the only way on other hosts.
 type Answerer interface {
-	// Answer returns the output of req's script, made otherwise, and
-	// ok; or not ok, where the script must run. An error ends the
-	// request (ok or not).
-	Answer(ctx context.Context, req shellgen.Request) (out io.ReadCloser, ok bool, err error)
+	// Answer answers req as Exec would run req.Text(): it reads stdin
+	// (nil: empty) and writes to stdout what the script would, and
+	// returns once it is done, or once ctx ends. Not ok, having written
+	// nothing, where the script must run.
+	Answer(ctx context.Context, req shellgen.Request, stdin io.Reader, stdout io.Writer) (ok bool, err error)
 }
 
-// look hands h the records of req: the runtime's answer where it gives
-// one (Answerer), else those of req's script, run by exec (watch as
-// exec's).
-func (c *Client) look(ctx context.Context, req shellgen.Request, watch bool, h records.Handler) error {
-	if a, ok := c.rt.(Answerer); ok {
-		out, ok, err := a.Answer(ctx, req)
-		if err != nil {
-			return err
-		}
-		if ok {
-			defer out.Close()
-			_, err := answering(ctx, h).Decode(out)
-			return err
-		}
+// runner runs one request on the host: Exec's shape.
+type runner func(ctx context.Context, stdin io.Reader, stdout io.Writer) error
+
+// script is the runner of a script that no runtime answers otherwise.
+func (c *Client) script(script string) runner {
+	return func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+		return c.rt.Exec(ctx, script, stdin, stdout)
 	}
-	return c.exec(ctx, req.Text(), nil, watch, h)
+}
+
+// request is the runner of req: the runtime's answer where it gives one
+// (Answerer), else req's script. This is the one place where the choice
+// is made.
+func (c *Client) request(req shellgen.Request) runner {
+	return func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+		if a, ok := c.rt.(Answerer); ok {
+			if ok, err := a.Answer(ctx, req, stdin, stdout); ok || err != nil {
+				return err
+			}
+		}
+		return c.rt.Exec(ctx, req.Text(), stdin, stdout)
+	}
+}
+
+// look hands h the records of req (run by request), watch as exec's.
+func (c *Client) look(ctx context.Context, req shellgen.Request, watch bool, h records.Handler) error {
+	return c.execCommits(ctx, c.request(req), nil, watch, h, nil, false)
 }

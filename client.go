@@ -84,7 +84,7 @@ func (c *Client) target() shellgen.Target {
 // pruning pass) lives on, and exec returns then, without waiting for the
 // runtime to see it exit; one that is cut short is ended.
 func (c *Client) exec(ctx context.Context, script string, stdin io.Reader, watch bool, h records.Handler) error {
-	return c.execCommits(ctx, script, stdin, watch, h, nil, false)
+	return c.execCommits(ctx, c.script(script), stdin, watch, h, nil, false)
 }
 
 // execLaunch is exec for a launch script: an end of ctx is not a cut. The
@@ -95,8 +95,8 @@ func (c *Client) exec(ctx context.Context, script string, stdin io.Reader, watch
 // directory and its wrapper's report, it left the directory half made,
 // without meta.json, unseen for a minute. A launch takes milliseconds; it
 // ends with its job started, or with what it made removed.
-func (c *Client) execLaunch(ctx context.Context, script string, watch bool, h records.Handler) error {
-	return c.execCommits(ctx, script, nil, watch, h, nil, true)
+func (c *Client) execLaunch(ctx context.Context, req shellgen.Request, watch bool, h records.Handler) error {
+	return c.execCommits(ctx, c.request(req), nil, watch, h, nil, true)
 }
 
 // execCommits is exec for a read with a cursor when cm is not nil: cm is
@@ -106,7 +106,7 @@ func (c *Client) execLaunch(ctx context.Context, script string, watch bool, h re
 // after commitGrace: cutting it at once could kill the host's committer
 // before it has read the report. With settle (execLaunch) an end of ctx
 // lets the script end by itself too.
-func (c *Client) execCommits(ctx context.Context, script string, stdin io.Reader, watch bool, h records.Handler, cm *commits, settle bool) error {
+func (c *Client) execCommits(ctx context.Context, run runner, stdin io.Reader, watch bool, h records.Handler, cm *commits, settle bool) error {
 	parent := ctx
 	if cm != nil {
 		stdin = cm
@@ -138,7 +138,7 @@ func (c *Client) execCommits(ctx context.Context, script string, stdin io.Reader
 	out := &countWriter{w: pw}
 	var xerr error
 	go func() {
-		xerr = c.rt.Exec(sctx, script, stdin, out)
+		xerr = run(sctx, stdin, out)
 		pw.CloseWithError(xerr)
 		close(done)
 	}()

@@ -370,7 +370,7 @@ func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliv
 		// A read with no cursor: the runtime's answer where it gives one.
 		err = c.look(ctx, req, q.Follow, h)
 	} else {
-		err = c.execCommits(ctx, req.Text(), nil, q.Follow, h, cm, false)
+		err = c.execCommits(ctx, c.request(req), nil, q.Follow, h, cm, false)
 	}
 	if err != nil {
 		return err

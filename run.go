@@ -178,28 +178,16 @@ func (c *Client) launchOnce(ctx context.Context, s Spec, m jobdir.Meta, held map
 
 // launch launches the job of l and hands h what the launch reports: the
 // runtime's answer where it gives one (Answerer: a launch made in Go),
-// else launch.sh's.
+// else launch.sh's. A --replace launch waits for its name's lock and
+// stops jobs: it watches its caller, and ends where it is once the caller
+// is gone, up to making its job's directory (launch.sh). An interrupt
+// never cuts a launch short (execLaunch).
 func (c *Client) launch(ctx context.Context, l shellgen.Launch, h records.Handler) error {
 	req, err := shellgen.LaunchRequest(l)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	if a, ok := c.rt.(Answerer); ok {
-		out, ok, err := a.Answer(ctx, req)
-		if err != nil {
-			return err
-		}
-		if ok {
-			defer out.Close()
-			_, err := h.Decode(out)
-			return err
-		}
-	}
-	// A --replace launch waits for its name's lock and stops jobs: it
-	// watches its caller, and ends where it is once the caller is gone,
-	// up to making its job's directory (launch.sh). An interrupt never
-	// cuts a launch short (execLaunch).
-	return c.execLaunch(ctx, req.Text(), l.Replace, h)
+	return c.execLaunch(ctx, req, l.Replace, h)
 }
 
 // resolveAfter returns the ids of the jobs refs name (Spec.After): a

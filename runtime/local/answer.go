@@ -39,17 +39,17 @@ const (
 type answerer struct{ root, workspace string }
 
 // Answer answers req in Go where it can, on Linux: a status, one look
-// of a wait (Wait.Once), a list, a plain read of an ended job's logs, and
-// a simple launch (see launch). It returns what req's script would print,
-// byte for byte, or not ok where the script must run: this is a copy of
-// the scripts, which stay the specification, compared with them in tests
-// and, under CheckEnv, at every answer that does not change while it is
-// made (not a running job's logs, which grow). Elsewhere than on Linux it
-// answers nothing.
-func (r *Runtime) Answer(ctx context.Context, req shellgen.Request) (out io.ReadCloser, ok bool, err error) {
+// of a wait (Wait.Once), a list, a plain read of a job's logs, and a
+// simple launch (see launch). It writes to stdout what req's script
+// would print, byte for byte, or says not ok, having written nothing,
+// where the script must run: this is a copy of the scripts, which stay
+// the specification, compared with them in tests and, under CheckEnv, at
+// every answer that does not change while it is made (not a running
+// job's logs, which grow). Elsewhere than on Linux it answers nothing.
+func (r *Runtime) Answer(ctx context.Context, req shellgen.Request, stdin io.Reader, stdout io.Writer) (ok bool, err error) {
 	check := os.Getenv(CheckEnv)
 	if check == "off" {
-		return nil, false, nil
+		return false, nil
 	}
 	t := req.Target()
 	a := answerer{root: t.Root, workspace: t.Workspace}
@@ -60,33 +60,40 @@ func (r *Runtime) Answer(ctx context.Context, req shellgen.Request) (out io.Read
 		// script's).
 		s, ok, err := a.launch(ctx, l, req.Files())
 		if !ok || err != nil {
-			return nil, ok, err
+			return ok, err
 		}
-		return io.NopCloser(strings.NewReader(s)), true, nil
+		_, err = io.WriteString(stdout, s)
+		return true, err
 	}
 	made := func() (io.Reader, func(), bool, bool) { return a.look(req.Params()) }
 	rd, done, stable, ok := made()
 	if !ok {
-		return nil, false, nil
-	}
-	if check == "" || !stable {
-		return readCloser{rd, done}, true, nil
+		return false, nil
 	}
 	defer done()
-	s, err := r.checkAnswer(ctx, req.Text(), rd, made)
-	if err != nil {
-		return nil, true, err
+	if check != "" && stable {
+		s, err := r.checkAnswer(ctx, req.Text(), rd, made)
+		if err != nil {
+			return true, err
+		}
+		rd = strings.NewReader(s)
 	}
-	return io.NopCloser(strings.NewReader(s)), true, nil
+	_, err = io.Copy(stdout, ctxReader{ctx, rd})
+	return true, err
 }
 
-// readCloser is a Reader and the function that lets go of what it holds.
-type readCloser struct {
-	io.Reader
-	done func()
+// ctxReader reads r until ctx ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
 }
 
-func (r readCloser) Close() error { r.done(); return nil }
+func (c ctxReader) Read(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(b)
+}
 
 // checkAnswer runs script, whose output rd (what made made) must equal,
 // and returns the records to read, or an error naming the difference. A

@@ -65,7 +65,7 @@ func (r *Runtime) Answer(ctx context.Context, req shellgen.Request, stdin io.Rea
 		_, err = io.WriteString(stdout, s)
 		return true, err
 	}
-	made := func() (io.Reader, func(), bool, bool) { return a.look(req.Params()) }
+	made := func() (io.Reader, func(), bool, bool) { return a.look(ctx, req.Params(), stdin) }
 	rd, done, stable, ok := made()
 	if !ok {
 		return false, nil

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"io"
 	"strings"
 
@@ -8,11 +9,11 @@ import (
 )
 
 // look makes in Go the records the script of a look asking params would
-// print: a reader of them, a function that lets go of what it holds, and
+// print, given stdin (a read with a cursor reads the reader's reports): a reader of them, a function that lets go of what it holds, and
 // whether the script, run at once, would print the same (stable: not so
 // for a running job's logs, which grow meanwhile); or not ok where the
 // script must run.
-func (a answerer) look(params any) (r io.Reader, done func(), stable, ok bool) {
+func (a answerer) look(ctx context.Context, params any, stdin io.Reader) (r io.Reader, done func(), stable, ok bool) {
 	made := func(s string, ok bool) (io.Reader, func(), bool, bool) {
 		return strings.NewReader(s), func() {}, true, ok
 	}
@@ -28,7 +29,7 @@ func (a answerer) look(params any) (r io.Reader, done func(), stable, ok bool) {
 		pieces, ok := a.list(p)
 		return &piecesReader{pieces}, func() {}, true, ok
 	case shellgen.Logs:
-		return a.logs(p)
+		return a.logs(ctx, p, stdin)
 	}
 	return nil, nil, false, false
 }

@@ -319,10 +319,9 @@ func TestNativeLogsIsTheScripts(t *testing.T) {
 		{"a log that is a link", shellgen.Logs{Ref: link.Meta.ID, Streams: both}},
 		{"a dropped count with a leading 0", shellgen.Logs{Ref: octal.Meta.ID, Streams: both, Head: 1}},
 		{"a name", shellgen.Logs{Ref: "some-name", Streams: both}},
-		{"a reader's cursor", shellgen.Logs{Ref: ended.Meta.ID, Streams: both, New: true}},
 		{"a follow", shellgen.Logs{Ref: ended.Meta.ID, Streams: both, Follow: true}},
 	} {
-		if _, _, _, ok := answererOf(c).logs(l.q); ok {
+		if _, _, _, ok := answererOf(c).logs(context.Background(), l.q, nil); ok {
 			t.Errorf("%s: made in Go, want it left to the script", l.name)
 		}
 	}
@@ -955,7 +954,7 @@ func testLogsAsTheScript(t *testing.T, ctx context.Context, c *testClient, shell
 			if d.Meta.Name != "" {
 				q.Ref = d.Meta.Name
 			}
-			r, closeLogs, _, ok := answererOf(c).logs(q)
+			r, closeLogs, _, ok := answererOf(c).logs(context.Background(), q, nil)
 			if !ok {
 				t.Fatalf("logs %+v: left to the script, want it made in Go", q)
 			}

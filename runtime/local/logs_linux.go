@@ -3,6 +3,7 @@ package local
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -28,9 +29,9 @@ import (
 // record), as bg_chunk prints them. Every other case is the script's (ok
 // false), as for status; the bytes are compared with the script's by
 // TestNativeLogsIsTheScripts and, under CheckEnv, at every stable answer.
-func (a answerer) logs(q shellgen.Logs) (r io.Reader, done func(), stable, ok bool) {
+func (a answerer) logs(ctx context.Context, q shellgen.Logs, stdin io.Reader) (r io.Reader, done func(), stable, ok bool) {
 	mode, _, _ := q.Range()
-	if q.New || q.Follow || mode == "new" || len(q.Streams) == 0 {
+	if q.Follow || len(q.Streams) == 0 || q.New != (mode == "new") {
 		return nil, nil, false, false
 	}
 	begin, boot, ok := a.nativeBegin()
@@ -54,6 +55,14 @@ func (a answerer) logs(q shellgen.Logs) (r io.Reader, done func(), stable, ok bo
 	if !ok {
 		closeLogs()
 		return nil, nil, false, false
+	}
+	if q.New {
+		r, ok := newRead(ctx, q, j, files, stdin, begin+j.obs)
+		if !ok {
+			closeLogs()
+			return nil, nil, false, false
+		}
+		return r, func() { closePipe(r); closeLogs() }, false, true
 	}
 	reads, ok := j.reads(q, files)
 	if !ok {
@@ -185,18 +194,34 @@ func writeLogs(w io.Writer, head string, reads []logRead, dir string) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.WriteString(head)
 	for _, rd := range reads {
-		if rd.rewound {
-			fmt.Fprintf(bw, "t\t%s\t%d\n", rd.stream, rd.size)
-		}
-		if err := rd.chunks(bw, dir); err != nil {
+		if err := writeRead(bw, rd, dir); err != nil {
 			return err
-		}
-		if rd.span.cut {
-			fmt.Fprintf(bw, "Z\t%s\n", rd.stream)
 		}
 	}
 	bw.WriteString(nativeEnd)
 	return bw.Flush()
+}
+
+// writeRead writes the records and bytes of rd: a t record first where
+// it was rewound, a Z record after where the cap cut it.
+func writeRead(w *bufio.Writer, rd logRead, dir string) error {
+	if rd.rewound {
+		fmt.Fprintf(w, "t\t%s\t%d\n", rd.stream, rd.size)
+	}
+	if err := rd.chunks(w, dir); err != nil {
+		return err
+	}
+	if rd.span.cut {
+		fmt.Fprintf(w, "Z\t%s\n", rd.stream)
+	}
+	return nil
+}
+
+// closePipe closes r where it is the reader of a pipe: its writer stops.
+func closePipe(r io.Reader) {
+	if pr, ok := r.(*io.PipeReader); ok {
+		pr.Close()
+	}
 }
 
 // chunks writes rd's bytes in D records: one for an ended job's, else a

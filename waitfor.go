@@ -132,10 +132,15 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	// that has ended, runs the script, which matches, reports the match
 	// and tells when the job has ended.
 	re, reErr := regexp.Compile("(?m)" + pattern)
+	scripted := time.Now()
 	atTimeout, err := watched(ctx, w, []string{j.Dir}, left, logChange, func(ctx context.Context) error {
-		if reErr == nil && (left <= 0 || time.Now().Before(deadline)) && !c.mayMatch(ctx, j.Meta.PTY, &q, re, tell) {
+		// The script looks at least every scriptEvery: a line that Go
+		// reads otherwise than grep is found then.
+		quick := reErr == nil && (left <= 0 || time.Now().Before(deadline)) && time.Since(scripted) < scriptEvery
+		if quick && !c.mayMatch(ctx, j.Meta.PTY, &q, re, tell) {
 			return errPending
 		}
+		scripted = time.Now()
 		looked, lm, err := look(ctx)
 		if looked.ID != "" {
 			j, m = looked, lm
@@ -207,9 +212,14 @@ func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor, timeout time.
 	return job, Match{}, errors.New("waiting for a line: the script reported nothing")
 }
 
-// maxPrefilter is the most new bytes of the logs mayMatch reads; past it
-// the script looks.
-const maxPrefilter = 1 << 20
+const (
+	// maxPrefilter is the most new bytes of the logs mayMatch reads; past
+	// it the script looks.
+	maxPrefilter = 1 << 20
+	// scriptEvery is how often at most a wait --for on this machine runs
+	// its script while Go's reading of the pattern finds nothing.
+	scriptEvery = 3 * time.Second
+)
 
 // mayMatch reports whether the job q names may have ended, or a line
 // appended to its logs since q's offsets may match re, q's pattern as Go
@@ -221,8 +231,8 @@ const maxPrefilter = 1 << 20
 // runtime answers itself on this machine. It only decides when the
 // wait_for script looks, the script alone matches: where the two read a
 // pattern otherwise (grep -E matches bytes in the C locale, Go runes: "."
-// and é), a line that Go misses is found by the script's next look at the
-// job's end or the timeout. An error, or much to read, is a maybe. A log
+// and é), a line that Go misses is found by the script's next look,
+// within scriptEvery. An error, or much to read, is a maybe. A log
 // truncated since q's offset (without its mark there) is read from its
 // start: q's offset of it goes back to 0, and rewound is told, as the
 // script's t record would tell it.

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
@@ -190,4 +191,39 @@ func (w *sentWriter) Write(p []byte) (int, error) {
 		w.sent()
 	}
 	return n, err
+}
+
+// TestChunksOfALogShrunkUnderTheRead: a log found shorter than the range
+// a read made of it (truncated between its size and its bytes) gives NUL
+// bytes to the record's length, so the records after it stay in step, a
+// t record of its size, and no more of its chunks nor its Z record, as
+// bg_exact and bg_chunked print them: for an ended job's one record and a
+// running job's chunks.
+func TestChunksOfALogShrunkUnderTheRead(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "stdout.log")
+	write(t, name, "abc")
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, tc := range []struct {
+		live bool
+		want string
+	}{
+		{false, "D\tstdout\t1\t5\t0\nbc\x00\x00\x00t\tstdout\t3\n"},
+		{true, "D\tstdout\t1\t5\t1\nbc\x00\x00\x00t\tstdout\t3\n"},
+	} {
+		var b bytes.Buffer
+		w := bufio.NewWriter(&b)
+		rd := logRead{stream: "stdout", f: f, live: tc.live, size: 6, span: span{from: 1, to: 6, cut: true}}
+		if err := writeRead(w, rd, dir); err != nil {
+			t.Fatal(err)
+		}
+		w.Flush()
+		if b.String() != tc.want {
+			t.Errorf("live %v: %q, want %q", tc.live, b.String(), tc.want)
+		}
+	}
 }

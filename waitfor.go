@@ -106,17 +106,26 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	if !watch {
 		return c.waitFor(ctx, &q, o.Timeout, tell)
 	}
+	return c.waitForHere(ctx, w, q, o.Timeout, left, timedOut, tell)
+}
+
+// waitForHere is WaitFor on this machine (a Watcher's): the script looks
+// once (q.Once) each time a job file changes, and once a second, going on
+// from where it stopped, after Go's reading of the pattern (mayMatch)
+// found a possible match; left is what is left of timeout, timedOut the
+// error of a wait that reached it.
+func (c *Client) waitForHere(ctx context.Context, w Watcher, q shellgen.WaitFor, timeout, left time.Duration, timedOut error, tell func(string)) (jobdir.Job, Match, error) {
 	q.Once, q.Timeout = true, 0
 	// A look runs until the timeout; one that starts there, the last,
 	// has what is left of ctx.
 	deadline := time.Now().Add(left)
 	look := func(ctx context.Context) (jobdir.Job, Match, error) {
 		if left <= 0 || !time.Now().Before(deadline) {
-			return c.waitFor(ctx, &q, o.Timeout, tell)
+			return c.waitFor(ctx, &q, timeout, tell)
 		}
 		lctx, cancel := context.WithDeadline(ctx, deadline)
 		defer cancel()
-		j, m, err := c.waitFor(lctx, &q, o.Timeout, tell)
+		j, m, err := c.waitFor(lctx, &q, timeout, tell)
 		if err != nil && lctx.Err() != nil && ctx.Err() == nil {
 			return j, Match{}, timedOut
 		}
@@ -131,7 +140,7 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 	// reading of the pattern (mayMatch): only a possible match, or a job
 	// that has ended, runs the script, which matches, reports the match
 	// and tells when the job has ended.
-	re, reErr := regexp.Compile("(?m)" + pattern)
+	re, reErr := regexp.Compile("(?m)" + q.Pattern)
 	scripted := time.Now()
 	atTimeout, err := watched(ctx, w, []string{j.Dir}, left, logChange, func(ctx context.Context) error {
 		// The script looks at least every scriptEvery: a line that Go

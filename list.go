@@ -26,6 +26,13 @@ type ListOptions struct {
 	// Owned keeps only the jobs that record an owner (Spec.Owner); the
 	// host reads only meta.json of the others.
 	Owned bool
+	// SkipRunningCount does not count the processes of a job whose
+	// wrapper runs (running or queued: its Job.ProcessScan is
+	// jobdir.ScanNone), for a list that does not show them, such as bgjob
+	// ls's table: with many processes on the host the count is most of a
+	// list's cost. An ended job's count, which tells of processes left
+	// running, stays.
+	SkipRunningCount bool
 }
 
 // Page is one page of List, newest job first.
@@ -55,7 +62,7 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 	if o.AllWorkspaces {
 		t.Workspace = ""
 	}
-	q := shellgen.List{AllWorkspaces: o.AllWorkspaces, Before: o.Cursor, Owned: o.Owned}
+	q := shellgen.List{AllWorkspaces: o.AllWorkspaces, Before: o.Cursor, Owned: o.Owned, SkipRunningCount: o.SkipRunningCount}
 	filtered := o.Status != "" || o.Search != "" || o.Owned
 	if o.Limit > 0 && !filtered {
 		q.Max = o.Limit

@@ -502,6 +502,11 @@ type List struct {
 	Max int
 	// Owned lists only the jobs whose meta.json records an owner.
 	Owned bool
+	// SkipRunningCount leaves out the count of the processes of a job
+	// whose wrapper runs (running or queued: no L record), for a list that
+	// does not show it; an ended job's, which tells of processes left
+	// running, stays.
+	SkipRunningCount bool
 }
 
 // ListScript returns the script that prints the observations of jobs,
@@ -521,6 +526,7 @@ func ListRequest(t Target, q List) (Request, error) {
 		c.set("bg_before", q.Before)
 		c.setInt("bg_max", int64(q.Max))
 		c.setBool("bg_owned", q.Owned)
+		c.setBool("bg_countrun", !q.SkipRunningCount)
 	})
 }
 

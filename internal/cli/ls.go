@@ -95,6 +95,8 @@ func (a *app) streamJSON(ctx context.Context, f *bgjob.Fleet, o listOptions) err
 func (a *app) streamTable(ctx context.Context, f *bgjob.Fleet, o listOptions) error {
 	t := newTable(a.stdout, o.AllWorkspaces, false)
 	rows := 0
+	// The table shows no count of a running job's processes.
+	o.SkipRunningCount = true
 	res := bgjob.Each(ctx, f, func(ctx context.Context, _ string, c *bgjob.Client) (string, error) {
 		return c.ListFunc(ctx, o.ListOptions, func(j jobdir.Job) error {
 			t.row(j)
@@ -115,6 +117,7 @@ func (a *app) streamTable(ctx context.Context, f *bgjob.Fleet, o listOptions) er
 // listHosts prints the pages of several hosts, once all have answered:
 // a JSON array of hosts, or one table with a column for the host.
 func (a *app) listHosts(ctx context.Context, f *bgjob.Fleet, o listOptions) error {
+	o.SkipRunningCount = !a.json
 	res := f.List(ctx, o.ListOptions)
 	if a.json {
 		if err := hostsJSON(a, res, func(h *hostJSON, r bgjob.Result[bgjob.Page]) {

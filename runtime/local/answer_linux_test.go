@@ -418,6 +418,15 @@ func TestNativeListIsTheScripts(t *testing.T) {
 	for _, q := range []shellgen.List{{}, {Max: 1}} {
 		compareLook(t, c, shells, dirs, nil, &q)
 	}
+	// Without the count of the jobs whose wrappers run (ls's table): the
+	// running job's L record goes, a lost job's (its wrapper gone) and the
+	// ended jobs' stay.
+	jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Vanished,
+		Meta: jobdir.Meta{StartedAt: start.Add(-2 * time.Minute)}})
+	got := compareLook(t, c, shells, dirs, nil, &shellgen.List{SkipRunningCount: true})
+	if n, want := strings.Count(got, "\nL\t"), strings.Count(got, "J\t")-1; n != want {
+		t.Errorf("ls without the running jobs' count: %d L records for %d jobs, want %d:\n%s", n, want+1, want, got)
+	}
 }
 
 // compareLook makes in Go the status of refs, or with q the ls q, fails t

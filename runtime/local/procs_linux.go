@@ -47,6 +47,9 @@ type procLook struct {
 	// since is bg_since (-1: ""), sext bg_sext.
 	since int64
 	sext  int
+	// skipRunning is bg_countrun=0: a job whose wrapper runs is not
+	// counted (wrapperAlive).
+	skipRunning bool
 	// rescan is bg_lrescan; lun1 and lun2 bg_lun1 and bg_lun2.
 	rescan     bool
 	lun1, lun2 []string

@@ -161,6 +161,7 @@ func (a answerer) list(q shellgen.List) (pieces []string, ok bool) {
 		return nil, false
 	}
 	l := newProcLook(boot)
+	l.skipRunning = q.SkipRunningCount
 	ws := filepath.Join(a.root, a.workspace)
 	d, err := proc.Open(ws)
 	if err != nil {
@@ -276,15 +277,32 @@ func (l *procLook) obs(dir string) (string, bool) {
 			l.scanned = false
 		}
 	}
-	obs, _, ok := nativeObsRec(dir)
+	obs, meta, ok := nativeObsRec(dir)
 	if !ok {
 		return "", false
+	}
+	if l.skipRunning && wrapperAlive(obs, meta, l.boot) {
+		return obs, true
 	}
 	n, ok := l.live(dir)
 	if !ok {
 		return "", false
 	}
 	return obs + "L\t" + strconv.Itoa(n) + "\tproc\n", true
+}
+
+// wrapperAlive says whether obs, bg_obsrec's records of a job whose
+// meta.json line is meta, show its wrapper alive on this boot (boot) and
+// no exit code: bg_obs's test of a job whose processes bg_countrun=0
+// leaves uncounted.
+func wrapperAlive(obs, meta, boot string) bool {
+	if strings.Contains(obs, "\nX\t") || strings.Contains(obs, "\nU\t") {
+		return false
+	}
+	m := pickMeta(meta)
+	_, p, found := strings.Cut(obs, "\nP\t")
+	p, _, _ = strings.Cut(p, "\n")
+	return found && m.picked && p != "" && p == m.start && boot != "" && m.boot == boot
 }
 
 // nativeObsRec returns bg_obsrec's records (J, M, P, X, T, S, Y, Q, U, I) of

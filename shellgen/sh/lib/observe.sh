@@ -13,7 +13,8 @@
 # meta.json first, so a meta.json gone by then means the files read may
 # have vanished under the reads (an exit_code read as "", a job seen as
 # lost): the job is reported as one without a meta.json.
-# Last comes the L record of its live processes (bg_live); bg_obsrec
+# Last comes the L record of its live processes (bg_live), but with
+# bg_countrun=0 not for a job whose wrapper runs; bg_obsrec
 # leaves it out.
 bg_obs() {
 	bg_ofull=
@@ -26,8 +27,15 @@ bg_obs() {
 		! { bg_line "$1/leftovers" && [ "$bg_l" = 0 ]; } && bg_finishing "$1"; then
 		bg_pgs=
 	fi
+	bg_op= bg_ox= bg_ou=
 	bg_obsrec "$1" "${2-}" || return 1
 	[ -n "$bg_ofull" ] || return 0
+	# A job whose wrapper runs on this boot, without an exit code, is not
+	# counted where nothing shows the count (bg_countrun=0: ls's table).
+	if [ "${bg_countrun-1}" = 0 ] && [ -z "$bg_ox$bg_ou" ] && [ -n "${bg_op#x}" ] &&
+		[ "${bg_op#x}" = "$bg_st" ] && [ -n "$bg_boot" ] && [ "$bg_b" = "$bg_boot" ]; then
+		return 0
+	fi
 	bg_live "$1"
 	printf 'L\t%s\t%s\n' "$bg_lc" "$bg_pm"
 }

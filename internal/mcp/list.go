@@ -67,7 +67,8 @@ func (s *Server) list(ctx context.Context, _ *sdk.CallToolRequest, in listIn) (*
 	)
 	err := s.do(ctx, in.Host, true, s.limit(0), func(ctx context.Context, c *bgjob.Client, h string) (err error) {
 		host = h
-		page, err = c.List(ctx, bgjob.ListOptions{Status: jobdir.Status(in.Status), Search: in.Search, Limit: in.Limit, Cursor: in.Cursor, AllWorkspaces: in.AllWorkspaces})
+		page, err = c.List(ctx, bgjob.ListOptions{Status: jobdir.Status(in.Status), Search: in.Search, Limit: in.Limit, Cursor: in.Cursor,
+			AllWorkspaces: in.AllWorkspaces, SkipRunningCount: true}) // job_list shows no count
 		return err
 	})
 	if err != nil {

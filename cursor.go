@@ -34,6 +34,17 @@ const (
 	// forever; what it reads after that is read again next time.
 	drainPoll  = 50 * time.Millisecond
 	drainLimit = 3 * time.Second
+	// reportsAhead is how many reports the host may leave unread before a
+	// delivery waits for it to read them (one: the one just made), and
+	// reportWait how long it
+	// waits, once: a committer in this process (a read runtime/local
+	// answers) shares its processors with the copy, and a reader killed
+	// while reports wait in memory would get again all they covered
+	// (megabytes at the copy's speed), where a script's committer reads
+	// them from a pipe that outlives the reader. A host that does not
+	// read them in time is not waited for again in that read.
+	reportsAhead = 1
+	reportWait   = 100 * time.Millisecond
 )
 
 // errReported ends a read with a cursor whose last report is made.
@@ -45,7 +56,10 @@ type commits struct {
 	hold   bool // report nothing (LogOptions.Hold)
 	mu     sync.Mutex
 	more   *sync.Cond // signalled when buf grows or closed is set
+	read   *sync.Cond // signalled when the script has read buf
 	buf    []byte     // reports the script has not read yet
+	ahead  int        // reports in buf
+	slow   bool       // the script did not read them within reportWait
 	closed bool
 	eof    chan struct{}    // closed once the script's stdin has been read to its end
 	ends   map[string]int64 // how far each stream was delivered
@@ -72,6 +86,7 @@ type commits struct {
 func newCommits(hold bool) *commits {
 	c := &commits{hold: hold, eof: make(chan struct{}), ends: map[string]int64{}, tails: map[string]*logTail{}, told: map[string]int64{}, starts: map[string]int64{}, last: time.Now()}
 	c.more = sync.NewCond(&c.mu)
+	c.read = sync.NewCond(&c.mu)
 	return c
 }
 
@@ -93,7 +108,34 @@ func (c *commits) Read(p []byte) (int, error) {
 	}
 	n := copy(p, c.buf)
 	c.buf = c.buf[n:]
+	if len(c.buf) == 0 {
+		c.ahead = 0
+		c.read.Broadcast()
+	}
 	return n, nil
+}
+
+// waitRead waits, the caller holding mu, while reportsAhead reports or
+// more wait for the script to read them, up to reportWait, which a read
+// waits at most once.
+func (c *commits) waitRead() {
+	if c.slow || c.ahead < reportsAhead {
+		return
+	}
+	deadline := time.Now().Add(reportWait)
+	t := time.AfterFunc(reportWait, func() {
+		c.mu.Lock()
+		c.read.Broadcast()
+		c.mu.Unlock()
+	})
+	defer t.Stop()
+	for c.ahead >= reportsAhead && !c.closed {
+		if !time.Now().Before(deadline) {
+			c.slow = true
+			return
+		}
+		c.read.Wait()
+	}
 }
 
 // delivered records that the bytes p of stream, up to end, reached the
@@ -116,6 +158,7 @@ func (c *commits) delivered(stream string, end int64, p []byte) {
 	c.unsent += int64(n)
 	if c.unsent >= commitEvery || time.Since(c.last) >= commitPeriod {
 		c.report()
+		c.waitRead()
 	}
 }
 
@@ -170,6 +213,7 @@ func (c *commits) report() {
 				c.buf = fmt.Appendf(c.buf, " %x", m)
 			}
 			c.buf = append(c.buf, '\n')
+			c.ahead++
 			c.told[st] = end
 			c.started = true
 		}

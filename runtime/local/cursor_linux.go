@@ -91,15 +91,20 @@ func (c *cursorRead) write(ctx context.Context, w io.Writer, stdin io.Reader, he
 	lockName := filepath.Join(c.j.dir, "cursor-"+c.q.Reader+".lock")
 	lock := flock.New(lockName, flock.SetFlag(os.O_CREATE|os.O_WRONLY|os.O_APPEND))
 	lctx, cancel := context.WithTimeout(ctx, cursorBusy)
-	locked, err := lock.TryLockContext(lctx, cursorRetry)
+	// An error is one opening the lock file: the io record says so.
+	locked, _ := lock.TryLockContext(lctx, cursorRetry)
+	waited := lctx.Err() != nil
 	cancel()
 	switch {
-	case err != nil && ctx.Err() != nil:
+	case ctx.Err() != nil:
 		return ctx.Err()
-	case err != nil && !locked && lctx.Err() == nil:
-		return c.refuse(bw, "io", "cannot open the cursor lock "+lockName+" (is the file system read-only or full?)")
-	case !locked:
+	case locked:
+	case waited:
 		return c.refuse(bw, "cursorbusy", "the read cursor is busy: another reader holds "+lockName)
+	default:
+		// The lock file could not be opened (or locked): bg_cursorlock's
+		// io record.
+		return c.refuse(bw, "io", "cannot open the cursor lock "+lockName+" (is the file system read-only or full?)")
 	}
 	defer lock.Unlock()
 	if filepath.Base(c.j.dir) == c.q.CommitJob {
@@ -219,6 +224,11 @@ func readCursor(name string) (int64, string) {
 	if !there || !ok {
 		return 0, ""
 	}
+	return readCursorLine(line)
+}
+
+// readCursorLine splits a cursor's line as readCursor reads it.
+func readCursorLine(line string) (int64, string) {
 	digits := line[:len(line)-len(strings.TrimLeft(line, "0123456789"))]
 	mark := strings.TrimPrefix(line[len(digits):], " ")
 	if strings.Trim(mark, "0123456789abcdef") != "" {
@@ -247,29 +257,56 @@ func cursorMoved(f *os.File, size, from int64, mark string, dr int64) bool {
 
 // commitReports moves the cursors over the reports that come on stdin,
 // lines "STREAM OFFSET [MARK]", until it ends, as logs.sh's committer
-// does: it keeps each stream's last report and writes the cursors at
-// every eighth report and when stdin ends (a mark follows on the cursor's
-// own only where the cursor was written just before it, so the same
-// batches make the same cursor). It says whether the last cursors written
-// were.
+// does: that one keeps each stream's last report and writes the cursors
+// at every eighth report and when stdin ends, and those are the cursors
+// left here too. But the committer is a process of its own, which
+// outlives a reader that dies, while this one dies with it: so the
+// cursors are also written as the reports come, from the last one read
+// whenever no other waits (a reader killed mid-read gets again only what
+// its last report did not cover). It says whether the last cursors
+// written were.
 func (c *cursorRead) commitReports(stdin io.Reader) bool {
 	if stdin == nil {
 		return true
 	}
+	// base is each stream's cursor as the committer last wrote it (read
+	// from its file at first: a rewind may have written it since the
+	// read began), last its last report, written the line last written.
+	base := map[string]*[2]string{}
 	last := map[string][2]string{}
-	ok, n := true, 0
-	commit := func() {
-		ok = true
+	written := map[string]string{}
+	// next is the cursor line of stream st after the last report, from
+	// base; moved false where it does not move the cursor.
+	next := func(st string) (string, bool) {
+		r, there := last[st]
+		if !there {
+			return "", false
+		}
+		b := base[st]
+		if b == nil {
+			off, mark := readCursor(c.cursor(st))
+			b = &[2]string{strconv.FormatInt(off, 10), mark}
+			base[st] = b
+		}
+		cur, _ := strconv.ParseInt(b[0], 10, 64)
+		off, _ := strconv.ParseInt(r[0], 10, 64)
+		return commitLine(cur, b[1], off, r[1])
+	}
+	write := func() bool {
+		ok := true
 		for _, st := range c.q.Streams {
-			if r, there := last[st]; there {
-				off, _ := strconv.ParseInt(r[0], 10, 64)
-				if !commitCursor(c.cursor(st), off, r[1]) {
+			if line, moved := next(st); moved && line != written[st] {
+				if !writeCursor(c.cursor(st), line) {
 					ok = false
+					continue
 				}
+				written[st] = line
 			}
 		}
+		return ok
 	}
 	br := bufio.NewReader(stdin)
+	n := 0
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
@@ -282,11 +319,20 @@ func (c *cursorRead) commitReports(stdin io.Reader) bool {
 		}
 		last[st] = [2]string{off, mark}
 		if n++; n%8 == 0 {
-			commit()
+			// The committer's write: what the next ones start from.
+			write()
+			for _, st := range c.q.Streams {
+				if line, moved := next(st); moved {
+					off, mark := readCursorLine(line)
+					base[st] = &[2]string{strconv.FormatInt(off, 10), mark}
+				}
+			}
+		} else if br.Buffered() == 0 {
+			write()
 		}
 	}
-	commit()
-	return ok
+	// The committer's last write, whose status is the read's.
+	return write()
 }
 
 // parseReport splits a report line as `IFS=' ' read -r st c cm` does, and
@@ -308,14 +354,21 @@ func parseReport(line string) (stream, off, mark string, ok bool) {
 }
 
 // commitCursor is bg_commit: it moves the cursor file name forward to
-// off, never back, with the mark of the log there (hex): a mark of fewer
-// than 16 bytes that starts where the cursor is follows on the cursor's
-// own (the last 16 bytes of both). It says whether the cursor is as it
-// should be.
+// off, never back, with the mark of the log there (hex). It says whether
+// the cursor is as it should be.
 func commitCursor(name string, off int64, mark string) bool {
 	cur, old := readCursor(name)
+	line, moved := commitLine(cur, old, off, mark)
+	return !moved || writeCursor(name, line)
+}
+
+// commitLine is the cursor line bg_commit makes of a cursor at cur, with
+// the mark old, moved to off with mark: a mark of fewer than 16 bytes that
+// starts where the cursor is follows on the cursor's own (the last 16
+// bytes of both). Not moved where off is not past cur.
+func commitLine(cur int64, old string, off int64, mark string) (string, bool) {
 	if cur >= off {
-		return true
+		return "", false
 	}
 	if mark != "" && len(mark) < 32 && cur+int64(len(mark)/2) == off {
 		mark = old + mark
@@ -327,7 +380,7 @@ func commitCursor(name string, off int64, mark string) bool {
 	if mark != "" {
 		line += " " + mark
 	}
-	return writeCursor(name, line)
+	return line, true
 }
 
 // writeCursor writes line into the cursor file name, whole or not at

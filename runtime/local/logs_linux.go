@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/bgjob/bgjob/jobdir"
@@ -281,24 +280,11 @@ func droppedCount(dir, stream string) string {
 }
 
 // exactCopy writes n bytes of f from off, no fewer: where f ends first,
-// NUL bytes fill up to n and short is true (bg_exact). It yields the
-// processor after each yieldEvery bytes: a read with a cursor commits the
-// reader's reports in a goroutine of this process, which a copy that
-// never waits would starve (a reader killed then would get again all
-// that was reported meanwhile).
+// NUL bytes fill up to n and short is true (bg_exact).
 func exactCopy(w io.Writer, f *os.File, off, n int64) (short bool, err error) {
-	var m int64
-	for m < n {
-		want := min(n-m, yieldEvery)
-		k, err := io.Copy(w, io.NewSectionReader(f, off+m, want))
-		m += k
-		if err != nil {
-			return false, err
-		}
-		if k < want {
-			break // the log ends first
-		}
-		runtime.Gosched()
+	m, err := io.Copy(w, io.NewSectionReader(f, off, n))
+	if err != nil {
+		return false, err
 	}
 	if m == n {
 		return false, nil
@@ -306,9 +292,6 @@ func exactCopy(w io.Writer, f *os.File, off, n int64) (short bool, err error) {
 	_, err = io.CopyN(w, zeros{}, n-m)
 	return true, err
 }
-
-// yieldEvery is how many bytes exactCopy copies between two yields.
-const yieldEvery = 256 << 10
 
 // zeros reads NUL bytes.
 type zeros struct{}

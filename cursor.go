@@ -11,7 +11,100 @@ import (
 	"github.com/bgjob/bgjob/shellgen"
 )
 
-// A read with a cursor (LogOptions.New) moves the cursor only over bytes
+// Cursor is a reader's read cursor of a job's logs, for LogOptions.Cursor:
+// a read through it returns the bytes its reader has not read yet and
+// moves the cursor over them. The cursor is kept in the job directory, one
+// for each reader name, so successive reads from any process or machine
+// each get only unread output. It moves only over bytes that reached their
+// reader, a write to stdout or stderr that succeeded, as the read goes: a
+// reader killed at any moment loses nothing, and gets again at most the
+// bytes written since the last report to the host (every 256 KiB or second
+// of a long read, and at its end, also when it ends early).
+//
+// Its fields, set before its first read, say how the bytes reach the
+// reader. A caller that hands them on after Logs returns holds its reads
+// (Hold) and tells the Cursor when they have arrived (Delivered): the next
+// read through it moves the cursor over them first. Its methods are safe
+// for concurrent use; it must not be copied once used.
+type Cursor struct {
+	// Reader names the cursor ("" for "default"): each reader gets all of
+	// the output, once.
+	Reader string
+	// Hold moves the cursor over nothing: for a caller that hands the
+	// bytes on after Logs returns (an MCP server, whose result is written
+	// out later). Once they have reached their reader it says so with
+	// Delivered.
+	Hold bool
+	// Deliver, when not nil, is called once every range has been read,
+	// with the result so far, before the cursor moves over its bytes: it
+	// moves only if Deliver returns nil. A caller that buffers stdout and
+	// stderr (bgjob logs --new --json) writes them out there. Its error
+	// ends Logs.
+	Deliver func(LogResult) error
+	// Unread, when not nil, says how many of the bytes written to the
+	// writer of stream ("stdout" or "stderr": Logs's stdout or stderr) its
+	// reader has not read yet, and whether that reader has gone, so they
+	// never will be: a pipe's unread bytes. The cursor then moves only over
+	// bytes read: before the last report Logs waits until everything is
+	// read or the reader has gone (for up to 3 s, or until ctx is done),
+	// and each report leaves out what is still unread. With Deliver, a read
+	// is delivered only once all of it has been read. Without Unread,
+	// bytes written count as delivered.
+	Unread func(stream string) (n int64, gone bool)
+
+	mu sync.Mutex
+	// delivered is the read Delivered was last told of, until a read of
+	// its job through the Cursor has moved the cursor over it.
+	delivered *LogResult
+}
+
+// Delivered tells c that res, what a read through it returned while Hold
+// kept the cursor where it was, has reached its reader, or will have by
+// c's next read (an MCP server's result is written out before the
+// client's next call). That read first moves the cursor forward, never
+// back, to where res ended (the Next of each of its ranges, which the
+// caller may move back over bytes it did not hand on), if its ref still
+// names res's job, in the same script; then it reads from there. Until
+// then the cursor stays where it was: a holder killed before its next
+// read leaves the bytes to be read again. A holder that will not read
+// again moves it with a read of nothing: Tail Zero, through c with Hold.
+// c keeps one delivered read, the last it was told of: a read of another
+// job through c leaves it for the next read of its own.
+func (c *Cursor) Delivered(res LogResult) {
+	res.Ranges = slices.Clone(res.Ranges)
+	c.mu.Lock()
+	c.delivered = &res
+	c.mu.Unlock()
+}
+
+// commit has q move the cursor first over the read c was told was
+// delivered, and returns that read (nil: none).
+func (c *Cursor) commit(q *shellgen.Logs) *LogResult {
+	c.mu.Lock()
+	res := c.delivered
+	c.mu.Unlock()
+	if res == nil {
+		return nil
+	}
+	q.CommitJob, q.Commit, q.CommitMarks = res.Job.ID, map[string]int64{}, map[string][]byte{}
+	for _, r := range res.Ranges {
+		q.Commit[r.Stream] = r.Next
+		q.CommitMarks[r.Stream] = r.mark.at(r.Next)
+	}
+	return res
+}
+
+// committed forgets res once a read of job id, its job, has moved the
+// cursor over it, unless c was told of another read since.
+func (c *Cursor) committed(res *LogResult, id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.delivered == res && res.Job.ID == id {
+		c.delivered = nil
+	}
+}
+
+// A read with a cursor (LogOptions.Cursor) moves the cursor only over bytes
 // that reached their reader: the logs script sends its ranges without
 // moving the cursor, and the client reports on the script's stdin how far
 // each stream's bytes were written ("STREAM OFFSET" lines, see
@@ -53,7 +146,7 @@ var errReported = errors.New("read ended")
 // commits is the reporting side of one read with a cursor: it is the
 // script's stdin.
 type commits struct {
-	hold   bool // report nothing (LogOptions.Hold)
+	hold   bool // report nothing (Cursor.Hold)
 	mu     sync.Mutex
 	more   *sync.Cond // signalled when buf grows or closed is set
 	read   *sync.Cond // signalled when the script has read buf
@@ -72,10 +165,10 @@ type commits struct {
 	last    time.Time        // the last report
 	started bool             // a report was written
 	// deliver, unless nil, is called when the whole read has arrived,
-	// before the last report (LogOptions.Deliver).
+	// before the last report (Cursor.Deliver).
 	deliver func() error
 	// unread, unless nil, says how many bytes written for a stream its
-	// reader has not read yet, and whether it has gone (LogOptions.Unread).
+	// reader has not read yet, and whether it has gone (Cursor.Unread).
 	unread func(stream string) (int64, bool)
 	starts map[string]int64 // where each stream's range began
 	// quit ends the wait for the reader to read everything (the read's

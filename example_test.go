@@ -97,7 +97,7 @@ func ExampleClient_WaitFor() {
 		log.Fatal(err)
 	}
 	fmt.Printf("%s %d-%d %q\n", m.Stream, m.Offset, m.Next, m.Line)
-	res, err := c.Logs(ctx, job.ID, bgjob.LogOptions{New: true, MaxBytes: 64 << 10}, os.Stdout, os.Stdout)
+	res, err := c.Logs(ctx, job.ID, bgjob.LogOptions{Cursor: &bgjob.Cursor{}, MaxBytes: 64 << 10}, os.Stdout, os.Stdout)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -107,6 +107,55 @@ func ExampleClient_WaitFor() {
 	// starting
 	// listening on :8000
 	// running 2
+}
+
+// Hand a job's output on after each read, as an MCP server does with its
+// results: Hold keeps the cursor where it was, so a read that never
+// arrives is read again; Delivered says one arrived, and the next read
+// through the Cursor moves the cursor over it before it reads what is new.
+func ExampleCursor() {
+	root, err := os.MkdirTemp("", "bgjob-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+
+	ctx := context.Background()
+	c, err := bgjob.NewClient(local.New(), root, "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	job, err := c.Run(ctx, bgjob.Spec{Argv: []string{`echo one; read line; echo "$line"`}, Stdin: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, _, err := c.WaitFor(ctx, job.ID, "one", bgjob.WaitForOptions{Timeout: 30 * time.Second}); err != nil {
+		log.Fatal(err)
+	}
+	cur := &bgjob.Cursor{Reader: "agent", Hold: true}
+	read := func() bgjob.LogResult {
+		var out bytes.Buffer
+		res, err := c.Logs(ctx, job.ID, bgjob.LogOptions{Cursor: cur}, &out, &out)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%q\n", out.String())
+		return res
+	}
+	res := read()
+	read() // not delivered: the same bytes again
+	cur.Delivered(res)
+	if _, err := c.Send(ctx, job.ID, strings.NewReader("two\n"), bgjob.SendOptions{}); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := c.Wait(ctx, []string{job.ID}, bgjob.WaitOptions{}); err != nil {
+		log.Fatal(err)
+	}
+	read()
+	// Output:
+	// "one\n"
+	// "one\n"
+	// "two\n"
 }
 
 // Restart a named job: Replace stops the job of that name (TERM, KILL

@@ -20,28 +20,24 @@ type LogOptions struct {
 	Stdout, Stderr, All bool
 	// At most one of these picks the range (none: the whole log): the last
 	// Tail lines, the first Head lines, the last Bytes bytes, the bytes
-	// from Offset (when FromOffset), or, with New, the bytes that Reader
-	// ("" for "default") has not read yet. A reader's cursor is kept in
-	// the job directory, so successive calls from any process or machine
-	// each get only unread output. The cursor moves only over bytes that
-	// reached their reader, a write to stdout or stderr that succeeded,
-	// as the read goes: a reader killed at any moment loses nothing, and
-	// gets again at most the bytes written since the last report to the
-	// host (every 256 KiB or second of a long read, and at its end, also
-	// when it ends early). New with Tail returns the last Tail
-	// lines of the unread output and moves the cursor to the end. Offset
-	// and New stop before an incomplete UTF-8 character while the job
-	// runs, and on a PTY job before an escape sequence cut off or
-	// carriage returns a newline may follow (the last 4 KiB are looked
-	// at), so that termtext never sees the tail of a sequence. Zero (the constant) as Tail, Head or Bytes asks for nothing:
-	// an empty range, at the end of the log (with New, the cursor moves
-	// there) or, for Head, at its start.
+	// from Offset (when FromOffset), or, with a Cursor, the bytes that its
+	// reader has not read yet (see Cursor). Cursor with Tail returns the
+	// last Tail lines of the unread output and moves the cursor to the
+	// end. Offset and Cursor stop before an incomplete UTF-8 character
+	// while the job runs, and on a PTY job before an escape sequence cut
+	// off or carriage returns a newline may follow (the last 4 KiB are
+	// looked at), so that termtext never sees the tail of a sequence. Zero
+	// (the constant) as Tail, Head or Bytes asks for nothing: an empty
+	// range, at the end of the log (with a Cursor, the cursor moves there)
+	// or, for Head, at its start.
 	Tail, Head int
 	Bytes      int64
 	Offset     int64
 	FromOffset bool
-	New        bool
-	Reader     string
+	// Cursor, when not nil, picks what its reader has not read yet and
+	// moves the reader's cursor over what reaches the reader (see Cursor);
+	// nil reads without a cursor.
+	Cursor *Cursor
 	// Follow keeps printing what is appended until the job ends. A log
 	// found shorter than it was (truncated, as logrotate's copytruncate
 	// leaves it) is printed again from its start, as tail -F does, and
@@ -49,7 +45,7 @@ type LogOptions struct {
 	Follow bool
 	// Rewound, when not nil, is called with the stream ("stdout" or
 	// "stderr") whose log a read found truncated, shorter than where it
-	// had got to (a follow's, or New's cursor): the read goes on from the
+	// had got to (a follow's, or a Cursor's): the read goes on from the
 	// log's start. The range of that stream is marked Rewound.
 	Rewound func(stream string)
 	// Interactive, with Follow, is for a reader who types into the job
@@ -66,35 +62,10 @@ type LogOptions struct {
 	// keep its end, the others its start (before an incomplete UTF-8
 	// character or terminal escape sequence, as termtext sees them; a cap
 	// smaller than the character or sequence the range starts with takes
-	// it whole), so reading on from Next skips nothing, and New moves its
-	// cursor only over what was returned. With Follow only the first read
-	// is capped.
+	// it whole), so reading on from Next skips nothing, and a Cursor moves
+	// only over what was returned. With Follow only the first read is
+	// capped.
 	MaxBytes int64
-	// Hold, with New, moves the cursor over nothing: for a caller that
-	// hands the bytes on after Logs returns (an MCP server, whose result
-	// is written out later). Once they have reached their reader it
-	// passes the result as Commit to its next read of the job.
-	Hold bool
-	// Commit, with New, first moves the cursor forward to where the Hold
-	// read it holds ended (the Next of each range), if ref still names its
-	// job; then the read starts there.
-	Commit *LogResult
-	// Deliver, with New, is called once every range has been read, with
-	// the result so far, before the cursor moves over its bytes: it moves
-	// only if Deliver returns nil. A caller that buffers stdout and
-	// stderr (bgjob logs --new --json) writes them out there. Its error
-	// ends Logs.
-	Deliver func(LogResult) error
-	// Unread, with New, says how many of the bytes written to the writer
-	// of stream ("stdout" or "stderr": Logs's stdout or stderr) its
-	// reader has not read yet, and whether that reader has gone, so they
-	// never will be: a pipe's unread bytes. The cursor then moves only over
-	// bytes read: before the last report Logs waits until everything is
-	// read or the reader has gone (for up to 3 s, or until ctx is done),
-	// and each report leaves out what is still unread. With Deliver, a read is delivered only
-	// once all of it has been read. Without Unread, bytes written count as
-	// delivered.
-	Unread func(stream string) (n int64, gone bool)
 }
 
 // Zero, as LogOptions.Tail, Head or Bytes, asks for no line or byte at
@@ -102,9 +73,9 @@ type LogOptions struct {
 const Zero = -1
 
 // Validate checks the rules about how o's fields go together: at most
-// one range (Tail, Head, Bytes, FromOffset, New; New with Tail is one),
-// no negative count, offset or cap (Zero aside), Reader and the cursor
-// fields only with New, and neither New nor Head with Follow. Its error wraps ErrUsage;
+// one range (Tail, Head, Bytes, FromOffset, Cursor; Cursor with Tail is
+// one), no negative count, offset or cap (Zero aside), and neither Cursor
+// nor Head with Follow. Its error wraps ErrUsage;
 // a *FieldError, which a front end words with its own names for the
 // fields. Logs calls it.
 func (o LogOptions) Validate() error {
@@ -129,7 +100,7 @@ func (o LogOptions) Validate() error {
 	for _, f := range []struct {
 		name string
 		set  bool
-	}{{"Tail", o.Tail != 0 && !o.New}, {"Head", o.Head != 0}, {"Bytes", o.Bytes != 0}, {"Offset", o.FromOffset}, {"New", o.New}} {
+	}{{"Tail", o.Tail != 0 && o.Cursor == nil}, {"Head", o.Head != 0}, {"Bytes", o.Bytes != 0}, {"Offset", o.FromOffset}, {"Cursor", o.Cursor != nil}} {
 		if f.set {
 			picked = append(picked, f.name)
 		}
@@ -137,12 +108,8 @@ func (o LogOptions) Validate() error {
 	switch {
 	case len(picked) > 1:
 		return bad(picked[0], picked[1], "%[1]s does not go with %[2]s: one picks the range")
-	case o.Reader != "" && !o.New:
-		return bad("Reader", "New", "%[1]s goes with %[2]s")
-	case (o.Hold || o.Commit != nil || o.Deliver != nil || o.Unread != nil) && !o.New:
-		return bad("Hold", "New", "%[1]s goes with %[2]s")
-	case o.New && o.Follow:
-		return bad("New", "Follow", "%[1]s reads what is there now; it does not go with %[2]s")
+	case o.Cursor != nil && o.Follow:
+		return bad("Cursor", "Follow", "%[1]s reads what is there now; it does not go with %[2]s")
 	case o.Head != 0 && o.Follow:
 		return bad("Head", "Follow", "%[1]s reads the start of the log; it does not go with %[2]s")
 	}
@@ -195,15 +162,12 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 	}
 	q := shellgen.Logs{
 		Ref: ref, Streams: streams, Tail: o.Tail, Head: o.Head, Bytes: o.Bytes,
-		HasOffset: o.FromOffset, New: o.New, Reader: o.Reader, Follow: o.Follow,
-		Interactive: o.Interactive, MaxBytes: o.MaxBytes,
+		HasOffset: o.FromOffset, Follow: o.Follow, Interactive: o.Interactive, MaxBytes: o.MaxBytes,
 	}
-	if o.New && o.Commit != nil {
-		q.CommitJob, q.Commit, q.CommitMarks = o.Commit.Job.ID, map[string]int64{}, map[string][]byte{}
-		for _, r := range o.Commit.Ranges {
-			q.Commit[r.Stream] = r.Next
-			q.CommitMarks[r.Stream] = r.mark.at(r.Next)
-		}
+	var commit *LogResult
+	if o.Cursor != nil {
+		q.New, q.Reader = true, o.Cursor.Reader
+		commit = o.Cursor.commit(&q)
 	}
 	if o.FromOffset {
 		q.Offsets = map[string]int64{"stdout": o.Offset, "stderr": o.Offset}
@@ -214,7 +178,11 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 		q.Follow = false
 	}
 	var res LogResult
-	if err := c.readLogs(ctx, q, o.Hold, o.Deliver, o.Unread, o.Rewound, &res, stdout, stderr); err != nil || !watch {
+	err := c.readLogs(ctx, q, o.Cursor, o.Rewound, &res, stdout, stderr)
+	if err == nil && commit != nil {
+		o.Cursor.committed(commit, res.Job.ID)
+	}
+	if err != nil || !watch {
 		return res, err
 	}
 	q = shellgen.Logs{Ref: res.Job.ID, Streams: streams, HasOffset: true}
@@ -228,14 +196,14 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 	// is made again soon, without the watch (errFlood).
 	counted := &countWriter{w: stdout}
 	countedErr := &countWriter{w: stderr}
-	_, err := watched(ctx, w, []string{res.Job.Dir}, 0, logChange, func(ctx context.Context) error {
+	_, err = watched(ctx, w, []string{res.Job.Dir}, 0, logChange, func(ctx context.Context) error {
 		q.Offsets, q.Marks = map[string]int64{}, map[string][]byte{}
 		for _, r := range res.Ranges {
 			q.Offsets[r.Stream] = r.Next
 			q.Marks[r.Stream] = r.mark.at(r.Next)
 		}
 		before := counted.n.Load() + countedErr.n.Load()
-		if err := c.readLogs(ctx, q, false, nil, nil, o.Rewound, &res, counted, countedErr); err != nil {
+		if err := c.readLogs(ctx, q, nil, o.Rewound, &res, counted, countedErr); err != nil {
 			return err
 		}
 		switch {
@@ -306,18 +274,20 @@ func (c *Client) counted(ctx context.Context, res LogResult) LogResult {
 }
 
 // readLogs runs one LogsScript and adds what it read to res: the job as
-// the script last saw it and the ranges of the logs it copied. With New it
-// reports what was delivered as it goes (commits), unless hold, or with
-// deliver once deliver has taken the whole read.
-func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, hold bool, deliver func(LogResult) error, unread func(string) (int64, bool), rewound func(string), res *LogResult, stdout, stderr io.Writer) error {
+// the script last saw it and the ranges of the logs it copied. With a
+// cursor (q.New) it reports what was delivered as it goes (commits),
+// unless the cursor holds its reads (Cursor.Hold), or with its Deliver
+// once Deliver has taken the whole read.
+func (c *Client) readLogs(ctx context.Context, q shellgen.Logs, cur *Cursor, rewound func(string), res *LogResult, stdout, stderr io.Writer) error {
 	req, err := shellgen.LogsRequest(c.target(), q)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	var cm *commits
-	if q.New {
-		cm = newCommits(hold || deliver != nil)
-		cm.unread, cm.quit = unread, ctx.Done()
+	if cur != nil {
+		deliver := cur.Deliver
+		cm = newCommits(cur.Hold || deliver != nil)
+		cm.unread, cm.quit = cur.Unread, ctx.Done()
 		if deliver != nil {
 			cm.deliver = func() error {
 				if err := deliver(*res); err != nil {

@@ -101,7 +101,7 @@ fi
 			var out bytes.Buffer
 			rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
-			res, err := c.Logs(rctx, j.ID, bgjob.LogOptions{New: true, Stdout: true, MaxBytes: 1 << 20}, &out, &out)
+			res, err := c.Logs(rctx, j.ID, bgjob.LogOptions{Cursor: &bgjob.Cursor{}, Stdout: true, MaxBytes: 1 << 20}, &out, &out)
 			if _, armed := os.Stat(flag); armed == nil {
 				t.Fatal("the log was not truncated under the read")
 			}

@@ -29,18 +29,16 @@ func TestLogOptionsValidate(t *testing.T) {
 		field, other string
 	}{
 		{bgjob.LogOptions{}, "", ""},
-		{bgjob.LogOptions{New: true, Tail: 3}, "", ""},
+		{bgjob.LogOptions{Cursor: &bgjob.Cursor{}, Tail: 3}, "", ""},
 		{bgjob.LogOptions{Tail: bgjob.Zero}, "", ""},
 		{bgjob.LogOptions{FromOffset: true}, "", ""},
 		{bgjob.LogOptions{Tail: 1, Head: 1}, "Tail", "Head"},
 		{bgjob.LogOptions{Head: 1, FromOffset: true}, "Head", "Offset"},
-		{bgjob.LogOptions{Bytes: bgjob.Zero, New: true}, "Bytes", "New"},
+		{bgjob.LogOptions{Bytes: bgjob.Zero, Cursor: &bgjob.Cursor{}}, "Bytes", "Cursor"},
 		{bgjob.LogOptions{Tail: -2}, "Tail", ""},
 		{bgjob.LogOptions{Offset: -1, FromOffset: true}, "Offset", ""},
 		{bgjob.LogOptions{MaxBytes: -1}, "MaxBytes", ""},
-		{bgjob.LogOptions{Reader: "r"}, "Reader", "New"},
-		{bgjob.LogOptions{Hold: true}, "Hold", "New"},
-		{bgjob.LogOptions{New: true, Follow: true}, "New", "Follow"},
+		{bgjob.LogOptions{Cursor: &bgjob.Cursor{Reader: "r", Hold: true}, Follow: true}, "Cursor", "Follow"},
 		{bgjob.LogOptions{Head: 3, Follow: true}, "Head", "Follow"},
 		{bgjob.LogOptions{Tail: 3, Follow: true}, "", ""},
 	} {
@@ -56,6 +54,46 @@ func TestLogOptionsValidate(t *testing.T) {
 			t.Errorf("%+v: %v (%+v), want a usage FieldError on %s and %q", tc.o, err, fe, tc.field, tc.other)
 		}
 	}
+}
+
+// TestCursorHoldDelivered: a read through a Cursor that holds moves the
+// cursor over nothing; Delivered has the next read through it move the
+// cursor over that read first, only if its ref names the read's job: a
+// read of another job leaves it for the next read of its own. A read of
+// nothing (Tail Zero) moves the cursor over it alone.
+func TestCursorHoldDelivered(t *testing.T) {
+	root := t.TempDir()
+	a := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited, Stdout: "0123456789"})
+	b := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited, Stdout: "abc"})
+	c, err := bgjob.NewClient(local.New(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	read := func(ref string, o bgjob.LogOptions, want string) bgjob.LogResult {
+		t.Helper()
+		var out bytes.Buffer
+		o.Stdout = true
+		res, err := c.Logs(ctx, ref, o, &out, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want {
+			t.Errorf("read of %s: %q, want %q", ref, out.String(), want)
+		}
+		return res
+	}
+	cur := &bgjob.Cursor{Reader: "holder", Hold: true}
+	held := bgjob.LogOptions{Cursor: cur, MaxBytes: 4}
+	res := read(a.Meta.ID, held, "0123")
+	res = read(a.Meta.ID, held, "0123")
+	cur.Delivered(res)
+	read(b.Meta.ID, held, "abc")
+	read(b.Meta.ID, bgjob.LogOptions{Cursor: &bgjob.Cursor{Reader: "holder"}}, "abc")
+	res = read(a.Meta.ID, held, "4567")
+	cur.Delivered(res)
+	read(a.Meta.ID, bgjob.LogOptions{Cursor: cur, Tail: bgjob.Zero}, "")
+	read(a.Meta.ID, bgjob.LogOptions{Cursor: &bgjob.Cursor{Reader: "holder"}}, "89")
 }
 
 // A read of the logs does not look at the host's processes, and says so
@@ -234,7 +272,7 @@ func TestCapNeverSplitsASequence(t *testing.T) {
 			for ; reads < len(log)+1; reads++ {
 				o := bgjob.LogOptions{Stdout: true, MaxBytes: max}
 				if mode == "new" {
-					o.New, o.Reader = true, fmt.Sprintf("r%d", max)
+					o.Cursor = &bgjob.Cursor{Reader: fmt.Sprintf("r%d", max)}
 				} else {
 					o.FromOffset, o.Offset = true, off
 				}

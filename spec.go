@@ -279,8 +279,8 @@ type FieldError struct {
 
 // fieldNames are the library's names for fields in a FieldError.
 var fieldNames = map[string]string{"Slots": "slots", "Replace": "replace", "Name": "a job name", "Timeout": "timeout", "PTYCols": "a terminal size", "PTY": "PTY",
-	"Tail": "tail", "Head": "head", "Bytes": "bytes", "Offset": "offset", "New": "new", "MaxBytes": "max bytes",
-	"Reader": "a reader", "Hold": "hold", "Follow": "follow"}
+	"Tail": "tail", "Head": "head", "Bytes": "bytes", "Offset": "offset", "Cursor": "a cursor", "MaxBytes": "max bytes",
+	"Follow": "follow"}
 
 func (e *FieldError) Error() string { return e.Text(func(f string) string { return fieldNames[f] }) }
 

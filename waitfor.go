@@ -263,7 +263,7 @@ func (c *Client) mayMatch(ctx context.Context, pty bool, q *shellgen.WaitFor, re
 		delete(q.Marks, stream)
 		rewound(stream)
 	}
-	if c.readLogs(ctx, lq, false, nil, nil, tell, &res, &out, &err) != nil || !res.Job.Status.Active() {
+	if c.readLogs(ctx, lq, nil, tell, &res, &out, &err) != nil || !res.Job.Status.Active() {
 		return true
 	}
 	for _, r := range res.Ranges {

@@ -26,6 +26,9 @@ const defaultMaxBytes = 64 << 10
 type logsOptions struct {
 	bgjob.LogOptions
 	offset int64
+	// new and reader read through the cursor of reader (--new, --reader).
+	new    bool
+	reader string
 	plain  bool
 }
 
@@ -110,8 +113,8 @@ whose first answer (bgjob's script begun there) does not come within
 	f.IntVar(&o.Head, "head", 0, "print only the first N lines of each log")
 	f.Int64Var(&o.Bytes, "bytes", 0, "print only the last N bytes of each log")
 	f.Int64Var(&o.offset, "offset", 0, "print the bytes from this byte offset")
-	f.BoolVar(&o.New, "new", false, "print only what this reader has not read yet, and remember")
-	f.StringVar(&o.Reader, "reader", "", "name of the reader whose cursor --new moves (default \"default\")")
+	f.BoolVar(&o.new, "new", false, "print only what this reader has not read yet, and remember")
+	f.StringVar(&o.reader, "reader", "", "name of the reader whose cursor --new moves (default \"default\")")
 	f.BoolVarP(&o.Follow, "follow", "f", false, "keep printing until the job ends, then exit with its status")
 	f.BoolVar(&o.plain, "plain", false, "print text: strip terminal escape sequences, \\r\\n as \\n (for --pty jobs)")
 	f.BoolVar(&a.noPrefix, "no-prefix", false, "with several hosts, do not start each line with \"HOST: \"")
@@ -121,7 +124,8 @@ whose first answer (bgjob's script begun there) does not come within
 }
 
 // complete checks the flags given, and turns them into the LogOptions:
-// the cap on the data printed, the offset, and a 0 given as Zero.
+// the cap on the data printed, the offset, the cursor, and a 0 given as
+// Zero.
 func (o *logsOptions) complete(flags *pflag.FlagSet, json bool) error {
 	// Before Zero stands for a 0 given: -1 is Zero too.
 	if o.Tail < 0 || o.Head < 0 || o.Bytes < 0 || o.offset < 0 || o.MaxBytes < 0 {
@@ -135,8 +139,14 @@ func (o *logsOptions) complete(flags *pflag.FlagSet, json bool) error {
 	}
 	o.Offset, o.FromOffset = o.offset, flags.Changed("offset")
 	o.zeroGiven(flags)
-	if flags.Changed("reader") && o.Reader == "" {
+	if flags.Changed("reader") && o.reader == "" {
 		return usageError("--reader needs a name (the default reader is \"default\")")
+	}
+	switch {
+	case o.new:
+		o.Cursor = &bgjob.Cursor{Reader: o.reader}
+	case flags.Changed("reader"):
+		return usageError("--reader goes with --new")
 	}
 	if err := o.Validate(); err != nil {
 		return fieldError(err, logsFlags)
@@ -148,7 +158,7 @@ func (o *logsOptions) complete(flags *pflag.FlagSet, json bool) error {
 // not given: defaultMaxBytes where a program reads (--json, --new,
 // --tail, --head), none otherwise.
 func (o *logsOptions) maxBytesDefault(json bool) int64 {
-	if json || o.New || o.Tail > 0 || o.Head > 0 {
+	if json || o.new || o.Tail > 0 || o.Head > 0 {
 		return defaultMaxBytes
 	}
 	return 0
@@ -170,8 +180,8 @@ func (o *logsOptions) zeroGiven(flags *pflag.FlagSet) {
 
 // logsFlags are the flags of the LogOptions fields a bgjob.FieldError
 // names.
-var logsFlags = map[string]string{"Tail": "--tail", "Head": "--head", "Bytes": "--bytes", "Offset": "--offset", "New": "--new",
-	"MaxBytes": "--max-bytes", "Reader": "--reader", "Follow": "--follow"}
+var logsFlags = map[string]string{"Tail": "--tail", "Head": "--head", "Bytes": "--bytes", "Offset": "--offset", "Cursor": "--new",
+	"MaxBytes": "--max-bytes", "Follow": "--follow"}
 
 func countTrue(bs ...bool) int {
 	n := 0
@@ -205,18 +215,18 @@ func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions, plain bo
 		errw = a.stdout
 	}
 	lctx, gone, stop := ctx, func() bool { return false }, func() {}
-	if o.New || o.Follow {
+	if o.Cursor != nil || o.Follow {
 		// A write that finds the reader gone fails with EPIPE rather
 		// than kill bgjob with SIGPIPE: for --new, the cursor stays on
 		// what was read; for --follow, that is how it ends (grep -m1
 		// leaving while a long log is still being caught up on).
 		defer quietPipe()()
 	}
-	if o.New {
+	if o.Cursor != nil {
 		// The cursor moves over what the reader read, not over what
 		// sits unread in a pipe; a reader that goes (head -c 100) leaves
 		// the rest for the next read.
-		o.Unread = unreadOf(a.stdout, errw)
+		o.Cursor.Unread = unreadOf(a.stdout, errw)
 	}
 	if o.Follow {
 		// A follow ends when its reader goes away (grep -m1), on every
@@ -316,7 +326,7 @@ func (a *app) logsJSON(ctx context.Context, f *bgjob.Fleet, ref string, o bgjob.
 	// (with --new, whose cursor moves over what is printed, the first
 	// read is cut instead).
 	keep := int64(-1)
-	if o.Follow && o.MaxBytes > 0 && !o.New {
+	if o.Follow && o.MaxBytes > 0 && o.Cursor == nil {
 		keep, o.MaxBytes = o.MaxBytes, 0
 	}
 	emit := func(res bgjob.LogResult, b [2]*keptEnd) error {
@@ -324,12 +334,12 @@ func (a *app) logsJSON(ctx context.Context, f *bgjob.Fleet, ref string, o bgjob.
 		return printJSON(a.stdout, logsJSON(res, text(out, plain), text(errs, plain)))
 	}
 	printed := false
-	if o.New && !a.many() {
+	if o.Cursor != nil && !a.many() {
 		// The cursor moves over what was printed, once it is, and once
 		// the reader has read all of it.
 		defer quietPipe()()
-		o.Deliver = func(res bgjob.LogResult) error { printed = true; return emit(res, bufs[a.host]) }
-		o.Unread = unreadOf(a.stdout, a.stdout)
+		o.Cursor.Deliver = func(res bgjob.LogResult) error { printed = true; return emit(res, bufs[a.host]) }
+		o.Cursor.Unread = unreadOf(a.stdout, a.stdout)
 	}
 	res := f.Logs(ctx, ref, o, func(host string) (io.Writer, io.Writer) {
 		mu.Lock()
@@ -362,7 +372,7 @@ func (a *app) logsJSON(ctx context.Context, f *bgjob.Fleet, ref string, o bgjob.
 	return failures(a, res)
 }
 
-// unreadOf returns the bgjob.LogOptions.Unread of a read whose stdout
+// unreadOf returns the bgjob.Cursor.Unread of a read whose stdout
 // stream is written to out and stderr stream to errw: nil when neither is
 // a pipe.
 func unreadOf(out, errw io.Writer) func(string) (int64, bool) {

@@ -73,7 +73,7 @@ func whileRead(ctx context.Context, w io.Writer) (_ context.Context, gone func()
 // the bytes written to w its reader has not read yet, and whether that
 // reader has gone (so it never will); nil for any other writer: a file or
 // a terminal takes what is written. logs --new moves its cursor over
-// what was read, not what was written (bgjob.LogOptions.Unread). Only
+// what was read, not what was written (bgjob.Cursor.Unread). Only
 // Linux tells a pipe's writer what is unread (FIONREAD); elsewhere it is
 // nil.
 func pipeUnread(w io.Writer) func() (int64, bool) {

@@ -200,10 +200,14 @@ func pastEnd(ctx context.Context, c *bgjob.Client, rs readSpec, offset int64, r 
 	return &size, nil
 }
 
-// options are the LogOptions of rs, capped at limit (0: no cap), without
-// the cursor's reader.
+// options are the LogOptions of rs, capped at limit (0: no cap), through
+// a Cursor of the default reader when rs reads through one (read gives it
+// the client's).
 func (rs readSpec) options(limit int) bgjob.LogOptions {
-	o := bgjob.LogOptions{Stdout: rs.stream == "stdout", Stderr: rs.stream == "stderr", Tail: rs.tail, Head: rs.head, MaxBytes: int64(limit), New: rs.cursor}
+	o := bgjob.LogOptions{Stdout: rs.stream == "stdout", Stderr: rs.stream == "stderr", Tail: rs.tail, Head: rs.head, MaxBytes: int64(limit)}
+	if rs.cursor {
+		o.Cursor = &bgjob.Cursor{}
+	}
 	if rs.offset != nil {
 		o.FromOffset, o.Offset = true, *rs.offset
 	}
@@ -212,28 +216,25 @@ func (rs readSpec) options(limit int) bgjob.LogOptions {
 
 // outputArgs are job_output's arguments for the LogOptions fields a
 // bgjob.FieldError names.
-var outputArgs = map[string]string{"Tail": "tail_lines", "Head": "head_lines", "Offset": `offset (or since "start")`, "New": `since "new"`, "MaxBytes": "max_bytes"}
+var outputArgs = map[string]string{"Tail": "tail_lines", "Head": "head_lines", "Offset": `offset (or since "start")`, "Cursor": `since "new"`, "MaxBytes": "max_bytes"}
 
 // read reads a job's logs as rs says and makes the bytes into text.
 func (s *Server) read(ctx context.Context, c *bgjob.Client, req *sdk.CallToolRequest, rs readSpec) (readResult, error) {
 	limit := s.capOf(rs)
 	o := rs.options(limit)
-	if o.New {
-		o.Reader = s.readerFor(req)
+	var stdout, stderr bytes.Buffer
+	if o.Cursor != nil {
+		reader := s.readerFor(req)
 		if rs.filter != nil {
 			// A filtered read moves a cursor of its own, so that the lines it
 			// leaves out are still new to unfiltered reads.
 			sum := sha256.Sum256([]byte(rs.filterSrc))
-			o.Reader = o.Reader[:min(len(o.Reader), 54)] + "-f" + hex.EncodeToString(sum[:4])
+			reader = reader[:min(len(reader), 54)] + "-f" + hex.EncodeToString(sum[:4])
 		}
-	}
-	var stdout, stderr bytes.Buffer
-	if o.New {
-		// The result is written out after this returns: hold the read;
-		// the next one commits it (cursors).
+		// The result is written out after this returns: the job's Cursor
+		// holds the read; the next one commits it (cursors).
 		var done func(*bgjob.LogResult)
-		o.Hold = true
-		o.Commit, done = s.cursors.begin(rs.host, o.Reader, rs.id)
+		o.Cursor, done = s.cursors.begin(rs.host, reader, rs.id)
 		res, err := c.Logs(ctx, rs.id, o, &stdout, &stderr)
 		if err != nil {
 			done(nil)

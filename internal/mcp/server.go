@@ -317,15 +317,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // commitHeld moves each cursor over the read it holds (cursors), its
 // result known to have reached the client.
 func (s *Server) commitHeld(ctx context.Context) {
-	for _, h := range s.cursors.heldReads() {
+	for _, h := range s.cursors.held() {
 		err := s.do(ctx, h.host, true, s.limit(0), func(ctx context.Context, c *bgjob.Client, _ string) error {
 			// Nothing is read (an empty range at the end, held): the read
 			// only commits the one before it.
-			_, err := c.Logs(ctx, h.res.Job.ID, bgjob.LogOptions{New: true, Reader: h.reader, Tail: bgjob.Zero, Hold: true, Commit: &h.res}, io.Discard, io.Discard)
+			_, err := c.Logs(ctx, h.id, bgjob.LogOptions{Cursor: h.cur, Tail: bgjob.Zero}, io.Discard, io.Discard)
 			return bgjob.IgnoreNotFound(err)
 		})
 		if err != nil {
-			s.warn("moving the read cursor %s of job %s on %s over what the client read: %v", h.reader, h.res.Job.ID, hostName(h.host), err)
+			s.warn("moving the read cursor %s of job %s on %s over what the client read: %v", h.cur.Reader, h.id, hostName(h.host), err)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/internal/jobtext"
 )
 
 func (a *app) stopCommand() *cobra.Command {
@@ -65,7 +66,7 @@ func (a *app) stop(ctx context.Context, refs []string, o bgjob.StopOptions) erro
 	}
 	for _, r := range res {
 		for _, j := range r.Value {
-			fmt.Fprintf(a.stdout, "%s%s\t%s\t%s\n", a.hostPrefix(r.Host), j.ID, statusText(j), exitText(j))
+			fmt.Fprintf(a.stdout, "%s%s\t%s\t%s\n", a.hostPrefix(r.Host), j.ID, statusText(j), jobtext.Exit(j))
 		}
 	}
 	return failures(a, res)

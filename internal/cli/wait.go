@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/internal/jobtext"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
@@ -133,7 +132,7 @@ func (a *app) waitFor(ctx context.Context, ref string, o waitOptions) error {
 		if j.ExitCode != nil && *j.ExitCode != 0 {
 			code = *j.ExitCode
 		}
-		return &exitError{code: code, err: fmt.Errorf("%w (%s)", err, endText(j))}
+		return &exitError{code: code, err: fmt.Errorf("%w (%s)", err, jobtext.End(j))}
 	case err != nil:
 		return err
 	}
@@ -179,23 +178,8 @@ func (a *app) endLines(jobs []jobdir.Job) {
 		return
 	}
 	for _, j := range jobs {
-		fmt.Fprintf(a.stderr, "bgjob: job %s %s\n", j.ID, endText(j))
+		fmt.Fprintf(a.stderr, "bgjob: job %s %s\n", j.ID, jobtext.End(j))
 	}
-}
-
-// endText says how a job ended and after how long: "exited 3 after 12s".
-func endText(j jobdir.Job) string {
-	s := string(j.Status)
-	switch {
-	case j.Status == jobdir.StatusKilled && j.Signal != "":
-		s += " (" + j.Signal + ")"
-	case j.ExitCode != nil:
-		s += " " + strconv.Itoa(*j.ExitCode)
-	}
-	if d, ok := j.Duration(time.Now()); ok {
-		s += " after " + durationText(d)
-	}
-	return s
 }
 
 // jobsExit is the exit status of the verbs that end with jobs (wait, logs

@@ -27,41 +27,13 @@ func (a *app) attachCommand() *cobra.Command {
 		o   attachOptions
 		key string
 	)
+	long, example := help("attach")
 	cmd := &cobra.Command{
-		Use:   "attach ID",
-		Short: "Attach the terminal to a job: see its output, type into it",
-		Long: fmt.Sprintf(`Attach this terminal to a running job, as dtach and abduco do.
-
-On a job started with --pty the terminal goes raw: the last %d lines of the
-job's output (at most %d KiB) are replayed so its prompt or screen shows,
-then its output follows as it comes, and every key typed goes to the job as
-it is typed: Ctrl-C, Ctrl-Z and Ctrl-D are keys for the job's program, not
-signals to bgjob. The job's terminal takes this terminal's size, and a
-change of the window's size reaches the job (SIGWINCH, and the new size on
-its terminal). Ctrl-\ detaches (--detach-key changes the key: ctrl-a to
-ctrl-z, ctrl-\, ctrl-], ctrl-^, ctrl-_, or ^X): the job runs on, and attach
-exits 0.
-
-On a job without a PTY attach follows both logs, as 'bgjob logs -f' does,
-and the terminal is not raw: on a job started with --stdin each line typed
-is sent to the job's stdin (--stdin=false only watches); Ctrl-\ detaches
-and Ctrl-C ends attach, never the job.
-
-When the job ends, attach restores the terminal, says how the job ended and
-exits with its status, as wait does. Several clients may attach to a job at
-once: all see its output, and their keys reach the job interleaved, as they
-arrive. attach never moves a 'logs --new' cursor.
-
-Over SSH (-H host) attach holds one session for the keys, which a script
-on the host copies into the job's stdin, and one for the output; a resize
-runs one script. One job on one host at a time: several -H hosts are
-refused. stdin and stdout must be a terminal; a program types into a job
-with 'bgjob send' and reads it with 'bgjob logs -f'.`, tui.AttachReplay, tui.AttachReplayBytes>>10),
-		Example: `  bgjob run --pty -n repl -- python3 -i
-  bgjob attach repl                      # Ctrl-\ detaches
-  bgjob attach --detach-key ctrl-] repl
-  bgjob attach worker                    # a job run with --stdin: lines typed go to it`,
-		Args: needArgs(1, 1, "a job id or name"),
+		Use:     "attach ID",
+		Short:   "Attach the terminal to a job: see its output, type into it",
+		Long:    long,
+		Example: example,
+		Args:    needArgs(1, 1, "a job id or name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, err := tui.ParseKey(key)
 			if err != nil {

@@ -15,16 +15,13 @@ import (
 
 func (a *app) rmCommand() *cobra.Command {
 	var force bool
+	long, _ := help("rm")
 	cmd := &cobra.Command{
 		Use:   "rm ID...",
 		Short: "Remove jobs and their files",
-		Long: `Remove ended jobs and their directories. A job with live processes is refused
-unless --force, which stops it first. Only the files bgjob writes are deleted.
-Every ID (or name) is found before anything is removed, so a name means
-the job it named then, never an older one of the name; a job named twice
-(by its name and its id) is removed once.`,
-		Args: needArgs(1, -1, "a job id or name"),
-		RunE: func(cmd *cobra.Command, args []string) error { return a.rm(cmd.Context(), args, force) },
+		Long:  long,
+		Args:  needArgs(1, -1, "a job id or name"),
+		RunE:  func(cmd *cobra.Command, args []string) error { return a.rm(cmd.Context(), args, force) },
 	}
 	cmd.Flags().BoolVarP(&force, "force", "f", false, "stop running jobs first")
 	return cmd
@@ -42,27 +39,12 @@ func (a *app) rm(ctx context.Context, refs []string, force bool) error {
 
 func (a *app) pruneCommand() *cobra.Command {
 	o := bgjob.PruneOptions{Keep: bgjob.DefaultKeep, OlderThan: bgjob.DefaultMaxAge}
+	long, _ := help("prune")
 	cmd := &cobra.Command{
 		Use:   "prune",
 		Short: "Remove old ended jobs",
-		Long: `Remove ended jobs (exited, killed or lost) of the workspace beyond the newest
---keep ended ones, or that ended more than --older-than ago by the host's
-clock (0 for either: no such limit; not both), or with --all every ended
-job. Running jobs, jobs with processes still alive (live_processes: prune
-says on stderr which it kept, and --json lists them in "kept") and jobs
-whose files are not bgjob's are never removed; a directory a cut-short run left
-without meta.json is removed once it has not changed for a minute. run applies the
-same rule, in a bounded pass, after one run in eight, removing only jobs
-beyond both limits.
-
-First, prune stops the running jobs whose owner, a bgjob mcp server of this
-machine, is provably gone (killed with SIGKILL, or the machine rebooted),
-as the next bgjob mcp would: it prints "stopped ID" for each (with
---dry-run, what it would stop), and --json lists them in "stopped", beside
-the removed "jobs" and the "kept" ones (with several hosts: per host).
-Jobs whose owner is alive, runs on another machine, or that were started
-outside MCP or with keep are never stopped.`,
-		Args: cobra.NoArgs,
+		Long:  long,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Keep < 0 || o.OlderThan < 0 {
 				return usageError("--keep and --older-than must not be negative")

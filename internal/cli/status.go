@@ -10,18 +10,11 @@ import (
 )
 
 func (a *app) statusCommand() *cobra.Command {
+	long, _ := help("status")
 	cmd := &cobra.Command{
 		Use:   "status [ID...]",
 		Short: "Show what became of jobs",
-		Long: `Show jobs by id or name. The status is derived from the job directory now:
-running, exited, killed (stopped by bgjob or its timeout), lost (the wrapper
-vanished without recording a status, e.g. SIGKILL or a reboot) or unreadable
-(its meta.json missing or damaged: its processes, which carry its id, are
-still counted, and stop and rm --force end them). The duration is how long
-the job ran, or has run so far. logs_full says the file system of its logs
-had no space left when its command ended: output may be missing.
-
-With no ID, status is 'bgjob ls': the newest jobs of the workspace.`,
+		Long:  long,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return a.list(cmd.Context(), listOptions{ListOptions: bgjob.ListOptions{Limit: 50}})

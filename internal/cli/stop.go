@@ -16,23 +16,11 @@ func (a *app) stopCommand() *cobra.Command {
 		o     bgjob.StopOptions
 		grace time.Duration
 	)
+	long, _ := help("stop")
 	cmd := &cobra.Command{
 		Use:   "stop ID...",
 		Short: "Stop jobs: signal their process group, then KILL after a grace period",
-		Long: `Send --signal (TERM) to each job's process group, wait --grace, then SIGKILL
-whatever is left, and return once the group is gone. The job's wrapper outlives
-the command and records its real exit status (143 for TERM, 137 for KILL); a
-job whose wrapper has still not recorded an end is reported running, and the
-stop fails.
-
-Jobs run with HUP ignored, as under nohup (a hangup from elsewhere does not
-end them): --signal HUP reaches only a program that sets its own handler
-(a daemon that reloads on HUP); a shell cannot trap a signal ignored when it
-started, and anything else is killed after --grace.
-
-Stopping is idempotent: a job that has already ended keeps its status, and
-only processes it left behind that can be tied to it are killed. A job named
-twice (by its name and its id) is stopped and reported once.`,
+		Long:  long,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && !o.All {
 				return usageError("give job ids or names, or --all")

@@ -26,46 +26,13 @@ type waitOptions struct {
 
 func (a *app) waitCommand() *cobra.Command {
 	var o waitOptions
+	long, example := help("wait")
 	cmd := &cobra.Command{
-		Use:   "wait ID...",
-		Short: "Wait for jobs to end, or for a line of output, and exit with their status",
-		Long: `Wait until the jobs have ended. The exit status is the job's own (the first
-non-zero one of several jobs), 124 when --timeout expires, and 1 for a job
-that was lost (its exit status is unknown) or not run (run --after-ok). With several hosts it is the
-largest of the hosts' (124 for a host whose wait timed out, 1 for a host
-that failed), and each host whose job did not exit 0 gets a line on stderr;
---timeout bounds the whole wait, connecting included: a host that has not
-answered a second after it is given up on (124, without the jobs); a
---for on this machine ends at --timeout itself, however long its look. A
-host whose first answer (bgjob's script begun there) does not come within
---host-timeout, when that is shorter, fails with "HOST: no answer within
-30s (--host-timeout)" (1).
-
---for REGEX waits instead until a line of the job's output (both logs, or
---stdout or --stderr) matches REGEX, a POSIX extended regular expression
-(grep -E on the job's host, matched byte by byte in the C locale; no -i or
-\d: write [Rr]eady or [0-9]). Lines already written count. It prints the
-line and exits 0; when the job ends first it exits with the job's status if
-that is non-zero, else 1, and says so on stderr; at --timeout, 124. While
-the job runs only whole lines are matched; on a --pty job the line being
-written too (a prompt), and what is matched is the text of the screen's
-lines: escape sequences (those logs --plain removes) and CRs removed, so
-^ready matches a line that starts with a colour code, $ ends a line, and
-^42 finds the answer of a REPL (the terminal echoes what is typed, so it
-starts a line). The line is printed raw, ended by a newline
-when it has none of its own (a prompt, a cut line); of a line longer
-than 64 KiB, 64 KiB, with a hint on stderr ("truncated" in --json): those
-that end 1 KiB after the match where the host's grep has -b (GNU's; not
-on a --pty job), else its start. Bytes a job's --max-log-size dropped
-before they were read are not matched: a wait that found no line says so
-on stderr. No polling loop is needed: locally file events drive it, over SSH one session. --for works on
-one host.
-
-When stdout is a terminal, a line on stderr says how each job ended.`,
-		Example: `  bgjob wait build
-  bgjob wait --for 'listening on|ready' --timeout 30s server
-  bgjob wait --any --timeout 10m a b c`,
-		Args: needArgs(1, -1, "a job id or name"),
+		Use:     "wait ID...",
+		Short:   "Wait for jobs to end, or for a line of output, and exit with their status",
+		Long:    long,
+		Example: example,
+		Args:    needArgs(1, -1, "a job id or name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Timeout < 0 {
 				return usageError("--timeout must not be negative")

@@ -16,17 +16,14 @@ import (
 
 type attachOptions struct {
 	ref       string
-	detachKey byte
-	keyName   string
+	keyName   string // --detach-key, as given
+	detachKey byte   // the key keyName names
 	stdin     bool
 	stdinSet  bool // --stdin was given, true or false
 }
 
 func (a *app) attachCommand() *cobra.Command {
-	var (
-		o   attachOptions
-		key string
-	)
+	var o attachOptions
 	long, example := help("attach")
 	cmd := &cobra.Command{
 		Use:     "attach ID",
@@ -35,17 +32,17 @@ func (a *app) attachCommand() *cobra.Command {
 		Example: example,
 		Args:    needArgs(1, 1, "a job id or name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b, err := tui.ParseKey(key)
+			b, err := tui.ParseKey(o.keyName)
 			if err != nil {
 				return usageError("--detach-key: %v", err)
 			}
-			o.ref, o.detachKey, o.keyName = args[0], b, key
+			o.ref, o.detachKey = args[0], b
 			o.stdinSet = cmd.Flags().Changed("stdin")
-			return a.attach(cmd.Context(), o)
+			return a.runAttach(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&key, "detach-key", `ctrl-\`, "the key that detaches from a --pty job, ctrl-a to ctrl-z, ctrl-\\, ctrl-], ctrl-^, ctrl-_ or ^X")
+	f.StringVar(&o.keyName, "detach-key", `ctrl-\`, "the key that detaches from a --pty job, ctrl-a to ctrl-z, ctrl-\\, ctrl-], ctrl-^, ctrl-_ or ^X")
 	f.BoolVar(&o.stdin, "stdin", false, "on a job without a PTY, send each line typed to its stdin (a job run with --stdin: the default there; --stdin=false only watches)")
 	return cmd
 }
@@ -60,7 +57,9 @@ func (a *app) terminals() (in, out *os.File, ok bool) {
 	return in, out, true
 }
 
-func (a *app) attach(ctx context.Context, o attachOptions) error {
+// runAttach attaches the terminal to the job o names, and says how the
+// attach ended.
+func (a *app) runAttach(ctx context.Context, o attachOptions) error {
 	if a.many() {
 		return usageError("attach works on one job of one host: give one -H host")
 	}

@@ -38,7 +38,7 @@ func (a *app) listCommand() *cobra.Command {
 			if o.Limit < 0 {
 				return usageError("--limit must not be negative")
 			}
-			return a.list(cmd.Context(), o)
+			return a.runList(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
@@ -51,9 +51,9 @@ func (a *app) listCommand() *cobra.Command {
 	return cmd
 }
 
-// list prints a page of jobs: one host's as they come, several hosts'
+// runList prints a page of jobs: one host's as they come, several hosts'
 // once all have answered, each with its host.
-func (a *app) list(ctx context.Context, o listOptions) error {
+func (a *app) runList(ctx context.Context, o listOptions) error {
 	f := a.fleet(a.limit(0))
 	switch {
 	case a.many():

@@ -30,7 +30,7 @@ func (a *app) mcpCommand() *cobra.Command {
 		Example: example,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.mcp(cmd.Context(), o)
+			return a.runMCP(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
@@ -41,7 +41,8 @@ func (a *app) mcpCommand() *cobra.Command {
 	return cmd
 }
 
-func (a *app) mcp(ctx context.Context, o mcpOptions) error {
+// runMCP serves the MCP tools on stdin and stdout until the client goes.
+func (a *app) runMCP(ctx context.Context, o mcpOptions) error {
 	if a.many() {
 		return usageError("bgjob mcp takes one -H, the default host; the tools name other hosts with host")
 	}

@@ -13,22 +13,31 @@ import (
 	"github.com/bgjob/bgjob/jobdir"
 )
 
+type rmOptions struct {
+	refs  []string
+	force bool
+}
+
 func (a *app) rmCommand() *cobra.Command {
-	var force bool
+	var o rmOptions
 	long, _ := help("rm")
 	cmd := &cobra.Command{
 		Use:   "rm ID...",
 		Short: "Remove jobs and their files",
 		Long:  long,
 		Args:  needArgs(1, -1, "a job id or name"),
-		RunE:  func(cmd *cobra.Command, args []string) error { return a.rm(cmd.Context(), args, force) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.refs = args
+			return a.runRm(cmd.Context(), o)
+		},
 	}
-	cmd.Flags().BoolVarP(&force, "force", "f", false, "stop running jobs first")
+	cmd.Flags().BoolVarP(&o.force, "force", "f", false, "stop running jobs first")
 	return cmd
 }
 
-func (a *app) rm(ctx context.Context, refs []string, force bool) error {
-	res := a.fleet(a.limit(rmGrace(force))).Remove(ctx, refs, bgjob.RemoveOptions{Force: force})
+// runRm removes the jobs o names, each host's, and prints their ids.
+func (a *app) runRm(ctx context.Context, o rmOptions) error {
+	res := a.fleet(a.limit(rmGrace(o.force))).Remove(ctx, o.refs, bgjob.RemoveOptions{Force: o.force})
 	for _, r := range res {
 		for _, d := range r.Value {
 			fmt.Fprintf(a.stdout, "%s%s\n", a.hostPrefix(r.Host), path.Base(d))
@@ -38,6 +47,7 @@ func (a *app) rm(ctx context.Context, refs []string, force bool) error {
 }
 
 func (a *app) pruneCommand() *cobra.Command {
+	// prune's options are the library's, which its flags set.
 	o := bgjob.PruneOptions{Keep: bgjob.DefaultKeep, OlderThan: bgjob.DefaultMaxAge}
 	long, _ := help("prune")
 	cmd := &cobra.Command{
@@ -57,7 +67,7 @@ func (a *app) pruneCommand() *cobra.Command {
 			} else if o.Keep == 0 && o.OlderThan == 0 {
 				return usageError("--keep 0 and --older-than 0 set no limit, so select no job (--all removes every ended job)")
 			}
-			return a.prune(cmd.Context(), o)
+			return a.runPrune(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
@@ -69,7 +79,9 @@ func (a *app) pruneCommand() *cobra.Command {
 	return cmd
 }
 
-func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
+// runPrune removes the old ended jobs of each host, after stopping those
+// of gone owners, and prints what it removed, stopped and kept.
+func (a *app) runPrune(ctx context.Context, o bgjob.PruneOptions) error {
 	// Each host's kept and stopped jobs; with one host, under "".
 	var mu sync.Mutex
 	kept := map[string][]keptJSON{}

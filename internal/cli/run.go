@@ -79,7 +79,7 @@ func (a *app) runCommand() *cobra.Command {
 				}
 				o.spec.Cwd = wd
 			}
-			return a.run(cmd.Context(), o)
+			return a.runRun(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
@@ -110,7 +110,9 @@ func (a *app) runCommand() *cobra.Command {
 	return cmd
 }
 
-func (a *app) run(ctx context.Context, o runOptions) error {
+// runRun starts the job o describes on each host, and prints it (or, with
+// --wait, its output and how it ended).
+func (a *app) runRun(ctx context.Context, o runOptions) error {
 	if err := a.completeSpec(&o); err != nil {
 		return err
 	}

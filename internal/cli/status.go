@@ -9,7 +9,12 @@ import (
 	"github.com/bgjob/bgjob"
 )
 
+type statusOptions struct {
+	refs []string
+}
+
 func (a *app) statusCommand() *cobra.Command {
+	var o statusOptions
 	long, _ := help("status")
 	cmd := &cobra.Command{
 		Use:   "status [ID...]",
@@ -17,17 +22,19 @@ func (a *app) statusCommand() *cobra.Command {
 		Long:  long,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return a.list(cmd.Context(), listOptions{ListOptions: bgjob.ListOptions{Limit: 50}})
+				return a.runList(cmd.Context(), listOptions{ListOptions: bgjob.ListOptions{Limit: 50}})
 			}
-			return a.status(cmd.Context(), args)
+			o.refs = args
+			return a.runStatus(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().BoolVar(&a.json, "json", false, "print a JSON array")
 	return cmd
 }
 
-func (a *app) status(ctx context.Context, refs []string) error {
-	res := a.fleet(a.limit(0)).Status(ctx, refs...)
+// runStatus prints the jobs o names, each host's.
+func (a *app) runStatus(ctx context.Context, o statusOptions) error {
+	res := a.fleet(a.limit(0)).Status(ctx, o.refs...)
 	if a.json {
 		if err := jobsJSON(a, res); err != nil {
 			return err

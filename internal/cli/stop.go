@@ -11,11 +11,14 @@ import (
 	"github.com/bgjob/bgjob/internal/jobtext"
 )
 
+type stopOptions struct {
+	bgjob.StopOptions
+	refs       []string
+	givenGrace time.Duration // --grace, as given (StopOptions.Grace once checked)
+}
+
 func (a *app) stopCommand() *cobra.Command {
-	var (
-		o     bgjob.StopOptions
-		grace time.Duration
-	)
+	var o stopOptions
 	long, _ := help("stop")
 	cmd := &cobra.Command{
 		Use:   "stop ID...",
@@ -28,24 +31,26 @@ func (a *app) stopCommand() *cobra.Command {
 			if len(args) > 0 && o.All {
 				return usageError("--all takes no job ids")
 			}
-			g, err := graceFlag(grace)
+			g, err := graceFlag(o.givenGrace)
 			if err != nil {
 				return err
 			}
-			o.Grace = &g
-			return a.stop(cmd.Context(), args, o)
+			o.refs, o.Grace = args, &g
+			return a.runStop(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.Signal, "signal", "s", "TERM", "first signal to send (TERM, INT, QUIT, HUP, KILL, USR1, USR2, ALRM)")
-	f.DurationVar(&grace, "grace", bgjob.DefaultGrace, "time to wait before SIGKILL (0: KILL at once, no TERM)")
+	f.DurationVar(&o.givenGrace, "grace", bgjob.DefaultGrace, "time to wait before SIGKILL (0: KILL at once, no TERM)")
 	f.BoolVar(&o.All, "all", false, "stop every job of the workspace that still runs")
 	f.BoolVar(&a.json, "json", false, "print the stopped jobs as a JSON array")
 	return cmd
 }
 
-func (a *app) stop(ctx context.Context, refs []string, o bgjob.StopOptions) error {
-	res := a.fleet(a.limit(stopGrace(o.Grace))).Stop(ctx, refs, o)
+// runStop stops the jobs o names (or all), each host's, and prints them
+// as they ended.
+func (a *app) runStop(ctx context.Context, o stopOptions) error {
+	res := a.fleet(a.limit(stopGrace(o.Grace))).Stop(ctx, o.refs, o.StopOptions)
 	if a.json {
 		if err := jobsJSON(a, res); err != nil {
 			return err

@@ -32,7 +32,7 @@ func (a *app) topCommand() *cobra.Command {
 			if o.every <= 0 {
 				return usageError("--interval must be positive")
 			}
-			return a.top(cmd.Context(), o)
+			return a.runTop(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().BoolVarP(&o.all, "all-workspaces", "A", false, "show the jobs of every workspace")
@@ -41,7 +41,8 @@ func (a *app) topCommand() *cobra.Command {
 	return cmd
 }
 
-func (a *app) top(ctx context.Context, o topOptions) error {
+// runTop shows the jobs of the host in top until it ends.
+func (a *app) runTop(ctx context.Context, o topOptions) error {
 	if a.many() {
 		return usageError("top shows the jobs of one host: give one -H host")
 	}

@@ -17,6 +17,7 @@ const exitTimeout = 124
 
 type waitOptions struct {
 	bgjob.WaitOptions
+	refs    []string
 	pattern string
 	forSet  bool
 	stdout  bool
@@ -37,7 +38,7 @@ func (a *app) waitCommand() *cobra.Command {
 			if o.Timeout < 0 {
 				return usageError("--timeout must not be negative")
 			}
-			o.forSet = cmd.Flags().Changed("for")
+			o.refs, o.forSet = args, cmd.Flags().Changed("for")
 			if countTrue(o.stdout, o.stderr, o.all) > 1 {
 				return usageError("use one of --stdout, --stderr and --all")
 			}
@@ -45,7 +46,7 @@ func (a *app) waitCommand() *cobra.Command {
 				if o.stdout || o.stderr || o.all {
 					return usageError("--stdout, --stderr and --all go with --for")
 				}
-				return a.wait(cmd.Context(), args, o.WaitOptions)
+				return a.runWait(cmd.Context(), o)
 			}
 			if len(args) != 1 || o.Any {
 				return usageError("--for waits for one job")
@@ -53,7 +54,7 @@ func (a *app) waitCommand() *cobra.Command {
 			if a.many() {
 				return usageError("--for waits on one host")
 			}
-			return a.waitFor(cmd.Context(), args[0], o)
+			return a.runWaitFor(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
@@ -67,8 +68,10 @@ func (a *app) waitCommand() *cobra.Command {
 	return cmd
 }
 
-func (a *app) wait(ctx context.Context, refs []string, o bgjob.WaitOptions) error {
-	res := a.waitFleet().Wait(ctx, refs, o)
+// runWait waits for the jobs o names to end, each host's, and exits with
+// their status.
+func (a *app) runWait(ctx context.Context, o waitOptions) error {
+	res := a.waitFleet().Wait(ctx, o.refs, o.WaitOptions)
 	if a.json {
 		if err := jobsJSON(a, res); err != nil {
 			return err
@@ -85,7 +88,10 @@ func (a *app) wait(ctx context.Context, refs []string, o bgjob.WaitOptions) erro
 // bgjob.Fleet.Wait).
 func (a *app) waitFleet() *bgjob.Fleet { return a.fleet(a.limit(0)) }
 
-func (a *app) waitFor(ctx context.Context, ref string, o waitOptions) error {
+// runWaitFor waits for a line of the job o names that matches o.pattern,
+// and prints it.
+func (a *app) runWaitFor(ctx context.Context, o waitOptions) error {
+	ref := o.refs[0]
 	r := a.waitFleet().WaitFor(ctx, ref, o.pattern, bgjob.WaitForOptions{Stdout: o.stdout, Stderr: o.stderr, Timeout: o.Timeout, Rewound: a.rewound(ref)})[0]
 	j, m, err := r.Value.Job, r.Value.Match, a.alone(r.Err)
 	if errors.Is(err, bgjob.ErrTimeout) || errors.Is(err, bgjob.ErrNoMatch) {

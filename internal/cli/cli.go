@@ -148,44 +148,12 @@ func Command() *cobra.Command {
 }
 
 func (a *app) rootCommand() *cobra.Command {
+	long, example := help("bgjob")
 	cmd := &cobra.Command{
-		Use:   "bgjob",
-		Short: "Run shell commands as detached background jobs, locally or over SSH",
-		Long: `bgjob runs shell commands as detached background jobs on this machine or on
-remote hosts over SSH, with no daemon and nothing installed remotely.
-
-A job's whole state is one directory, <root>/<workspace>/<id>/, holding
-stdout.log, stderr.log, exit_code and meta.json. Its status is derived from
-those files whenever you ask: running, exited, killed (by bgjob stop or a
-timeout) or lost (its wrapper vanished without recording a status).
-
-A job is addressed by its id or by its name (the newest job with that name).
-
-With several hosts (-H a,b -H c, -H @FILE with one host a line, or a comma
-list in BGJOB_HOST) every verb runs on all of them, at most --parallel at a
-time, one connection per host. run gives the job the same id on every host;
-tables gain a HOST column, --json prints one object per host, logs prefixes
-each line with "HOST: " and wait exits with the largest exit status. A host
-that fails does not stop the others: it gets one line on stderr,
-"bgjob: error: HOST: reason" ({"host", "error"} in --json), and bgjob exits
-non-zero; the error of one host named alone reads the same. Names that
-the ssh configuration sends to the same place (user, hostname, port,
-ProxyJump and ProxyCommand all equal) count as one host, the first, with a
-warning: they share a root.
-
-Every verb that does not wait (run without --wait, status, ls, logs without
--f, rm, prune, send) gives each host --host-timeout to answer, connecting
-included, with stop's grace on top; a host that has not answered by then
-fails with "HOST: no answer within 30s (--host-timeout)". A verb that waits
-(wait, wait --for, logs -f) gives each host --host-timeout for its first
-answer (the host has begun bgjob's script), unless its own --timeout is
-no longer; wait and run --wait are bounded by their own --timeout,
-connecting included.`,
-		Example: `  bgjob run -n server -- python3 -m http.server 8000
-  bgjob logs --tail 20 server
-  bgjob stop server
-  bgjob -H build-host run -- make -j8
-  bgjob -H @hosts run -n shard -- ./run-shard && bgjob -H @hosts wait shard`,
+		Use:           "bgjob",
+		Short:         "Run shell commands as detached background jobs, locally or over SSH",
+		Long:          long,
+		Example:       example,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       versionText(),

@@ -10,49 +10,6 @@ import (
 	"github.com/bgjob/bgjob/jobdir"
 )
 
-func TestDurationText(t *testing.T) {
-	tests := []struct {
-		d    time.Duration
-		want string
-	}{
-		{0, "0s"},
-		{1499 * time.Millisecond, "1s"},
-		{59 * time.Second, "59s"},
-		{3*time.Minute + 5*time.Second, "3m05s"},
-		{2*time.Hour + 3*time.Minute + 59*time.Second, "2h03m"},
-		{76 * time.Hour, "3d04h"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.want, func(t *testing.T) {
-			if got := durationText(tt.d); got != tt.want {
-				t.Errorf("durationText(%s) = %q, want %q", tt.d, got, tt.want)
-			}
-		})
-	}
-}
-
-func TestEndText(t *testing.T) {
-	start := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	end := start.Add(12 * time.Second)
-	three, kill := 3, 143
-	tests := []struct {
-		name string
-		j    jobdir.Job
-		want string
-	}{
-		{"exited", jobdir.Job{Meta: jobdir.Meta{StartedAt: start}, Status: jobdir.StatusExited, ExitCode: &three, EndedAt: &end}, "exited 3 after 12s"},
-		{"killed", jobdir.Job{Meta: jobdir.Meta{StartedAt: start}, Status: jobdir.StatusKilled, ExitCode: &kill, Signal: "TERM", EndedAt: &end}, "killed (TERM) after 12s"},
-		{"lost, no end time", jobdir.Job{Meta: jobdir.Meta{StartedAt: start}, Status: jobdir.StatusLost}, "lost"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := endText(tt.j); got != tt.want {
-				t.Errorf("endText = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
 // TestEndLinesOnlyOnATerminal: wait and logs --follow say how a job ended
 // on stderr when a person watches stdout, and nothing when a program reads.
 func TestEndLinesOnlyOnATerminal(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 // The command line's time limits and periods. Besides these, each host's
 // part of a verb has --host-timeout (host.DefaultTimeout), and what the
 // verb waits for on top (limit); a job's own grace is the library's
-// (bgjob.DefaultGrace).
+// (bgjob.DefaultGrace); top's and attach's periods are package tui's.
 const (
 	// completionBound bounds completion's call to the SSH hosts of -H:
 	// one that has not answered within it offers nothing, as a shell
@@ -24,30 +24,6 @@ const (
 	// interrupt cut short (it may run all the same): it comes after the
 	// user asked to stop, so it is short.
 	interruptedLook = 2 * time.Second
-	// attachSendGrace is how long attach, as it ends, waits for the keys
-	// typed last to reach the job: a send over a slow connection is not
-	// lost, one that hangs does not hold the terminal.
-	attachSendGrace = 3 * time.Second
-	// topEvery is how often top reads the jobs again by default (--interval):
-	// over SSH the whole list. Locally, where file events say when a job
-	// is made or removed or a job's file changes, it is how often top
-	// looks for what changes without one: a wrapper killed with SIGKILL
-	// (Client.MayHaveEnded, no script), and a job that is neither running
-	// nor ended.
-	topEvery = time.Second
-	// topScanEvery is how often, locally, top reads again the jobs that
-	// may still change, for their live processes, which come and go
-	// without a file event: one status script for them all, whose scan of
-	// the host's processes costs about 0.1 s of CPU (docs/benchmarks.md),
-	// so not on every tick. The interval, when longer, is the period
-	// instead.
-	topScanEvery = 10 * time.Second
-	// topGap is the least time between two reads of top: a burst of file
-	// events is one read, and at most about ten redraws a second.
-	topGap = 100 * time.Millisecond
-	// topRedrawEvery is how often top draws its screen again without a
-	// read: the durations it shows move on.
-	topRedrawEvery = time.Second
 )
 
 // limit is how long a host has for its part of a verb that does not wait:

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bgjob/bgjob/internal/jobtext"
 )
 
 var durationTextRE = regexp.MustCompile(`^-?[0-9]+s$|^[0-9]+m[0-5][0-9]s$|^[0-9]+h[0-5][0-9]m$|^[0-9]+d[0-2][0-9]h$`)
@@ -51,8 +53,8 @@ func FuzzFlagValues(f *testing.F) {
 		case err == nil && (g != d || d < 0 || d > 24*time.Hour):
 			t.Fatalf("graceFlag(%s) = %s", d, g)
 		}
-		if d >= 0 && !durationTextRE.MatchString(durationText(d)) {
-			t.Fatalf("durationText(%s) = %q", d, durationText(d))
+		if d >= 0 && !durationTextRE.MatchString(jobtext.Duration(d)) {
+			t.Fatalf("jobtext.Duration(%s) = %q", d, jobtext.Duration(d))
 		}
 	})
 }

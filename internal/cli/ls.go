@@ -20,19 +20,13 @@ type listOptions struct {
 
 func (a *app) listCommand() *cobra.Command {
 	var o listOptions
+	long, _ := help("ls")
 	cmd := &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
 		Short:   "List jobs, newest first",
-		Long: `List jobs, newest first. A page reads only the directory names and the files
-of the jobs it shows. When more jobs remain, the last line (or next_cursor in
---json) gives the cursor for the next page.
-
-OWNER says which jobs an agent started: mcp:PID for a job a bgjob mcp
-server started (its pid; mcp:PID@HOST when the server ran on another
-machine, ",keep" when the job outlives the server), "-" for the others.
---json carries the whole owner object (docs/format.md).`,
-		Args: cobra.NoArgs,
+		Long:    long,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.status != "" {
 				st, err := jobdir.ParseStatus(o.status)
@@ -44,7 +38,7 @@ machine, ",keep" when the job outlives the server), "-" for the others.
 			if o.Limit < 0 {
 				return usageError("--limit must not be negative")
 			}
-			return a.list(cmd.Context(), o)
+			return a.runList(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
@@ -57,9 +51,9 @@ machine, ",keep" when the job outlives the server), "-" for the others.
 	return cmd
 }
 
-// list prints a page of jobs: one host's as they come, several hosts'
+// runList prints a page of jobs: one host's as they come, several hosts'
 // once all have answered, each with its host.
-func (a *app) list(ctx context.Context, o listOptions) error {
+func (a *app) runList(ctx context.Context, o listOptions) error {
 	f := a.fleet(a.limit(0))
 	switch {
 	case a.many():

@@ -22,49 +22,15 @@ type mcpOptions struct {
 
 func (a *app) mcpCommand() *cobra.Command {
 	var o mcpOptions
+	long, example := help("mcp")
 	cmd := &cobra.Command{
-		Use:   "mcp",
-		Short: "Serve bgjob's verbs to an agent as MCP tools over stdio",
-		Long: `Serve the Model Context Protocol on stdin and stdout, so that an agent (Claude
-Code, Codex, Cursor, goose, a custom harness) gets durable background jobs on
-this machine or on SSH hosts. Register it with the one-line config
-{"command":"bgjob","args":["mcp"]}.
-
-Tools: job_start, job_output, job_wait, job_list, job_stop and job_send, each
-the library call of the matching verb. job_output reads with a cursor of its
-own (logs --new with a reader per server process), so repeated calls never
-return the same bytes twice; a client that starts a server for each call (the
-MCP Inspector CLI) gives a fixed --reader, and reads each byte once: a read
-counts once the client calls again or closes stdin after its result. Every tool takes an optional host: -H is the
-default, else this machine; --allow-host restricts the others. One SSH
-connection per host is kept for the server's lifetime, and dialled again
-after a drop. Each call to a host is bounded, connecting included, by
---host-timeout beyond what it waits for (a wait's timeout_sec, a stop's
-grace), and a wait's first answer by --host-timeout when that is shorter:
-a host that does not answer (a login shell that blocks) gets an error
-that names it.
-
-stdout carries only the protocol; diagnostics go to stderr. A line that is
-not a JSON-RPC message (or is over 8 MiB) gets a JSON-RPC error, and the
-server reads on. When the client goes away (stdin closes, or stdout: a
-write fails) or on INT, TERM or HUP, the server stops the jobs it started
-(at the end of stdin, once it has answered every request it read),
-unless --keep-jobs or the job was started with keep (they end killed, with
-reason session_end); a client that stopped
-reading holds it up for two seconds at most.
-
-Each job it starts records the server as its owner in meta.json (ls shows
-it: mcp:PID). A server killed with SIGKILL cannot stop its jobs: at
-startup, while it serves, the server stops the jobs of its workspace on its
-default host whose owning server is provably gone (it ran on this machine
-and its process no longer exists, or the machine rebooted), and says so on
-stderr; bgjob prune does the same. A job whose owner is alive, runs on
-another machine, or that was started outside MCP is never touched.`,
-		Example: `  claude mcp add bgjob -- bgjob mcp
-  bgjob mcp -H build-host --allow-host 'build-*'`,
-		Args: cobra.NoArgs,
+		Use:     "mcp",
+		Short:   "Serve bgjob's verbs to an agent as MCP tools over stdio",
+		Long:    long,
+		Example: example,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.mcp(cmd.Context(), o)
+			return a.runMCP(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
@@ -75,7 +41,8 @@ another machine, or that was started outside MCP is never touched.`,
 	return cmd
 }
 
-func (a *app) mcp(ctx context.Context, o mcpOptions) error {
+// runMCP serves the MCP tools on stdin and stdout until the client goes.
+func (a *app) runMCP(ctx context.Context, o mcpOptions) error {
 	if a.many() {
 		return usageError("bgjob mcp takes one -H, the default host; the tools name other hosts with host")
 	}

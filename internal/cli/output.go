@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/internal/jobtext"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
@@ -117,13 +118,6 @@ func fileOf(w io.Writer) (*os.File, bool) {
 	return nil, false
 }
 
-func exitText(j jobdir.Job) string {
-	if j.ExitCode == nil {
-		return "-"
-	}
-	return strconv.Itoa(*j.ExitCode)
-}
-
 func statusText(j jobdir.Job) string {
 	var notes []string
 	if j.Reason != "" {
@@ -174,7 +168,7 @@ func printJob(w io.Writer, j jobdir.Job) {
 	row("workspace", j.Workspace)
 	row("status", statusText(j))
 	if j.ExitCode != nil {
-		row("exit_code", exitText(j))
+		row("exit_code", jobtext.Exit(j))
 	}
 	if j.PID != 0 {
 		row("pid", strconv.Itoa(j.PID))
@@ -202,7 +196,7 @@ func printJob(w io.Writer, j jobdir.Job) {
 		row("ended_at", j.EndedAt.Local().Format(time.RFC3339))
 	}
 	if d, ok := j.Duration(time.Now()); ok {
-		row("duration", durationText(d))
+		row("duration", jobtext.Duration(d))
 	}
 	row("timeout", j.Timeout)
 	if j.MaxLogSize > 0 {
@@ -287,9 +281,9 @@ func (t *table) row(j jobdir.Job) {
 	}
 	dur := "-"
 	if d, ok := j.Duration(time.Now()); ok {
-		dur = durationText(d)
+		dur = jobtext.Duration(d)
 	}
-	t.line(visible(j.Host), visible(j.ID), visible(j.Workspace), statusText(j), exitText(j), started, dur, ownerText(j.Owner, t.hostname), name, string(cmd))
+	t.line(visible(j.Host), visible(j.ID), visible(j.Workspace), statusText(j), jobtext.Exit(j), started, dur, ownerText(j.Owner, t.hostname), name, string(cmd))
 }
 
 // ownerText names the process a job belongs to: "mcp:PID" for a bgjob mcp
@@ -359,18 +353,4 @@ func visible(s string) string {
 		i += n
 	}
 	return b.String()
-}
-
-// durationText prints d to the second: 12s, 3m05s, 2h03m, 3d04h.
-func durationText(d time.Duration) string {
-	s := int64(d.Round(time.Second) / time.Second)
-	switch {
-	case s < 60:
-		return fmt.Sprintf("%ds", s)
-	case s < 3600:
-		return fmt.Sprintf("%dm%02ds", s/60, s%60)
-	case s < 86400:
-		return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
-	}
-	return fmt.Sprintf("%dd%02dh", s/86400, s%86400/3600)
 }

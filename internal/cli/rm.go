@@ -13,25 +13,31 @@ import (
 	"github.com/bgjob/bgjob/jobdir"
 )
 
+type rmOptions struct {
+	refs  []string
+	force bool
+}
+
 func (a *app) rmCommand() *cobra.Command {
-	var force bool
+	var o rmOptions
+	long, _ := help("rm")
 	cmd := &cobra.Command{
 		Use:   "rm ID...",
 		Short: "Remove jobs and their files",
-		Long: `Remove ended jobs and their directories. A job with live processes is refused
-unless --force, which stops it first. Only the files bgjob writes are deleted.
-Every ID (or name) is found before anything is removed, so a name means
-the job it named then, never an older one of the name; a job named twice
-(by its name and its id) is removed once.`,
-		Args: needArgs(1, -1, "a job id or name"),
-		RunE: func(cmd *cobra.Command, args []string) error { return a.rm(cmd.Context(), args, force) },
+		Long:  long,
+		Args:  needArgs(1, -1, "a job id or name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.refs = args
+			return a.runRm(cmd.Context(), o)
+		},
 	}
-	cmd.Flags().BoolVarP(&force, "force", "f", false, "stop running jobs first")
+	cmd.Flags().BoolVarP(&o.force, "force", "f", false, "stop running jobs first")
 	return cmd
 }
 
-func (a *app) rm(ctx context.Context, refs []string, force bool) error {
-	res := a.fleet(a.limit(rmGrace(force))).Remove(ctx, refs, bgjob.RemoveOptions{Force: force})
+// runRm removes the jobs o names, each host's, and prints their ids.
+func (a *app) runRm(ctx context.Context, o rmOptions) error {
+	res := a.fleet(a.limit(rmGrace(o.force))).Remove(ctx, o.refs, bgjob.RemoveOptions{Force: o.force})
 	for _, r := range res {
 		for _, d := range r.Value {
 			fmt.Fprintf(a.stdout, "%s%s\n", a.hostPrefix(r.Host), path.Base(d))
@@ -41,28 +47,14 @@ func (a *app) rm(ctx context.Context, refs []string, force bool) error {
 }
 
 func (a *app) pruneCommand() *cobra.Command {
+	// prune's options are the library's, which its flags set.
 	o := bgjob.PruneOptions{Keep: bgjob.DefaultKeep, OlderThan: bgjob.DefaultMaxAge}
+	long, _ := help("prune")
 	cmd := &cobra.Command{
 		Use:   "prune",
 		Short: "Remove old ended jobs",
-		Long: `Remove ended jobs (exited, killed or lost) of the workspace beyond the newest
---keep ended ones, or that ended more than --older-than ago by the host's
-clock (0 for either: no such limit; not both), or with --all every ended
-job. Running jobs, jobs with processes still alive (live_processes: prune
-says on stderr which it kept, and --json lists them in "kept") and jobs
-whose files are not bgjob's are never removed; a directory a cut-short run left
-without meta.json is removed once it has not changed for a minute. run applies the
-same rule, in a bounded pass, after one run in eight, removing only jobs
-beyond both limits.
-
-First, prune stops the running jobs whose owner, a bgjob mcp server of this
-machine, is provably gone (killed with SIGKILL, or the machine rebooted),
-as the next bgjob mcp would: it prints "stopped ID" for each (with
---dry-run, what it would stop), and --json lists them in "stopped", beside
-the removed "jobs" and the "kept" ones (with several hosts: per host).
-Jobs whose owner is alive, runs on another machine, or that were started
-outside MCP or with keep are never stopped.`,
-		Args: cobra.NoArgs,
+		Long:  long,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Keep < 0 || o.OlderThan < 0 {
 				return usageError("--keep and --older-than must not be negative")
@@ -75,7 +67,7 @@ outside MCP or with keep are never stopped.`,
 			} else if o.Keep == 0 && o.OlderThan == 0 {
 				return usageError("--keep 0 and --older-than 0 set no limit, so select no job (--all removes every ended job)")
 			}
-			return a.prune(cmd.Context(), o)
+			return a.runPrune(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
@@ -87,7 +79,9 @@ outside MCP or with keep are never stopped.`,
 	return cmd
 }
 
-func (a *app) prune(ctx context.Context, o bgjob.PruneOptions) error {
+// runPrune removes the old ended jobs of each host, after stopping those
+// of gone owners, and prints what it removed, stopped and kept.
+func (a *app) runPrune(ctx context.Context, o bgjob.PruneOptions) error {
 	// Each host's kept and stopped jobs; with one host, under "".
 	var mu sync.Mutex
 	kept := map[string][]keptJSON{}

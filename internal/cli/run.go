@@ -40,80 +40,13 @@ const exitRunning = 75
 
 func (a *app) runCommand() *cobra.Command {
 	var o runOptions
+	long, example := help("run")
 	cmd := &cobra.Command{
-		Use:   "run [flags] -- CMD [ARGS...]",
-		Short: "Start a command as a detached background job",
-		Long: `Start a command as a detached background job and return as soon as it runs.
-
-One argument is a shell script, run with --shell ("sh -c" semantics):
-  bgjob run -- 'make test 2>&1 | tee build.txt'
-Several arguments are an argv, each word passed exactly:
-  bgjob run -- python3 -m http.server 8000
-The command (the script, or the words together) may be up to 1 MiB.
-
-The job runs in its own session and process group with HUP ignored and stdin
-from /dev/null, and holds no other descriptor of the caller's (a pipe passed
-to bgjob as fd 3 ends when bgjob does); its output is appended to stdout.log
-and stderr.log in the job directory, and its exit status (128+N when signal N
-killed it) to exit_code.
-
-A name addresses the newest job of that name. Starting a job whose name a
-running job holds warns on stderr ("bgjob: warning: ..."; the id is still
-printed); --replace instead stops every job of that name that has live
-processes, the newest one too when its meta.json is missing or damaged
-(the name's index still names it), as 'bgjob stop' does (TERM, KILL after
---grace), and waits until their processes are gone, so that a port one
-held is free, then starts the new job. Concurrent --replace runs of one name take turns: the last one's job
-is the one left running; a run killed while it waits for its turn gives
-it up.
-
---merge writes stderr into stdout.log too, so the two come in one ordered
-stream (meta.json records "merge": true; stderr.log stays empty).
-
---pty runs the command on a pseudo-terminal (--pty-size, 80x24 by default),
-for programs that behave differently on a terminal: prompts, REPLs, colours,
-progress bars. No daemon: util-linux script(1) holds the terminal on the host.
-It implies --stdin: 'bgjob send' types into the terminal, exact bytes
-($'\x03' is Ctrl-C, which the terminal turns into SIGINT for the command;
-send --eof is Ctrl-D), and the terminal echoes them as a terminal echoes
-keys, unless the command turns echo off (a password prompt). stdout.log
-holds the raw terminal stream, as a terminal's screen shows it: what was
-typed and what the command wrote, stdout and stderr together, lines ending
-in "\r\n" ('bgjob logs --plain' strips the escape sequences; 'wait --for'
-matches the text of the screen's lines, a prompt not ended yet too);
-stderr.log holds only messages of script and the wrapper.
-The exit status is the command's own. A host without util-linux script 2.35
-or later (busybox and BSD have another) refuses, and no job is made.
-
---slots N queues the job, as nq and tsp do, with no daemon: it starts once
-fewer than N slotted jobs of its workspace run on its host (each job counts
-against its own N), strictly in the order the host queued them, so a job
-at the head holds back those behind it. Until then its status is queued.
---after REF starts it once job REF (an id or a name, resolved to the id
-now; the job must exist) has ended, whatever its status; --after-ok REF
-only if REF exited 0: otherwise the job ends without running (not_run, and
-'bgjob wait' exits 1). Both repeat, and go with --slots. A queued job can be
-stopped (it never runs) and holds its name; --timeout counts from its
-start. The wrappers keep the queue on the host themselves: a waiting job
-costs no CPU, and the next starts within milliseconds of a slot freeing.
-With several hosts each has its own slots.
-
---wait D runs in the foreground for up to D: a job that ends in time has its
-output printed (stdout to stdout, stderr to stderr), a line on stderr names
-it ("bgjob: job ID exited with status N") and bgjob exits with its status. A
-job still running is left running in the background, with its
-logs kept from the start: bgjob prints its output so far, says so with the
-job id on stderr, and exits 75. Either way at most --max-bytes of output are
-printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
-		Example: `  bgjob run -n web -- python3 -m http.server 8000
-  bgjob run -n web --replace -- python3 -m http.server 8000   # restart web
-  bgjob run --wait 30s -- make test      # output and status if done in 30s, else 75
-  bgjob run --stdin -n repl -- python3 -i && bgjob send repl $'print(1+1)\n'
-  bgjob run --pty -n shell -- bash -i && bgjob send shell $'ls\n' && bgjob logs --plain shell
-  bgjob run --pty --wait 60s --plain -- npm test   # a program that colours its output on a terminal
-  for s in 1 2 3 4 5 6; do bgjob run --slots 2 -- ./shard.sh $s; done   # two at a time
-  bgjob run -n build -- make && bgjob run --after-ok build -- make test`,
-		Args: needArgs(1, -1, "a command: bgjob run [flags] -- COMMAND [ARGS...]"),
+		Use:     "run [flags] -- CMD [ARGS...]",
+		Short:   "Start a command as a detached background job",
+		Long:    long,
+		Example: example,
+		Args:    needArgs(1, -1, "a command: bgjob run [flags] -- COMMAND [ARGS...]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if v := os.Getenv("BGJOB_KEEP"); v != "" && !cmd.Flags().Changed("keep") {
 				n, err := strconv.Atoi(v)
@@ -146,7 +79,7 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 				}
 				o.spec.Cwd = wd
 			}
-			return a.run(cmd.Context(), o)
+			return a.runRun(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
@@ -177,7 +110,9 @@ printed (64 KiB by default, 0: no cap; a cut is marked), from the start.`,
 	return cmd
 }
 
-func (a *app) run(ctx context.Context, o runOptions) error {
+// runRun starts the job o describes on each host, and prints it (or, with
+// --wait, its output and how it ended).
+func (a *app) runRun(ctx context.Context, o runOptions) error {
 	if err := a.completeSpec(&o); err != nil {
 		return err
 	}

@@ -9,32 +9,32 @@ import (
 	"github.com/bgjob/bgjob"
 )
 
+type statusOptions struct {
+	refs []string
+}
+
 func (a *app) statusCommand() *cobra.Command {
+	var o statusOptions
+	long, _ := help("status")
 	cmd := &cobra.Command{
 		Use:   "status [ID...]",
 		Short: "Show what became of jobs",
-		Long: `Show jobs by id or name. The status is derived from the job directory now:
-running, exited, killed (stopped by bgjob or its timeout), lost (the wrapper
-vanished without recording a status, e.g. SIGKILL or a reboot) or unreadable
-(its meta.json missing or damaged: its processes, which carry its id, are
-still counted, and stop and rm --force end them). The duration is how long
-the job ran, or has run so far. logs_full says the file system of its logs
-had no space left when its command ended: output may be missing.
-
-With no ID, status is 'bgjob ls': the newest jobs of the workspace.`,
+		Long:  long,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return a.list(cmd.Context(), listOptions{ListOptions: bgjob.ListOptions{Limit: 50}})
+				return a.runList(cmd.Context(), listOptions{ListOptions: bgjob.ListOptions{Limit: 50}})
 			}
-			return a.status(cmd.Context(), args)
+			o.refs = args
+			return a.runStatus(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().BoolVar(&a.json, "json", false, "print a JSON array")
 	return cmd
 }
 
-func (a *app) status(ctx context.Context, refs []string) error {
-	res := a.fleet(a.limit(0)).Status(ctx, refs...)
+// runStatus prints the jobs o names, each host's.
+func (a *app) runStatus(ctx context.Context, o statusOptions) error {
+	res := a.fleet(a.limit(0)).Status(ctx, o.refs...)
 	if a.json {
 		if err := jobsJSON(a, res); err != nil {
 			return err

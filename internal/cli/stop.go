@@ -8,30 +8,22 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/internal/jobtext"
 )
 
+type stopOptions struct {
+	bgjob.StopOptions
+	refs       []string
+	givenGrace time.Duration // --grace, as given (StopOptions.Grace once checked)
+}
+
 func (a *app) stopCommand() *cobra.Command {
-	var (
-		o     bgjob.StopOptions
-		grace time.Duration
-	)
+	var o stopOptions
+	long, _ := help("stop")
 	cmd := &cobra.Command{
 		Use:   "stop ID...",
 		Short: "Stop jobs: signal their process group, then KILL after a grace period",
-		Long: `Send --signal (TERM) to each job's process group, wait --grace, then SIGKILL
-whatever is left, and return once the group is gone. The job's wrapper outlives
-the command and records its real exit status (143 for TERM, 137 for KILL); a
-job whose wrapper has still not recorded an end is reported running, and the
-stop fails.
-
-Jobs run with HUP ignored, as under nohup (a hangup from elsewhere does not
-end them): --signal HUP reaches only a program that sets its own handler
-(a daemon that reloads on HUP); a shell cannot trap a signal ignored when it
-started, and anything else is killed after --grace.
-
-Stopping is idempotent: a job that has already ended keeps its status, and
-only processes it left behind that can be tied to it are killed. A job named
-twice (by its name and its id) is stopped and reported once.`,
+		Long:  long,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && !o.All {
 				return usageError("give job ids or names, or --all")
@@ -39,24 +31,26 @@ twice (by its name and its id) is stopped and reported once.`,
 			if len(args) > 0 && o.All {
 				return usageError("--all takes no job ids")
 			}
-			g, err := graceFlag(grace)
+			g, err := graceFlag(o.givenGrace)
 			if err != nil {
 				return err
 			}
-			o.Grace = &g
-			return a.stop(cmd.Context(), args, o)
+			o.refs, o.Grace = args, &g
+			return a.runStop(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.Signal, "signal", "s", "TERM", "first signal to send (TERM, INT, QUIT, HUP, KILL, USR1, USR2, ALRM)")
-	f.DurationVar(&grace, "grace", bgjob.DefaultGrace, "time to wait before SIGKILL (0: KILL at once, no TERM)")
+	f.DurationVar(&o.givenGrace, "grace", bgjob.DefaultGrace, "time to wait before SIGKILL (0: KILL at once, no TERM)")
 	f.BoolVar(&o.All, "all", false, "stop every job of the workspace that still runs")
 	f.BoolVar(&a.json, "json", false, "print the stopped jobs as a JSON array")
 	return cmd
 }
 
-func (a *app) stop(ctx context.Context, refs []string, o bgjob.StopOptions) error {
-	res := a.fleet(a.limit(stopGrace(o.Grace))).Stop(ctx, refs, o)
+// runStop stops the jobs o names (or all), each host's, and prints them
+// as they ended.
+func (a *app) runStop(ctx context.Context, o stopOptions) error {
+	res := a.fleet(a.limit(stopGrace(o.Grace))).Stop(ctx, o.refs, o.StopOptions)
 	if a.json {
 		if err := jobsJSON(a, res); err != nil {
 			return err
@@ -65,7 +59,7 @@ func (a *app) stop(ctx context.Context, refs []string, o bgjob.StopOptions) erro
 	}
 	for _, r := range res {
 		for _, j := range r.Value {
-			fmt.Fprintf(a.stdout, "%s%s\t%s\t%s\n", a.hostPrefix(r.Host), j.ID, statusText(j), exitText(j))
+			fmt.Fprintf(a.stdout, "%s%s\t%s\t%s\n", a.hostPrefix(r.Host), j.ID, statusText(j), jobtext.Exit(j))
 		}
 	}
 	return failures(a, res)

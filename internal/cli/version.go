@@ -75,9 +75,13 @@ func (a *app) versionCommand() *cobra.Command {
 		Use:   "version",
 		Short: "Print bgjob's version, commit and Go version",
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintln(a.stdout, versionText())
-			return err
-		},
+		RunE:  func(*cobra.Command, []string) error { return a.runVersion() },
 	}
+}
+
+// runVersion prints which bgjob this is. version has no flags, so no
+// options.
+func (a *app) runVersion() error {
+	_, err := fmt.Fprintln(a.stdout, versionText())
+	return err
 }

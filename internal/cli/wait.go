@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/internal/jobtext"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
@@ -18,6 +17,7 @@ const exitTimeout = 124
 
 type waitOptions struct {
 	bgjob.WaitOptions
+	refs    []string
 	pattern string
 	forSet  bool
 	stdout  bool
@@ -27,51 +27,18 @@ type waitOptions struct {
 
 func (a *app) waitCommand() *cobra.Command {
 	var o waitOptions
+	long, example := help("wait")
 	cmd := &cobra.Command{
-		Use:   "wait ID...",
-		Short: "Wait for jobs to end, or for a line of output, and exit with their status",
-		Long: `Wait until the jobs have ended. The exit status is the job's own (the first
-non-zero one of several jobs), 124 when --timeout expires, and 1 for a job
-that was lost (its exit status is unknown) or not run (run --after-ok). With several hosts it is the
-largest of the hosts' (124 for a host whose wait timed out, 1 for a host
-that failed), and each host whose job did not exit 0 gets a line on stderr;
---timeout bounds the whole wait, connecting included: a host that has not
-answered a second after it is given up on (124, without the jobs); a
---for on this machine ends at --timeout itself, however long its look. A
-host whose first answer (bgjob's script begun there) does not come within
---host-timeout, when that is shorter, fails with "HOST: no answer within
-30s (--host-timeout)" (1).
-
---for REGEX waits instead until a line of the job's output (both logs, or
---stdout or --stderr) matches REGEX, a POSIX extended regular expression
-(grep -E on the job's host, matched byte by byte in the C locale; no -i or
-\d: write [Rr]eady or [0-9]). Lines already written count. It prints the
-line and exits 0; when the job ends first it exits with the job's status if
-that is non-zero, else 1, and says so on stderr; at --timeout, 124. While
-the job runs only whole lines are matched; on a --pty job the line being
-written too (a prompt), and what is matched is the text of the screen's
-lines: escape sequences (those logs --plain removes) and CRs removed, so
-^ready matches a line that starts with a colour code, $ ends a line, and
-^42 finds the answer of a REPL (the terminal echoes what is typed, so it
-starts a line). The line is printed raw, ended by a newline
-when it has none of its own (a prompt, a cut line); of a line longer
-than 64 KiB, 64 KiB, with a hint on stderr ("truncated" in --json): those
-that end 1 KiB after the match where the host's grep has -b (GNU's; not
-on a --pty job), else its start. Bytes a job's --max-log-size dropped
-before they were read are not matched: a wait that found no line says so
-on stderr. No polling loop is needed: locally file events drive it, over SSH one session. --for works on
-one host.
-
-When stdout is a terminal, a line on stderr says how each job ended.`,
-		Example: `  bgjob wait build
-  bgjob wait --for 'listening on|ready' --timeout 30s server
-  bgjob wait --any --timeout 10m a b c`,
-		Args: needArgs(1, -1, "a job id or name"),
+		Use:     "wait ID...",
+		Short:   "Wait for jobs to end, or for a line of output, and exit with their status",
+		Long:    long,
+		Example: example,
+		Args:    needArgs(1, -1, "a job id or name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Timeout < 0 {
 				return usageError("--timeout must not be negative")
 			}
-			o.forSet = cmd.Flags().Changed("for")
+			o.refs, o.forSet = args, cmd.Flags().Changed("for")
 			if countTrue(o.stdout, o.stderr, o.all) > 1 {
 				return usageError("use one of --stdout, --stderr and --all")
 			}
@@ -79,7 +46,7 @@ When stdout is a terminal, a line on stderr says how each job ended.`,
 				if o.stdout || o.stderr || o.all {
 					return usageError("--stdout, --stderr and --all go with --for")
 				}
-				return a.wait(cmd.Context(), args, o.WaitOptions)
+				return a.runWait(cmd.Context(), o)
 			}
 			if len(args) != 1 || o.Any {
 				return usageError("--for waits for one job")
@@ -87,7 +54,7 @@ When stdout is a terminal, a line on stderr says how each job ended.`,
 			if a.many() {
 				return usageError("--for waits on one host")
 			}
-			return a.waitFor(cmd.Context(), args[0], o)
+			return a.runWaitFor(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
@@ -101,8 +68,10 @@ When stdout is a terminal, a line on stderr says how each job ended.`,
 	return cmd
 }
 
-func (a *app) wait(ctx context.Context, refs []string, o bgjob.WaitOptions) error {
-	res := a.waitFleet().Wait(ctx, refs, o)
+// runWait waits for the jobs o names to end, each host's, and exits with
+// their status.
+func (a *app) runWait(ctx context.Context, o waitOptions) error {
+	res := a.waitFleet().Wait(ctx, o.refs, o.WaitOptions)
 	if a.json {
 		if err := jobsJSON(a, res); err != nil {
 			return err
@@ -119,7 +88,10 @@ func (a *app) wait(ctx context.Context, refs []string, o bgjob.WaitOptions) erro
 // bgjob.Fleet.Wait).
 func (a *app) waitFleet() *bgjob.Fleet { return a.fleet(a.limit(0)) }
 
-func (a *app) waitFor(ctx context.Context, ref string, o waitOptions) error {
+// runWaitFor waits for a line of the job o names that matches o.pattern,
+// and prints it.
+func (a *app) runWaitFor(ctx context.Context, o waitOptions) error {
+	ref := o.refs[0]
 	r := a.waitFleet().WaitFor(ctx, ref, o.pattern, bgjob.WaitForOptions{Stdout: o.stdout, Stderr: o.stderr, Timeout: o.Timeout, Rewound: a.rewound(ref)})[0]
 	j, m, err := r.Value.Job, r.Value.Match, a.alone(r.Err)
 	if errors.Is(err, bgjob.ErrTimeout) || errors.Is(err, bgjob.ErrNoMatch) {
@@ -133,7 +105,7 @@ func (a *app) waitFor(ctx context.Context, ref string, o waitOptions) error {
 		if j.ExitCode != nil && *j.ExitCode != 0 {
 			code = *j.ExitCode
 		}
-		return &exitError{code: code, err: fmt.Errorf("%w (%s)", err, endText(j))}
+		return &exitError{code: code, err: fmt.Errorf("%w (%s)", err, jobtext.End(j))}
 	case err != nil:
 		return err
 	}
@@ -179,23 +151,8 @@ func (a *app) endLines(jobs []jobdir.Job) {
 		return
 	}
 	for _, j := range jobs {
-		fmt.Fprintf(a.stderr, "bgjob: job %s %s\n", j.ID, endText(j))
+		fmt.Fprintf(a.stderr, "bgjob: job %s %s\n", j.ID, jobtext.End(j))
 	}
-}
-
-// endText says how a job ended and after how long: "exited 3 after 12s".
-func endText(j jobdir.Job) string {
-	s := string(j.Status)
-	switch {
-	case j.Status == jobdir.StatusKilled && j.Signal != "":
-		s += " (" + j.Signal + ")"
-	case j.ExitCode != nil:
-		s += " " + strconv.Itoa(*j.ExitCode)
-	}
-	if d, ok := j.Duration(time.Now()); ok {
-		s += " after " + durationText(d)
-	}
-	return s
 }
 
 // jobsExit is the exit status of the verbs that end with jobs (wait, logs

@@ -1,4 +1,4 @@
-package cli
+package tui
 
 import (
 	"errors"
@@ -46,9 +46,9 @@ func TestParseKey(t *testing.T) {
 		{"x", 0, false}, {"ctrl-", 0, false}, {"ctrl-1", 0, false}, {"ctrl-ab", 0, false},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
-			got, err := parseKey(tc.in)
+			got, err := ParseKey(tc.in)
 			if (err == nil) != tc.ok || got != tc.want {
-				t.Errorf("parseKey(%q) = %#x, %v; want %#x, ok %v", tc.in, got, err, tc.want, tc.ok)
+				t.Errorf("ParseKey(%q) = %#x, %v; want %#x, ok %v", tc.in, got, err, tc.want, tc.ok)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package cli
+package tui
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/uniseg"
 
+	"github.com/bgjob/bgjob/internal/jobtext"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
@@ -351,7 +352,7 @@ func (v *topView) row(j jobdir.Job, selected bool, now time.Time) topLine {
 	}
 	dur := "-"
 	if d, ok := j.Duration(now); ok {
-		dur = durationText(d)
+		dur = jobtext.Duration(d)
 	}
 	name := j.Name
 	if name == "" {
@@ -359,7 +360,7 @@ func (v *topView) row(j jobdir.Job, selected bool, now time.Time) topLine {
 	}
 	before := strings.Join([]string{pad(name, 12), pad(j.ID, 22)}, " ") + " "
 	status := pad(string(j.Status), 8)
-	after := " " + strings.Join([]string{pad(exitText(j), 4), pad(procs, 5), pad(dur, 8), oneLine(j.Command)}, " ")
+	after := " " + strings.Join([]string{pad(jobtext.Exit(j), 4), pad(procs, 5), pad(dur, 8), oneLine(j.Command)}, " ")
 	if selected {
 		rev := tcell.StyleDefault.Reverse(true)
 		return topLine{spans: []topSpan{{text: before + status + after, style: rev}}, fill: rev}

@@ -38,6 +38,9 @@ const (
 	// cursorRetry is the pause between two tries of a busy cursor's lock
 	// (bg_nap's default).
 	cursorRetry = 100 * time.Millisecond
+	// reportsGrace bounds how long a read whose reader has gone waits for
+	// the reader's last reports (the client ends them at once).
+	reportsGrace = 5 * time.Second
 )
 
 // hasFlock says whether this machine has flock(1), as the scripts look
@@ -51,23 +54,25 @@ var hasFlock = sync.OnceValue(func() bool {
 // files are open: it returns the records after the job's (head) as the
 // script prints them, and reads stdin's reports; not ok where the script
 // must make it.
-func newRead(ctx context.Context, q shellgen.Logs, j logJob, files []*os.File, stdin io.Reader, head string) (io.Reader, bool) {
+func newRead(ctx context.Context, q shellgen.Logs, j logJob, files []*os.File, stdin io.Reader, head string) (r io.Reader, finished <-chan struct{}, ok bool) {
 	if !hasFlock() {
-		return nil, false
+		return nil, nil, false
 	}
 	// A dropped count the script reads otherwise is the script's, found
 	// now, before anything is said.
 	for _, st := range q.Streams {
 		if _, err := droppedOf(j.dir, st); err != nil {
-			return nil, false
+			return nil, nil, false
 		}
 	}
 	pr, pw := io.Pipe()
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		c := cursorRead{q: q, j: j, files: files}
 		pw.CloseWithError(c.write(ctx, pw, stdin, head))
 	}()
-	return pr, true
+	return pr, done, true
 }
 
 // cursorRead is one read with a reader's cursor.
@@ -117,6 +122,13 @@ func (c *cursorRead) write(ctx context.Context, w io.Writer, stdin io.Reader, he
 	reports := make(chan bool, 1)
 	go func() { reports <- c.commitReports(stdin) }()
 	if err := c.writeRanges(bw); err != nil {
+		// The reader has gone (its pipe closed) or a log failed: the
+		// reports of what reached it still move the cursor, as the
+		// script's committer, a process of its own, moves it.
+		select {
+		case <-reports:
+		case <-time.After(reportsGrace):
+		}
 		return err
 	}
 	bw.WriteString("A\tsent\n")
@@ -144,6 +156,16 @@ func (c *cursorRead) writeRanges(w *bufio.Writer) error {
 	left := max(c.q.MaxBytes, 0)
 	for i, st := range c.q.Streams {
 		f, size := c.files[i], c.j.sizes[i]
+		if !c.j.ended {
+			// Read now, under the lock, as logs.sh reads it: a reader
+			// that held the lock meanwhile may have moved the cursor
+			// past the size the read began with.
+			fi, err := f.Stat()
+			if err != nil {
+				return err
+			}
+			size = fi.Size()
+		}
 		dr, err := droppedOf(c.j.dir, st)
 		if err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bgjob/bgjob/jobdir/jobdirtest"
 	"github.com/bgjob/bgjob/shellgen"
@@ -132,7 +133,7 @@ func TestNativeNewBusyCursor(t *testing.T) {
 	}
 	d := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited, Stdout: "x\n"})
 	lockName := filepath.Join(d.Path, "cursor-default.lock")
-	hold := exec.Command("flock", lockName, "sleep", "7")
+	hold := exec.Command("flock", "-o", lockName, "sleep", "7")
 	if err := hold.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -225,5 +226,96 @@ func TestChunksOfALogShrunkUnderTheRead(t *testing.T) {
 		if b.String() != tc.want {
 			t.Errorf("live %v: %q, want %q", tc.live, b.String(), tc.want)
 		}
+	}
+}
+
+// TestReadOfAJobEnding: a job whose wrapper has written its status
+// (exit_code.tmp) but not yet renamed it is reported ended, so its logs
+// are read whole, also an incomplete character at their end, as logs.sh
+// reads them: a follow that stops at that report has printed every byte.
+func TestReadOfAJobEnding(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "r")
+	c, err := newClient(t, root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Running, Stdout: "e\xe2\x82"})
+	write(t, filepath.Join(d.Path, "exit_code.tmp"), "0  \n")
+	q := shellgen.Logs{Ref: d.Meta.ID, Streams: []string{"stdout"}, HasOffset: true, Offsets: map[string]int64{"stdout": 0}}
+	r, done, _, ok := answererOf(c).logs(context.Background(), q, nil)
+	if !ok {
+		t.Fatal("left to the script")
+	}
+	got, err := io.ReadAll(r)
+	done()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(got, []byte("D\tstdout\t0\t3\t0\ne\xe2\x82")) {
+		t.Errorf("the read of a job ending: %q, want its 3 bytes whole", got)
+	}
+	for sh, path := range nativeShells(t) {
+		script, err := shellgen.LogsScript(targetOf(c), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		if err := (&Runtime{Shell: path}).Exec(context.Background(), script, nil, &want); err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want.String() {
+			t.Errorf("%s: made in Go %q, the script %q", sh, got, want.String())
+		}
+	}
+}
+
+// TestNewReadSizesUnderTheLock: a read with a cursor that waits for its
+// lock takes a running job's log sizes once it holds it: another reader
+// that moved the cursor past the size the log had when the read began is
+// no truncation (the read used to say the log was truncated and send it
+// again from its start).
+func TestNewReadSizesUnderTheLock(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "r")
+	c, err := newClient(t, root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Running, Stdout: "one\n"})
+	write(t, filepath.Join(d.Path, "cursor-default.stdout"), "4 6f6e650a\n")
+	lockName := filepath.Join(d.Path, "cursor-default.lock")
+	hold := exec.Command("flock", "-o", lockName, "sleep", "30")
+	if err := hold.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Wait()
+	defer hold.Process.Kill()
+	if !settled(func() bool { return exec.Command("flock", "-n", lockName, "true").Run() != nil }) {
+		t.Fatal("the lock was not taken")
+	}
+	req, err := shellgen.LogsRequest(targetOf(c), shellgen.Logs{Ref: d.Meta.ID, New: true, Streams: []string{"stdout"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	answered := make(chan error, 1)
+	go func() {
+		_, err := New().Answer(context.Background(), req, strings.NewReader(""), &out)
+		answered <- err
+	}()
+	// While the read waits: the job writes, another reader reads it.
+	time.Sleep(300 * time.Millisecond)
+	f, err := os.OpenFile(filepath.Join(d.Path, "stdout.log"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("two\n")
+	f.Close()
+	write(t, filepath.Join(d.Path, "cursor-default.stdout"), "8 6f6e650a74776f0a\n")
+	hold.Process.Kill()
+	if err := <-answered; err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "\nt\t") || !strings.Contains(out.String(), "D\tstdout\t8\t0\t1\n") {
+		t.Errorf("the read that waited: %q, want nothing new from 8 and no rewind", out.String())
 	}
 }

@@ -57,12 +57,13 @@ func (a answerer) logs(ctx context.Context, q shellgen.Logs, stdin io.Reader) (r
 		return nil, nil, false, false
 	}
 	if q.New {
-		r, ok := newRead(ctx, q, j, files, stdin, begin+j.obs)
+		r, finished, ok := newRead(ctx, q, j, files, stdin, begin+j.obs)
 		if !ok {
 			closeLogs()
 			return nil, nil, false, false
 		}
-		return r, func() { closePipe(r); closeLogs() }, false, true
+		// The read has ended, its cursor moved, before the answer does.
+		return r, func() { closePipe(r); <-finished; closeLogs() }, false, true
 	}
 	reads, ok := j.reads(q, files)
 	if !ok {
@@ -111,6 +112,7 @@ type logJob struct {
 	obs   string
 	tty   bool
 	live  bool
+	ended bool // exit_code was there first: the sizes were taken before the records
 }
 
 // lookAtJob looks at the job in dir, whose logs are files, on the boot
@@ -121,6 +123,7 @@ func lookAtJob(dir, boot string, files []*os.File) (logJob, bool) {
 	// taken before its records (bg_endsizes).
 	_, err := os.Stat(filepath.Join(dir, "exit_code"))
 	ended := err == nil
+	j.ended = ended
 	if ended && !sizesOf(files, j.sizes) {
 		return logJob{}, false
 	}
@@ -130,8 +133,15 @@ func lookAtJob(dir, boot string, files []*os.File) (logJob, bool) {
 	}
 	j.obs, j.tty = obs, strings.Contains(meta, `"pty":true`)
 	if !ended {
-		// bg_running, then the sizes.
-		if j.live, ok = wrapperRunning(dir, boot); !ok || !sizesOf(files, j.sizes) {
+		// bg_running, unless the records say that it has ended (an
+		// exit_code.tmp the wrapper has written: the read reports the job
+		// ended, so it reads its logs whole), then the sizes.
+		if !strings.Contains(obs, "\nX\t") {
+			if j.live, ok = wrapperRunning(dir, boot); !ok {
+				return logJob{}, false
+			}
+		}
+		if !sizesOf(files, j.sizes) {
 			return logJob{}, false
 		}
 	}

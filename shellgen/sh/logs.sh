@@ -43,8 +43,11 @@ bg_esz_stdout= bg_esz_stderr=
 # count them (the L record is left out), but at the end of a follow.
 bg_obsrec "$bg_d" || bg_err notfound "$bg_ref"
 bg_left=$bg_max
+# A job whose records say it has ended (an exit_code.tmp its wrapper has
+# written) is read whole, as an ended job's logs: no more comes from its
+# command.
 bg_live=0
-bg_running "$bg_d" && bg_live=1
+[ -n "${bg_ox-}" ] || ! bg_running "$bg_d" || bg_live=1
 bg_tty=0
 bg_ispty "$bg_d" && bg_tty=1
 # bg_commit STREAM OFFSET [MARK]: move the reader's cursor of STREAM

@@ -23,8 +23,11 @@ import (
 // flood into a program's memory.
 const defaultMaxBytes = 64 << 10
 
+// logsOptions are logs' flags and argument: the job (ref) and what to
+// read of it.
 type logsOptions struct {
 	bgjob.LogOptions
+	ref    string
 	offset int64
 	// new and reader read through the cursor of reader (--new, --reader).
 	new    bool
@@ -33,76 +36,19 @@ type logsOptions struct {
 }
 
 func (a *app) logsCommand() *cobra.Command {
+	long, example := help("logs")
 	var o logsOptions
 	cmd := &cobra.Command{
-		Use:   "logs ID",
-		Short: "Print a job's output",
-		Long: `Print a job's output exactly as written, binary-safe: stdout.log to stdout
-and stderr.log to stderr (--stdout or --stderr: only that log, on stdout).
-For one ordered stream, start the job with 'bgjob run --merge'.
-
---tail (-n), --head and --bytes read from the end or the start of the file
-without loading it. --offset K prints the bytes from byte K; with --json the
-result carries next_offset, so a caller can poll "what is new" without state.
---new keeps a read cursor in the job directory (one per --reader), so
-successive calls, from any process or machine, each print only unread output;
---new --tail N prints the last N lines of it and moves the cursor to the end.
-The cursor moves only over what reached the reader: into a pipe, over what
-the program at its other end read (after its last write bgjob waits up to 3
-s for it to read the rest; a program that reads nothing holds bgjob, and
-the reader's cursor, while a write waits for room in the pipe, until it
-exits), so '| head -c 100' leaves the rest for the next --new; a reader
-killed or cut off mid-read (Ctrl-C, a dropped connection) loses nothing,
-and the next --new repeats at most the last 256 KiB or second it printed.
---offset and --new never end in the middle of a UTF-8 character while the job
-runs, nor, on a --pty job, inside an escape sequence or after a CR that a
-newline may follow (so --plain never prints the tail of a sequence). --follow keeps printing until the job ends, then exits with its status;
-it ends as soon as its reader goes away (logs -f | grep -m1 ready). A log
-truncated under a follow, a wait --for or a --new cursor (logrotate's
-copytruncate) is read again from its start, with a warning on stderr, as
-tail -F does ("rewound" in --json). With
---json it prints one document, once the job has ended: its status and the
-end of its logs; to read a running job's output as it comes in JSON, call
---new --json again and again.
-
---plain prints text instead of the exact bytes: terminal escape sequences
-(colours, cursor motion, titles, charset selects) removed and "\r\n" made
-"\n", for the output of a job run with --pty or of a program that colours
-its output anyway. Offsets, cursors and --max-bytes still count the bytes in
-the log.
-
-Where a program reads (--json, --new, --tail, --head) at most 64 KiB of log
-data is printed, both logs together (--max-bytes N, 0: no cap): a longer
-range is cut (--tail and --follow --json keep its end, the others its
-start), the cut is
-marked ("truncated" and next_offset in --json, a hint on stderr otherwise),
-and --new moves its cursor only over what was printed, so nothing is
-skipped. A cut never splits a UTF-8 character: one the cap would split
-is printed whole where the range's start is kept (up to 3 bytes past N),
-and left out where its end is. Where the start is kept, a cut does not
-split a terminal escape sequence either (so --plain never prints a piece
-of one): it ends before the sequence, or takes a sequence the range
-starts with whole. Plain 'bgjob logs ID' prints everything.
-In --json, "data" is text: a byte that is not part of valid UTF-8
-appears as U+FFFD; offsets and --max-bytes count the log's bytes.
-
-With several hosts each line starts with "HOST: " (--no-prefix drops it);
-lines of different hosts never mix, and a last line without a newline gets
-one. --follow holds one connection per host: with more hosts than
---parallel, the later hosts are followed as the earlier ones end. A host
-whose first answer (bgjob's script begun there) does not come within
---host-timeout fails with "HOST: no answer within 30s (--host-timeout)"
-(exit 1); the others are followed on.`,
-		Example: `  bgjob logs -n 50 server
-  bgjob logs --stderr --follow build | grep -m1 'listening on'
-  bgjob logs --new --json tests          # only what arrived since the last --new
-  bgjob logs --offset 1024 --json tests  # the bytes from 1024, and next_offset`,
-		Args: needArgs(1, 1, "a job id or name"),
+		Use:     "logs ID",
+		Short:   "Print a job's output",
+		Long:    long,
+		Example: example,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.complete(cmd.Flags(), a.json); err != nil {
 				return err
 			}
-			return a.logs(cmd.Context(), args[0], o.LogOptions, o.plain)
+			o.ref = args[0]
+			return a.runLogs(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
@@ -201,7 +147,9 @@ type logChunk struct {
 	Data string `json:"data"`
 }
 
-func (a *app) logs(ctx context.Context, ref string, o bgjob.LogOptions, plain bool) error {
+// runLogs prints what o asks of its job's logs, from one host or several.
+func (a *app) runLogs(ctx context.Context, lo logsOptions) error {
+	ref, o, plain := lo.ref, lo.LogOptions, lo.plain
 	// --follow waits: --host-timeout bounds each host's first answer.
 	f := a.fleet(a.limit(0))
 	o.Rewound = a.rewound(ref)

@@ -43,6 +43,7 @@ func (a *app) logsCommand() *cobra.Command {
 		Short:   "Print a job's output",
 		Long:    long,
 		Example: example,
+		Args:    needArgs(1, 1, "a job id or name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.complete(cmd.Flags(), a.json); err != nil {
 				return err

@@ -114,30 +114,11 @@ func (c *Cursor) committed(res *LogResult, id string) {
 // loses nothing, and one that is killed without a chance to report gets
 // again at most what it was given since its last report.
 const (
-	commitEvery  = 256 << 10
-	commitPeriod = time.Second
-	// commitGrace bounds how long a read that ends early waits for its
-	// last report to reach the host and the script to end, before the
-	// script is cut.
-	commitGrace = 5 * time.Second
-	// drainPoll is the longest pause between two looks at a reader that
-	// has not read everything yet (a pipe gives no event for that), and
-	// drainLimit how long the last report waits for it: a caller that
-	// reads only once bgjob has ended (wait, then read) is not held
-	// forever; what it reads after that is read again next time.
-	drainPoll  = 50 * time.Millisecond
-	drainLimit = 3 * time.Second
+	commitEvery = 256 << 10
 	// reportsAhead is how many reports the host may leave unread before a
-	// delivery waits for it to read them (one: the one just made), and
-	// reportWait how long it
-	// waits, once: a committer in this process (a read runtime/local
-	// answers) shares its processors with the copy, and a reader killed
-	// while reports wait in memory would get again all they covered
-	// (megabytes at the copy's speed), where a script's committer reads
-	// them from a pipe that outlives the reader. A host that does not
-	// read them in time is not waited for again in that read.
+	// delivery waits for it to read them (one: the one just made), up to
+	// reportWait.
 	reportsAhead = 1
-	reportWait   = 100 * time.Millisecond
 )
 
 // errReported ends a read with a cursor whose last report is made.

@@ -10,12 +10,62 @@ import (
 	"github.com/bgjob/bgjob/internal/records"
 )
 
-// answerGrace is how long past a wait's timeout the client still waits for
-// the host's own answer, which reports the jobs as they stand. After it the
-// client gives up on the host, ends the script there (its stdin closes,
-// see bg_watchin) and reports the timeout with the jobs as one look at them
-// within standingGrace finds them (none if the host does not answer).
-const answerGrace = time.Second
+// The engine's time limits and periods (the public defaults, DefaultGrace,
+// DefaultLaunchTimeout, DefaultMaxAge, MaxTimeout, are with the API they
+// bound). The caller's ctx bounds every call besides.
+const (
+	// answerGrace is how long past a wait's timeout the client still
+	// waits for the host's own answer, which reports the jobs as they
+	// stand. After it the client gives up on the host, ends the script
+	// there (its stdin closes, see bg_watchin) and reports the timeout
+	// with the jobs as one look at them within standingGrace finds them
+	// (none if the host does not answer).
+	answerGrace = time.Second
+	// standingGrace bounds that look at the jobs after a wait whose host
+	// did not answer within answerGrace of its timeout (a loaded host, a
+	// slow look).
+	standingGrace = 3 * time.Second
+	// commitPeriod: a long read with a cursor reports what was delivered
+	// at least this often (and every commitEvery bytes).
+	commitPeriod = time.Second
+	// commitGrace bounds how long a read that ends early waits for its
+	// last report to reach the host and the script to end, before the
+	// script is cut; a launch whose caller has gone, for the script to end
+	// by itself.
+	commitGrace = 5 * time.Second
+	// drainPoll is the longest pause between two looks at a reader that
+	// has not read everything yet (a pipe gives no event for that), and
+	// drainLimit how long the last report waits for it: a caller that
+	// reads only once bgjob has ended (wait, then read) is not held
+	// forever; what it reads after that is read again next time.
+	drainPoll  = 50 * time.Millisecond
+	drainLimit = 3 * time.Second
+	// reportWait is how long a delivery waits, once a read, for the host
+	// to read the reports before it (reportsAhead): a committer in this
+	// process (a read runtime/local answers) shares its processors with
+	// the copy, and a reader killed while reports wait in memory would
+	// get again all they covered (megabytes at the copy's speed), where a
+	// script's committer reads them from a pipe that outlives the reader.
+	// A host that does not read them in time is not waited for again in
+	// that read.
+	reportWait = 100 * time.Millisecond
+	// watchTick is how often a wait, follow or wait --for on this machine
+	// looks without a file event: a wrapper killed with SIGKILL changes
+	// no file.
+	watchTick = time.Second
+	// floodPause: a look of a follow that copied floodBytes or more is
+	// followed by another this much later, without a watch: a job that
+	// writes 100 MB/s in 8 KiB writes is looked at 50 times a second, and
+	// no file event wakes the follow meanwhile (12,000 a second).
+	floodPause = 20 * time.Millisecond
+	// scriptEvery is how often at most a wait --for on this machine runs
+	// its script while Go's reading of the pattern finds nothing.
+	scriptEvery = 3 * time.Second
+	// launchWatch bounds the watch of a launch under way: a job directory
+	// without meta.json is one for a minute after it last changed
+	// (bg_launching).
+	launchWatch = 70 * time.Second
+)
 
 // Within bounds one call to host ("" for this machine), connecting
 // included, to d from now: it returns ctx ending after d (ctx itself when

@@ -78,10 +78,6 @@ func (c *Client) Wait(ctx context.Context, refs []string, o WaitOptions) (jobs [
 	return jobs, err
 }
 
-// standingGrace bounds the look at the jobs after a wait whose host did not
-// answer within answerGrace of its timeout (a loaded host, a slow look).
-const standingGrace = 3 * time.Second
-
 // standing returns the jobs refs name as they stand, or nil when the host
 // does not answer within standingGrace: a wait that timed out without the
 // host's answer still reports the jobs when it can. The look runs aside and

@@ -221,14 +221,9 @@ func (c *Client) waitFor(ctx context.Context, q *shellgen.WaitFor, timeout time.
 	return job, Match{}, errors.New("waiting for a line: the script reported nothing")
 }
 
-const (
-	// maxPrefilter is the most new bytes of the logs mayMatch reads; past
-	// it the script looks.
-	maxPrefilter = 1 << 20
-	// scriptEvery is how often at most a wait --for on this machine runs
-	// its script while Go's reading of the pattern finds nothing.
-	scriptEvery = 3 * time.Second
-)
+// maxPrefilter is the most new bytes of the logs mayMatch reads; past it
+// the script looks.
+const maxPrefilter = 1 << 20
 
 // mayMatch reports whether the job q names may have ended, or a line
 // appended to its logs since q's offsets may match re, q's pattern as Go

@@ -15,14 +15,9 @@ var errPending = errors.New("jobs still running")
 // meanwhile, and makes the watch again once a look returns errPending.
 var errFlood = fmt.Errorf("%w: a flood", errPending)
 
-// A look of a follow on this machine that copied floodBytes or more is
-// followed by another floodPause later, without a watch: a job that
-// writes 100 MB/s in 8 KiB writes is looked at 50 times a second, and no
-// file event wakes the follow meanwhile (12,000 a second).
-const (
-	floodBytes = 64 << 10
-	floodPause = 20 * time.Millisecond
-)
+// floodBytes: a look of a follow on this machine that copied this much or
+// more is followed by another floodPause later, without a watch.
+const floodBytes = 64 << 10
 
 // watch starts w's watch of dirs, and returns the function that ends it.
 func watch(ctx context.Context, w Watcher, dirs []string) (<-chan string, context.CancelFunc, error) {
@@ -73,7 +68,7 @@ func watched(ctx context.Context, w Watcher, dirs []string, timeout time.Duratio
 		defer t.Stop()
 		deadline = t.C
 	}
-	tick := time.NewTicker(time.Second)
+	tick := time.NewTicker(watchTick)
 	defer tick.Stop()
 	unwatched := false // a watch made again failed: the tick alone wakes
 	for {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"time"
 
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/runtime/local/proc"
@@ -135,11 +134,6 @@ func (c *Client) rootDirs() []string {
 	}
 	return dirs
 }
-
-// launchWatch bounds the watch of a launch under way: a job directory
-// without meta.json is one for a minute after it last changed
-// (bg_launching).
-const launchWatch = 70 * time.Second
 
 // watchLaunch reports, when the entry name of one of the workspace
 // directories dirs is a job directory without meta.json yet (a launch

@@ -730,10 +730,11 @@ func TestNativeLeftoversNotIntoARemoval(t *testing.T) {
 	}
 	// A process of the user caught in the middle of an exec (other
 	// tests') declines the record (the blank rule): tries for a while,
-	// since a busy host's tests exec all the time.
+	// since a busy host's tests exec all the time (10 s were too few
+	// beside the other packages' tests and two busy loops).
 	want := map[string]string{kept.Path: "0\n", removed.Path: ""}
 	var got map[string]string
-	for end := time.Now().Add(10 * time.Second); !maps.Equal(got, want) && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	for end := time.Now().Add(time.Minute); !maps.Equal(got, want) && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		l := newProcLook(boot)
 		l.lun1 = []string{kept.Path, removed.Path}
 		if !l.leftovers() {

@@ -369,3 +369,28 @@ func TestCursorHeadLeavesTheRest(t *testing.T) {
 		}
 	}
 }
+
+// TestCursorPlainHeadLosesNothing: `logs --new --plain | head -c 100`
+// leaves every line it did not take for the next read: the pipe holds
+// text, shorter than the log bytes it came from, so its unread bytes do
+// not measure log bytes (the cursor used to move past lines 14 to 903).
+func TestCursorPlainHeadLosesNothing(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	flags := []string{"--root", root}
+	id, _ := endedJob(t, flags, `i=1; while [ $i -le 2000 ]; do printf "\033[31mline %d\033[0m\n" $i; i=$((i+1)); done`)
+	sh := exec.Command("sh", "-c", `"$0" --root "$1" logs --new --plain "$2" | head -c 100 >/dev/null`, bgjobBinary(t), root, id)
+	if b, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("the partial read: %v: %s", err, b)
+	}
+	code, out, errs := bgjob(context.Background(), append(flags, "logs", "--new", "--plain", "--max-bytes", "0", id)...)
+	if code != 0 {
+		t.Fatalf("the next read: exit %d: %s", code, errs)
+	}
+	for _, line := range []string{"line 14\n", "line 500\n", "line 903\n", "line 2000\n"} {
+		if !strings.Contains(out, line) {
+			t.Fatalf("the read after a reader that took 100 bytes lacks %q", line)
+		}
+	}
+}

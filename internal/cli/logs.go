@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sync"
 	"syscall"
@@ -176,6 +177,13 @@ func (a *app) runLogs(ctx context.Context, lo logsOptions) error {
 		// sits unread in a pipe; a reader that goes (head -c 100) leaves
 		// the rest for the next read.
 		o.Cursor.Unread = unreadOf(a.stdout, errw)
+		if o.Cursor.Unread != nil && (plain || a.many()) {
+			// The pipe holds text (--plain's, a host's prefix), not log
+			// bytes: its unread bytes do not say how many log bytes
+			// were not read. While any are unread, none written since
+			// the last report count as read.
+			o.Cursor.Unread = allOrNothing(o.Cursor.Unread)
+		}
 	}
 	if o.Follow {
 		// A follow ends when its reader goes away (grep -m1), on every
@@ -338,6 +346,19 @@ func unreadOf(out, errw io.Writer) func(string) (int64, bool) {
 			return 0, false
 		}
 		return f()
+	}
+}
+
+// allOrNothing is unread for a pipe of text made of the log bytes: any
+// byte unread in it stands for every log byte written since the last
+// report (a reader that goes gets them again, never loses them).
+func allOrNothing(unread func(string) (int64, bool)) func(string) (int64, bool) {
+	return func(stream string) (int64, bool) {
+		n, gone := unread(stream)
+		if n > 0 {
+			n = math.MaxInt64 / 4
+		}
+		return n, gone
 	}
 }
 

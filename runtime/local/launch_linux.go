@@ -146,7 +146,10 @@ func makeRoot(root, ws string, mask uint32) string {
 		if fi.IsDir() && fi.Mode().Perm()&0o022 != 0 {
 			return refuse(errKindRoot, "root "+root+" is writable by other users (want mode 0700)")
 		}
-		writePrivate(root+"/.bgjob-root", "", mask)
+		// A root where it cannot be made (read-only, full, immutable) is
+		// checked again next time, as bg_makeroot does; what cannot be
+		// made in it says so.
+		_ = writePrivate(root+"/.bgjob-root", "", mask)
 	}
 	return ""
 }
@@ -434,15 +437,20 @@ func reason(err error) string {
 
 // mkdirAllPrivate is mkdir -p under umask 077: each directory made has
 // mode 0700.
+// A dir that is there but no directory fails as mkdir -p fails: "file
+// exists", or "not a directory" for one of its parents.
 func mkdirAllPrivate(dir string, mask uint32) error {
 	if fi, err := os.Stat(dir); err == nil {
 		if fi.IsDir() {
 			return nil
 		}
-		return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+		return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.EEXIST}
 	}
 	if parent := filepath.Dir(dir); parent != dir {
 		if err := mkdirAllPrivate(parent, mask); err != nil {
+			if errors.Is(err, syscall.EEXIST) {
+				return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+			}
 			return err
 		}
 	}

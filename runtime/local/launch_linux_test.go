@@ -96,6 +96,25 @@ func TestNativeLaunchIsTheScripts(t *testing.T) {
 					t.Fatal(err)
 				}
 			}},
+		// mkdir -p's reason for a workspace that is a file: it exists.
+		{name: "workspace a file", root: "r", spec: bgjob.Spec{Argv: []string{"true"}}, native: true,
+			prep: func(t *testing.T, root string) {
+				mkdir(t, root, 0o700)
+				if err := os.WriteFile(root+"/default", nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}},
+		// A root where .bgjob-root cannot be made (immutable, read-only,
+		// full) is used all the same, and checked again next time.
+		{name: "marker not made", root: "r", spec: bgjob.Spec{Argv: []string{"true"}}, native: true,
+			prep: func(t *testing.T, root string) {
+				mkdir(t, root+"/default", 0o700)
+				// A link to nowhere: not the owner's file, and no file can
+				// be made through it.
+				if err := os.Symlink(root+"/nowhere/x", root+"/.bgjob-root"); err != nil {
+					t.Fatal(err)
+				}
+			}},
 		{name: "job dir exists", root: "r", spec: bgjob.Spec{Argv: []string{"true"}, ID: "20261204T000000-exists"}, native: true,
 			prep: func(t *testing.T, root string) { mkdir(t, root+"/default/20261204T000000-exists", 0o700) }},
 		// The script's: named.

@@ -22,7 +22,11 @@ bg_makeroot() {
 		case $(ls -ld "$bg_root" 2>/dev/null) in
 		d????w* | d???????w*) bg_err root "root $bg_root is writable by other users (want mode 0700)" ;;
 		esac
-		: >"$bg_root/.bgjob-root"
+		# A root where it cannot be made (read-only, full, immutable) is
+		# checked again next time; what cannot be made in it says so.
+		# command: a failed redirection of a special builtin would end
+		# the shell with the shell's own words.
+		{ command : >"$bg_root/.bgjob-root"; } 2>/dev/null || :
 	fi
 }
 

@@ -148,7 +148,7 @@ func (a *app) runRun(ctx context.Context, o runOptions) error {
 		case err == nil && o.wait > 0:
 			waited = a.promote(ctx, c, j, o)
 		case err != nil && ctx.Err() != nil:
-			a.sayGoesOn(ctx, c, o.spec.ID)
+			a.sayGoesOn(ctx, c, o.spec.ID, o.quiet)
 		}
 		return j, err
 	})
@@ -189,12 +189,17 @@ func (a *app) completeSpec(o *runOptions) error {
 // launched: the job may run all the same (its wrapper, once started, goes
 // on by itself). A look, past the interrupt and short, says so rather
 // than leave it unseen.
-func (a *app) sayGoesOn(ctx context.Context, c *bgjob.Client, id string) {
+func (a *app) sayGoesOn(ctx context.Context, c *bgjob.Client, id string, quiet bool) {
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), interruptedLook)
 	jobs, err := c.Status(lctx, id)
 	cancel()
 	if err == nil && len(jobs) == 1 && jobs[0].Status.Active() {
 		fmt.Fprintf(a.stderr, "bgjob: job %s goes on in the background (bgjob stop %s stops it)\n", id, id)
+		if quiet && !a.many() {
+			// id=$(bgjob run -q ...) has the job it started all the
+			// same.
+			fmt.Fprintln(a.stdout, id)
+		}
 	}
 }
 

@@ -744,3 +744,33 @@ func TestFullDiskSaysSo(t *testing.T) {
 		}
 	})
 }
+
+// TestInterruptedRunQuietPrintsTheId: a run -q interrupted (Ctrl-C) while
+// it launches, whose job goes on all the same, prints that job's id on
+// stdout, as an uninterrupted one does, so id=$(bgjob run -q ...) keeps
+// the job it started. The interrupt comes 0 to 39 ms after the start;
+// those that land during the launch are checked.
+func TestInterruptedRunQuietPrintsTheId(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	landed := 0
+	for i := range 40 {
+		// The CLI's context ends as an interrupt ends it: cancelled.
+		ctx, cancel := context.WithCancel(context.Background())
+		timer := time.AfterFunc(time.Duration(i)*time.Millisecond, cancel)
+		code, out, errs := bgjob(ctx, "--root", root, "run", "-q", "--", "sleep 300")
+		timer.Stop()
+		cancel()
+		before, _, goes := strings.Cut(errs, " goes on in the background")
+		if !goes {
+			continue
+		}
+		landed++
+		id := before[strings.LastIndex(before, " ")+1:]
+		if code != 130 || strings.TrimSpace(out) != id {
+			t.Errorf("interrupt after %d ms: exit %d, stdout %q, stderr %q; want 130 and the id %s on stdout", i, code, out, errs, id)
+		}
+	}
+	t.Logf("%d of 40 interrupts landed while the launch ran", landed)
+}

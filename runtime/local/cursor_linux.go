@@ -180,62 +180,15 @@ func (c *cursorRead) writeRanges(w *bufio.Writer) error {
 			from = 0
 			writeCursor(c.cursor(st), "0")
 		}
-		rg, err := newRange(f, c.j, size, dr, from, n, zero)
-		if err != nil {
+		ask := logAsk{mode: "new", n: n, zero: zero, offset: from, live: c.j.live, tty: c.j.tty, capped: c.q.MaxBytes > 0}
+		if rd.span, err = logRange(f, size, dr, ask, &left); err != nil {
 			return err
 		}
-		if c.q.MaxBytes > 0 && rg.to-rg.from > left {
-			rg.cut = true
-			if rg.from, rg.to, err = capRange(f, rg.from, rg.to, left, rg.back, c.j.live); err != nil {
-				return err
-			}
-		}
-		left = max(left-(rg.to-rg.from), 0)
-		rd.span = span{rg.from, rg.to, rg.cut}
 		if err := writeRead(w, rd, c.j.dir); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// newRange is the range of mode new of the log f, of size bytes whose
-// first dr the cap dropped, from the cursor at from: to the log's end,
-// before an incomplete character while the job runs, and a PTY job's
-// before an escape sequence cut off; with n > 0 (or zero) only its last n
-// lines, keeping its end when cut (back).
-func newRange(f *os.File, j logJob, size, dr, from, n int64, zero bool) (newSpan, error) {
-	to := size
-	var err error
-	if j.live {
-		if to, err = utf8End(f, size, from); err != nil {
-			return newSpan{}, err
-		}
-		if j.tty {
-			if to, err = escEnd(f, from, to, -1); err != nil {
-				return newSpan{}, err
-			}
-		}
-	}
-	back := false
-	if n > 0 || zero {
-		tl, err := tailStart(f, to, n)
-		if err != nil {
-			return newSpan{}, err
-		}
-		from, back = max(from, tl), true
-	}
-	from = max(from, dr)
-	to = min(to, size)
-	from = min(from, to)
-	return newSpan{from: from, to: to, back: back}, nil
-}
-
-// newSpan is a range of mode new before the cap: whether the cap keeps
-// its end (back), and whether it cut it.
-type newSpan struct {
-	from, to  int64
-	back, cut bool
 }
 
 // readCursor reads the cursor file name: its offset and its mark, as
@@ -294,35 +247,42 @@ func (c *cursorRead) commitReports(stdin io.Reader) bool {
 	// base is each stream's cursor as the committer last wrote it (read
 	// from its file at first: a rewind may have written it since the
 	// read began), last its last report, written the line last written.
-	base := map[string]*[2]string{}
-	last := map[string][2]string{}
+	base, last := map[string]cursorPos{}, map[string]cursorPos{}
 	written := map[string]string{}
-	// next is the cursor line of stream st after the last report, from
-	// base; moved false where it does not move the cursor.
-	next := func(st string) (string, bool) {
+	// next is the cursor of stream st after its last report, from base,
+	// as a line; moved false where it does not move the cursor.
+	next := func(st string) (line string, moved bool) {
 		r, there := last[st]
 		if !there {
 			return "", false
 		}
-		b := base[st]
-		if b == nil {
-			off, mark := readCursor(c.cursor(st))
-			b = &[2]string{strconv.FormatInt(off, 10), mark}
+		b, read := base[st]
+		if !read {
+			b.off, b.mark = readCursor(c.cursor(st))
 			base[st] = b
 		}
-		cur, _ := strconv.ParseInt(b[0], 10, 64)
-		off, _ := strconv.ParseInt(r[0], 10, 64)
-		return commitLine(cur, b[1], off, r[1])
+		return commitLine(b.off, b.mark, r.off, r.mark)
 	}
-	write := func() bool {
+	// write writes each stream's next cursor; batch makes it the base of
+	// the next ones, as the committer's own writes are.
+	write := func(batch bool) bool {
 		ok := true
 		for _, st := range c.q.Streams {
-			if line, moved := next(st); moved && line != written[st] {
+			line, moved := next(st)
+			if !moved {
+				continue
+			}
+			if line != written[st] {
 				if !writeCursor(c.cursor(st), line) {
 					ok = false
 					continue
 				}
 				written[st] = line
+			}
+			if batch {
+				var b cursorPos
+				b.off, b.mark = readCursorLine(line)
+				base[st] = b
 			}
 		}
 		return ok
@@ -335,44 +295,45 @@ func (c *cursorRead) commitReports(stdin io.Reader) bool {
 			// A last line without its newline is not read (read -r).
 			break
 		}
-		st, off, mark, valid := parseReport(strings.TrimSuffix(line, "\n"))
+		st, r, valid := parseReport(strings.TrimSuffix(line, "\n"))
 		if !valid {
 			continue
 		}
-		last[st] = [2]string{off, mark}
-		if n++; n%8 == 0 {
-			// The committer's write: what the next ones start from.
-			write()
-			for _, st := range c.q.Streams {
-				if line, moved := next(st); moved {
-					off, mark := readCursorLine(line)
-					base[st] = &[2]string{strconv.FormatInt(off, 10), mark}
-				}
-			}
-		} else if br.Buffered() == 0 {
-			write()
+		last[st] = r
+		if n++; n%8 == 0 || br.Buffered() == 0 {
+			write(n%8 == 0)
 		}
 	}
 	// The committer's last write, whose status is the read's.
-	return write()
+	return write(true)
+}
+
+// cursorPos is a cursor's offset and mark (hex), or a report's.
+type cursorPos struct {
+	off  int64
+	mark string
 }
 
 // parseReport splits a report line as `IFS=' ' read -r st c cm` does, and
 // checks it as the committer does: a stream, an offset of digits, and a
 // mark of hex digits (else none).
-func parseReport(line string) (stream, off, mark string, ok bool) {
+func parseReport(line string) (stream string, r cursorPos, ok bool) {
 	line = strings.Trim(line, " ")
 	stream, rest, _ := strings.Cut(line, " ")
 	rest = strings.TrimLeft(rest, " ")
-	off, mark, _ = strings.Cut(rest, " ")
+	off, mark, _ := strings.Cut(rest, " ")
 	mark = strings.Trim(mark, " ")
 	if stream != "stdout" && stream != "stderr" || off == "" || strings.Trim(off, "0123456789") != "" {
-		return "", "", "", false
+		return "", cursorPos{}, false
 	}
 	if strings.Trim(mark, "0123456789abcdef") != "" {
 		mark = ""
 	}
-	return stream, off, mark, true
+	n, err := strconv.ParseInt(off, 10, 64)
+	if err != nil {
+		return "", cursorPos{}, false
+	}
+	return stream, cursorPos{n, mark}, true
 }
 
 // commitCursor is bg_commit: it moves the cursor file name forward to

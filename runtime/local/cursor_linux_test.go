@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -133,15 +135,7 @@ func TestNativeNewBusyCursor(t *testing.T) {
 	}
 	d := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited, Stdout: "x\n"})
 	lockName := filepath.Join(d.Path, "cursor-default.lock")
-	hold := exec.Command("flock", "-o", lockName, "sleep", "7")
-	if err := hold.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer hold.Wait()
-	defer hold.Process.Kill()
-	if !settled(func() bool { return exec.Command("flock", "-n", lockName, "true").Run() != nil }) {
-		t.Fatal("the lock was not taken")
-	}
+	release := holdLock(t, lockName)
 	req, err := shellgen.LogsRequest(targetOf(c), shellgen.Logs{Ref: d.Meta.ID, New: true})
 	if err != nil {
 		t.Fatal(err)
@@ -153,8 +147,7 @@ func TestNativeNewBusyCursor(t *testing.T) {
 	if want := "E\tcursorbusy\tthe read cursor is busy: another reader holds " + lockName + "\n"; !strings.Contains(out.String(), want) {
 		t.Errorf("the busy read printed %q, want %q", out.String(), want)
 	}
-	hold.Process.Kill()
-	hold.Wait()
+	release()
 	out.Reset()
 	if ok, err := New().Answer(context.Background(), req, io.NopCloser(strings.NewReader("")), &out); !ok || err != nil {
 		t.Fatalf("answered %v, %v", ok, err)
@@ -283,15 +276,7 @@ func TestNewReadSizesUnderTheLock(t *testing.T) {
 	d := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Running, Stdout: "one\n"})
 	write(t, filepath.Join(d.Path, "cursor-default.stdout"), "4 6f6e650a\n")
 	lockName := filepath.Join(d.Path, "cursor-default.lock")
-	hold := exec.Command("flock", "-o", lockName, "sleep", "30")
-	if err := hold.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer hold.Wait()
-	defer hold.Process.Kill()
-	if !settled(func() bool { return exec.Command("flock", "-n", lockName, "true").Run() != nil }) {
-		t.Fatal("the lock was not taken")
-	}
+	release := holdLock(t, lockName)
 	req, err := shellgen.LogsRequest(targetOf(c), shellgen.Logs{Ref: d.Meta.ID, New: true, Streams: []string{"stdout"}})
 	if err != nil {
 		t.Fatal(err)
@@ -311,11 +296,36 @@ func TestNewReadSizesUnderTheLock(t *testing.T) {
 	f.WriteString("two\n")
 	f.Close()
 	write(t, filepath.Join(d.Path, "cursor-default.stdout"), "8 6f6e650a74776f0a\n")
-	hold.Process.Kill()
+	release()
 	if err := <-answered; err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(out.String(), "\nt\t") || !strings.Contains(out.String(), "D\tstdout\t8\t0\t1\n") {
 		t.Errorf("the read that waited: %q, want nothing new from 8 and no rewind", out.String())
 	}
+}
+
+// holdLock holds the lock file name with flock(1), as a script's reader
+// holds a cursor's, until release (or the test's end) lets it go.
+func holdLock(t *testing.T, name string) (release func()) {
+	t.Helper()
+	// -o: the lock is flock's own, not inherited by the sleep, so killing
+	// flock lets it go.
+	hold := exec.Command("flock", "-o", name, "sleep", "60")
+	hold.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := hold.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			syscall.Kill(-hold.Process.Pid, syscall.SIGKILL)
+			hold.Wait()
+		})
+	}
+	t.Cleanup(release)
+	if !settled(func() bool { return exec.Command("flock", "-n", name, "true").Run() != nil }) {
+		t.Fatal("the lock was not taken")
+	}
+	return release
 }

@@ -165,7 +165,11 @@ func (j logJob) reads(q shellgen.Logs, files []*os.File) ([]logRead, bool) {
 			}
 		}
 		ask := logAsk{mode: mode, n: n, offset: off, live: j.live, tty: j.tty, capped: q.MaxBytes > 0}
-		rg, err := logRange(f, j.dir, st, size, ask, &left)
+		dr, err := droppedOf(j.dir, st)
+		if err != nil {
+			return nil, false
+		}
+		rg, err := logRange(f, size, dr, ask, &left)
 		if err != nil {
 			return nil, false
 		}
@@ -322,24 +326,21 @@ type span struct {
 	cut      bool
 }
 
-// logAsk is what a read asks of one log: mode and n as bg_mode and bg_n,
-// offset as bg_from_STREAM, live as bg_live, tty as bg_tty (a PTY job's),
-// and whether a cap bounds it (bg_max > 0).
+// logAsk is what a read asks of one log: mode, n and zero as bg_mode,
+// bg_n and bg_zero, offset as bg_from_STREAM (in mode new the cursor's),
+// live as bg_live, tty as bg_tty (a PTY job's), and whether a cap bounds
+// it (bg_max > 0).
 type logAsk struct {
-	mode      string
-	n, offset int64
-	live, tty bool
-	capped    bool
+	mode            string
+	n, offset       int64
+	zero, live, tty bool
+	capped          bool
 }
 
-// logRange is the range logs.sh sends of the log f, of size sz, of stream
-// st of the job in dir, for a, and, when capped, left the bytes the cap
+// logRange is the range logs.sh sends of the log f, of size sz, whose
+// first dr bytes the cap dropped, for a, and, when capped, left the bytes the cap
 // still allows (bg_left), which it lowers.
-func logRange(f *os.File, dir, st string, sz int64, a logAsk, left *int64) (span, error) {
-	dr, err := droppedOf(dir, st)
-	if err != nil {
-		return span{}, err
-	}
+func logRange(f *os.File, sz, dr int64, a logAsk, left *int64) (span, error) {
 	from, to, back, ahead, err := modeRange(f, sz, dr, a)
 	if err != nil {
 		return span{}, err
@@ -415,6 +416,22 @@ func modeRange(f *os.File, sz, dr int64, a logAsk) (from, to int64, back bool, a
 		}
 		to, err = escEnd(f, from, to, -1)
 		return from, to, false, ahead, err
+	case "new":
+		// From the reader's cursor (offset), as offset reads while the
+		// job runs; with n (or zero) only the last n lines of that,
+		// keeping its end when cut.
+		from, back = a.offset, a.n > 0 || a.zero
+		if a.live {
+			if to, err = utf8End(f, sz, from); err == nil && a.tty {
+				to, err = escEnd(f, from, to, -1)
+			}
+		}
+		if err == nil && back {
+			var tl int64
+			tl, err = tailStart(f, to, a.n)
+			from = max(from, tl)
+		}
+		return from, to, back, ahead, err
 	case "all":
 		return from, to, false, ahead, nil
 	}

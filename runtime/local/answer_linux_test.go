@@ -833,16 +833,16 @@ func TestLookWaitsForTheWrappersLastSteps(t *testing.T) {
 			t.Run(fmt.Sprintf("check %q, %s", check, tt.name), func(t *testing.T) {
 				t.Setenv(CheckEnv, check)
 				// A loaded machine can end the stand-in later than the
-				// bound: that round proves nothing, and is made again.
+				// bound, or start processes that hold back the record:
+				// that round proves nothing, and is made again.
 				for round := 1; ; round++ {
-					late := lookAtAWrapperEnding(t, c, root, tt.ends, tt.live)
-					if !late {
+					if !lookAtAWrapperEnding(t, c, root, tt.ends, tt.live) {
 						break
 					}
-					if round == 5 {
-						t.Fatalf("the stand-in was ended after the bound in %d rounds: the machine is too busy for this test", round)
+					if round == 8 {
+						t.Fatalf("%d rounds proved nothing: the machine is too busy for this test", round)
 					}
-					t.Logf("round %d: the stand-in was ended after the bound; again", round)
+					t.Logf("round %d proved nothing; again", round)
 				}
 			})
 		}
@@ -870,9 +870,11 @@ func TestLookWaitsForTheWrappersLastSteps(t *testing.T) {
 // leads its own group, a sleep in it) is alive with exit_code written,
 // and looks at it with c: ends after the look begins (0: never) the
 // stand-in and its sleep are killed. It checks the live count and the
-// leftovers record, and reports (late, checking nothing) when the kill
-// came after finishWait: the look may rightly have given up waiting.
-func lookAtAWrapperEnding(t *testing.T, c *testClient, root string, ends time.Duration, live int) (late bool) {
+// leftovers record, and reports (again) a round that proves nothing: the
+// kill came after finishWait (the look may rightly have given up
+// waiting), or a look that found none left recorded nothing, as it must
+// when another process was caught in its exec meanwhile.
+func lookAtAWrapperEnding(t *testing.T, c *testClient, root string, ends time.Duration, live int) (again bool) {
 	t.Helper()
 	w := exec.Command("sh", "-c", "sleep 60 & wait")
 	w.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -926,7 +928,16 @@ func lookAtAWrapperEnding(t *testing.T, c *testClient, root string, ends time.Du
 		t.Errorf("the look took %v, want it to wait %v for the wrapper", took, finishWait)
 	}
 	_, err = os.Stat(filepath.Join(d.Path, "leftovers"))
-	if recorded := err == nil; recorded != (live == 0) {
+	recorded := err == nil
+	if !recorded && live == 0 && jobs[0].LiveProcesses == 0 {
+		// A process of this user that started during the look and
+		// whose environment read empty (one of the other test
+		// packages', caught in its exec) may be the job's: the look
+		// rightly records nothing (bg_lblank). The round is made again.
+		t.Logf("no leftovers record: a process may have been caught in its exec")
+		return true
+	}
+	if recorded != (live == 0) {
 		t.Errorf("a leftovers record: %v, want %v", recorded, live == 0)
 	}
 	return false

@@ -172,7 +172,7 @@ func (a *app) rootCommand() *cobra.Command {
 	}
 	cmd.AddCommand(
 		a.runCommand(), a.statusCommand(), a.listCommand(), a.logsCommand(),
-		a.waitCommand(), a.stopCommand(), a.rmCommand(), a.pruneCommand(), a.sendCommand(), a.attachCommand(), a.topCommand(), a.versionCommand(),
+		a.waitCommand(), a.eventsCommand(), a.stopCommand(), a.rmCommand(), a.pruneCommand(), a.sendCommand(), a.attachCommand(), a.topCommand(), a.versionCommand(),
 		a.mcpCommand(),
 	)
 	// Listed in help and the generated docs like any other command.

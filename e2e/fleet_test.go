@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	bg "github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/internal/sshtest"
 	"github.com/bgjob/bgjob/jobdir"
 )
@@ -65,6 +66,7 @@ func TestFleet(t *testing.T) {
 	t.Run("stop --all", part.stopAll)
 	t.Run("same name, prune's kept", part.sameName)
 	t.Run("slots", part.slots)
+	t.Run("events", part.events)
 	t.Run("host down", part.hostDown)
 }
 
@@ -195,6 +197,45 @@ func (fl *fleet) fanOut(t *testing.T) {
 		if len(h.Jobs) != 1 || h.Jobs[0].ID != id || h.Jobs[0].Host != h.Host || h.Jobs[0].Status != jobdir.StatusExited {
 			t.Errorf("%s: status %+v, want job %s exited, on that host", h.Host, h.Jobs, id)
 		}
+	}
+}
+
+// events: a follow of the events of a job run on every host, until
+// every host's has ended, gets each host's started and ended events once,
+// each naming its host, the text a HOST column.
+func (fl *fleet) events(t *testing.T) {
+	const ws = "events"
+	id := fl.run(t, ws, `sleep 1; exit 4`)
+	code, out, errs := fl.bgjob(t, ws, "events", "--follow", "--until-done", "--json", id)
+	if code != 0 {
+		t.Fatalf("events: exit %d, stderr %q", code, errs)
+	}
+	var got []string
+	for line := range strings.Lines(out) {
+		var e bg.Event
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("events: %v: %q", err, line)
+		}
+		if e.ID != id {
+			t.Errorf("events: a line of job %s, want %s", e.ID, id)
+		}
+		if e.Event == bg.EventEnded && (e.ExitCode == nil || *e.ExitCode != 4) {
+			t.Errorf("events: %s ended with %v, want exit code 4", e.Host, e.ExitCode)
+		}
+		got = append(got, e.Host+" "+e.Event)
+	}
+	sort.Strings(got)
+	var want []string
+	for _, h := range fl.names {
+		want = append(want, h+" ended", h+" started")
+	}
+	sort.Strings(want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("events: each host's once (-want +got):\n%s", diff)
+	}
+	code, out, _ = fl.bgjob(t, ws, "events", id)
+	if n := strings.Count(out, "\n"); code != 0 || n != 2*len(fl.names) || !strings.HasPrefix(out, fl.names[0]+"\t") && !strings.Contains(out, "\n"+fl.names[0]+"\t") {
+		t.Errorf("events: exit %d, %d lines, want %d with a HOST column:\n%s", code, n, 2*len(fl.names), out)
 	}
 }
 

@@ -137,9 +137,11 @@ type Options struct {
 
 // Server is bgjob's MCP server: one per client connection.
 type Server struct {
-	opts   Options
-	hosts  *hosts
-	owned  *owned
+	opts  Options
+	hosts *hosts
+	owned *owned
+	// digest tells each tool result what changed for the client's jobs.
+	digest digest
 	reader string
 	sdk    *sdk.Server
 	// cursors holds the reads of job_output whose results may not have
@@ -191,7 +193,7 @@ func New(o Options) (*Server, error) {
 		instr = instr[:strings.LastIndexByte(instr, '\n')+1] + keepJobsInstructions
 	}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "bgjob", Version: o.Version}, &sdk.ServerOptions{Instructions: instr})
-	s.sdk.AddReceivingMiddleware(s.guardInput, s.endWithServer)
+	s.sdk.AddReceivingMiddleware(s.guardInput, s.endWithServer, s.tell)
 	s.addTools()
 	return s, nil
 }

@@ -179,7 +179,11 @@ func (s *Server) launch(ctx context.Context, host string, spec bgjob.Spec, keep 
 		j, err = c.Run(ctx, spec)
 		// Cut short (the call cancelled, the host given up on), the
 		// launch may have gone on: the job stays owned.
-		done(err != nil && ctx.Err() == nil && !errors.Is(err, bgjob.ErrNoAnswer))
+		failed := err != nil && ctx.Err() == nil && !errors.Is(err, bgjob.ErrNoAnswer)
+		done(failed)
+		if !failed {
+			s.digest.started(h, spec.ID)
+		}
 		return err
 	})
 	return j, name, err

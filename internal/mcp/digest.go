@@ -1,0 +1,216 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/internal/jobtext"
+	"github.com/bgjob/bgjob/jobdir"
+)
+
+// digestBound bounds the look at the client's jobs that each tool result
+// makes: a host that does not answer within it is looked at again at the
+// next call, and the result goes out without its events.
+const digestBound = 2 * time.Second
+
+// digest tells the client, in every tool result, what changed since its
+// previous call for the jobs it started through this server: those that
+// ended (not run included) or became ready, in an events field and one
+// line of text. No MCP notification starts a model's turn in today's
+// clients; the next tool result reaches every one of them.
+type digest struct {
+	mu sync.Mutex
+	// jobs holds, by host, the jobs started and not told ended, as last
+	// seen (a zero Job before the first look).
+	jobs map[string]map[string]jobdir.Job
+	// told holds the events told (id and kind).
+	told map[string]bool
+	// calls counts the starts, for a call to find the jobs it started.
+	starts int
+	order  map[string]int
+}
+
+// started records a job this client started on host.
+func (d *digest) started(host, id string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.jobs == nil {
+		d.jobs, d.told, d.order = map[string]map[string]jobdir.Job{}, map[string]bool{}, map[string]int{}
+	}
+	if d.jobs[host] == nil {
+		d.jobs[host] = map[string]jobdir.Job{}
+	}
+	d.jobs[host][id] = jobdir.Job{}
+	d.starts++
+	d.order[id] = d.starts
+}
+
+// mark is where the starts are at: the jobs started after it are those
+// of a call under way.
+func (d *digest) mark() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.starts
+}
+
+// collect looks at the jobs not told ended and returns their events not
+// told yet (ready, ended), oldest first. The jobs started after mark (by
+// the call whose result this is) are not told of: that result says how
+// they stand; their events so far count as told.
+func (d *digest) collect(ctx context.Context, s *Server, mark int) []bgjob.Event {
+	d.mu.Lock()
+	hosts := map[string][]jobdir.Job{}
+	for h, jobs := range d.jobs {
+		for id, j := range jobs {
+			if j.ID == "" {
+				j.ID = id
+			}
+			hosts[h] = append(hosts[h], j)
+		}
+	}
+	d.mu.Unlock()
+	if len(hosts) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, digestBound)
+	defer cancel()
+	var (
+		mu     sync.Mutex
+		looked = map[string][]jobdir.Job{}
+		wg     sync.WaitGroup
+	)
+	for h, jobs := range hosts {
+		wg.Go(func() {
+			c, _, err := s.client(ctx, h)
+			if err != nil {
+				return
+			}
+			// On this machine a wrapper that is alive with the start
+			// time its job recorded has not ended: no look is needed.
+			var look []string
+			for _, j := range jobs {
+				if j.Status == "" || c.MayHaveEnded([]jobdir.Job{j}) {
+					look = append(look, j.ID)
+				}
+			}
+			if len(look) == 0 {
+				return
+			}
+			got, _ := c.Status(ctx, look...)
+			mu.Lock()
+			looked[h] = got
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var evs []bgjob.Event
+	for h, jobs := range looked {
+		for _, j := range jobs {
+			if _, ok := d.jobs[h][j.ID]; !ok || j.ID == "" {
+				continue
+			}
+			d.jobs[h][j.ID] = j
+			quiet := d.order[j.ID] > mark
+			for _, e := range bgjob.JobEvents(j) {
+				if e.Event != bgjob.EventEnded && e.Event != bgjob.EventReady {
+					continue
+				}
+				key := e.ID + " " + e.Event
+				if d.told[key] {
+					continue
+				}
+				d.told[key] = true
+				if !quiet {
+					e.Host = hostName(h)
+					evs = append(evs, e)
+				}
+			}
+			if j.Status.Ended() {
+				delete(d.jobs[h], j.ID)
+			}
+		}
+	}
+	sortByTime(evs)
+	return evs
+}
+
+func sortByTime(evs []bgjob.Event) {
+	for i := 1; i < len(evs); i++ {
+		for k := i; k > 0 && evs[k].Time.Before(evs[k-1].Time); k-- {
+			evs[k], evs[k-1] = evs[k-1], evs[k]
+		}
+	}
+}
+
+// digestLine is the line of text that tells events: "since your last
+// call: job build exited 2 after 41s; job web is ready".
+func digestLine(evs []bgjob.Event) string {
+	var parts []string
+	for _, e := range evs {
+		name := e.Name
+		if name == "" {
+			name = e.ID
+		}
+		switch e.Event {
+		case bgjob.EventReady:
+			parts = append(parts, fmt.Sprintf("job %s is ready", name))
+		case bgjob.EventEnded:
+			s := jobtext.End(jobdir.Job{Status: e.Status, ExitCode: e.ExitCode, Signal: e.Signal})
+			if e.Reason != "" {
+				s += " (" + e.Reason + ")"
+			}
+			if e.Duration != nil {
+				s += " after " + jobtext.Duration(time.Duration(*e.Duration*float64(time.Second)))
+			}
+			parts = append(parts, fmt.Sprintf("job %s %s", name, s))
+		}
+	}
+	return "since your last call: " + strings.Join(parts, "; ")
+}
+
+// tell is the middleware that adds the digest to every tool result.
+func (s *Server) tell(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		mark := s.digest.mark()
+		res, err := next(ctx, method, req)
+		r, ok := res.(*sdk.CallToolResult)
+		if err != nil || !ok || r == nil {
+			return res, err
+		}
+		evs := s.digest.collect(ctx, s, mark)
+		if len(evs) == 0 {
+			return res, err
+		}
+		r.Content = append(r.Content, &sdk.TextContent{Text: digestLine(evs)})
+		if r.StructuredContent != nil {
+			r.StructuredContent = withEvents(r.StructuredContent, evs)
+		}
+		return r, nil
+	}
+}
+
+// withEvents returns the structured content v with an events field.
+func withEvents(v any, evs []bgjob.Event) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil || m == nil {
+		return v
+	}
+	m["events"] = evs
+	return m
+}

@@ -1,0 +1,49 @@
+package mcp_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/internal/mcp"
+)
+
+// TestDigestTellsEachEndOnce: the first tool result after a job the
+// client started ends carries its ended event (and a line of text) once;
+// the results after it do not; a job that ended within its own job_start
+// is told by that result, not again.
+func TestDigestTellsEachEndOnce(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	var quick job
+	call(t, cs, "job_start", map[string]any{"command": "exit 0", "name": "quick"}, &quick)
+	if quick.Status != "exited" {
+		t.Fatalf("quick: %s, want it ended within job_start's wait", quick.Status)
+	}
+	var started job
+	call(t, cs, "job_start", map[string]any{"command": "sleep 0.3; exit 2", "name": "build", "wait_sec": 0}, &started)
+	type told struct {
+		Events []bgjob.Event `json:"events"`
+	}
+	var got []bgjob.Event
+	var line string
+	for deadline := time.Now().Add(time.Minute); len(got) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no result told the end of build within a minute")
+		}
+		var d told
+		res := call(t, cs, "job_list", map[string]any{}, &d)
+		got, line = d.Events, text(res)
+	}
+	if len(got) != 1 || got[0].ID != started.ID || got[0].Event != bgjob.EventEnded || got[0].ExitCode == nil || *got[0].ExitCode != 2 {
+		t.Fatalf("events %+v, want build's end with exit code 2, alone", got)
+	}
+	if !strings.Contains(line, "since your last call: job build exited 2 after ") {
+		t.Errorf("text %q, want the line that tells build's end", line)
+	}
+	var d told
+	res := call(t, cs, "job_list", map[string]any{}, &d)
+	if len(d.Events) != 0 || strings.Contains(text(res), "since your last call") {
+		t.Errorf("the next result told again: %+v %q", d.Events, text(res))
+	}
+}

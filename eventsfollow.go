@@ -94,6 +94,8 @@ type eventsFollow struct {
 	// second to pass; last when the job's last matched event went out.
 	pending map[string]*Event
 	last    map[string]time.Time
+	// looked: the refs were found once.
+	looked bool
 }
 
 // follower reads one running job's output for matched events.
@@ -218,7 +220,13 @@ func (f *eventsFollow) sleep(ctx context.Context, jobsCh <-chan struct{}, files 
 // look reads the selected jobs.
 func (f *eventsFollow) look(ctx context.Context) ([]jobdir.Job, error) {
 	if len(f.refs) > 0 {
-		return f.c.Status(ctx, f.refs...)
+		jobs, err := f.c.Status(ctx, f.refs...)
+		if f.looked {
+			// A job removed since the first look has no more events.
+			err = IgnoreNotFound(err)
+		}
+		f.looked = f.looked || err == nil
+		return jobs, err
 	}
 	var jobs []jobdir.Job
 	_, err := f.c.ListFunc(ctx, ListOptions{Status: f.o.Status, AllWorkspaces: f.o.AllWorkspaces, SkipRunningCount: true}, func(j jobdir.Job) error {

@@ -64,6 +64,12 @@ bg_metaline() {
 	# Not a regular file (a FIFO, which a read would wait on for ever): as
 	# missing.
 	[ ! -L "$1" ] && [ -f "$1/meta.json" ] || return 1
+	# meta.json is written once (the launcher's mv) and never changed: the
+	# line read last is read again only for another job.
+	if [ "${bg_mlcd-}" = "$1" ]; then
+		bg_l=$bg_mlc bg_mbig=$bg_mlcb
+		return 0
+	fi
 	bg_mzx=./${1#"${bg_mzs-}"/}/meta.json
 	if [ -n "${bg_mzs-}" ] && [ "$bg_mzx" != "./$1/meta.json" ]; then
 		case $bg_mzf in
@@ -93,6 +99,7 @@ bg_metaline() {
 	# A removal may take meta.json between the look above and the read: the
 	# job is then being removed, not torn.
 	[ -n "$bg_l$bg_mbig" ] || [ -e "$1/meta.json" ] || return 1
+	[ -z "$bg_l$bg_mbig" ] || bg_mlcd=$1 bg_mlc=$bg_l bg_mlcb=$bg_mbig
 	return 0
 }
 

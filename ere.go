@@ -2,8 +2,25 @@ package bgjob
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
+
+// CompileERE compiles pattern, a POSIX extended regular expression, as
+// regexp.CompilePOSIX reads it (leftmost-longest), for matching in Go in
+// the dialect of WaitFor's pattern, which the host's grep -E reads: it
+// refuses, wrapping ErrUsage, what grep -E would read otherwise than RE2 or
+// Perl (\d, (?i), a backslash inside [...]), and what it cannot compile.
+func CompileERE(pattern string) (*regexp.Regexp, error) {
+	if err := checkERE(pattern); err != nil {
+		return nil, err
+	}
+	re, err := regexp.CompilePOSIX(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	return re, nil
+}
 
 // checkERE refuses a pattern for grep -E that a reader used to RE2 or
 // Perl (a model, or the filter of job_output) would expect to mean

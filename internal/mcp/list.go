@@ -155,10 +155,14 @@ func (c listCounts) text(host string) string {
 			total += n.n
 		}
 	}
+	jobs := "jobs"
+	if total == 1 {
+		jobs = "job"
+	}
 	if total == 0 {
 		return fmt.Sprintf("0 jobs on %s\n", hostName(host))
 	}
-	return fmt.Sprintf("%d jobs on %s: %s; %d started by you\n", total, hostName(host), strings.Join(parts, ", "), c.Mine)
+	return fmt.Sprintf("%d %s on %s: %s; %d started by you\n", total, jobs, hostName(host), strings.Join(parts, ", "), c.Mine)
 }
 
 // mine reports whether j was started by this server: its owner is the

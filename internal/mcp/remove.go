@@ -13,7 +13,7 @@ import (
 	"github.com/bgjob/bgjob/jobdir"
 )
 
-const removeDoc = `Remove ended jobs and their files (logs included), like "bgjob rm": the jobs ids names, or with all every
+const removeDoc = `Remove ended jobs and their files (logs included), like "bgjob rm": the jobs named in ids, or with all every
 ended job this client started through this server. A job still running, or whose processes outlive it, is never removed:
 job_stop it first. Returns the ids removed and, for each job not removed, why.`
 

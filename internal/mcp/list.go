@@ -47,13 +47,13 @@ type listJob struct {
 // listCounts are the jobs of a selection by status, and those of this
 // client.
 type listCounts struct {
-	Running    int `json:"running"`
-	Queued     int `json:"queued"`
-	Exited     int `json:"exited"`
-	Killed     int `json:"killed"`
-	Lost       int `json:"lost"`
-	NotRun     int `json:"not_run"`
-	Unreadable int `json:"unreadable"`
+	Running    int `json:"running" jsonschema:"jobs running"`
+	Queued     int `json:"queued" jsonschema:"jobs queued"`
+	Exited     int `json:"exited" jsonschema:"jobs exited"`
+	Killed     int `json:"killed" jsonschema:"jobs killed"`
+	Lost       int `json:"lost" jsonschema:"jobs lost"`
+	NotRun     int `json:"not_run" jsonschema:"jobs not run"`
+	Unreadable int `json:"unreadable" jsonschema:"jobs whose files cannot be read"`
 	Mine       int `json:"mine" jsonschema:"how many of them this client started through this server"`
 }
 

@@ -72,9 +72,8 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 	if o.AllWorkspaces {
 		t.Workspace = ""
 	}
-	owned := o.Owned || o.Owner != nil
-	q := shellgen.List{AllWorkspaces: o.AllWorkspaces, Before: o.Cursor, Owned: owned, SkipRunningCount: o.SkipRunningCount}
-	filtered := o.Status != "" || o.Search != "" || o.Name != "" || owned
+	q := shellgen.List{AllWorkspaces: o.AllWorkspaces, Before: o.Cursor, Owned: o.owned(), SkipRunningCount: o.SkipRunningCount}
+	filtered := o.Status != "" || o.Search != "" || o.Name != "" || o.owned()
 	if o.Limit > 0 && !filtered {
 		q.Max = o.Limit
 	}
@@ -93,10 +92,7 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 		errs       []error
 	)
 	keep := func(j jobdir.Job) error {
-		if o.Status != "" && j.Status != o.Status || o.Name != "" && j.Name != o.Name || owned && j.Owner == nil || o.Owner != nil && !o.Owner.Same(*j.Owner) {
-			return nil
-		}
-		if search != "" && !strings.Contains(strings.ToLower(j.ID+"\x00"+j.Name+"\x00"+j.Command), search) {
+		if !o.selects(j, search) {
 			return nil
 		}
 		if o.Count != nil {
@@ -127,4 +123,19 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 		return "", err
 	}
 	return next, errors.Join(errs...)
+}
+
+// owned reports whether o keeps only the jobs that record an owner.
+func (o ListOptions) owned() bool { return o.Owned || o.Owner != nil }
+
+// selects reports whether o's filters keep j; search is o.Search in lower
+// case.
+func (o ListOptions) selects(j jobdir.Job, search string) bool {
+	switch {
+	case o.Status != "" && j.Status != o.Status, o.Name != "" && j.Name != o.Name:
+		return false
+	case o.owned() && j.Owner == nil, o.Owner != nil && !o.Owner.Same(*j.Owner):
+		return false
+	}
+	return search == "" || strings.Contains(strings.ToLower(j.ID+"\x00"+j.Name+"\x00"+j.Command), search)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/bench/fixture"
 	"github.com/bgjob/bgjob/internal/sshtest"
+	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/runtime/local"
 	sshrt "github.com/bgjob/bgjob/runtime/ssh"
 )
@@ -37,8 +38,9 @@ func benchJobs(b *testing.B, rt bgjob.Runtime, n int) (*bgjob.Client, []string) 
 
 // BenchmarkClient measures the inspecting verbs through runtime/local at
 // 10, 1,000 and 10,000 jobs in the workspace (fabricated, not launched): a
-// page of List and Status should not grow with the workspace. (Logs is
-// measured through the CLI by bench/run.sh.)
+// page of List and Status should not grow with the workspace; a page with
+// counts of the whole workspace (Count) does. (Logs is measured through
+// the CLI by bench/run.sh.)
 func BenchmarkClient(b *testing.B) {
 	ctx := context.Background()
 	for _, n := range []int{10, 1000, 10000} {
@@ -50,6 +52,17 @@ func BenchmarkClient(b *testing.B) {
 					p, err := c.List(ctx, bgjob.ListOptions{Limit: 20})
 					if err != nil || len(p.Jobs) != min(n, 20) {
 						b.Fatalf("List: %d jobs, %v", len(p.Jobs), err)
+					}
+				}
+			})
+			// MCP's job_list: the page and counts over the whole
+			// workspace, which read every job's files (grows with n).
+			b.Run("List-limit-20-counts", func(b *testing.B) {
+				for b.Loop() {
+					seen := 0
+					p, err := c.List(ctx, bgjob.ListOptions{Limit: 20, SkipRunningCount: true, Count: func(jobdir.Job) { seen++ }})
+					if err != nil || len(p.Jobs) != min(n, 20) || seen != n {
+						b.Fatalf("List: %d jobs, %d counted, %v", len(p.Jobs), seen, err)
 					}
 				}
 			})

@@ -1,9 +1,34 @@
 package bgjob
 
 import (
+	"errors"
 	"fmt"
+	"regexp"
+	"regexp/syntax"
 	"strings"
 )
+
+// CompileERE compiles pattern, a POSIX extended regular expression, as
+// regexp.CompilePOSIX reads it (leftmost-longest), for matching in Go in
+// the dialect of WaitFor's pattern, which the host's grep -E reads: it
+// refuses, wrapping ErrUsage, what grep -E would read otherwise than RE2 or
+// Perl (\d, (?i), a backslash inside [...]), and what it cannot compile,
+// GNU grep's \w, \s and \b among it.
+func CompileERE(pattern string) (*regexp.Regexp, error) {
+	if err := checkERE(pattern); err != nil {
+		return nil, err
+	}
+	re, err := regexp.CompilePOSIX(pattern)
+	var se *syntax.Error
+	if errors.As(err, &se) && se.Code == syntax.ErrInvalidEscape {
+		// GNU grep's \w, \s and \b, which POSIX does not have.
+		return nil, fmt.Errorf("%w: in %s, %s is not POSIX extended regular expression syntax: use a class such as [[:alnum:]_] or [[:space:]]", ErrUsage, pattern, se.Expr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	return re, nil
+}
 
 // checkERE refuses a pattern for grep -E that a reader used to RE2 or
 // Perl (a model, or the filter of job_output) would expect to mean

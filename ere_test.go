@@ -3,6 +3,7 @@ package bgjob_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,5 +49,25 @@ func TestWaitForRefusesRE2Syntax(t *testing.T) {
 				t.Fatalf("WaitFor(%q): %v", tc.pattern, err)
 			}
 		})
+	}
+}
+
+// CompileERE reads a pattern as WaitFor does, leftmost-longest, and
+// refuses what grep -E reads otherwise than RE2.
+func TestCompileERE(t *testing.T) {
+	re, err := bgjob.CompileERE(`on [[:digit:]]+|on`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := re.FindString("listening on 8080"); got != "on 8080" {
+		t.Errorf("match %q, want the longest, %q", got, "on 8080")
+	}
+	for _, p := range []string{`on \d+`, `(?i)on`, `[\s]`, `(`, `\w+`} {
+		if _, err := bgjob.CompileERE(p); !errors.Is(err, bgjob.ErrUsage) {
+			t.Errorf("CompileERE(%q): %v, want ErrUsage", p, err)
+		}
+	}
+	if _, err := bgjob.CompileERE(`\s`); err == nil || !strings.Contains(err.Error(), "[[:space:]]") {
+		t.Errorf("CompileERE(\\s): %v, want what to write instead", err)
 	}
 }

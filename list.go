@@ -17,6 +17,8 @@ type ListOptions struct {
 	Status jobdir.Status
 	// Search keeps jobs whose id, name or command contains it, ignoring case.
 	Search string
+	// Name keeps the jobs of exactly this name ("" for all).
+	Name string
 	// Limit is the page size (0: no limit).
 	Limit int
 	// Cursor continues after the page that returned it.
@@ -26,6 +28,14 @@ type ListOptions struct {
 	// Owned keeps only the jobs that record an owner (Spec.Owner); the
 	// host reads only meta.json of the others.
 	Owned bool
+	// Owner, unless nil, keeps only the jobs of that owner
+	// (jobdir.Owner.Same), read as with Owned.
+	Owner *jobdir.Owner
+	// Count, unless nil, is handed every job of the selection, those
+	// before Cursor and past the page included, in the order of the list:
+	// for counts over the whole selection. The host then reads the files
+	// of every job selected, not only the page's.
+	Count func(jobdir.Job)
 	// SkipRunningCount does not count the processes of a job whose
 	// wrapper runs (running or queued: its Job.ProcessScan is
 	// jobdir.ScanNone), for a list that does not show them, such as bgjob
@@ -62,10 +72,14 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 	if o.AllWorkspaces {
 		t.Workspace = ""
 	}
-	q := shellgen.List{AllWorkspaces: o.AllWorkspaces, Before: o.Cursor, Owned: o.Owned, SkipRunningCount: o.SkipRunningCount}
-	filtered := o.Status != "" || o.Search != "" || o.Owned
+	q := shellgen.List{AllWorkspaces: o.AllWorkspaces, Before: o.Cursor, Owned: o.owned(), SkipRunningCount: o.SkipRunningCount}
+	filtered := o.Status != "" || o.Search != "" || o.Name != "" || o.owned()
 	if o.Limit > 0 && !filtered {
 		q.Max = o.Limit
+	}
+	if o.Count != nil {
+		// Every job is counted; the page is chosen here.
+		q.Before, q.Max = "", 0
 	}
 	req, err := shellgen.ListRequest(t, q)
 	if err != nil {
@@ -78,14 +92,21 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 		errs       []error
 	)
 	keep := func(j jobdir.Job) error {
-		if o.Status != "" && j.Status != o.Status || o.Owned && j.Owner == nil {
+		if !o.selects(j, search) {
 			return nil
 		}
-		if search != "" && !strings.Contains(strings.ToLower(j.ID+"\x00"+j.Name+"\x00"+j.Command), search) {
-			return nil
+		if o.Count != nil {
+			o.Count(j)
+			// As the host's Before: the ids that sort before the cursor.
+			if o.Cursor != "" && j.ID >= o.Cursor || next != "" {
+				return nil
+			}
 		}
 		if o.Limit > 0 && n == o.Limit {
 			next = last
+			if o.Count != nil {
+				return nil
+			}
 			return records.ErrStop
 		}
 		n++
@@ -102,4 +123,19 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 		return "", err
 	}
 	return next, errors.Join(errs...)
+}
+
+// owned reports whether o keeps only the jobs that record an owner.
+func (o ListOptions) owned() bool { return o.Owned || o.Owner != nil }
+
+// selects reports whether o's filters keep j; search is o.Search in lower
+// case.
+func (o ListOptions) selects(j jobdir.Job, search string) bool {
+	switch {
+	case o.Status != "" && j.Status != o.Status, o.Name != "" && j.Name != o.Name:
+		return false
+	case o.owned() && j.Owner == nil, o.Owner != nil && !o.Owner.Same(*j.Owner):
+		return false
+	}
+	return search == "" || strings.Contains(strings.ToLower(j.ID+"\x00"+j.Name+"\x00"+j.Command), search)
 }

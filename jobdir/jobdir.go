@@ -221,6 +221,13 @@ type Owner struct {
 	Keep bool `json:"keep,omitempty"`
 }
 
+// Same reports whether o and p are the same owner: the same process on the
+// same machine, whatever Keep says.
+func (o Owner) Same(p Owner) bool {
+	return o.Kind == p.Kind && o.PID == p.PID && o.ProcStart == p.ProcStart && o.BootID == p.BootID &&
+		o.Hostname == p.Hostname && o.MachineID == p.MachineID && o.PIDNamespace == p.PIDNamespace
+}
+
 // Job is a job as bgjob reports it: its Meta plus the state derived from the
 // job directory. It is the --json output of every verb.
 type Job struct {

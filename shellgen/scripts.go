@@ -530,10 +530,10 @@ func ListRequest(t Target, q List) (Request, error) {
 	})
 }
 
-// signals bgjob may send, by name.
-var signals = map[string]bool{
-	"TERM": true, "INT": true, "QUIT": true, "HUP": true, "KILL": true,
-	"USR1": true, "USR2": true, "ALRM": true,
+// Signals returns the names of the signals bgjob may send, as ParseSignal
+// returns them.
+func Signals() []string {
+	return []string{"TERM", "INT", "QUIT", "HUP", "KILL", "USR1", "USR2", "ALRM"}
 }
 
 // ParseSignal normalises a signal name ("term", "SIGTERM", "15") to the
@@ -544,7 +544,7 @@ func ParseSignal(s string) (string, error) {
 	if n, ok := byNum[up]; ok {
 		up = n
 	}
-	if !signals[up] {
+	if !slices.Contains(Signals(), up) {
 		return "", fmt.Errorf("unsupported signal %q (want TERM, INT, QUIT, HUP, KILL, USR1, USR2 or ALRM)", s)
 	}
 	return up, nil

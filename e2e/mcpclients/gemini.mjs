@@ -34,8 +34,13 @@ export function violations(schema, path) {
   return bad;
 }
 
+// Output schemas are held to the same subset: strict validators warn of a
+// type list there too.
 export function toolViolations(tools) {
-  return tools.flatMap((t) => violations(t.inputSchema, t.name));
+  return tools.flatMap((t) => [
+    ...violations(t.inputSchema, t.name),
+    ...(t.outputSchema ? violations(t.outputSchema, `${t.name} (output)`) : []),
+  ]);
 }
 
 if (argv[1] === fileURLToPath(import.meta.url)) {

@@ -40,6 +40,7 @@ type schema struct {
 	Type                 any                `json:"type"`
 	Description          string             `json:"description"`
 	Default              json.RawMessage    `json:"default"`
+	Enum                 []any              `json:"enum"`
 	Properties           map[string]*schema `json:"properties"`
 	Required             []string           `json:"required"`
 	Items                *schema            `json:"items"`
@@ -156,8 +157,19 @@ func fields(w *bytes.Buffer, prefix string, s *schema) {
 }
 
 // typeOf names a schema's type: "integer", "string or null", "array of
-// string", "object of string".
+// string", "object of string", or the values it takes: "`TERM` or `INT`".
 func typeOf(s *schema) string {
+	if len(s.Enum) > 0 {
+		var vs []string
+		for _, v := range s.Enum {
+			b, _ := json.Marshal(v)
+			vs = append(vs, "`"+string(b)+"`")
+		}
+		if len(vs) == 1 {
+			return vs[0]
+		}
+		return strings.Join(vs[:len(vs)-1], ", ") + " or " + vs[len(vs)-1]
+	}
 	var types []string
 	switch t := s.Type.(type) {
 	case string:

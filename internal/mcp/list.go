@@ -12,38 +12,67 @@ import (
 	"github.com/bgjob/bgjob/jobdir"
 )
 
-const listDoc = `List jobs, newest first, like "bgjob ls": id, name, status, exit code, reason, command, start and end times.
-Filter by status (running, queued, exited, killed, lost, not_run or unreadable) or search (id, name or command);
-limit (default 20, max 100) and cursor page through the rest.`
+const listDoc = `List jobs, newest first, like "bgjob ls": id, name, status, exit code, reason, command, start and end times, host.
+Filter by status (running, queued, exited, killed, lost, not_run or unreadable), by exact name, by search (id, name or command) or to the jobs this client started (mine);
+limit (default 20, max 100) and cursor page through the rest. counts gives the number of jobs of each status
+over the whole selection (every page), and mine the number of them this client started.`
 
 type listIn struct {
-	Status        string `json:"status,omitempty" jsonschema:"only jobs with this status: running, queued, exited, killed, lost, not_run or unreadable"`
+	Status        string `json:"status,omitempty" jsonschema:"only jobs with this status"`
+	Name          string `json:"name,omitempty" jsonschema:"only jobs with exactly this name"`
 	Search        string `json:"search,omitempty" jsonschema:"only jobs whose id, name or command contains this, ignoring case"`
+	Mine          bool   `json:"mine,omitempty" jsonschema:"only the jobs this client started through this server"`
 	Limit         int    `json:"limit,omitempty" jsonschema:"page size (default 20, max 100)"`
 	Cursor        string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
 	AllWorkspaces bool   `json:"all_workspaces,omitempty" jsonschema:"list the jobs of every workspace"`
-	Host          string `json:"host,omitempty" jsonschema:"SSH host (default: the server's host)"`
+	Host          string `json:"host,omitempty" jsonschema:"host of the jobs (default: the server's host)"`
 }
 
 type listJob struct {
 	ID        string        `json:"id" jsonschema:"job id"`
 	Name      string        `json:"name,omitempty" jsonschema:"job name, when it has one"`
 	Status    jobdir.Status `json:"status" jsonschema:"running, queued (waits for its turn: slots, after), exited, killed, lost, not_run (an after_ok job did not exit 0) or unreadable (its files cannot be read as a job's: error says why)"`
-	ExitCode  *int          `json:"exit_code" jsonschema:"exit code once ended, else null"`
+	ExitCode  *int          `json:"exit_code,omitempty" jsonschema:"exit code once ended (absent before)"`
 	Reason    string        `json:"reason,omitempty" jsonschema:"why it ended so, when bgjob knows: stop (job_stop), timeout (timeout_sec), session_end (the session that started it ended), reboot or vanished (lost), after_ok (not_run)"`
 	Queued    string        `json:"queued,omitempty" jsonschema:"what a queued job waits for: slot, or after ID"`
 	Error     string        `json:"error,omitempty" jsonschema:"why a job was not run (not_run), or why its files cannot be read (unreadable)"`
 	Command   string        `json:"command" jsonschema:"the command (cut at 200 bytes)"`
-	StartedAt *time.Time    `json:"started_at" jsonschema:"when its command started (RFC 3339); null while it is queued, or when it never ran"`
-	EndedAt   *time.Time    `json:"ended_at" jsonschema:"end time, null while running"`
-	Host      string        `json:"host,omitempty" jsonschema:"SSH host (absent: this machine)"`
-	Mine      bool          `json:"mine,omitempty" jsonschema:"started by this session: stopped when it ends, unless started with keep"`
+	StartedAt *time.Time    `json:"started_at,omitempty" jsonschema:"when its command started (RFC 3339); absent while it is queued, or when it never ran"`
+	EndedAt   *time.Time    `json:"ended_at,omitempty" jsonschema:"end time (absent while it runs)"`
+	Host      string        `json:"host,omitempty" jsonschema:"host of the job, as the call named it (absent: this machine)"`
+	Mine      bool          `json:"mine,omitempty" jsonschema:"started by this client through this server: stopped when its session ends, unless started with keep"`
 	Keep      bool          `json:"keep,omitempty" jsonschema:"started with keep: outlives the session that started it"`
 }
 
+// listCounts are the jobs of a selection by status, and those of this
+// client.
+type listCounts struct {
+	Running    int `json:"running" jsonschema:"jobs running"`
+	Queued     int `json:"queued" jsonschema:"jobs queued"`
+	Exited     int `json:"exited" jsonschema:"jobs exited"`
+	Killed     int `json:"killed" jsonschema:"jobs killed"`
+	Lost       int `json:"lost" jsonschema:"jobs lost"`
+	NotRun     int `json:"not_run" jsonschema:"jobs not run"`
+	Unreadable int `json:"unreadable" jsonschema:"jobs whose files cannot be read"`
+	Mine       int `json:"mine" jsonschema:"how many of them this client started through this server"`
+}
+
+// add counts j.
+func (c *listCounts) add(j jobdir.Job, mine bool) {
+	n := map[jobdir.Status]*int{jobdir.StatusRunning: &c.Running, jobdir.StatusQueued: &c.Queued, jobdir.StatusExited: &c.Exited,
+		jobdir.StatusKilled: &c.Killed, jobdir.StatusLost: &c.Lost, jobdir.StatusNotRun: &c.NotRun, jobdir.StatusUnreadable: &c.Unreadable}[j.Status]
+	if n != nil {
+		*n++
+	}
+	if mine {
+		c.Mine++
+	}
+}
+
 type listOut struct {
-	Jobs       []listJob `json:"jobs" jsonschema:"the page of jobs, newest first"`
-	NextCursor string    `json:"next_cursor,omitempty" jsonschema:"pass as cursor for the next page (absent: no more)"`
+	Jobs       []listJob  `json:"jobs" jsonschema:"the page of jobs, newest first"`
+	Counts     listCounts `json:"counts" jsonschema:"the jobs of the selection (every page) by status, and how many this client started (mine)"`
+	NextCursor string     `json:"next_cursor,omitempty" jsonschema:"pass as cursor for the next page (absent: no more)"`
 }
 
 // maxCommand caps each command in a listing.
@@ -61,21 +90,31 @@ func (s *Server) list(ctx context.Context, _ *sdk.CallToolRequest, in listIn) (*
 	if in.Limit == 0 {
 		in.Limit = 20
 	}
+	o := bgjob.ListOptions{Status: jobdir.Status(in.Status), Name: in.Name, Search: in.Search, Limit: in.Limit, Cursor: in.Cursor,
+		AllWorkspaces: in.AllWorkspaces, SkipRunningCount: true} // job_list shows no count of processes
+	if in.Mine {
+		o.Owner = s.opts.Owner
+	}
 	var (
-		page bgjob.Page
-		host string
+		page   bgjob.Page
+		counts listCounts
+		host   string
 	)
 	err := s.do(ctx, in.Host, true, s.limit(0), func(ctx context.Context, c *bgjob.Client, h string) (err error) {
-		host = h
-		page, err = c.List(ctx, bgjob.ListOptions{Status: jobdir.Status(in.Status), Search: in.Search, Limit: in.Limit, Cursor: in.Cursor,
-			AllWorkspaces: in.AllWorkspaces, SkipRunningCount: true}) // job_list shows no count
+		host, page, counts = h, bgjob.Page{Jobs: []jobdir.Job{}}, listCounts{}
+		o.Count = func(j jobdir.Job) { counts.add(j, s.mine(j)) }
+		page.Next, err = c.ListFunc(ctx, o, func(j jobdir.Job) error {
+			page.Jobs = append(page.Jobs, j)
+			return nil
+		})
 		return err
 	})
 	if err != nil {
 		return nil, listOut{}, err
 	}
-	out := listOut{Jobs: []listJob{}, NextCursor: page.Next}
+	out := listOut{Jobs: []listJob{}, Counts: counts, NextCursor: page.Next}
 	var sb strings.Builder
+	sb.WriteString(counts.text(host))
 	for _, j := range page.Jobs {
 		cmd, cut := capText(j.Command, maxCommand)
 		if cut {
@@ -94,9 +133,6 @@ func (s *Server) list(ctx context.Context, _ *sdk.CallToolRequest, in listIn) (*
 		}
 		fmt.Fprintf(&sb, "%s %s %s %s\n", j.ID, name, exitText(viewOf(j)), strings.ReplaceAll(cmd, "\n", " "))
 	}
-	if len(page.Jobs) == 0 {
-		sb.WriteString("no jobs\n")
-	}
 	if page.Next != "" {
 		fmt.Fprintf(&sb, "more: call job_list with cursor %q\n", page.Next)
 	}
@@ -104,14 +140,33 @@ func (s *Server) list(ctx context.Context, _ *sdk.CallToolRequest, in listIn) (*
 	return result("%s", txt), out, nil
 }
 
+// text is the first line of job_list's text: "5 jobs on this machine: 1
+// running, 4 exited; 2 started by you".
+func (c listCounts) text(host string) string {
+	var parts []string
+	total := 0
+	for _, n := range []struct {
+		status jobdir.Status
+		n      int
+	}{{jobdir.StatusRunning, c.Running}, {jobdir.StatusQueued, c.Queued}, {jobdir.StatusExited, c.Exited}, {jobdir.StatusKilled, c.Killed},
+		{jobdir.StatusLost, c.Lost}, {jobdir.StatusNotRun, c.NotRun}, {jobdir.StatusUnreadable, c.Unreadable}} {
+		if n.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n.n, n.status))
+			total += n.n
+		}
+	}
+	jobs := "jobs"
+	if total == 1 {
+		jobs = "job"
+	}
+	if total == 0 {
+		return fmt.Sprintf("0 jobs on %s\n", hostName(host))
+	}
+	return fmt.Sprintf("%d %s on %s: %s; %d started by you\n", total, jobs, hostName(host), strings.Join(parts, ", "), c.Mine)
+}
+
 // mine reports whether j was started by this server: its owner is the
 // server's own identity.
 func (s *Server) mine(j jobdir.Job) bool {
-	o := j.Owner
-	if o == nil {
-		return false
-	}
-	self := *s.opts.Owner
-	return o.Kind == self.Kind && o.PID == self.PID && o.ProcStart == self.ProcStart &&
-		o.BootID == self.BootID && o.Hostname == self.Hostname && o.MachineID == self.MachineID
+	return j.Owner != nil && j.Owner.Same(*s.opts.Owner)
 }

@@ -111,3 +111,73 @@ func schemaOf(t *testing.T, v any) *jsonschema.Schema {
 	}
 	return &s
 }
+
+// job_list counts the jobs of the whole selection by status, and this
+// client's among them (mine), whatever the page; it filters by exact
+// name and to this client's jobs (mine), and says each row's reason.
+func TestListCountsNameMine(t *testing.T) {
+	root := t.TempDir()
+	cs := serve(t, mcp.Options{Root: root})
+	// Two jobs no server of this test started.
+	jobdirtest.Make(t, root, jobdir.DefaultWorkspace, jobdirtest.Job{State: jobdirtest.Killed, Reason: "stop"})
+	jobdirtest.Make(t, root, jobdir.DefaultWorkspace, jobdirtest.Job{Meta: jobdir.Meta{Name: "build"}, State: jobdirtest.Exited})
+	var web, b1, b2 job
+	call(t, cs, "job_start", map[string]any{"command": "sleep 600", "name": "web", "wait_sec": 0}, &web)
+	call(t, cs, "job_start", map[string]any{"command": "exit 3", "name": "build"}, &b1)
+	call(t, cs, "job_start", map[string]any{"command": "true", "name": "buildx"}, &b2)
+
+	type counts struct {
+		Running, Queued, Exited, Killed, Lost, Unreadable, Mine int
+		NotRun                                                  int `json:"not_run"`
+	}
+	type listed struct {
+		Jobs []struct {
+			ID     string        `json:"id"`
+			Name   string        `json:"name"`
+			Status jobdir.Status `json:"status"`
+			Reason string        `json:"reason"`
+			Mine   bool          `json:"mine"`
+		} `json:"jobs"`
+		Counts     counts `json:"counts"`
+		NextCursor string `json:"next_cursor"`
+	}
+	all := counts{Running: 1, Exited: 3, Killed: 1, Mine: 3}
+	var out listed
+	res := call(t, cs, "job_list", map[string]any{"limit": 1}, &out)
+	if len(out.Jobs) != 1 || out.Jobs[0].ID != b2.ID || out.NextCursor == "" || out.Counts != all {
+		t.Fatalf("job_list limit 1: %+v, want job %s, a cursor and counts %+v", out, b2.ID, all)
+	}
+	if !strings.Contains(text(res), "5 jobs on this machine: 1 running, 3 exited, 1 killed; 3 started by you") {
+		t.Errorf("job_list's text does not say the counts: %s", text(res))
+	}
+	// The next page counts the same selection.
+	next := out.NextCursor
+	out = listed{}
+	call(t, cs, "job_list", map[string]any{"limit": 2, "cursor": next}, &out)
+	if len(out.Jobs) != 2 || out.Jobs[0].ID != b1.ID || out.Jobs[1].ID != web.ID || out.Counts != all || out.NextCursor == "" {
+		t.Errorf("job_list's second page: %+v, want %s and %s, counts %+v and a cursor", out, b1.ID, web.ID, all)
+	}
+	next = out.NextCursor
+	out = listed{}
+	call(t, cs, "job_list", map[string]any{"limit": 2, "cursor": next}, &out)
+	if len(out.Jobs) != 2 || out.Jobs[0].Reason+out.Jobs[1].Reason != "stop" || out.NextCursor != "" || out.Counts != all {
+		t.Errorf("job_list's last page: %+v, want two jobs (one killed by stop), no cursor, counts %+v", out, all)
+	}
+
+	out = listed{}
+	call(t, cs, "job_list", map[string]any{"name": "build"}, &out)
+	if len(out.Jobs) != 2 || out.Jobs[0].ID != b1.ID || !out.Jobs[0].Mine || out.Jobs[1].Mine || out.Counts != (counts{Exited: 2, Mine: 1}) {
+		t.Errorf("job_list name build: %+v, want %s (mine) and the other build (not), counts exited 2, mine 1", out, b1.ID)
+	}
+	out = listed{}
+	call(t, cs, "job_list", map[string]any{"mine": true, "limit": 2}, &out)
+	if len(out.Jobs) != 2 || out.Jobs[0].ID != b2.ID || out.Counts != (counts{Running: 1, Exited: 2, Mine: 3}) || out.NextCursor == "" {
+		t.Errorf("job_list mine, limit 2: %+v, want %s first of this client's 3 jobs, and a cursor", out, b2.ID)
+	}
+	next = out.NextCursor
+	out = listed{}
+	call(t, cs, "job_list", map[string]any{"mine": true, "cursor": next}, &out)
+	if len(out.Jobs) != 1 || out.Jobs[0].ID != web.ID || out.NextCursor != "" {
+		t.Errorf("job_list mine, second page: %+v, want %s alone", out, web.ID)
+	}
+}

@@ -260,6 +260,11 @@ func TestFilterNeverLosesData(t *testing.T) {
 	if o.Text != "a2\nb2\n" {
 		t.Errorf("since start, filter 2$: %q", o.Text)
 	}
+	// The filter is a POSIX extended regular expression, as until_output.
+	call(t, cs, "job_output", map[string]any{"id": st.ID, "since": "start", "filter": "^(a|b)[[:digit:]]$"}, &o)
+	if o.Text != "a1\nb1\na2\nb2\n" {
+		t.Errorf("since start, filter ^(a|b)[[:digit:]]$: %q", o.Text)
+	}
 }
 
 // max_bytes cuts a read; the cursor moves over what was returned only, so
@@ -404,7 +409,12 @@ func TestToolErrors(t *testing.T) {
 		{"pattern with NUL", "job_wait", map[string]any{"ids": []string{"x"}, "until_output": "a\x00"}, "pattern \"a\\x00\" holds a NUL byte"},
 		{"unknown parameter", "job_start", map[string]any{"command": "true", "wait": 1}, "wait"},
 		{"host not allowed", "job_list", map[string]any{"host": "db1"}, "not allowed"},
-		{"bad stream", "job_output", map[string]any{"id": "x", "stream": "both2"}, "want stdout, stderr or both"},
+		{"bad stream", "job_output", map[string]any{"id": "x", "stream": "both2"}, "enum: both2 does not equal any of: [stdout stderr both]"},
+		{"bad since", "job_output", map[string]any{"id": "x", "since": "old"}, "enum: old does not equal any of: [new start]"},
+		{"bad signal", "job_stop", map[string]any{"ids": []string{"x"}, "signal": "STOP"}, "enum: STOP does not equal any of: [TERM INT QUIT HUP KILL USR1 USR2 ALRM]"},
+		{"RE2 filter", "job_output", map[string]any{"id": "x", "filter": `\d+`}, `\d is RE2`},
+		{"remove without ids", "job_remove", map[string]any{}, "name the jobs to remove in ids, or set all"},
+		{"remove ids and all", "job_remove", map[string]any{"ids": []string{"x"}, "all": true}, "give ids or all, not both"},
 		{"offset of both", "job_output", map[string]any{"id": "x", "offset": 3}, "offset needs stream"},
 		{"tail and head", "job_output", map[string]any{"id": "x", "tail_lines": 2, "head_lines": 2}, "tail_lines does not go with head_lines"},
 		{"tail from the start", "job_output", map[string]any{"id": "x", "tail_lines": 2, "since": "start"}, `tail_lines does not go with offset (or since "start")`},

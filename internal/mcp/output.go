@@ -21,7 +21,7 @@ import (
 const outputDoc = `Read a job's output. By default returns only what this client has not read yet (a durable read cursor,
 as "bgjob logs --new"): repeated calls never return the same bytes twice and skip nothing.
 offset reads from a byte offset instead (stateless; give stream stdout or stderr); tail_lines and head_lines read the
-end or the start; since "start" reads from the beginning. filter, a regular expression (RE2), keeps only matching
+end or the start; since "start" reads from the beginning. filter, a POSIX extended regular expression (as job_wait's until_output), keeps only matching
 lines at read time: it never discards data (a filtered read has its own cursor; unfiltered reads still see
 everything), and judges whole lines only (a line still being written is returned once it ends; one longer than the cap
 is judged a cap's worth at a time). Results are capped (max_bytes); truncated says there is more: call again, or read on from next_offset.
@@ -35,10 +35,10 @@ type outputIn struct {
 	Offset    *int64 `json:"offset,omitempty" jsonschema:"read from this byte offset of the stream (stateless); past the end of the log the result says so and gives log_size"`
 	TailLines int    `json:"tail_lines,omitempty" jsonschema:"only the last N lines"`
 	HeadLines int    `json:"head_lines,omitempty" jsonschema:"only the first N lines"`
-	Filter    string `json:"filter,omitempty" jsonschema:"regular expression (RE2): return only the lines that match"`
+	Filter    string `json:"filter,omitempty" jsonschema:"return only the lines that match this POSIX extended regular expression, leftmost-longest, as until_output of job_wait (e.g. error|warn; [0-9], not \\d, which is refused)"`
 	MaxBytes  int    `json:"max_bytes,omitempty" jsonschema:"return at most this many bytes of output (default and maximum: the server's cap); a cap below the next character takes that character whole"`
 	Raw       bool   `json:"raw,omitempty" jsonschema:"keep terminal escape sequences (colours, cursor moves)"`
-	Host      string `json:"host,omitempty" jsonschema:"SSH host of the job (default: the server's host)"`
+	Host      string `json:"host,omitempty" jsonschema:"host of the job (default: the server's host)"`
 }
 
 type outputOut struct {
@@ -132,7 +132,7 @@ func readSpecOf(in outputIn) (readSpec, error) {
 		return readSpec{}, errors.New(`offset needs stream "stdout" or "stderr": the two logs have offsets of their own`)
 	}
 	if in.Filter != "" {
-		re, err := regexp.Compile(in.Filter)
+		re, err := bgjob.CompileERE(in.Filter)
 		if err != nil {
 			return readSpec{}, fmt.Errorf("filter: %w", err)
 		}

@@ -19,7 +19,7 @@ type sendIn struct {
 	ID   string `json:"id" jsonschema:"job id or name"`
 	Data string `json:"data,omitempty" jsonschema:"bytes to write"`
 	EOF  bool   `json:"eof,omitempty" jsonschema:"close the job's standard input instead"`
-	Host string `json:"host,omitempty" jsonschema:"SSH host of the job (default: the server's host)"`
+	Host string `json:"host,omitempty" jsonschema:"host of the job (default: the server's host)"`
 }
 
 func (s *Server) send(ctx context.Context, _ *sdk.CallToolRequest, in sendIn) (*sdk.CallToolResult, jobView, error) {

@@ -1,5 +1,6 @@
 // Package mcp serves bgjob's verbs as Model Context Protocol tools
-// (job_start, job_output, job_wait, job_list, job_stop, job_send), so that
+// (job_start, job_output, job_wait, job_list, job_stop, job_send,
+// job_remove), so that
 // any agent that speaks MCP gets durable background jobs on this machine or
 // on SSH hosts. Every tool is one or two calls of the bgjob library, the
 // same calls the CLI makes.
@@ -86,7 +87,8 @@ const (
 const Instructions = `bgjob runs shell commands as durable background jobs, on this machine or on SSH hosts (host).
 Use it for long-lived commands: dev servers, watchers, builds, test suites.
 job_start starts one; job_wait blocks until it ends or prints a line (until_output, e.g. "Listening on"): never poll in a loop;
-job_output returns only output you have not read yet; job_stop stops a job.
+job_output returns only output you have not read yet; job_list shows the jobs (mine: true for yours); job_stop stops a job;
+job_remove removes ended jobs and their logs (all: true for every ended job of yours).
 Stop what you start: jobs this server started are stopped when the session ends, unless started with keep.`
 
 // keepJobsInstructions replace the last line of Instructions when the

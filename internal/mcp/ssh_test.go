@@ -52,6 +52,22 @@ func TestHostOverSSH(t *testing.T) {
 	if o.Text != "remote\ndone\n" {
 		t.Errorf("job_output over SSH: %q", o.Text)
 	}
+	// The host's jobs of this client, counted and removed there.
+	var mine struct {
+		Jobs   []job `json:"jobs"`
+		Counts struct {
+			Exited, Mine int
+		} `json:"counts"`
+	}
+	call(t, cs, "job_list", map[string]any{"host": "bgjob-test", "mine": true}, &mine)
+	if len(mine.Jobs) != 1 || mine.Jobs[0].Host != "bgjob-test" || mine.Counts.Exited != 1 || mine.Counts.Mine != 1 {
+		t.Errorf("job_list mine over SSH: %+v, want the one exited job, on bgjob-test", mine)
+	}
+	var rm removed
+	call(t, cs, "job_remove", map[string]any{"host": "bgjob-test", "all": true}, &rm)
+	if len(rm.Removed) != 1 || rm.Removed[0] != st.ID {
+		t.Errorf("job_remove all over SSH: %+v, want %s", rm, st.ID)
+	}
 	if dials.Load() != 2 {
 		t.Errorf("%d dials, want 2: one, and one after the drop", dials.Load())
 	}

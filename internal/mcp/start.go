@@ -35,7 +35,7 @@ type startIn struct {
 	Replace      bool              `json:"replace,omitempty" jsonschema:"with name: first stop the jobs of that name (e.g. a dev server to restart) and wait until their processes are gone, so that a port one held is free"`
 	PTY          bool              `json:"pty,omitempty" jsonschema:"run the command on a pseudo-terminal (programs that check isatty, prompts, REPLs, progress bars); implies stdin: job_send writes keystrokes, \"\\u0003\" is Ctrl-C; output is the terminal stream (job_output strips its escapes)"`
 	PTYSize      string            `json:"pty_size,omitempty" jsonschema:"with pty: the terminal's size, COLSxROWS (default 80x24)"`
-	Host         string            `json:"host,omitempty" jsonschema:"SSH host to run on (default: the server's host)"`
+	Host         string            `json:"host,omitempty" jsonschema:"host to run on (default: the server's host)"`
 	Slots        int               `json:"slots,omitempty" jsonschema:"queue the job: it starts, in the order queued, once fewer than this many slotted jobs run on its host (1: one after another); until then it is queued"`
 	After        []string          `json:"after,omitempty" jsonschema:"ids or names of jobs that must end (whatever their status) before this one starts"`
 	AfterOK      []string          `json:"after_ok,omitempty" jsonschema:"ids or names of jobs that must exit 0 before this one starts; if one does not, this job ends not_run without running"`
@@ -56,9 +56,9 @@ type startOut struct {
 type jobView struct {
 	ID       string        `json:"id" jsonschema:"job id"`
 	Name     string        `json:"name,omitempty" jsonschema:"job name, when it has one"`
-	Host     string        `json:"host,omitempty" jsonschema:"SSH host of the job (absent: this machine)"`
+	Host     string        `json:"host,omitempty" jsonschema:"host of the job, as the call named it (absent: this machine)"`
 	Status   jobdir.Status `json:"status" jsonschema:"running, queued (waits for its turn: slots, after), exited, killed, lost, not_run (an after_ok job did not exit 0) or unreadable (its files cannot be read as a job's: detail says why)"`
-	ExitCode *int          `json:"exit_code" jsonschema:"exit code once the job has ended (128+N when killed by signal N), else null"`
+	ExitCode *int          `json:"exit_code,omitempty" jsonschema:"exit code once the job has ended (128+N when killed by signal N); absent before"`
 	Reason   string        `json:"reason,omitempty" jsonschema:"why it ended so, when bgjob knows: stop (job_stop), timeout (timeout_sec), session_end (the session that started it ended), reboot or vanished (lost), after_ok (not_run)"`
 	Detail   string        `json:"detail,omitempty" jsonschema:"what a queued job waits for (slot, or after ID), why a job was not run, or why its files cannot be read"`
 	LogsFull bool          `json:"logs_full,omitempty" jsonschema:"true when the file system of the job's logs had no space left as its command ended: output may be missing from them"`

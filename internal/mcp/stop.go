@@ -20,9 +20,9 @@ of the workspace, not only the ones this session started.`
 type stopIn struct {
 	IDs      []string `json:"ids,omitempty" jsonschema:"job ids or names"`
 	All      bool     `json:"all,omitempty" jsonschema:"stop every running job of the workspace"`
-	Signal   string   `json:"signal,omitempty" jsonschema:"first signal, e.g. INT (default TERM)"`
+	Signal   string   `json:"signal,omitempty" jsonschema:"first signal (default TERM)"`
 	GraceSec *float64 `json:"grace_sec,omitempty" jsonschema:"seconds between the signal and KILL (default 2; 0: KILL at once, without the signal when it is TERM)"`
-	Host     string   `json:"host,omitempty" jsonschema:"SSH host of the jobs (default: the server's host)"`
+	Host     string   `json:"host,omitempty" jsonschema:"host of the jobs (default: the server's host)"`
 }
 
 type stopOut struct {

@@ -13,33 +13,38 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 func (s *Server) addTools() {
 	// Defaults are in the schemas for the model to see; the SDK fills them
 	// in, so each is what the handler does without it. since has none: "new"
 	// given means more than since left out (with tail_lines).
-	sdk.AddTool(s.sdk, tool("job_start", startDoc, schema[startIn](map[string]any{"wait_sec": 3, "line_buffered": true}), hints{
+	sdk.AddTool(s.sdk, tool("job_start", startDoc, schema[startIn](map[string]any{"wait_sec": 3, "line_buffered": true}), output[startOut](), hints{
 		title: "Start a background job", destructive: true, openWorld: true}), s.start)
-	sdk.AddTool(s.sdk, tool("job_output", outputDoc, schema[outputIn](map[string]any{"stream": "both"}), hints{
-		title: "Read a job's output", readOnly: true}), s.output)
-	sdk.AddTool(s.sdk, tool("job_wait", waitDoc, schema[waitIn](map[string]any{"timeout_sec": 30}), hints{
+	outputSchema := withEnum(schema[outputIn](map[string]any{"stream": "both"}), "stream", []string{"stdout", "stderr", "both"})
+	sdk.AddTool(s.sdk, tool("job_output", outputDoc, withEnum(outputSchema, "since", []string{"new", "start"}), output[outputOut](), hints{
+		title: "Read a job's output"}), s.output)
+	sdk.AddTool(s.sdk, tool("job_wait", waitDoc, schema[waitIn](map[string]any{"timeout_sec": 30}), output[waitOut](), hints{
 		title: "Wait for jobs to end or print a line", readOnly: true, idempotent: true}), s.wait)
-	sdk.AddTool(s.sdk, tool("job_list", listDoc, withEnum(schema[listIn](map[string]any{"limit": 20}), "status", jobdir.Statuses()), hints{
+	sdk.AddTool(s.sdk, tool("job_list", listDoc, withEnum(schema[listIn](map[string]any{"limit": 20}), "status", jobdir.Statuses()), output[listOut](), hints{
 		title: "List jobs", readOnly: true, idempotent: true}), s.list)
-	sdk.AddTool(s.sdk, tool("job_stop", stopDoc, schema[stopIn](map[string]any{"signal": "TERM", "grace_sec": bgjob.DefaultGrace.Seconds()}), hints{
+	sdk.AddTool(s.sdk, tool("job_stop", stopDoc, withEnum(schema[stopIn](map[string]any{"signal": "TERM", "grace_sec": bgjob.DefaultGrace.Seconds()}), "signal", shellgen.Signals()), output[stopOut](), hints{
 		title: "Stop jobs", destructive: true, idempotent: true}), s.stop)
-	sdk.AddTool(s.sdk, tool("job_send", sendDoc, schema[sendIn](nil), hints{
+	sdk.AddTool(s.sdk, tool("job_send", sendDoc, schema[sendIn](nil), output[jobView](), hints{
 		title: "Send input to a job", destructive: true, openWorld: true}), s.send)
+	sdk.AddTool(s.sdk, tool("job_remove", removeDoc, schema[removeIn](nil), output[removeOut](), hints{
+		title: "Remove ended jobs", destructive: true, idempotent: true}), s.remove)
 }
 
-// hints are a tool's annotations. job_output is a read, though it moves
-// the client's cursor (the reader's own bookkeeping): not idempotent, as a
-// second call returns what is new since. job_start and job_send run or feed
+// hints are a tool's annotations. job_output is not a read only: a read
+// through the client's cursor moves it, so that a second call returns what
+// is new since (not idempotent either). job_start and job_send run or feed
 // an arbitrary command, which may change anything and reach anything, hence
-// destructive and open-world; job_stop ends processes (destructive), and a
-// second stop of the same jobs changes nothing more. The other tools touch
-// only the jobs of the workspace (a closed world).
+// destructive and open-world; job_stop ends processes and job_remove
+// deletes jobs' files (destructive), and a second call with the same
+// arguments changes nothing more. The other tools touch only the jobs of
+// the workspace (a closed world).
 type hints struct {
 	title                                        string
 	readOnly, destructive, idempotent, openWorld bool
@@ -48,8 +53,8 @@ type hints struct {
 // tool is a tool with its annotations and its description as one
 // paragraph: the descriptions are wrapped in the source for reading, and a
 // model reads a hard line break inside a sentence as a break.
-func tool(name, doc string, in *jsonschema.Schema, h hints) *sdk.Tool {
-	return &sdk.Tool{Name: name, Title: h.title, Description: unwrap(doc), InputSchema: in,
+func tool(name, doc string, in, out *jsonschema.Schema, h hints) *sdk.Tool {
+	return &sdk.Tool{Name: name, Title: h.title, Description: unwrap(doc), InputSchema: in, OutputSchema: out,
 		Annotations: &sdk.ToolAnnotations{Title: h.title, ReadOnlyHint: h.readOnly,
 			DestructiveHint: &h.destructive, IdempotentHint: h.idempotent, OpenWorldHint: &h.openWorld}}
 }
@@ -60,12 +65,10 @@ func unwrap(doc string) string {
 }
 
 // schema is the input schema inferred from In, with defaults set, in the
-// subset of JSON Schema that every client accepts (see oneType).
+// subset of JSON Schema that every client accepts (see oneType); a host
+// parameter's description ends with the forms a host takes (hostForms).
 func schema[In any](defaults map[string]any) *jsonschema.Schema {
-	sc, err := jsonschema.For[In](nil)
-	if err != nil {
-		panic(fmt.Sprintf("schema of %T: %v", *new(In), err))
-	}
+	sc := inferred[In]()
 	for k, v := range defaults {
 		p := sc.Properties[k]
 		if p == nil {
@@ -76,6 +79,31 @@ func schema[In any](defaults map[string]any) *jsonschema.Schema {
 			panic(err)
 		}
 		p.Default = b
+	}
+	if p := sc.Properties["host"]; p != nil {
+		p.Description += hostForms
+	}
+	return sc
+}
+
+// hostForms are the forms of a tool's host argument, as package host
+// reads them.
+const hostForms = "; an SSH host ([user@]host[:port], ssh://[user@]host[:port], or a Host alias of ~/.ssh/config)," +
+	" or a running container: docker://[USER@]CONTAINER or podman://[USER@]CONTAINER"
+
+// output is the output schema inferred from Out in the same subset: a
+// field that has no value is left out of a result, never null (strict
+// validators warn of a type list such as ["null", "integer"]).
+func output[Out any]() *jsonschema.Schema {
+	return inferred[Out]()
+}
+
+// inferred is the schema the SDK would infer from T, with one type for
+// every property (oneType).
+func inferred[T any]() *jsonschema.Schema {
+	sc, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("schema of %T: %v", *new(T), err))
 	}
 	for _, p := range sc.Properties {
 		oneType(p)
@@ -99,7 +127,8 @@ func withEnum[T any](sc *jsonschema.Schema, name string, values []T) *jsonschema
 // oneType gives a property one type: Gemini's function declarations take
 // one type per schema, and the whole request of a session fails (HTTP 400)
 // on a list such as ["null", "array"], which inference gives pointers and
-// slices. A property left out takes its default, so null is never needed.
+// slices. An argument left out takes its default, and a result leaves out
+// a field that has no value (omitempty), so null is never needed.
 func oneType(p *jsonschema.Schema) {
 	if len(p.Types) > 0 {
 		var ts []string
@@ -115,6 +144,9 @@ func oneType(p *jsonschema.Schema) {
 	}
 	if p.Items != nil {
 		oneType(p.Items)
+	}
+	if p.AdditionalProperties != nil {
+		oneType(p.AdditionalProperties)
 	}
 	for _, q := range p.Properties {
 		oneType(q)

@@ -24,7 +24,7 @@ type waitIn struct {
 	Any         bool     `json:"any,omitempty" jsonschema:"return when the first job ends"`
 	TimeoutSec  *float64 `json:"timeout_sec,omitempty" jsonschema:"give up after this many seconds (default 30, max 600)"`
 	UntilOutput string   `json:"until_output,omitempty" jsonschema:"return as soon as a line of output matches this POSIX extended regular expression, as the host's grep -E reads it (e.g. Listening on|ready; [0-9], not \\d: a pattern that grep -E reads otherwise than RE2 would is refused; on a pty job it matches the text of the terminal's lines, escape sequences and CRs removed, so ^42 finds a line the screen shows as 42; empty or omitted: wait for the jobs to end)"`
-	Host        string   `json:"host,omitempty" jsonschema:"SSH host of the jobs (default: the server's host)"`
+	Host        string   `json:"host,omitempty" jsonschema:"host of the jobs (default: the server's host)"`
 }
 
 // maxMatched caps the matching line that job_wait returns.

@@ -3,7 +3,6 @@ package bgjob
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -59,12 +58,9 @@ const (
 func (c *Client) Events(ctx context.Context, refs []string, o EventOptions, emit func(Event) error) error {
 	var re *regexp.Regexp
 	if o.Match != "" {
-		if err := checkERE(o.Match); err != nil {
-			return err
-		}
 		var err error
-		if re, err = regexp.CompilePOSIX(o.Match); err != nil {
-			return fmt.Errorf("%w: pattern %q: %v", ErrUsage, o.Match, err)
+		if re, err = CompileERE(o.Match); err != nil {
+			return err
 		}
 	}
 	f := &eventsFollow{c: c, refs: refs, o: o, emit: emit, re: re, seen: map[string]bool{},

@@ -130,7 +130,9 @@ func (d *digest) collect(ctx context.Context, s *Server, mark int) []bgjob.Event
 				}
 				d.told[key] = true
 				if !quiet {
-					e.Host = hostName(h)
+					// As the call named it, "" for this machine,
+					// as job_list's rows have it.
+					e.Host = h
 					evs = append(evs, e)
 				}
 			}

@@ -95,7 +95,18 @@ const hostForms = "; an SSH host ([user@]host[:port], ssh://[user@]host[:port], 
 // field that has no value is left out of a result, never null (strict
 // validators warn of a type list such as ["null", "integer"]).
 func output[Out any]() *jsonschema.Schema {
-	return inferred[Out]()
+	sc := inferred[Out]()
+	// Every result may carry the digest of what changed since the
+	// client's previous call (digest.go).
+	ev := inferred[digestField]().Properties["events"]
+	ev.Description = "what changed since your previous call for the jobs you started: each that ended (not run included) or became ready"
+	sc.Properties["events"] = ev
+	return sc
+}
+
+// digestField is the events field the digest adds to a result.
+type digestField struct {
+	Events []bgjob.Event `json:"events,omitempty"`
 }
 
 // inferred is the schema the SDK would infer from T, with one type for

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -50,6 +51,32 @@ func (d *digest) started(host, id string) {
 	d.jobs[host][id] = jobdir.Job{}
 	d.starts++
 	d.order[id] = d.starts
+}
+
+// unended returns the jobs started on host not known to have ended.
+func (d *digest) unended(host string) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var ids []string
+	for id := range d.jobs[host] {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(a, b int) bool { return d.order[ids[a]] < d.order[ids[b]] })
+	return ids
+}
+
+// shown records that a result showed jobs as they stand: the ended events
+// of those that ended are told.
+func (d *digest) shown(host string, jobs []jobdir.Job) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, j := range jobs {
+		if _, ok := d.jobs[host][j.ID]; !ok || !j.Status.Ended() {
+			continue
+		}
+		d.told[j.ID+" "+bgjob.EventEnded] = true
+		delete(d.jobs[host], j.ID)
+	}
 }
 
 // mark is where the starts are at: the jobs started after it are those

@@ -47,3 +47,42 @@ func TestDigestTellsEachEndOnce(t *testing.T) {
 		t.Errorf("the next result told again: %+v %q", d.Events, text(res))
 	}
 }
+
+// TestWaitWithoutIDs: job_wait without ids waits for the first of the
+// jobs this client started that are still running, and its result, which
+// shows the job ended, is not followed by a digest that tells it again;
+// with none running it says so.
+func TestWaitWithoutIDs(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	res := callRaw(t, cs, "job_wait", map[string]any{})
+	if !res.IsError || !strings.Contains(text(res), "no job you started on this host is running") {
+		t.Fatalf("job_wait without ids and jobs: %q, want an error that says none runs", text(res))
+	}
+	var slow, quick job
+	call(t, cs, "job_start", map[string]any{"command": "sleep 60", "name": "slow", "wait_sec": 0}, &slow)
+	call(t, cs, "job_start", map[string]any{"command": "sleep 0.5; exit 4", "name": "quick", "wait_sec": 0}, &quick)
+	var w struct {
+		waited
+		Events []bgjob.Event `json:"events"`
+	}
+	res = call(t, cs, "job_wait", map[string]any{"timeout_sec": 60}, &w)
+	if w.TimedOut || len(w.Jobs) != 2 {
+		t.Fatalf("job_wait: %+v, want both jobs, not timed out", w)
+	}
+	for _, j := range w.Jobs {
+		if j.ID == quick.ID && exitCode(j) != 4 || j.ID == slow.ID && j.Status != "running" {
+			t.Errorf("job %s: %s %v", j.ID, j.Status, j.ExitCode)
+		}
+	}
+	if len(w.Events) != 0 || strings.Contains(text(res), "since your last call") {
+		t.Errorf("job_wait's result tells the end it shows again: %+v", w.Events)
+	}
+	var d struct {
+		Events []bgjob.Event `json:"events"`
+	}
+	call(t, cs, "job_list", map[string]any{}, &d)
+	if len(d.Events) != 0 {
+		t.Errorf("job_list after the wait tells %+v, want nothing new", d.Events)
+	}
+	callRaw(t, cs, "job_stop", map[string]any{"ids": []string{slow.ID}})
+}

@@ -15,12 +15,12 @@ import (
 	"github.com/bgjob/bgjob/jobdir"
 )
 
-const waitDoc = `Block until jobs end (all of them, or the first with any), until a line matching until_output appears in a job's output, or until timeout_sec (default 30,
+const waitDoc = `Block until jobs end (all of them, or the first with any; without ids, the first of the jobs you started that are still running), until a line matching until_output appears in a job's output, or until timeout_sec (default 30,
 max 600). Returns each job's status and exit code, the last 20 lines of each ended job, matched with the matching line,
 and timed_out when it gave up; the jobs keep running. Use this instead of polling job_output in a loop.`
 
 type waitIn struct {
-	IDs         []string `json:"ids" jsonschema:"job ids or names"`
+	IDs         []string `json:"ids,omitempty" jsonschema:"job ids or names (omitted: any job you started through this server that is still running, the first to end)"`
 	Any         bool     `json:"any,omitempty" jsonschema:"return when the first job ends"`
 	TimeoutSec  *float64 `json:"timeout_sec,omitempty" jsonschema:"give up after this many seconds (default 30, max 600)"`
 	UntilOutput string   `json:"until_output,omitempty" jsonschema:"return as soon as a line of output matches this POSIX extended regular expression, as the host's grep -E reads it (e.g. Listening on|ready; [0-9], not \\d: a pattern that grep -E reads otherwise than RE2 would is refused; on a pty job it matches the text of the terminal's lines, escape sequences and CRs removed, so ^42 finds a line the screen shows as 42; empty or omitted: wait for the jobs to end)"`
@@ -44,9 +44,6 @@ type waitOut struct {
 }
 
 func (s *Server) wait(ctx context.Context, req *sdk.CallToolRequest, in waitIn) (*sdk.CallToolResult, waitOut, error) {
-	if len(in.IDs) == 0 {
-		return nil, waitOut{}, errors.New("ids is empty: name the jobs to wait for")
-	}
 	timeout := waitTimeout
 	if in.TimeoutSec != nil {
 		var err error
@@ -66,10 +63,18 @@ func (s *Server) wait(ctx context.Context, req *sdk.CallToolRequest, in waitIn) 
 			err  error
 		)
 		out = waitOut{}
+		ids, any := in.IDs, in.Any
+		if len(ids) == 0 {
+			// Any job this client started there that it has not been
+			// told ended.
+			if ids, any = s.digest.unended(host), true; len(ids) == 0 {
+				return errors.New("ids is empty and no job you started on this host is running: name the jobs to wait for")
+			}
+		}
 		if in.UntilOutput != "" {
-			jobs, out, err = s.waitFor(ctx, c, in.IDs, in.UntilOutput, timeout)
+			jobs, out, err = s.waitFor(ctx, c, ids, in.UntilOutput, timeout)
 		} else {
-			jobs, err = c.Wait(ctx, in.IDs, bgjob.WaitOptions{Any: in.Any, Timeout: timeout})
+			jobs, err = c.Wait(ctx, ids, bgjob.WaitOptions{Any: any, Timeout: timeout})
 			switch {
 			case errors.Is(err, bgjob.ErrTimeout) && len(jobs) > 0:
 				out.TimedOut, err = true, nil
@@ -82,6 +87,8 @@ func (s *Server) wait(ctx context.Context, req *sdk.CallToolRequest, in waitIn) 
 		if err != nil {
 			return err
 		}
+		// The result tells how they stand: the digest tells them no more.
+		s.digest.shown(host, jobs)
 		out.Jobs = []waitJob{}
 		for _, j := range jobs {
 			wj := waitJob{jobView: viewOf(j)}

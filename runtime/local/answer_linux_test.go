@@ -75,8 +75,10 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	)
 	odd := make(jobdirtest.Job{State: jobdirtest.Exited})
 	// Lines without their newline, a carriage return, backslashes, a
-	// queued, a started_at and a not_run record beside the exit.
+	// queued, a started_at, a not_run and a ready_at record beside the
+	// exit.
 	write(t, filepath.Join(odd.Path, "exit_code"), "0")
+	write(t, filepath.Join(odd.Path, "ready_at"), string(jobdir.EncodeReadyAt(time.Date(2026, 12, 4, 9, 59, 30, 123456789, time.UTC))))
 	write(t, filepath.Join(odd.Path, "started_at"), "2026-12-04T09:59:00.000Z\n")
 	write(t, filepath.Join(odd.Path, "ended_at"), "2026-12-04T10:00:00.000Z\r\\n\\\n2nd line\n")
 	write(t, filepath.Join(odd.Path, "queued"), "")
@@ -98,6 +100,7 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	// record is not 0: counted from a scan of /proc, the second recorded.
 	running := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Running})
 	recorded(running)
+	write(t, filepath.Join(running.Path, "ready_at"), string(jobdir.EncodeReadyAt(time.Now())))
 	unrecorded := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited})
 	withLeft := make(jobdirtest.Job{State: jobdirtest.Exited})
 	write(t, filepath.Join(withLeft.Path, "leftovers"), "1\n")
@@ -339,6 +342,10 @@ func TestNativeListIsTheScripts(t *testing.T) {
 		d := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited, ExitCode: i,
 			Meta: jobdir.Meta{StartedAt: start.Add(time.Duration(i) * time.Second)}})
 		write(t, filepath.Join(d.Path, "leftovers"), "0\n")
+		if i == 1 {
+			// A job that became ready: its ready_at is listed.
+			write(t, filepath.Join(d.Path, "ready_at"), string(jobdir.EncodeReadyAt(start)))
+		}
 		ids = append(ids, d.Meta.ID)
 	}
 	ws := filepath.Join(root, "default")

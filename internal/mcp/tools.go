@@ -19,8 +19,10 @@ func (s *Server) addTools() {
 	// Defaults are in the schemas for the model to see; the SDK fills them
 	// in, so each is what the handler does without it. since has none: "new"
 	// given means more than since left out (with tail_lines).
-	sdk.AddTool(s.sdk, tool("job_start", startDoc, schema[startIn](map[string]any{"wait_sec": 3, "line_buffered": true}), hints{
-		title: "Start a background job", destructive: true, openWorld: true}), s.start)
+	start := tool("job_start", startDoc, schema[startIn](map[string]any{"wait_sec": 3, "line_buffered": true}), hints{
+		title: "Start a background job", destructive: true, openWorld: true})
+	start.OutputSchema = startSchema()
+	sdk.AddTool(s.sdk, start, s.start)
 	sdk.AddTool(s.sdk, tool("job_output", outputDoc, schema[outputIn](map[string]any{"stream": "both"}), hints{
 		title: "Read a job's output", readOnly: true}), s.output)
 	sdk.AddTool(s.sdk, tool("job_wait", waitDoc, schema[waitIn](map[string]any{"timeout_sec": 30}), hints{

@@ -98,9 +98,8 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	// A running job (its leftovers record, which a running job cannot
 	// have, is not read), an ended one without the record, and one whose
 	// record is not 0: counted from a scan of /proc, the second recorded.
-	running := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Running})
+	running := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Running, ReadyAt: time.Now()})
 	recorded(running)
-	write(t, filepath.Join(running.Path, "ready_at"), string(jobdir.EncodeReadyAt(time.Now())))
 	unrecorded := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited})
 	withLeft := make(jobdirtest.Job{State: jobdirtest.Exited})
 	write(t, filepath.Join(withLeft.Path, "leftovers"), "1\n")
@@ -252,6 +251,9 @@ func TestNativeLogsIsTheScripts(t *testing.T) {
 		"terminal": {Stdout: "\x1b[1m>>>\x1b[0m \r\n\x1b]0;title", Meta: jobdir.Meta{PTY: true}},
 		// Read by its name, which the index gives.
 		"named": {Stdout: "by name\n", Stderr: "é\n", Meta: jobdir.Meta{Name: "logs.by-name"}},
+		// A job that became ready: the observation before the bytes
+		// has its r record.
+		"ready": {Stdout: "Listening on :3000\n", ReadyAt: time.Now()},
 	}
 	// Each range with both logs, uncapped and capped at 3 bytes, and with
 	// stderr alone, capped at 1 and 5.
@@ -288,7 +290,7 @@ func TestNativeLogsIsTheScripts(t *testing.T) {
 	states := map[string]jobdirtest.State{"exited": jobdirtest.Exited, "running": jobdirtest.Running, "vanished": jobdirtest.Vanished}
 	for name, j := range jobs {
 		for state, st := range states {
-			if name != "long" && name != "colours" && name != "cut" && name != "terminal" && st != jobdirtest.Exited {
+			if name != "long" && name != "colours" && name != "cut" && name != "terminal" && name != "ready" && st != jobdirtest.Exited {
 				// The running and lost reads differ in the ranges of
 				// these: offsets before incomplete characters, chunks,
 				// C records of the dropped counts.
@@ -339,13 +341,14 @@ func TestNativeListIsTheScripts(t *testing.T) {
 	var ids []string
 	start := time.Now().Add(-time.Hour)
 	for i := range 4 {
-		d := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited, ExitCode: i,
-			Meta: jobdir.Meta{StartedAt: start.Add(time.Duration(i) * time.Second)}})
-		write(t, filepath.Join(d.Path, "leftovers"), "0\n")
+		j := jobdirtest.Job{State: jobdirtest.Exited, ExitCode: i,
+			Meta: jobdir.Meta{StartedAt: start.Add(time.Duration(i) * time.Second)}}
 		if i == 1 {
 			// A job that became ready: its ready_at is listed.
-			write(t, filepath.Join(d.Path, "ready_at"), string(jobdir.EncodeReadyAt(start)))
+			j.ReadyAt = start
 		}
+		d := jobdirtest.Make(t, root, "default", j)
+		write(t, filepath.Join(d.Path, "leftovers"), "0\n")
 		ids = append(ids, d.Meta.ID)
 	}
 	ws := filepath.Join(root, "default")

@@ -24,12 +24,14 @@ const defaultReadyTimeout = 60 * time.Second
 // when the job ended, or did not become ready, in time.
 const readyTail = 20
 
-// readied is what run --ready found: the readiness, and the last lines of
-// the job's output when it did not become ready.
+// readied is what run --ready found: the readiness (or err), and the
+// last lines of the job's output when it did not become ready (or why
+// they could not be read, tailErr).
 type readied struct {
 	bgjob.Readiness
-	tail []byte
-	err  error
+	err     error
+	tail    []byte
+	tailErr error
 }
 
 // ready waits for a line of job j's output that matches o.ready, for up
@@ -44,10 +46,13 @@ func (a *app) ready(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runOpt
 	if err != nil || r.Ready {
 		return readied{Readiness: r, err: err}
 	}
-	var tail bytes.Buffer
+	var out, errb bytes.Buffer
 	lctx, end := bgjob.Within(ctx, a.host, a.limit(0))
-	_, err = c.Logs(lctx, j.ID, bgjob.LogOptions{All: true, Tail: readyTail}, &tail, &tail)
-	return readied{Readiness: r, tail: tail.Bytes(), err: end(err)}
+	_, err = c.Logs(lctx, j.ID, bgjob.LogOptions{All: true, Tail: readyTail}, &out, &errb)
+	// Each log's lines end with a newline, so that the other's start a
+	// line.
+	tail := append(endLine(out.Bytes()), endLine(errb.Bytes())...)
+	return readied{Readiness: r, tail: tail, tailErr: end(err)}
 }
 
 // readyJSON is what run --ready adds to the job in --json.
@@ -93,26 +98,16 @@ func (a *app) readyOutcome(r readied, o runOptions) error {
 		_, err := a.stderr.Write(endLine(r.Match.Line))
 		return err
 	}
-	a.stderr.Write(endLine(r.tail))
+	a.stderr.Write(r.tail)
+	if r.tailErr != nil {
+		fmt.Fprintf(a.stderr, "bgjob: warning: reading the job's last lines: %v\n", r.tailErr)
+	}
 	j := r.Job
 	if r.TimedOut {
 		return &exitError{code: exitRunning, err: fmt.Errorf("job %s printed no line matching %q within %s; it goes on in the background (bgjob stop %s stops it)",
 			j.ID, o.ready, o.readyTimeout, j.ID)}
 	}
-	code := 1
-	if j.ExitCode != nil && *j.ExitCode != 0 {
-		code = *j.ExitCode
-	}
-	return &exitError{code: code, err: fmt.Errorf("job %s ended before a line matched %q: %s", j.ID, o.ready, jobtext.End(j))}
-}
-
-// endLine is b ended by a newline when it has bytes and none of its own
-// (a line cut at 64 KiB, a prompt), so that what follows starts a line.
-func endLine(b []byte) []byte {
-	if len(b) > 0 && b[len(b)-1] != '\n' {
-		return append(b[:len(b):len(b)], '\n')
-	}
-	return b
+	return &exitError{code: noMatchCode(j), err: fmt.Errorf("job %s ended before a line matched %q: %s", j.ID, o.ready, jobtext.End(j))}
 }
 
 // readyFlags checks how run's --ready and --ready-timeout go with the

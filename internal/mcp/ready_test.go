@@ -88,3 +88,20 @@ func TestStartReadyRefused(t *testing.T) {
 		t.Errorf("refused starts left jobs: %+v", list.Jobs)
 	}
 }
+
+// job_start's ready_output over SSH: the line, or the job's end first
+// with its exit code.
+func TestStartReadyOverSSH(t *testing.T) {
+	_, _, dial, _ := sshHost(t)
+	cs := serve(t, mcp.Options{Dial: dial, AllowHosts: []string{"bgjob-*"}})
+	var st started
+	call(t, cs, "job_start", map[string]any{"command": `sleep 0.2; echo "Listening on :3000"; sleep 60`, "ready_output": "^Listening on", "host": "bgjob-test"}, &st)
+	if st.Ready == nil || !*st.Ready || st.Line != "Listening on :3000" || st.Status != jobdir.StatusRunning || st.Host != "bgjob-test" {
+		t.Errorf("job_start over SSH: %+v, ready %v", st, st.Ready)
+	}
+	var failed started
+	call(t, cs, "job_start", map[string]any{"command": `echo "port in use" >&2; exit 4`, "ready_output": "^Listening on", "host": "bgjob-test"}, &failed)
+	if failed.Ready == nil || *failed.Ready || *failed.TimedOut || failed.Status != jobdir.StatusExited || exitCode(failed.job) != 4 || !strings.Contains(failed.Output, "port in use") {
+		t.Errorf("job_start over SSH of a job that fails: %+v", failed)
+	}
+}

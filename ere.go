@@ -30,6 +30,19 @@ func CompileERE(pattern string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
+// CheckPattern refuses, with an error wrapping ErrUsage, a pattern that
+// WaitFor (and Ready) would refuse before they look at the host: one
+// with a NUL byte, which no shell can pass, or one that grep -E reads
+// otherwise than RE2 or Perl would (\d, (?i), [\s]). What it lets
+// through the host's grep may still refuse (one it cannot compile). A
+// front end calls it to refuse a pattern before it starts a job.
+func CheckPattern(pattern string) error {
+	if strings.IndexByte(pattern, 0) >= 0 {
+		return fmt.Errorf("%w: pattern %q holds a NUL byte, which no shell can pass", ErrUsage, pattern)
+	}
+	return checkERE(pattern)
+}
+
 // checkERE refuses a pattern for grep -E that a reader used to RE2 or
 // Perl (a model, or the filter of job_output) would expect to mean
 // something else: grep -E reads \d as "d", \t as "t", (?i) as an error or a

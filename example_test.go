@@ -240,3 +240,45 @@ func ExampleSpec_pty() {
 	// name? bob
 	// hello, bob
 }
+
+// Start a server and move on once it is ready: a line that matches, or
+// its end first (a port in use), or the timeout, each with the job as it
+// then is. The time it became ready stays in the job (ReadyAt).
+func ExampleClient_Ready() {
+	root, err := os.MkdirTemp("", "bgjob-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+
+	ctx := context.Background()
+	c, err := bgjob.NewClient(local.New(), root, "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, cmd := range []string{
+		"echo starting; sleep 0.2; echo 'listening on :8000'; sleep 60",
+		"echo 'port 8000 in use' >&2; exit 98",
+	} {
+		job, err := c.Run(ctx, bgjob.Spec{Argv: []string{cmd}})
+		if err != nil {
+			log.Fatal(err)
+		}
+		r, err := c.Ready(ctx, job.ID, "listening on :[0-9]+", bgjob.ReadyOptions{Timeout: 30 * time.Second})
+		if err != nil {
+			log.Fatal(err)
+		}
+		switch {
+		case r.Ready:
+			fmt.Printf("ready: %q, recorded: %v\n", r.Match.Line, r.Job.ReadyAt != nil)
+		case r.TimedOut:
+			fmt.Println("not ready in time; it goes on")
+		default:
+			fmt.Println("ended first:", r.Job.Status, *r.Job.ExitCode)
+		}
+		c.Stop(ctx, []string{job.ID}, bgjob.StopOptions{})
+	}
+	// Output:
+	// ready: "listening on :8000\n", recorded: true
+	// ended first: exited 98
+}

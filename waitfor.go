@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/bgjob/bgjob/internal/records"
@@ -76,10 +75,7 @@ func (c *Client) WaitFor(ctx context.Context, ref, pattern string, o WaitForOpti
 			m = Match{}
 		}
 	}()
-	if strings.IndexByte(pattern, 0) >= 0 {
-		return jobdir.Job{}, Match{}, fmt.Errorf("%w: pattern %q holds a NUL byte, which no shell can pass", ErrUsage, pattern)
-	}
-	if err := checkERE(pattern); err != nil {
+	if err := CheckPattern(pattern); err != nil {
 		return jobdir.Job{}, Match{}, err
 	}
 	q := shellgen.WaitFor{Ref: ref, Pattern: pattern, Timeout: left}

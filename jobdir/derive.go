@@ -57,6 +57,9 @@ type Observation struct {
 	// NotRun is the first line of the not_run file, "" when missing: why
 	// a job ended without running its command.
 	NotRun string
+	// ReadyAt is the first line of the ready_at file, "" when missing:
+	// when a line of the job's output matched its readiness pattern.
+	ReadyAt string
 	// LogsFull says the logs_full file is there: the logs' file system
 	// had no space left when the command ended.
 	LogsFull bool
@@ -112,6 +115,9 @@ func Derive(o Observation, host string) Job {
 	j.StdoutDropped = DecodeDropped(o.StdoutDropped)
 	j.StderrDropped = DecodeDropped(o.StderrDropped)
 	j.LogsFull = o.LogsFull
+	if t, err := DecodeReadyAt(o.ReadyAt); err == nil {
+		j.ReadyAt = &t
+	}
 	if o.HasExit {
 		j.statusFromExit(o)
 		return j

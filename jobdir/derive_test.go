@@ -275,3 +275,37 @@ func TestDerivePSStart(t *testing.T) {
 		t.Errorf("another start time: %s, want lost", j.Status)
 	}
 }
+
+// TestDeriveReadyAt: a job's ready_at, written as the ready script writes
+// it, is its ReadyAt to the nanosecond and its JSON's ready_at; a job
+// without one has neither, and a line that is no time is left out.
+func TestDeriveReadyAt(t *testing.T) {
+	at := time.Date(2026, 12, 7, 14, 3, 4, 5006007, time.UTC)
+	line := strings.TrimSuffix(string(jobdir.EncodeReadyAt(at)), "\n")
+	if want := "2026-12-07T14:03:04.005006007Z"; line != want {
+		t.Fatalf("EncodeReadyAt = %q, want %q", line, want)
+	}
+	for _, tc := range []struct {
+		name, line string
+		want       *time.Time
+	}{
+		{"ready", line, &at},
+		{"none", "", nil},
+		{"not a time", "soon", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := jobdir.Observation{Dir: testDir, Meta: metaLine(t, testMeta()), HasMeta: true, ProcStart: "987654", BootID: testBoot, ReadyAt: tc.line}
+			j := jobdir.Derive(o, "")
+			if diff := cmp.Diff(tc.want, j.ReadyAt); diff != "" {
+				t.Errorf("ReadyAt (-want +got):\n%s", diff)
+			}
+			b, err := json.Marshal(j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(b), `"ready_at":"2026-12-07T14:03:04.005006007Z"`); got != (tc.want != nil) {
+				t.Errorf("JSON holds ready_at: %v, want %v:\n%s", got, tc.want != nil, b)
+			}
+		})
+	}
+}

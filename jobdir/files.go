@@ -55,6 +55,23 @@ func DecodeEndedAt(line string) (time.Time, error) {
 	return t, nil
 }
 
+// ReadyAtLayout is the time layout of ready_at: RFC 3339 in UTC, to the
+// nanosecond.
+const ReadyAtLayout = "2006-01-02T15:04:05.000000000Z"
+
+// EncodeReadyAt returns the content of ready_at: t in UTC to the
+// nanosecond (ReadyAtLayout) and a newline.
+func EncodeReadyAt(t time.Time) []byte { return []byte(t.UTC().Format(ReadyAtLayout) + "\n") }
+
+// DecodeReadyAt parses the first line of ready_at.
+func DecodeReadyAt(line string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(line))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("ready_at: %w", err)
+	}
+	return t, nil
+}
+
 // EncodeStop returns the content of the stop marker: "REASON SIGNAL" and a
 // newline, REASON "stop", "timeout" or "session_end" and SIGNAL the first
 // signal sent (e.g. "TERM").

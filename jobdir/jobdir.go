@@ -43,6 +43,7 @@ const (
 	ExitCodeFile = "exit_code"
 	EndedFile    = "ended_at"
 	StopFile     = "stop"
+	ReadyFile    = "ready_at"
 )
 
 // DefaultWorkspace is the workspace used when none is given.
@@ -242,6 +243,11 @@ type Job struct {
 	// in the host's queue of slotted jobs) or "after ID" (a job of After
 	// or AfterOK that has not ended).
 	Queued string `json:"queued,omitempty"`
+	// ReadyAt is when a line of the job's output first matched the
+	// readiness pattern of run --ready (or job_start's ready_output), by
+	// the clock of the machine that ran bgjob, as StartedAt is: the
+	// ready_at file (nil without one).
+	ReadyAt *time.Time `json:"ready_at,omitempty"`
 	// StdoutDropped and StderrDropped count the leading bytes of each log
 	// that the --max-log-size cap has dropped.
 	StdoutDropped int64 `json:"stdout_dropped,omitempty"`

@@ -969,3 +969,27 @@ func ResizeScript(t Target, r Resize) (string, error) {
 		c.setInt("bg_rows", int64(r.Rows))
 	})
 }
+
+// Ready selects what ReadyScript records.
+type Ready struct {
+	Ref string
+	// At is when the reader saw the job's ready line, by its own clock.
+	At time.Time
+}
+
+// ReadyScript returns the script that records in the job's ready_at
+// file (jobdir.EncodeReadyAt) that a line of its output matched its
+// readiness pattern at r.At, unless the file is there already. It prints
+// the job's observation.
+func ReadyScript(t Target, r Ready) (string, error) {
+	if _, err := refs([]string{r.Ref}); err != nil {
+		return "", err
+	}
+	if r.At.IsZero() {
+		return "", errors.New("a readiness needs its time")
+	}
+	return t.script("ready.sh", func(c *config) {
+		c.set("bg_ref", r.Ref)
+		c.set("bg_at", strings.TrimSuffix(string(jobdir.EncodeReadyAt(r.At)), "\n"))
+	})
+}

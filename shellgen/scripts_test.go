@@ -105,6 +105,9 @@ func generators() []struct {
 		{"resize", func() (string, error) {
 			return shellgen.ResizeScript(goldenTarget, shellgen.Resize{Ref: "repl", Cols: 100, Rows: 30})
 		}},
+		{"ready", func() (string, error) {
+			return shellgen.ReadyScript(goldenTarget, shellgen.Ready{Ref: "web", At: time.Date(2026, 12, 7, 14, 3, 4, 5006007, time.UTC)})
+		}},
 		{"list_workspace", func() (string, error) {
 			return shellgen.ListScript(goldenTarget, shellgen.List{})
 		}},
@@ -253,6 +256,12 @@ func TestGeneratorsReject(t *testing.T) {
 		{"stop ref with glob", func() (string, error) {
 			return shellgen.StopScript(goldenTarget, shellgen.Stop{Refs: []string{"*"}, Signal: "TERM"})
 		}, jobdir.ErrBadName},
+		{"ready ref with slash", func() (string, error) {
+			return shellgen.ReadyScript(goldenTarget, shellgen.Ready{Ref: "../x", At: time.Now()})
+		}, jobdir.ErrBadName},
+		{"ready without its time", func() (string, error) {
+			return shellgen.ReadyScript(goldenTarget, shellgen.Ready{Ref: "web"})
+		}, nil},
 		{"stop with unsupported signal", func() (string, error) {
 			return shellgen.StopScript(goldenTarget, shellgen.Stop{All: true, Signal: "STOP"})
 		}, nil},

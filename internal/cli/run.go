@@ -30,6 +30,10 @@ type runOptions struct {
 	ptySize    string
 	plain      bool
 	grace      time.Duration
+	// ready, when not "", waits until a line of output matches it, for
+	// up to readyTimeout (run --ready).
+	ready        string
+	readyTimeout time.Duration
 }
 
 // exitRunning is run --wait's exit status when the job is still running at
@@ -64,6 +68,9 @@ func (a *app) runCommand() *cobra.Command {
 			if o.plain && o.wait == 0 {
 				return usageError("--plain goes with --wait")
 			}
+			if err := readyFlags(cmd.Flags(), o); err != nil {
+				return err
+			}
 			if o.ptySize != "" {
 				cols, rows, err := host.ParsePTYSize(o.ptySize)
 				if err != nil {
@@ -97,6 +104,8 @@ func (a *app) runCommand() *cobra.Command {
 	f.DurationVar(&o.wait, "wait", 0, "wait up to this long and print the output: exit with the job's status if it ends, else 75 and leave it running")
 	f.Int64Var(&o.maxBytes, "max-bytes", defaultMaxBytes, "with --wait, print at most N bytes of output (0: no cap)")
 	f.BoolVar(&o.plain, "plain", false, "with --wait, print the output as text: terminal escape sequences stripped, \\r\\n as \\n (see logs --plain)")
+	f.StringVar(&o.ready, "ready", "", "return once a line of output matches this POSIX extended regular expression (as wait --for): exit 0, the line on stderr; if the job ends first, its status (1 for 0) and its last lines; at --ready-timeout, 75 and the job left running")
+	f.DurationVar(&o.readyTimeout, "ready-timeout", defaultReadyTimeout, "with --ready, give up after this long and exit 75, the job left running (0: no limit)")
 	f.BoolVar(&o.spec.Merge, "merge", false, "write stderr into stdout.log as well: one ordered stream")
 	f.IntVar(&o.spec.Slots, "slots", 0, "queue the job: it starts, in the order queued, once fewer than N slotted jobs of the workspace run on the host (1: one after another)")
 	f.StringArrayVar(&o.spec.After, "after", nil, "start once job REF (id or name) has ended, whatever its status (repeatable)")
@@ -141,12 +150,18 @@ func (a *app) runRun(ctx context.Context, o runOptions) error {
 		// One id on every host.
 		o.spec.ID = jobdir.NewID(time.Now())
 	}
-	var waited error
+	var (
+		waited error
+		rd     *readied
+	)
 	res := bgjob.Each(ctx, f, func(startCtx context.Context, _ string, c *bgjob.Client) (jobdir.Job, error) {
 		j, err := c.Run(startCtx, o.spec)
 		switch {
 		case err == nil && o.wait > 0:
 			waited = a.promote(ctx, c, j, o)
+		case err == nil && o.ready != "":
+			r := a.ready(ctx, c, j, o)
+			rd, j = &r, r.Job
 		case err != nil && ctx.Err() != nil:
 			a.sayGoesOn(ctx, c, o.spec.ID, o.quiet)
 		}
@@ -155,7 +170,14 @@ func (a *app) runRun(ctx context.Context, o runOptions) error {
 	if o.wait > 0 && res[0].Err == nil {
 		return waited
 	}
-	return a.printRuns(res, held, o)
+	if err := a.printRuns(res, held, rd, o); err != nil || rd == nil {
+		return err
+	}
+	if rd.err != nil && ctx.Err() != nil {
+		// Interrupted: the job goes on, and its id was printed.
+		fmt.Fprintf(a.stderr, "bgjob: job %s goes on in the background (bgjob stop %s stops it)\n", rd.Job.ID, rd.Job.ID)
+	}
+	return a.readyExit(*rd, o)
 }
 
 // completeSpec checks run's flags, and puts in o.spec those that are not
@@ -182,6 +204,9 @@ func (a *app) completeSpec(o *runOptions) error {
 	if o.wait > 0 && a.many() {
 		return usageError("--wait works on one host; with several, run then use 'bgjob wait' and 'bgjob logs'")
 	}
+	if o.ready != "" && a.many() {
+		return usageError("--ready works on one host; with several, run then use 'bgjob wait --for' on each")
+	}
 	return nil
 }
 
@@ -205,8 +230,9 @@ func (a *app) sayGoesOn(ctx context.Context, c *bgjob.Client, id string, quiet b
 
 // printRuns prints the jobs run started: with one host its id, pid and
 // logs, with several a table with a HOST column (--quiet: the id once;
-// --json: the job, or an object per host).
-func (a *app) printRuns(res []bgjob.Result[jobdir.Job], held map[string]*nameHeld, o runOptions) error {
+// --json: the job, or an object per host, with rd, what --ready found,
+// when not nil).
+func (a *app) printRuns(res []bgjob.Result[jobdir.Job], held map[string]*nameHeld, rd *readied, o runOptions) error {
 	if !a.many() {
 		j := res[0].Value
 		switch {
@@ -216,7 +242,11 @@ func (a *app) printRuns(res []bgjob.Result[jobdir.Job], held map[string]*nameHel
 			if p := held[""]; p != nil {
 				h = *p
 			}
-			if err := printJSON(a.stdout, runJSON{Job: j, nameHeld: h}); err != nil {
+			rj := runJSON{Job: j, nameHeld: h}
+			if rd != nil {
+				rj.readyJSON = rd.json()
+			}
+			if err := printJSON(a.stdout, rj); err != nil {
 				return err
 			}
 		case o.quiet:
@@ -298,11 +328,12 @@ func (h *nameHeld) add(a *app, host, name string, old jobdir.Job, replaced bool)
 	fmt.Fprintf(a.stderr, "bgjob: warning: %sjob %s named %s is still running; the name now means the new job (--replace stops the old one first)\n", host, visible(old.ID), visible(name))
 }
 
-// runJSON is run's --json: the job, and the jobs of its name it replaced
-// or left running.
+// runJSON is run's --json: the job, the jobs of its name it replaced or
+// left running, and with --ready what became of the wait.
 type runJSON struct {
 	jobdir.Job
 	nameHeld
+	*readyJSON
 }
 
 // promote waits up to o.wait for job j and prints its output (at most

@@ -101,11 +101,7 @@ func (a *app) runWaitFor(ctx context.Context, o waitOptions) error {
 	case errors.Is(err, bgjob.ErrTimeout):
 		return &exitError{code: exitTimeout, err: err}
 	case errors.Is(err, bgjob.ErrNoMatch):
-		code := 1
-		if j.ExitCode != nil && *j.ExitCode != 0 {
-			code = *j.ExitCode
-		}
-		return &exitError{code: code, err: fmt.Errorf("%w (%s)", err, jobtext.End(j))}
+		return &exitError{code: noMatchCode(j), err: fmt.Errorf("%w (%s)", err, jobtext.End(j))}
 	case err != nil:
 		return err
 	}
@@ -119,14 +115,28 @@ func (a *app) runWaitFor(ctx context.Context, o waitOptions) error {
 	if m.Truncated {
 		fmt.Fprintf(a.stderr, "bgjob: hint: the matching line is longer than 64 KiB: printed %s bytes %d to %d; 'bgjob logs --offset N' reads any range\n", m.Stream, m.Offset, m.Next)
 	}
-	// A line cut at 64 KiB, or a prompt being written, has no newline of
-	// its own: one ends it, so that what follows starts a line.
-	line := m.Line
-	if len(line) > 0 && line[len(line)-1] != '\n' {
-		line = append(line[:len(line):len(line)], '\n')
-	}
-	_, err = a.stdout.Write(line)
+	_, err = a.stdout.Write(endLine(m.Line))
 	return err
+}
+
+// noMatchCode is the exit status of a wait for a line (wait --for, run
+// --ready) that saw job j end without one: the job's status, 1 for 0 or
+// none.
+func noMatchCode(j jobdir.Job) int {
+	if j.ExitCode != nil && *j.ExitCode != 0 {
+		return *j.ExitCode
+	}
+	return 1
+}
+
+// endLine is b ended by a newline when it has bytes and none of its own
+// (a line cut at 64 KiB, a prompt being written), so that what follows
+// starts a line.
+func endLine(b []byte) []byte {
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		return append(b[:len(b):len(b)], '\n')
+	}
+	return b
 }
 
 // droppedHint says on stderr, after a wait --for that found no line, that

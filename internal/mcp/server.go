@@ -86,9 +86,11 @@ const (
 // Instructions tell the model when to use the tools.
 const Instructions = `bgjob runs shell commands as durable background jobs, on this machine or on SSH hosts (host).
 Use it for long-lived commands: dev servers, watchers, builds, test suites.
-job_start starts one; job_wait blocks until it ends or prints a line (until_output, e.g. "Listening on"): never poll in a loop;
+job_start starts one (with ready_output, e.g. "Listening on", it returns once the job prints that line, or fails first);
+job_wait blocks until a job ends or prints a line (until_output); without ids, until the first of yours ends: never poll in a loop;
 job_output returns only output you have not read yet; job_list shows the jobs (mine: true for yours); job_stop stops a job;
 job_remove removes ended jobs and their logs (all: true for every ended job of yours).
+Every result also tells what changed since your previous call for the jobs you started (events: ended, ready).
 Stop what you start: jobs this server started are stopped when the session ends, unless started with keep.`
 
 // keepJobsInstructions replace the last line of Instructions when the

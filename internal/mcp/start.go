@@ -20,25 +20,29 @@ Waits up to wait_sec (default 3): a command that ends in time returns its status
 otherwise the result has status "running", the pid, the log paths and the output so far. wait_sec 0 returns as soon as
 the job runs, without output (job_output then reads it from the start). Use job_wait to wait for it
 to end or to print a line (until_output), job_output for new output, job_stop to stop it.
+With ready_output (e.g. "Listening on") it returns instead once a line of output matches: ready, or the job ended
+first (its status, exit code and last lines), or timed_out after ready_timeout_sec (the job keeps running).
 The job is stopped when this MCP session ends, unless keep is true.`
 
 type startIn struct {
-	Command      string            `json:"command" jsonschema:"shell command to run (sh -c semantics; bash where the host has it)"`
-	Name         string            `json:"name,omitempty" jsonschema:"name for the job; later calls may use it instead of the id"`
-	Cwd          string            `json:"cwd,omitempty" jsonschema:"working directory (default: where the server runs, or the login directory over SSH)"`
-	Env          map[string]string `json:"env,omitempty" jsonschema:"environment variables to set (not BGJOB_JOB_ID or BGJOB_JOB_DIR, which bgjob sets)"`
-	TimeoutSec   float64           `json:"timeout_sec,omitempty" jsonschema:"stop the job after this many seconds (default: never)"`
-	WaitSec      *float64          `json:"wait_sec,omitempty" jsonschema:"wait up to this many seconds for the job to end (default 3, 0: return at once)"`
-	Stdin        bool              `json:"stdin,omitempty" jsonschema:"give the job a standard input that job_send writes to"`
-	LineBuffered *bool             `json:"line_buffered,omitempty" jsonschema:"ask programs to write output line by line (default true)"`
-	Keep         bool              `json:"keep,omitempty" jsonschema:"leave the job running when this MCP session ends"`
-	Replace      bool              `json:"replace,omitempty" jsonschema:"with name: first stop the jobs of that name (e.g. a dev server to restart) and wait until their processes are gone, so that a port one held is free"`
-	PTY          bool              `json:"pty,omitempty" jsonschema:"run the command on a pseudo-terminal (programs that check isatty, prompts, REPLs, progress bars); implies stdin: job_send writes keystrokes, \"\\u0003\" is Ctrl-C; output is the terminal stream (job_output strips its escapes)"`
-	PTYSize      string            `json:"pty_size,omitempty" jsonschema:"with pty: the terminal's size, COLSxROWS (default 80x24)"`
-	Host         string            `json:"host,omitempty" jsonschema:"host to run on (default: the server's host)"`
-	Slots        int               `json:"slots,omitempty" jsonschema:"queue the job: it starts, in the order queued, once fewer than this many slotted jobs run on its host (1: one after another); until then it is queued"`
-	After        []string          `json:"after,omitempty" jsonschema:"ids or names of jobs that must end (whatever their status) before this one starts"`
-	AfterOK      []string          `json:"after_ok,omitempty" jsonschema:"ids or names of jobs that must exit 0 before this one starts; if one does not, this job ends not_run without running"`
+	Command         string            `json:"command" jsonschema:"shell command to run (sh -c semantics; bash where the host has it)"`
+	Name            string            `json:"name,omitempty" jsonschema:"name for the job; later calls may use it instead of the id"`
+	Cwd             string            `json:"cwd,omitempty" jsonschema:"working directory (default: where the server runs, or the login directory over SSH)"`
+	Env             map[string]string `json:"env,omitempty" jsonschema:"environment variables to set (not BGJOB_JOB_ID or BGJOB_JOB_DIR, which bgjob sets)"`
+	TimeoutSec      float64           `json:"timeout_sec,omitempty" jsonschema:"stop the job after this many seconds (default: never)"`
+	WaitSec         *float64          `json:"wait_sec,omitempty" jsonschema:"wait up to this many seconds for the job to end (default 3, 0: return at once)"`
+	Stdin           bool              `json:"stdin,omitempty" jsonschema:"give the job a standard input that job_send writes to"`
+	LineBuffered    *bool             `json:"line_buffered,omitempty" jsonschema:"ask programs to write output line by line (default true)"`
+	Keep            bool              `json:"keep,omitempty" jsonschema:"leave the job running when this MCP session ends"`
+	Replace         bool              `json:"replace,omitempty" jsonschema:"with name: first stop the jobs of that name (e.g. a dev server to restart) and wait until their processes are gone, so that a port one held is free"`
+	PTY             bool              `json:"pty,omitempty" jsonschema:"run the command on a pseudo-terminal (programs that check isatty, prompts, REPLs, progress bars); implies stdin: job_send writes keystrokes, \"\\u0003\" is Ctrl-C; output is the terminal stream (job_output strips its escapes)"`
+	PTYSize         string            `json:"pty_size,omitempty" jsonschema:"with pty: the terminal's size, COLSxROWS (default 80x24)"`
+	Host            string            `json:"host,omitempty" jsonschema:"host to run on (default: the server's host)"`
+	Slots           int               `json:"slots,omitempty" jsonschema:"queue the job: it starts, in the order queued, once fewer than this many slotted jobs run on its host (1: one after another); until then it is queued"`
+	After           []string          `json:"after,omitempty" jsonschema:"ids or names of jobs that must end (whatever their status) before this one starts"`
+	AfterOK         []string          `json:"after_ok,omitempty" jsonschema:"ids or names of jobs that must exit 0 before this one starts; if one does not, this job ends not_run without running"`
+	ReadyOutput     string            `json:"ready_output,omitempty" jsonschema:"return once a line of output matches this POSIX extended regular expression, as job_wait's until_output reads it (e.g. Listening on|ready): the result says ready, or that the job ended first (its status, exit code and last lines), or timed_out; wait_sec is then not used"`
+	ReadyTimeoutSec *float64          `json:"ready_timeout_sec,omitempty" jsonschema:"with ready_output: give up after this many seconds (default 30, max 600), the job left running"`
 }
 
 type startOut struct {
@@ -50,6 +54,7 @@ type startOut struct {
 	SameName   []string `json:"same_name_running,omitempty" jsonschema:"id of a job of the same name still running beside this one (replace would have stopped it)"`
 	Output     string   `json:"output" jsonschema:"output so far (both streams; read through this client's cursor, so job_output goes on after it)"`
 	Truncated  bool     `json:"truncated" jsonschema:"output was cut to the cap; job_output reads the rest"`
+	*readyOut
 }
 
 // jobView is what a result says about a job.
@@ -80,6 +85,10 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 	if err != nil {
 		return nil, startOut{}, err
 	}
+	rw, err := readySpec(in)
+	if err != nil {
+		return nil, startOut{}, err
+	}
 	var held startOut
 	spec.NameHeld = func(old jobdir.Job, replaced bool) {
 		if replaced {
@@ -100,6 +109,13 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 		return nil, startOut{}, err
 	}
 	out := startOut{PID: j.PID, StdoutPath: j.StdoutPath, StderrPath: j.StderrPath, Replaced: held.Replaced, SameName: held.SameName}
+	if rw.pattern != "" {
+		msg, text, err := s.startReady(ctx, req, j, host, rw, &out)
+		if err != nil {
+			return nil, startOut{}, err
+		}
+		return result("%s%s\n%s", msg, heldText(in.Name, held), text), out, nil
+	}
 	if wait == 0 {
 		// At once: no read (one script less); the cursor stays at the
 		// start, so job_output returns everything.

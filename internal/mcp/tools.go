@@ -20,7 +20,7 @@ func (s *Server) addTools() {
 	// Defaults are in the schemas for the model to see; the SDK fills them
 	// in, so each is what the handler does without it. since has none: "new"
 	// given means more than since left out (with tail_lines).
-	sdk.AddTool(s.sdk, tool("job_start", startDoc, schema[startIn](map[string]any{"wait_sec": 3, "line_buffered": true}), output[startOut](), hints{
+	sdk.AddTool(s.sdk, tool("job_start", startDoc, schema[startIn](map[string]any{"wait_sec": 3, "line_buffered": true}), startSchema(), hints{
 		title: "Start a background job", destructive: true, openWorld: true}), s.start)
 	outputSchema := withEnum(schema[outputIn](map[string]any{"stream": "both"}), "stream", []string{"stdout", "stderr", "both"})
 	sdk.AddTool(s.sdk, tool("job_output", outputDoc, withEnum(outputSchema, "since", []string{"new", "start"}), output[outputOut](), hints{

@@ -125,7 +125,7 @@ func (d *decoder) flush() error {
 var observed = map[Kind]bool{
 	KindMeta: true, KindMetaSize: true, KindProc: true, KindExit: true, KindEnded: true,
 	KindStop: true, KindDropped: true, KindLive: true, KindQueued: true, KindStarted: true,
-	KindNotRun: true, KindLogsFull: true,
+	KindNotRun: true, KindLogsFull: true, KindReady: true,
 }
 
 // after is what each other kind does, once the job before it is complete
@@ -341,6 +341,8 @@ func observe(o *jobdir.Observation, rec Record) {
 		o.NotRun = rec.Field(0)
 	case KindLogsFull:
 		o.LogsFull = true
+	case KindReady:
+		o.ReadyAt = rec.Field(0)
 	case KindDropped:
 		if rec.Field(0) == "stderr" {
 			o.StderrDropped = rec.Field(1)

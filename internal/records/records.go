@@ -21,9 +21,9 @@ const (
 	// KindBoot: B BOOT_ID. The host's boot id ("" when unknown), first in
 	// every script's output.
 	KindBoot Kind = "B"
-	// KindJob: J DIR (escaped). An observation of the job in DIR begins; the
-	// Meta, Proc, Exit, Ended, Stop, Dropped, Queued, Started, NotRun, LogsFull and Live
-	// records after it belong to it.
+	// KindJob: J DIR (escaped). An observation of the job in DIR begins;
+	// the Meta, Proc, Exit, Ended, Stop, Dropped, Queued, Started, NotRun,
+	// LogsFull, Ready and Live records after it belong to it.
 	KindJob Kind = "J"
 	// KindMeta: M LINE. The first line of meta.json.
 	KindMeta Kind = "M"
@@ -57,6 +57,9 @@ const (
 	// "" for an empty one): the logs' file system had no space left when
 	// the command ended, and its output may be missing.
 	KindLogsFull Kind = "I"
+	// KindReady: r LINE. The first line of the ready_at file: when a line
+	// of the job's output matched its readiness pattern (run --ready).
+	KindReady Kind = "r"
 	// KindLive: L COUNT METHOD. How many processes of the job are alive
 	// besides its wrapper (bg_live), and how they were found: proc (its
 	// process group and, by the job id in their environment, those that
@@ -151,7 +154,7 @@ const (
 var fields = map[Kind]struct{ n, escaped int }{
 	KindBoot: {1, 0}, KindJob: {1, 1}, KindMeta: {1, 0}, KindMetaSize: {1, 0}, KindProc: {1, 0},
 	KindExit: {1, 0}, KindEnded: {1, 0}, KindStop: {1, 0}, KindDropped: {2, 0},
-	KindLive: {2, 0}, KindQueued: {1, 0}, KindStarted: {1, 0}, KindNotRun: {1, 0}, KindLogsFull: {1, 0}, KindKept: {2, 2}, KindHeld: {2, 2},
+	KindLive: {2, 0}, KindQueued: {1, 0}, KindStarted: {1, 0}, KindNotRun: {1, 0}, KindLogsFull: {1, 0}, KindReady: {1, 0}, KindKept: {2, 2}, KindHeld: {2, 2},
 	KindOutcome: {1, 0}, KindError: {2, 2}, KindRemoved: {1, 1}, KindWait: {1, 0},
 	KindMore: {1, 0}, KindData: {4, 0}, KindCheck: {2, 0}, KindCut: {1, 0},
 	KindScanned: {3, 0}, KindSent: {1, 0}, KindDelivered: {1, 0}, KindRewound: {2, 0},

@@ -74,6 +74,9 @@ type Job struct {
 	// StdoutDropped and StderrDropped, when not 0, are written to
 	// STREAM.dropped as the --max-log-size capper does.
 	StdoutDropped, StderrDropped int64
+	// ReadyAt, when not zero, is written to ready_at as run --ready's
+	// ready script does.
+	ReadyAt time.Time
 	// Script is job.sh (default: a comment saying the job is fabricated).
 	Script string
 	// MetaSize, when larger than meta.json would be, pads meta.json to
@@ -286,6 +289,9 @@ func (mk *Maker) files(m jobdir.Meta, j Job) ([]file, error) {
 	}
 	if j.StderrDropped != 0 {
 		fs = append(fs, file{"stderr" + jobdir.DroppedSuffix, jobdir.EncodeDropped(j.StderrDropped)})
+	}
+	if !j.ReadyAt.IsZero() {
+		fs = append(fs, file{jobdir.ReadyFile, jobdir.EncodeReadyAt(j.ReadyAt)})
 	}
 	if j.State != Killed {
 		// The launcher's blank stop record, which a stop would have

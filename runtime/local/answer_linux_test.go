@@ -75,8 +75,10 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	)
 	odd := make(jobdirtest.Job{State: jobdirtest.Exited})
 	// Lines without their newline, a carriage return, backslashes, a
-	// queued, a started_at and a not_run record beside the exit.
+	// queued, a started_at, a not_run and a ready_at record beside the
+	// exit.
 	write(t, filepath.Join(odd.Path, "exit_code"), "0")
+	write(t, filepath.Join(odd.Path, "ready_at"), string(jobdir.EncodeReadyAt(time.Date(2026, 12, 4, 9, 59, 30, 123456789, time.UTC))))
 	write(t, filepath.Join(odd.Path, "started_at"), "2026-12-04T09:59:00.000Z\n")
 	write(t, filepath.Join(odd.Path, "ended_at"), "2026-12-04T10:00:00.000Z\r\\n\\\n2nd line\n")
 	write(t, filepath.Join(odd.Path, "queued"), "")
@@ -96,7 +98,7 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	// A running job (its leftovers record, which a running job cannot
 	// have, is not read), an ended one without the record, and one whose
 	// record is not 0: counted from a scan of /proc, the second recorded.
-	running := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Running})
+	running := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Running, ReadyAt: time.Now()})
 	recorded(running)
 	unrecorded := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited})
 	withLeft := make(jobdirtest.Job{State: jobdirtest.Exited})
@@ -249,6 +251,9 @@ func TestNativeLogsIsTheScripts(t *testing.T) {
 		"terminal": {Stdout: "\x1b[1m>>>\x1b[0m \r\n\x1b]0;title", Meta: jobdir.Meta{PTY: true}},
 		// Read by its name, which the index gives.
 		"named": {Stdout: "by name\n", Stderr: "é\n", Meta: jobdir.Meta{Name: "logs.by-name"}},
+		// A job that became ready: the observation before the bytes
+		// has its r record.
+		"ready": {Stdout: "Listening on :3000\n", ReadyAt: time.Now()},
 	}
 	// Each range with both logs, uncapped and capped at 3 bytes, and with
 	// stderr alone, capped at 1 and 5.
@@ -285,7 +290,7 @@ func TestNativeLogsIsTheScripts(t *testing.T) {
 	states := map[string]jobdirtest.State{"exited": jobdirtest.Exited, "running": jobdirtest.Running, "vanished": jobdirtest.Vanished}
 	for name, j := range jobs {
 		for state, st := range states {
-			if name != "long" && name != "colours" && name != "cut" && name != "terminal" && st != jobdirtest.Exited {
+			if name != "long" && name != "colours" && name != "cut" && name != "terminal" && name != "ready" && st != jobdirtest.Exited {
 				// The running and lost reads differ in the ranges of
 				// these: offsets before incomplete characters, chunks,
 				// C records of the dropped counts.
@@ -336,8 +341,13 @@ func TestNativeListIsTheScripts(t *testing.T) {
 	var ids []string
 	start := time.Now().Add(-time.Hour)
 	for i := range 4 {
-		d := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Exited, ExitCode: i,
-			Meta: jobdir.Meta{StartedAt: start.Add(time.Duration(i) * time.Second)}})
+		j := jobdirtest.Job{State: jobdirtest.Exited, ExitCode: i,
+			Meta: jobdir.Meta{StartedAt: start.Add(time.Duration(i) * time.Second)}}
+		if i == 1 {
+			// A job that became ready: its ready_at is listed.
+			j.ReadyAt = start
+		}
+		d := jobdirtest.Make(t, root, "default", j)
 		write(t, filepath.Join(d.Path, "leftovers"), "0\n")
 		ids = append(ids, d.Meta.ID)
 	}

@@ -305,7 +305,7 @@ func wrapperAlive(obs, meta, boot string) bool {
 	return found && m.picked && p != "" && p == m.start && boot != "" && m.boot == boot
 }
 
-// nativeObsRec returns bg_obsrec's records (J, M, P, X, T, S, Y, Q, U, I) of
+// nativeObsRec returns bg_obsrec's records (J, M, P, X, T, S, Y, Q, s, U, I, r) of
 // the job in dir, and its meta.json line, or not ok for a job without a meta.json of at most 8
 // KiB, or a file read otherwise than the shell would read it. As the
 // script, it looks at the wrapper before it reads exit_code: a job that
@@ -426,6 +426,7 @@ func fileRecs(rec *strings.Builder, dir string) bool {
 	for _, f := range []struct{ file, tag string }{
 		{"ended_at", "T\t"}, {"stop", "S\t"}, {"stdout.dropped", "Y\tstdout\t"},
 		{"stderr.dropped", "Y\tstderr\t"}, {"queued", "Q\t"}, {"started_at", "s\t"}, {"not_run", "U\t"}, {"logs_full", "I\t"},
+		{"ready_at", "r\t"},
 	} {
 		l, there, ok := lineIfThere(filepath.Join(dir, f.file))
 		if !ok {

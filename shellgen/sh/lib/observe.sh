@@ -1,5 +1,5 @@
 # observe.sh: the observation of a job, the records (J, M, P, X, T, S, Y,
-# Q, s, U, I, L) from which Go derives its status (see records.go).
+# Q, s, U, I, r, L) from which Go derives its status (see records.go).
 
 # bg_obs DIR [strict]: print the observation records of the job in DIR;
 # fail, printing nothing, when DIR is gone (the job was just removed) or
@@ -65,8 +65,9 @@ bg_obsrec() {
 	if bg_line "$1/queued"; then bg_oq=x$bg_l; fi
 	if bg_line "$1/started_at"; then bg_oa=x$bg_l; fi
 	if bg_line "$1/not_run"; then bg_ou=x$bg_l; fi
-	bg_of=
+	bg_of= bg_or=
 	if bg_line "$1/logs_full"; then bg_of=x$bg_l; fi
+	if bg_line "$1/ready_at"; then bg_or=x$bg_l; fi
 	if [ ! -e "$1/meta.json" ]; then
 		bg_obsnometa "$1" "${2-}"
 		return
@@ -87,6 +88,7 @@ bg_obsrec() {
 	[ -z "$bg_oa" ] || printf 's\t%s\n' "${bg_oa#x}"
 	[ -z "$bg_ou" ] || printf 'U\t%s\n' "${bg_ou#x}"
 	[ -z "$bg_of" ] || printf 'I\t%s\n' "${bg_of#x}"
+	[ -z "$bg_or" ] || printf 'r\t%s\n' "${bg_or#x}"
 	bg_ofull=1
 	return 0
 }

@@ -142,6 +142,12 @@ func JobEvents(j jobdir.Job) []Event {
 		add(EventStarted, j.StartedAt, jobdir.StatusRunning)
 		last = j.StartedAt
 	}
+	if j.ReadyAt != nil {
+		add(EventReady, *j.ReadyAt, jobdir.StatusRunning)
+		if j.ReadyAt.After(last) {
+			last = *j.ReadyAt
+		}
+	}
 	if j.Status.Ended() {
 		t := last
 		if j.EndedAt != nil {

@@ -22,6 +22,8 @@ func TestJobEvents(t *testing.T) {
 		want string
 	}{
 		{"running", jobdir.Job{Status: jobdir.StatusRunning, Meta: jobdir.Meta{StartedAt: t0}}, "started running"},
+		{"ready", jobdir.Job{Status: jobdir.StatusRunning, ReadyAt: at(1), Meta: jobdir.Meta{StartedAt: t0}}, "started running, ready running"},
+		{"ready, lost", jobdir.Job{Status: jobdir.StatusLost, ReadyAt: at(1), Meta: jobdir.Meta{StartedAt: t0}}, "started running, ready running, ended lost"},
 		{"exited", jobdir.Job{Status: jobdir.StatusExited, ExitCode: &three, EndedAt: at(5), Meta: jobdir.Meta{StartedAt: t0}}, "started running, ended exited"},
 		{"queued", jobdir.Job{Status: jobdir.StatusQueued, Queued: "slot", Meta: jobdir.Meta{QueuedAt: at(0)}}, "queued queued"},
 		{"not run", jobdir.Job{Status: jobdir.StatusNotRun, EndedAt: at(2), Meta: jobdir.Meta{QueuedAt: at(0)}}, "queued queued, ended not_run"},

@@ -161,19 +161,11 @@ func (f *eventsFollow) sleep(ctx context.Context, jobsCh <-chan struct{}, files 
 	case hasRunning(jobs):
 		tick = time.After(eventsTick)
 	}
-	var flush <-chan time.Time
-	if next, ok := f.nextFlush(); ok {
-		flush = time.After(time.Until(next))
+	ended, now := f.followerEnded()
+	if now {
+		return nil
 	}
-	var ended chan struct{}
-	for _, fl := range f.followers {
-		select {
-		case <-fl.done:
-			return nil
-		default:
-		}
-		ended = fl.done // one is enough: the loop looks again for all
-	}
+	flush := f.flushTimer()
 	for {
 		select {
 		case <-ctx.Done():
@@ -181,8 +173,7 @@ func (f *eventsFollow) sleep(ctx context.Context, jobsCh <-chan struct{}, files 
 		case <-jobsCh:
 			return nil
 		case name := <-files:
-			switch name {
-			case jobdir.StdoutFile, jobdir.StderrFile:
+			if name == jobdir.StdoutFile || name == jobdir.StderrFile {
 				continue // the followers read the logs
 			}
 			return nil
@@ -196,21 +187,39 @@ func (f *eventsFollow) sleep(ctx context.Context, jobsCh <-chan struct{}, files 
 			if err := f.matched(m); err != nil {
 				return err
 			}
-			if next, ok := f.nextFlush(); ok {
-				flush = time.After(time.Until(next))
-			}
+			flush = f.flushTimer()
 		case <-flush:
 			if err := f.flushDue(time.Now(), ""); err != nil {
 				return err
 			}
-			flush = nil
-			if next, ok := f.nextFlush(); ok {
-				flush = time.After(time.Until(next))
-			}
+			flush = f.flushTimer()
 		case <-ended:
 			return nil
 		}
 	}
+}
+
+// followerEnded returns the end of a follower's reading to wait on, or
+// now when one has ended already: the loop then looks at once, for all.
+func (f *eventsFollow) followerEnded() (ended chan struct{}, now bool) {
+	for _, fl := range f.followers {
+		select {
+		case <-fl.done:
+			return nil, true
+		default:
+		}
+		ended = fl.done // one is enough: the loop looks again for all
+	}
+	return ended, false
+}
+
+// flushTimer fires when the first pending matched event is due (nil:
+// none is pending).
+func (f *eventsFollow) flushTimer() <-chan time.Time {
+	if next, ok := f.nextFlush(); ok {
+		return time.After(time.Until(next))
+	}
+	return nil
 }
 
 // look reads the selected jobs.

@@ -106,37 +106,7 @@ func (d *digest) collect(ctx context.Context, s *Server, mark int) []bgjob.Event
 	if len(hosts) == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, digestBound)
-	defer cancel()
-	var (
-		mu     sync.Mutex
-		looked = map[string][]jobdir.Job{}
-		wg     sync.WaitGroup
-	)
-	for h, jobs := range hosts {
-		wg.Go(func() {
-			c, _, err := s.client(ctx, h)
-			if err != nil {
-				return
-			}
-			// On this machine a wrapper that is alive with the start
-			// time its job recorded has not ended: no look is needed.
-			var look []string
-			for _, j := range jobs {
-				if j.Status == "" || c.MayHaveEnded([]jobdir.Job{j}) {
-					look = append(look, j.ID)
-				}
-			}
-			if len(look) == 0 {
-				return
-			}
-			got, _ := c.Status(ctx, look...)
-			mu.Lock()
-			looked[h] = got
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
+	looked := lookAt(ctx, s, hosts)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var evs []bgjob.Event
@@ -170,6 +140,43 @@ func (d *digest) collect(ctx context.Context, s *Server, mark int) []bgjob.Event
 	}
 	sortByTime(evs)
 	return evs
+}
+
+// lookAt reads, on each host and within digestBound, the jobs that may
+// have changed: on this machine those whose wrapper may have ended
+// (MayHaveEnded), elsewhere all. A host that does not answer in time is
+// left out.
+func lookAt(ctx context.Context, s *Server, hosts map[string][]jobdir.Job) map[string][]jobdir.Job {
+	ctx, cancel := context.WithTimeout(ctx, digestBound)
+	defer cancel()
+	var (
+		mu     sync.Mutex
+		looked = map[string][]jobdir.Job{}
+		wg     sync.WaitGroup
+	)
+	for h, jobs := range hosts {
+		wg.Go(func() {
+			c, _, err := s.client(ctx, h)
+			if err != nil {
+				return
+			}
+			var look []string
+			for _, j := range jobs {
+				if j.Status == "" || c.MayHaveEnded([]jobdir.Job{j}) {
+					look = append(look, j.ID)
+				}
+			}
+			if len(look) == 0 {
+				return
+			}
+			got, _ := c.Status(ctx, look...)
+			mu.Lock()
+			looked[h] = got
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return looked
 }
 
 func sortByTime(evs []bgjob.Event) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -180,11 +181,7 @@ func lookAt(ctx context.Context, s *Server, hosts map[string][]jobdir.Job) map[s
 }
 
 func sortByTime(evs []bgjob.Event) {
-	for i := 1; i < len(evs); i++ {
-		for k := i; k > 0 && evs[k].Time.Before(evs[k-1].Time); k-- {
-			evs[k], evs[k-1] = evs[k-1], evs[k]
-		}
-	}
+	slices.SortStableFunc(evs, func(a, b bgjob.Event) int { return a.Time.Compare(b.Time) })
 }
 
 // digestLine is the line of text that tells events: "since your last

@@ -40,7 +40,21 @@ func CheckPattern(pattern string) error {
 	if strings.IndexByte(pattern, 0) >= 0 {
 		return fmt.Errorf("%w: pattern %q holds a NUL byte, which no shell can pass", ErrUsage, pattern)
 	}
-	return checkERE(pattern)
+	if err := checkERE(pattern); err != nil {
+		return err
+	}
+	// What no grep -E compiles either: a ( without its ), a [ without
+	// its ]. The rest is left to the host's grep, whose dialect is wider
+	// than Go's (GNU's \w, back references).
+	_, err := syntax.Parse(pattern, syntax.POSIX)
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		switch se.Code {
+		case syntax.ErrMissingParen, syntax.ErrMissingBracket:
+			return fmt.Errorf("%w: pattern %q: %s, which grep -E cannot compile either", ErrUsage, pattern, se.Code)
+		}
+	}
+	return nil
 }
 
 // checkERE refuses a pattern for grep -E that a reader used to RE2 or

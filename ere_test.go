@@ -71,3 +71,19 @@ func TestCompileERE(t *testing.T) {
 		t.Errorf("CompileERE(\\s): %v, want what to write instead", err)
 	}
 }
+
+// TestCheckPatternRefusesWhatGrepCannotCompile: a ( without its ) or a [
+// without its ] is refused before a job starts (run --ready, ready_output);
+// what GNU grep -E reads, a lone ) among it, is left to it.
+func TestCheckPatternRefusesWhatGrepCannotCompile(t *testing.T) {
+	for _, p := range []string{"(", "a(b", "a[b", "[[:digit:]"} {
+		if err := bgjob.CheckPattern(p); !errors.Is(err, bgjob.ErrUsage) {
+			t.Errorf("%q: %v, want a usage error", p, err)
+		}
+	}
+	for _, p := range []string{"a)", "x(y|z)", "[[:digit:]]+", "a{2}", `\w+`, "(a)\\1"} {
+		if err := bgjob.CheckPattern(p); err != nil {
+			t.Errorf("%q: %v, want it left to grep", p, err)
+		}
+	}
+}

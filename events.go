@@ -62,24 +62,19 @@ type Event struct {
 	// event), without its newline; Count the lines the event stands for.
 	Line  string `json:"line,omitempty"`
 	Count int    `json:"count,omitempty"`
-	// Cursor is what EventsSince takes to go on after this event.
+	// Cursor is what ParseEventsSince takes to go on after this event
+	// (EventsSince): with a follow's events, after every event delivered
+	// up to this one.
 	Cursor string `json:"cursor"`
 }
 
 // EventPos is a place in the order of events: by time, then job id, then
-// kind. The zero EventPos is before every event.
+// kind. The zero EventPos is before every event; one without an ID is
+// before every event of its time.
 type EventPos struct {
 	Time time.Time
 	ID   string
 	Kind int
-}
-
-// after reports whether e comes after p.
-func (p EventPos) after(e Event) bool {
-	if p.Time.IsZero() {
-		return true
-	}
-	return p.compare(e.pos()) < 0
 }
 
 func (p EventPos) compare(q EventPos) int {
@@ -88,33 +83,86 @@ func (p EventPos) compare(q EventPos) int {
 
 func (e Event) pos() EventPos { return EventPos{e.Time, e.ID, eventOrder[e.Event]} }
 
-// String is the cursor of the place: NANOSECONDS.KIND.ID.
+// String is the place as a cursor: NANOSECONDS.KIND.ID.
 func (p EventPos) String() string {
 	return fmt.Sprintf("%d.%d.%s", p.Time.UnixNano(), p.Kind, p.ID)
 }
 
+// EventsSince is where a reader of events goes on: after Mark, but for
+// the events at Seen, which come after Mark and were delivered already.
+// An event's file can appear after later events were read (a queued job's
+// meta.json after another job's end, an end held back until a follow has
+// read the job's output): a reader's cursor is the Mark below which every
+// event has been delivered, and the events delivered above it.
+type EventsSince struct {
+	Mark EventPos
+	Seen []EventPos
+}
+
+// after reports whether e comes after s: above Mark and not seen.
+func (s EventsSince) after(e Event) bool {
+	p := e.pos()
+	if !s.Mark.Time.IsZero() && s.Mark.compare(p) >= 0 {
+		return false
+	}
+	for _, q := range s.Seen {
+		if q.compare(p) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// String is the cursor: the mark's place, then each seen place after a ~.
+func (s EventsSince) String() string {
+	var b strings.Builder
+	b.WriteString(s.Mark.String())
+	for _, q := range s.Seen {
+		b.WriteByte('~')
+		b.WriteString(q.String())
+	}
+	return b.String()
+}
+
 // ParseEventsSince reads what bgjob events --since takes: the cursor of an
-// event (its place: the events after it), a time (RFC 3339), or a
-// duration before now (10m: the events of the last ten minutes).
-func ParseEventsSince(s string, now time.Time) (EventPos, error) {
+// event (the events after it), a time (RFC 3339), or a duration before now
+// (10m: the events of the last ten minutes).
+func ParseEventsSince(s string, now time.Time) (EventsSince, error) {
 	if d, err := time.ParseDuration(s); err == nil {
 		if d < 0 {
-			return EventPos{}, fmt.Errorf("%w: since %q: a duration must not be negative", ErrUsage, s)
+			return EventsSince{}, fmt.Errorf("%w: since %q: a duration must not be negative", ErrUsage, s)
 		}
-		return EventPos{Time: now.Add(-d)}, nil
+		return EventsSince{Mark: EventPos{Time: now.Add(-d)}}, nil
 	}
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return EventPos{Time: t}, nil
+		return EventsSince{Mark: EventPos{Time: t}}, nil
 	}
-	if ns, rest, ok := strings.Cut(s, "."); ok {
-		kind, id, ok := strings.Cut(rest, ".")
-		n, err1 := strconv.ParseInt(ns, 10, 64)
-		k, err2 := strconv.Atoi(kind)
-		if ok && err1 == nil && err2 == nil && k >= 0 && k < len(eventOrder) && jobdir.IsID(id) {
-			return EventPos{Time: time.Unix(0, n), ID: id, Kind: k}, nil
+	places := strings.Split(s, "~")
+	var since EventsSince
+	for i, pl := range places {
+		p, ok := parsePos(pl, i == 0)
+		if !ok {
+			return EventsSince{}, fmt.Errorf("%w: since %q: give a duration (10m), a time (2026-12-07T14:00:00Z) or the cursor of an event", ErrUsage, s)
+		}
+		if i == 0 {
+			since.Mark = p
+		} else {
+			since.Seen = append(since.Seen, p)
 		}
 	}
-	return EventPos{}, fmt.Errorf("%w: since %q: give a duration (10m), a time (2026-12-07T14:00:00Z) or the cursor of an event", ErrUsage, s)
+	return since, nil
+}
+
+// parsePos reads NANOSECONDS.KIND.ID; a mark may have no ID.
+func parsePos(s string, mark bool) (EventPos, bool) {
+	ns, rest, ok1 := strings.Cut(s, ".")
+	kind, id, ok2 := strings.Cut(rest, ".")
+	n, err1 := strconv.ParseInt(ns, 10, 64)
+	k, err2 := strconv.Atoi(kind)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil || k < 0 || k >= len(eventOrder) || !(jobdir.IsID(id) || mark && id == "") {
+		return EventPos{}, false
+	}
+	return EventPos{Time: time.Unix(0, n), ID: id, Kind: k}, true
 }
 
 // JobEvents returns the events of j that its files tell, oldest first:
@@ -156,7 +204,7 @@ func JobEvents(j jobdir.Job) []Event {
 		e := add(EventEnded, t, j.Status)
 		e.ExitCode, e.Reason, e.Signal = j.ExitCode, j.Reason, j.Signal
 		if d, ok := j.Duration(time.Time{}); ok {
-			s := d.Seconds()
+			s := d.Round(time.Millisecond).Seconds()
 			e.Duration = &s
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,12 +15,14 @@ import (
 
 // EventOptions picks the events Events reports.
 type EventOptions struct {
-	// Status and AllWorkspaces select the jobs without refs, as List's.
+	// Status and AllWorkspaces select the jobs without refs, as List's;
+	// a follow keeps a job Status selected once it has seen it so, so
+	// that its end is told.
 	Status        jobdir.Status
 	AllWorkspaces bool
 	// Since: only the events after this place (ParseEventsSince; zero:
 	// every event the jobs' files tell).
-	Since EventPos
+	Since EventsSince
 	// Follow reports the events as they come, until ctx ends, UntilDone
 	// holds, or emit returns an error.
 	Follow bool
@@ -45,6 +48,11 @@ const (
 	eventsPoll = 2 * time.Second
 	// matchEvery: at most one matched event a second for each job.
 	matchEvery = time.Second
+	// eventsSettle is how long after its time an event's file is taken to
+	// have appeared (a queued job's meta.json, an end's exit_code): a
+	// cursor's mark stays that far behind the look, and lists the events
+	// delivered above it (EventsSince).
+	eventsSettle = 5 * time.Second
 )
 
 // Events reports to emit the events of the jobs refs name (none: the
@@ -63,7 +71,7 @@ func (c *Client) Events(ctx context.Context, refs []string, o EventOptions, emit
 			return err
 		}
 	}
-	f := &eventsFollow{c: c, refs: refs, o: o, emit: emit, re: re, seen: map[string]bool{},
+	f := &eventsFollow{c: c, refs: refs, o: o, emit: emit, re: re, seen: map[string]bool{}, selected: map[string]bool{},
 		matches: make(chan Event, 64), followers: map[string]*follower{}, began: time.Now()}
 	ctx, cancel := context.WithCancel(ctx)
 	defer func() {
@@ -92,6 +100,14 @@ type eventsFollow struct {
 	last    map[string]time.Time
 	// looked: the refs were found once.
 	looked bool
+	// lookStart is when the last look began; printed the places of the
+	// derived events delivered; held the first place of those held back
+	// (an end waiting for its follower), nil when none is.
+	lookStart time.Time
+	printed   []EventPos
+	held      *EventPos
+	// selected holds the jobs a follow has seen with Status.
+	selected map[string]bool
 }
 
 // follower reads one running job's output for matched events.
@@ -109,12 +125,25 @@ func (f *eventsFollow) run(ctx context.Context) error {
 		watching bool
 	)
 	defer func() { endFiles() }()
-	if f.o.Follow && len(f.refs) == 0 {
+	// local: the runtime is a Watcher, whose watch of the workspace may
+	// come once the workspace is made.
+	local := false
+	watchJobs := func() {
 		ch, err := f.c.WatchJobs(ctx, f.o.AllWorkspaces)
-		watching = err == nil && ch != nil
-		jobsCh = ch
+		local = local || err != nil || ch != nil
+		if err == nil && ch != nil {
+			watching, jobsCh = true, ch
+		}
+	}
+	if f.o.Follow && len(f.refs) == 0 {
+		watchJobs()
 	}
 	for {
+		if f.o.Follow && len(f.refs) == 0 && local && jobsCh == nil {
+			// The workspace made since? Then events come; the look
+			// after the watch sees what came before it.
+			watchJobs()
+		}
 		jobs, err := f.look(ctx)
 		if err != nil {
 			return err
@@ -173,8 +202,8 @@ func (f *eventsFollow) sleep(ctx context.Context, jobsCh <-chan struct{}, files 
 		case <-jobsCh:
 			return nil
 		case name := <-files:
-			if name == jobdir.StdoutFile || name == jobdir.StderrFile {
-				continue // the followers read the logs
+			if !eventFile(name) {
+				continue
 			}
 			return nil
 		case <-tick:
@@ -197,6 +226,19 @@ func (f *eventsFollow) sleep(ctx context.Context, jobsCh <-chan struct{}, files 
 			return nil
 		}
 	}
+}
+
+// eventFile reports whether a change of the job file name may make an
+// event: not the logs (the followers read them), nor a file written on
+// the way to another (ended_at comes before exit_code, which tells the
+// end), nor a reader's cursor.
+func eventFile(name string) bool {
+	switch {
+	case name == jobdir.StdoutFile, name == jobdir.StderrFile, name == jobdir.EndedFile, name == "leftovers",
+		strings.Contains(name, ".tmp"), strings.HasPrefix(name, "cursor-"):
+		return false
+	}
+	return true
 }
 
 // followerEnded returns the end of a follower's reading to wait on, or
@@ -224,6 +266,7 @@ func (f *eventsFollow) flushTimer() <-chan time.Time {
 
 // look reads the selected jobs.
 func (f *eventsFollow) look(ctx context.Context) ([]jobdir.Job, error) {
+	f.lookStart = time.Now()
 	if len(f.refs) > 0 {
 		jobs, err := f.c.Status(ctx, f.refs...)
 		if f.looked {
@@ -234,7 +277,18 @@ func (f *eventsFollow) look(ctx context.Context) ([]jobdir.Job, error) {
 		return jobs, err
 	}
 	var jobs []jobdir.Job
-	_, err := f.c.ListFunc(ctx, ListOptions{Status: f.o.Status, AllWorkspaces: f.o.AllWorkspaces, SkipRunningCount: true}, func(j jobdir.Job) error {
+	lo := ListOptions{Status: f.o.Status, AllWorkspaces: f.o.AllWorkspaces, SkipRunningCount: true}
+	if f.o.Follow {
+		// A job once selected by its status stays, for its end.
+		lo.Status = ""
+	}
+	_, err := f.c.ListFunc(ctx, lo, func(j jobdir.Job) error {
+		if f.o.Follow && f.o.Status != "" {
+			if j.Status != f.o.Status && !f.selected[j.ID] {
+				return nil
+			}
+			f.selected[j.ID] = true
+		}
 		jobs = append(jobs, j)
 		return nil
 	})
@@ -246,8 +300,9 @@ func (f *eventsFollow) look(ctx context.Context) ([]jobdir.Job, error) {
 // end, so that its matched events come first.
 func (f *eventsFollow) report(ctx context.Context, jobs []jobdir.Job) error {
 	var evs []Event
+	f.held = nil
 	for _, j := range jobs {
-		if f.re != nil && j.Status == jobdir.StatusRunning {
+		if f.re != nil && f.o.Follow && f.mayFollow(j) {
 			f.follow(ctx, j)
 		}
 		fl := f.followers[j.ID]
@@ -265,7 +320,12 @@ func (f *eventsFollow) report(ctx context.Context, jobs []jobdir.Job) error {
 				continue
 			}
 			if e.Event == EventEnded && fl != nil {
-				continue // once the follower has read to the end
+				// Once the follower has read to the end; the cursors
+				// given meanwhile stay below it.
+				if p := e.pos(); f.held == nil || p.compare(*f.held) < 0 {
+					f.held = &p
+				}
+				continue
 			}
 			evs = append(evs, e)
 		}
@@ -283,11 +343,57 @@ func (f *eventsFollow) report(ctx context.Context, jobs []jobdir.Job) error {
 			}
 		}
 		f.seen[e.ID+" "+e.Event] = true
+		p := e.pos()
+		f.printed = append(f.printed, p)
+		e.Cursor = f.cursor(&p)
 		if err := f.emit(e); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// mayFollow reports whether j's output is to be read for matched events:
+// a running job, or one that ended between two looks after the follow
+// began (its output is read whole before its end is told).
+func (f *eventsFollow) mayFollow(j jobdir.Job) bool {
+	switch {
+	case j.Status == jobdir.StatusRunning:
+		return true
+	case j.Status.Ended() && !f.seen[j.ID+" "+EventEnded] && !j.StartedAt.IsZero() && !j.StartedAt.Before(f.began):
+		return f.o.Follow
+	}
+	return false
+}
+
+// cursor is the cursor of an event delivered now (at, for a derived
+// event, its place; nil for a matched one): a mark below every event not
+// delivered yet that this follow knows of or may still find (eventsSettle
+// before the last look), never below the mark the follow began after,
+// and the places delivered above it.
+func (f *eventsFollow) cursor(at *EventPos) string {
+	w := EventPos{Time: f.lookStart.Add(-eventsSettle)}
+	for _, p := range []*EventPos{f.held, at} {
+		if p != nil && p.compare(w) < 0 {
+			w = EventPos{Time: p.Time}
+		}
+	}
+	if f.o.Since.Mark.compare(w) > 0 {
+		w = f.o.Since.Mark
+	}
+	since := EventsSince{Mark: w}
+	for _, ps := range [][]EventPos{f.o.Since.Seen, f.printed} {
+		for _, p := range ps {
+			if p.compare(w) > 0 {
+				since.Seen = append(since.Seen, p)
+			}
+		}
+	}
+	// The places long below the mark are needed no more.
+	if len(f.printed) > 1024 {
+		f.printed = slices.DeleteFunc(f.printed, func(p EventPos) bool { return p.Time.Before(w.Time.Add(-time.Minute)) })
+	}
+	return since.String()
 }
 
 // follow starts, once for each job, the reading of j's output for matched
@@ -390,7 +496,7 @@ func (f *eventsFollow) matched(m Event) error {
 
 func (f *eventsFollow) emitMatched(m Event) error {
 	f.last[m.ID] = time.Now()
-	m.Cursor = m.pos().String()
+	m.Cursor = f.cursor(nil)
 	return f.emit(m)
 }
 

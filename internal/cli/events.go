@@ -4,9 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
-	"text/tabwriter"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,8 +45,11 @@ func (a *app) eventsCommand() *cobra.Command {
 				}
 				o.Status = st
 			}
-			if len(args) > 0 && (o.status != "" || o.AllWorkspaces) {
-				return usageError("--status and -A select jobs without IDs: give one or the other")
+			if len(args) > 0 && o.status != "" {
+				return usageError("--status selects jobs without IDs: give one or the other")
+			}
+			if len(args) > 0 && o.AllWorkspaces {
+				return usageError("-A selects jobs without IDs: give one or the other")
 			}
 			if o.since != "" {
 				p, err := bgjob.ParseEventsSince(o.since, time.Now())
@@ -80,9 +82,18 @@ func (a *app) eventsCommand() *cobra.Command {
 
 // runEvents prints the events of each host as they come.
 func (a *app) runEvents(ctx context.Context, o eventsOptions) error {
+	left := func() bool { return false }
+	if o.Follow {
+		// A follow ends when its reader goes (events -f | head -1): at
+		// once, not at the write of the next event, and with 0.
+		defer quietPipe()()
+		var stop func()
+		ctx, left, stop = whileRead(ctx, a.stdout)
+		defer stop()
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	p := &eventPrinter{a: a, tw: tabwriter.NewWriter(a.stdout, 0, 8, 2, ' ', 0)}
+	p := &eventPrinter{a: a, all: o.AllWorkspaces}
 	var idle *time.Timer
 	if o.idleTimeout > 0 {
 		idle = time.AfterFunc(o.idleTimeout, func() { cancel(errEventsDone) })
@@ -100,10 +111,15 @@ func (a *app) runEvents(ctx context.Context, o eventsOptions) error {
 		}
 		return nil
 	})
+	done := errors.Is(context.Cause(ctx), errEventsDone) || left()
 	for i := range res {
-		if errors.Is(res[i].Err, errEventsDone) || errors.Is(context.Cause(ctx), errEventsDone) {
+		err := res[i].Err
+		if errors.Is(err, errEventsDone) || done && errors.Is(err, context.Canceled) || o.Follow && errors.Is(err, syscall.EPIPE) {
 			res[i].Err = nil
 		}
+	}
+	if o.Follow {
+		pardonPipe(a.stdout)
 	}
 	return failures(a, res)
 }
@@ -111,10 +127,10 @@ func (a *app) runEvents(ctx context.Context, o eventsOptions) error {
 // eventPrinter prints events: a JSON object a line, or a line of columns
 // (TIME ID NAME EVENT DETAIL, HOST first with several hosts), each at once.
 type eventPrinter struct {
-	a  *app
-	mu sync.Mutex
-	tw *tabwriter.Writer
-	n  int
+	a   *app
+	all bool // with -A: a WORKSPACE column after the time
+	mu  sync.Mutex
+	n   int
 }
 
 func (p *eventPrinter) print(host string, e bgjob.Event) error {
@@ -131,7 +147,11 @@ func (p *eventPrinter) print(host string, e bgjob.Event) error {
 	if name == "" {
 		name = "-"
 	}
-	_, err := fmt.Fprintf(p.a.stdout, "%s%s  %s  %-12s  %-7s  %s\n", p.a.hostPrefix(host), e.Time.Local().Format(time.DateTime), e.ID, name, e.Event, eventDetail(e))
+	ws := ""
+	if p.all {
+		ws = fmt.Sprintf("%-10s  ", e.Workspace)
+	}
+	_, err := fmt.Fprintf(p.a.stdout, "%s%s  %s%s  %-12s  %-7s  %s\n", p.a.hostPrefix(host), e.Time.Local().Format(time.DateTime), ws, e.ID, name, e.Event, eventDetail(e))
 	return err
 }
 
@@ -159,5 +179,3 @@ func eventDetail(e bgjob.Event) string {
 	}
 	return ""
 }
-
-var _ = strings.Cut

@@ -80,6 +80,16 @@ func (d *digest) shown(host string, jobs []jobdir.Job) {
 	}
 }
 
+// forget drops the jobs of host that no longer exist (removed before
+// their end was told).
+func (d *digest) forget(host string, ids []string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, id := range ids {
+		delete(d.jobs[host], id)
+	}
+}
+
 // mark is where the starts are at: the jobs started after it are those
 // of a call under way.
 func (d *digest) mark() int {
@@ -170,7 +180,12 @@ func lookAt(ctx context.Context, s *Server, hosts map[string][]jobdir.Job) map[s
 			if len(look) == 0 {
 				return
 			}
-			got, _ := c.Status(ctx, look...)
+			got, err := c.Status(ctx, look...)
+			if bgjob.IgnoreNotFound(err) == nil {
+				// A job removed before its end was told: nothing
+				// more to tell of it.
+				s.digest.forget(h, missing(look, got))
+			}
 			mu.Lock()
 			looked[h] = got
 			mu.Unlock()
@@ -178,6 +193,17 @@ func lookAt(ctx context.Context, s *Server, hosts map[string][]jobdir.Job) map[s
 	}
 	wg.Wait()
 	return looked
+}
+
+// missing returns the ids of refs that jobs do not hold.
+func missing(ids []string, jobs []jobdir.Job) []string {
+	var m []string
+	for _, id := range ids {
+		if !slices.ContainsFunc(jobs, func(j jobdir.Job) bool { return j.ID == id }) {
+			m = append(m, id)
+		}
+	}
+	return m
 }
 
 func sortByTime(evs []bgjob.Event) {
@@ -219,7 +245,9 @@ func (s *Server) tell(next sdk.MethodHandler) sdk.MethodHandler {
 		mark := s.digest.mark()
 		res, err := next(ctx, method, req)
 		r, ok := res.(*sdk.CallToolResult)
-		if err != nil || !ok || r == nil {
+		if err != nil || !ok || r == nil || r.IsError {
+			// An error has no structured content to carry events: the
+			// next result tells them.
 			return res, err
 		}
 		evs := s.digest.collect(ctx, s, mark)

@@ -1,6 +1,8 @@
 package mcp_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -85,4 +87,33 @@ func TestWaitWithoutIDs(t *testing.T) {
 		t.Errorf("job_list after the wait tells %+v, want nothing new", d.Events)
 	}
 	callRaw(t, cs, "job_stop", map[string]any{"ids": []string{slow.ID}})
+}
+
+// TestWaitWithoutIDsAfterARemoval: a job of the client's removed before
+// its end was told is forgotten: job_wait without ids waits for the
+// others, and the digest looks for it no more.
+func TestWaitWithoutIDsAfterARemoval(t *testing.T) {
+	root := t.TempDir()
+	cs := serve(t, mcp.Options{Root: root})
+	var gone, live job
+	call(t, cs, "job_start", map[string]any{"command": "sleep 1; exit 7", "name": "live", "wait_sec": 0}, &live)
+	call(t, cs, "job_start", map[string]any{"command": "sleep 0.3; exit 1", "name": "gone", "wait_sec": 0}, &gone)
+	// Removed from outside (bgjob rm) once ended, before a result told it.
+	dir := filepath.Join(root, "default", gone.ID)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "exit_code")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("gone did not end within a minute")
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	var w waited
+	call(t, cs, "job_wait", map[string]any{"timeout_sec": 30}, &w)
+	if len(w.Jobs) != 1 || w.Jobs[0].ID != live.ID || exitCode(w.Jobs[0]) != 7 {
+		t.Fatalf("job_wait without ids: %+v, want live's end", w.Jobs)
+	}
 }

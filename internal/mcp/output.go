@@ -95,6 +95,7 @@ func (s *Server) output(ctx context.Context, req *sdk.CallToolRequest, in output
 	if err != nil {
 		return nil, outputOut{}, err
 	}
+	s.digest.shown(host, []jobdir.Job{r.job})
 	out := outputOut{jobView: viewOf(r.job), Text: r.text, Truncated: r.truncated, SkippedBytes: r.skipped, Streams: r.ranges, LogSize: size}
 	out.Host = host
 	if rs.stream != "" && len(r.ranges) == 1 {

@@ -37,6 +37,10 @@ func TestWaitUntilOutputAfterTruncation(t *testing.T) {
 	if len(dirs) != 1 {
 		t.Fatalf("job directory of %s: %v", st.ID, dirs)
 	}
+	// The first wait's watch is gone before the second begins: seen
+	// still in place, it was taken for the second's (the log truncated
+	// before the second had read it, nothing to rewind).
+	eventually(t, time.Minute, func() bool { return !watching(dirs[0]) })
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -79,6 +83,10 @@ func TestWaitUntilOutputAfterTruncationAndRegrowth(t *testing.T) {
 	if len(dirs) != 1 {
 		t.Fatalf("job directory of %s: %v", st.ID, dirs)
 	}
+	// The first wait's watch is gone before the second begins: seen
+	// still in place, it was taken for the second's (the log truncated
+	// before the second had read it, nothing to rewind).
+	eventually(t, time.Minute, func() bool { return !watching(dirs[0]) })
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -58,6 +58,8 @@ func (s *Server) stop(ctx context.Context, _ *sdk.CallToolRequest, in stopIn) (*
 	}
 	out := stopOut{Jobs: []jobView{}}
 	var lines []string
+	// The result tells how they stand: the digest tells them no more.
+	s.digest.shown(host, jobs)
 	for _, j := range jobs {
 		v := viewOf(j)
 		v.Host = host

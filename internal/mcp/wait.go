@@ -67,7 +67,20 @@ func (s *Server) wait(ctx context.Context, req *sdk.CallToolRequest, in waitIn) 
 		if len(ids) == 0 {
 			// Any job this client started there that it has not been
 			// told ended.
-			if ids, any = s.digest.unended(host), true; len(ids) == 0 {
+			ids, any = s.digest.unended(host), true
+			if len(ids) > 0 {
+				// Those removed since are forgotten, not waited for.
+				found, err := c.Status(ctx, ids...)
+				if bgjob.IgnoreNotFound(err) != nil {
+					return err
+				}
+				s.digest.forget(host, missing(ids, found))
+				ids = nil
+				for _, j := range found {
+					ids = append(ids, j.ID)
+				}
+			}
+			if len(ids) == 0 {
 				return errors.New("ids is empty and no job you started on this host is running: name the jobs to wait for")
 			}
 		}

@@ -23,7 +23,7 @@ as "bgjob logs --new"): repeated calls never return the same bytes twice and ski
 offset reads from a byte offset instead (stateless; give stream stdout or stderr); tail_lines and head_lines read the
 end or the start; since "start" reads from the beginning. filter, a POSIX extended regular expression (as job_wait's until_output), keeps only matching
 lines at read time: it never discards data (a filtered read has its own cursor; unfiltered reads still see
-everything), and judges whole lines only (a line still being written is returned once it ends; one longer than the cap
+everything), and judges whole lines only (a line still being written is returned once it ends; one whose bytes or text outgrow the cap
 is judged a cap's worth at a time). Results are capped (max_bytes); truncated says there is more: call again, or read on from next_offset.
 Every result says where each stream's read ended (next_offset, and in streams), for a client that reads by offset.
 A read moves the cursor once the client calls again, or closes the server's input after the result.`
@@ -289,9 +289,11 @@ func (s *Server) text(ctx context.Context, c *bgjob.Client, rs readSpec, limit i
 			// has ended and the read reached the end of its log.
 			// A read cut at the cap may hold no whole line at all: a
 			// line longer than the cap is judged a piece at a time.
+			// The piece is at least a byte: a read at a cap of 1 byte
+			// holds one character, which must be judged to get on.
 			piece := 0
 			if rg.Truncated {
-				piece = limit / 2
+				piece = max(limit/2, 1)
 			}
 			f := filterRead(b, rs.filter, rs.raw, max(budget, 0), ended && !rg.Truncated, piece)
 			t, r.skipped = f.text, r.skipped+f.skipped
@@ -351,8 +353,10 @@ type filtered struct {
 // left for the next read (used stops there), unless piece > 0 and b
 // holds nothing else, at least piece bytes of it: a line longer than a
 // read's cap, judged a piece at a time, else the reads would never get
-// past it. A line kept that is longer than the budget alone shows its
-// start, and is passed.
+// past it. A line kept whose text is longer than the budget alone shows
+// as much of its start as fits (at least a character, as cleanMax), and
+// used stops after the bytes shown: the offset moves only over log bytes
+// whose text was returned, and the next read judges the rest as a piece.
 func filterRead(b []byte, re *regexp.Regexp, raw bool, budget int, whole bool, piece int) filtered {
 	var f filtered
 	var sb strings.Builder
@@ -369,18 +373,18 @@ func filterRead(b []byte, re *regexp.Regexp, raw bool, budget int, whole bool, p
 			continue
 		}
 		t := clean(line, raw)
-		if sb.Len()+len(t) > budget {
-			f.cut = true
-			if sb.Len() > 0 {
-				break
-			}
-			t, _ = cleanMax(line, raw, budget)
+		if sb.Len()+len(t) <= budget {
+			sb.WriteString(t)
+			f.used += len(line)
+			continue
 		}
-		sb.WriteString(t)
-		f.used += len(line)
-		if f.cut {
-			break
+		f.cut = true
+		if sb.Len() == 0 && budget > 0 {
+			t, n := cleanMax(line, raw, budget)
+			sb.WriteString(t)
+			f.used += n
 		}
+		break
 	}
 	f.text = sb.String()
 	return f
@@ -409,12 +413,12 @@ func filterLines(b []byte, re *regexp.Regexp, skipped int64) ([]byte, int64) {
 // How much is left out takes one more read: the size of the log.
 func (s *Server) cutNotice(ctx context.Context, c *bgjob.Client, rs readSpec, rg bgjob.LogRange) string {
 	if rs.tail > 0 {
-		return fmt.Sprintf("\n[%s cut to the cap of %d bytes: the %d bytes before offset %d are not shown; read them with head_lines, or offset and stream %q]\n",
-			rg.Stream, s.capOf(rs), rg.Offset, rg.Offset, rg.Stream)
+		return fmt.Sprintf("\n[%s cut to the cap of %s: the %s before offset %d are not shown; read them with head_lines, or offset and stream %q]\n",
+			rg.Stream, byteCount(int64(s.capOf(rs))), byteCount(rg.Offset), rg.Offset, rg.Stream)
 	}
 	left := "more bytes"
 	if size, err := s.logSize(ctx, c, rs.id, rg.Stream); err == nil && size >= rg.Next {
-		left = fmt.Sprintf("%d bytes", size-rg.Next)
+		left = byteCount(size - rg.Next)
 	}
 	var how string
 	switch {
@@ -427,8 +431,16 @@ func (s *Server) cutNotice(ctx context.Context, c *bgjob.Client, rs readSpec, rg
 	default:
 		how = fmt.Sprintf("read on with offset %d and stream %q", rg.Next, rg.Stream)
 	}
-	return fmt.Sprintf("\n[%s cut to the cap of %d bytes at offset %d: %s after it are not shown; %s]\n",
-		rg.Stream, s.capOf(rs), rg.Next, left, how)
+	return fmt.Sprintf("\n[%s cut to the cap of %s at offset %d: %s after it are not shown; %s]\n",
+		rg.Stream, byteCount(int64(s.capOf(rs))), rg.Next, left, how)
+}
+
+// byteCount is n bytes in words: "1 byte", "2 bytes".
+func byteCount(n int64) string {
+	if n == 1 {
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // capOf is the cap of a read: max_bytes, at most the server's cap.

@@ -104,6 +104,10 @@ func TestFilterCapCountsTheTextShown(t *testing.T) {
 		{`printf 'x\377abcdefgh\n'`, 4, []string{"x", `\xff`, "abcd", "efgh"}},
 		{`printf '\360\237\230\200\377ab\n'`, 3, []string{"😀", `\xff`, "ab\n"}},
 		{`printf '\360\237\230\200\377ab\n'`, 4, []string{"😀", `\xff`, "ab\n"}},
+		// A read at the cap backed off to a character boundary holds less
+		// than half the cap: it is judged all the same, else the reads
+		// stay there.
+		{`printf '0\360\235\204\236\n'`, 4, []string{"0", "𝄞"}},
 	} {
 		id := startDone(t, cs, tc.command)
 		for _, mode := range []string{"cursor", "offset"} {
@@ -129,5 +133,26 @@ func TestFilterCutNotice(t *testing.T) {
 	call(t, cs, "job_output", map[string]any{"id": id, "stream": "stdout", "filter": ".", "since": "start", "max_bytes": 4}, &o)
 	if want := "ab\n\n[stdout cut to the cap of 4 bytes at offset 3: 3 bytes after it are not shown; read on with the same filter, offset 3 and stream \"stdout\"]\n"; o.Text != want {
 		t.Errorf("max_bytes 4: %q, want %q", o.Text, want)
+	}
+}
+
+// With both streams each part is framed and ended with a newline; a
+// notice after a part that did not end a line stands right after it, with
+// no blank line, as after a single stream's text.
+func TestCutNoticeAfterBothStreams(t *testing.T) {
+	cs := serve(t, mcp.Options{})
+	id := startDone(t, cs, "echo a; echo cd >&2")
+	var o job
+	call(t, cs, "job_output", map[string]any{"id": id, "filter": ".", "max_bytes": 3}, &o)
+	if want := "--- stdout ---\na\n--- stderr ---\nc\n[stderr cut to the cap of 3 bytes at offset 1: 2 bytes after it are not shown; call job_output again with the same filter for the next part]\n"; o.Text != want {
+		t.Errorf("both streams, filter, max_bytes 3: %q, want %q", o.Text, want)
+	}
+	call(t, cs, "job_output", map[string]any{"id": id, "filter": ".", "max_bytes": 3}, &o)
+	if o.Text != "d\n" || o.Trunc {
+		t.Errorf("the next read: %q, truncated %v; want the rest of stderr's line", o.Text, o.Trunc)
+	}
+	call(t, cs, "job_output", map[string]any{"id": id, "stream": "stderr", "since": "start", "max_bytes": 2}, &o)
+	if want := "cd\n[stderr cut to the cap of 2 bytes at offset 2: 1 byte after it is not shown; read on with offset 2 and stream \"stderr\"]\n"; o.Text != want {
+		t.Errorf("stderr, max_bytes 2: %q, want %q", o.Text, want)
 	}
 }

@@ -285,17 +285,7 @@ func (s *Server) text(ctx context.Context, c *bgjob.Client, rs readSpec, limit i
 			t, short = capTail(clean(b, rs.raw), max(budget, 0))
 			cut = cut || short
 		case rs.filter != nil:
-			// A line with no end yet is judged once it has one, or the job
-			// has ended and the read reached the end of its log.
-			// A read cut at the cap may hold no whole line at all: a
-			// line longer than the cap is judged a piece at a time.
-			// The piece is at least a byte: a read at a cap of 1 byte
-			// holds one character, which must be judged to get on.
-			piece := 0
-			if rg.Truncated {
-				piece = max(limit/2, 1)
-			}
-			f := filterRead(b, rs.filter, rs.raw, max(budget, 0), ended && !rg.Truncated, piece)
+			f := filterRead(b, rs.filter, rs.raw, max(budget, 0), rg.Truncated, ended)
 			t, r.skipped = f.text, r.skipped+f.skipped
 			rg.Next = rg.Offset + int64(f.used)
 			cut = cut || f.cut
@@ -332,6 +322,12 @@ func (s *Server) text(ctx context.Context, c *bgjob.Client, rs readSpec, limit i
 			}
 		}
 		r.text = sb.String()
+		if len(notices) > 0 && !strings.HasSuffix(parts[len(parts)-1], "\n") {
+			// The last part was ended with a newline of the frame's: the
+			// first notice stands right after it, as after a text that
+			// does not end a line.
+			notices[0] = strings.TrimPrefix(notices[0], "\n")
+		}
 	}
 	for _, n := range notices {
 		r.text += n
@@ -347,24 +343,32 @@ type filtered struct {
 	cut     bool   // a line kept did not fit the budget
 }
 
-// filterRead keeps, as text within budget, the lines of b that re matches.
-// A last line without a newline counts only when whole says it is one (the
-// job has ended); else it, and what follows the last line that fits, is
-// left for the next read (used stops there), unless piece > 0 and b
-// holds nothing else, at least piece bytes of it: a line longer than a
-// read's cap, judged a piece at a time, else the reads would never get
-// past it. A line kept whose text is longer than the budget alone shows
-// as much of its start as fits (at least a character, as cleanMax), and
-// used stops after the bytes shown: the offset moves only over log bytes
-// whose text was returned, and the next read judges the rest as a piece.
-func filterRead(b []byte, re *regexp.Regexp, raw bool, budget int, whole bool, piece int) filtered {
+// filterRead keeps, as text within budget, the lines of b, a read of a log
+// (truncated: cut to its cap, there is more), that re matches.
+//
+// A line with no end yet counts only once it has one, or the job has ended
+// and the read reached the end of its log; else it, and what follows the
+// last line that fits, is left for the next read (used stops there). A
+// read cut at the cap may hold no whole line at all: a line longer than
+// the cap is judged a piece at a time, the whole read when it holds
+// nothing else, however short (a read at a cap of 1 byte holds one
+// character, and one backed off to a character boundary may hold less
+// than the cap): the next read would start at the same place and hold the
+// same bytes, so the reads would never get past it.
+//
+// A line kept whose text is longer than the budget alone shows as much of
+// its start as fits (at least a character, as cleanMax), and used stops
+// after the bytes shown: a read moves only over log bytes whose text it
+// returned, and the next read judges the rest as a piece.
+func filterRead(b []byte, re *regexp.Regexp, raw bool, budget int, truncated, ended bool) filtered {
+	whole := ended && !truncated
 	var f filtered
 	var sb strings.Builder
 	for f.used < len(b) {
 		line := b[f.used:]
 		if i := bytes.IndexByte(line, '\n'); i >= 0 {
 			line = line[:i+1]
-		} else if !whole && !(piece > 0 && f.used == 0 && len(line) >= piece) {
+		} else if !whole && !(truncated && f.used == 0) {
 			break
 		}
 		if !re.Match(bytes.TrimSuffix(line, []byte("\n"))) {
@@ -413,12 +417,12 @@ func filterLines(b []byte, re *regexp.Regexp, skipped int64) ([]byte, int64) {
 // How much is left out takes one more read: the size of the log.
 func (s *Server) cutNotice(ctx context.Context, c *bgjob.Client, rs readSpec, rg bgjob.LogRange) string {
 	if rs.tail > 0 {
-		return fmt.Sprintf("\n[%s cut to the cap of %s: the %s before offset %d are not shown; read them with head_lines, or offset and stream %q]\n",
-			rg.Stream, byteCount(int64(s.capOf(rs))), byteCount(rg.Offset), rg.Offset, rg.Stream)
+		return fmt.Sprintf("\n[%s cut to the cap of %s: the %s before offset %d %s not shown; read them with head_lines, or offset and stream %q]\n",
+			rg.Stream, byteCount(int64(s.capOf(rs))), byteCount(rg.Offset), rg.Offset, isAre(rg.Offset), rg.Stream)
 	}
-	left := "more bytes"
+	left := "more bytes after it are"
 	if size, err := s.logSize(ctx, c, rs.id, rg.Stream); err == nil && size >= rg.Next {
-		left = byteCount(size - rg.Next)
+		left = byteCount(size-rg.Next) + " after it " + isAre(size-rg.Next)
 	}
 	var how string
 	switch {
@@ -431,7 +435,7 @@ func (s *Server) cutNotice(ctx context.Context, c *bgjob.Client, rs readSpec, rg
 	default:
 		how = fmt.Sprintf("read on with offset %d and stream %q", rg.Next, rg.Stream)
 	}
-	return fmt.Sprintf("\n[%s cut to the cap of %s at offset %d: %s after it are not shown; %s]\n",
+	return fmt.Sprintf("\n[%s cut to the cap of %s at offset %d: %s not shown; %s]\n",
 		rg.Stream, byteCount(int64(s.capOf(rs))), rg.Next, left, how)
 }
 
@@ -441,6 +445,14 @@ func byteCount(n int64) string {
 		return "1 byte"
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// isAre is the verb for n bytes.
+func isAre(n int64) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }
 
 // capOf is the cap of a read: max_bytes, at most the server's cap.

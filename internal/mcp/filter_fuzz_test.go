@@ -36,7 +36,7 @@ func filteredText(t *testing.T, log []byte, re *regexp.Regexp, limit int) string
 			t.Fatalf("max_bytes %d, filter %q: %d reads of %q did not reach its end (at %d)", limit, re, reads, log, off)
 		}
 		b, truncated := readCapped(log, off, limit)
-		f := filterRead(b, re, true, limit, truncated, true)
+		f := filterRead(b, re, true, limit, limit, !truncated, truncated)
 		if len(f.text) > limit && len(f.text) > 4 {
 			t.Fatalf("max_bytes %d: a read showed %d bytes, %q", limit, len(f.text), f.text)
 		}

@@ -269,6 +269,9 @@ func (s *Server) text(ctx context.Context, c *bgjob.Client, rs readSpec, limit i
 		budget  = limit
 	)
 	ended := !res.Job.Status.Active()
+	// got says a range before has shown text or moved on: the call has
+	// got on.
+	got := false
 	for i := range r.ranges {
 		rg := &r.ranges[i]
 		b := data[rg.Stream]
@@ -285,7 +288,10 @@ func (s *Server) text(ctx context.Context, c *bgjob.Client, rs readSpec, limit i
 			t, short = capTail(clean(b, rs.raw), max(budget, 0))
 			cut = cut || short
 		case rs.filter != nil:
-			f := filterRead(b, rs.filter, rs.raw, max(budget, 0), rg.Truncated, ended)
+			// The cap (bgjob's MaxBytes) is of both streams together: a
+			// read cut to what another stream left of it waits for a read
+			// of its own before it is judged a piece.
+			f := filterRead(b, rs.filter, rs.raw, max(budget, 0), limit, ended && !rg.Truncated, rg.Truncated && !got)
 			t, r.skipped = f.text, r.skipped+f.skipped
 			rg.Next = rg.Offset + int64(f.used)
 			cut = cut || f.cut
@@ -300,6 +306,7 @@ func (s *Server) text(ctx context.Context, c *bgjob.Client, rs readSpec, limit i
 			}
 		}
 		budget -= len(t)
+		got = got || t != "" || rg.Next > rg.Offset
 		if cut {
 			rg.Truncated = true
 			notices = append(notices, s.cutNotice(ctx, c, rs, *rg))
@@ -343,32 +350,35 @@ type filtered struct {
 	cut     bool   // a line kept did not fit the budget
 }
 
-// filterRead keeps, as text within budget, the lines of b, a read of a log
-// (truncated: cut to its cap, there is more), that re matches.
+// filterRead keeps, as text within budget, the lines of b, a read of a log,
+// that re matches.
 //
-// A line with no end yet counts only once it has one, or the job has ended
-// and the read reached the end of its log; else it, and what follows the
-// last line that fits, is left for the next read (used stops there). A
-// read cut at the cap may hold no whole line at all: a line longer than
-// the cap is judged a piece at a time, the whole read when it holds
-// nothing else, however short (a read at a cap of 1 byte holds one
-// character, and one backed off to a character boundary may hold less
-// than the cap): the next read would start at the same place and hold the
-// same bytes, so the reads would never get past it.
+// A line with no end yet counts only when whole says it is one (the job
+// has ended and the read reached the end of its log); else it, and what
+// follows the last line that fits, is left for the next read (used stops
+// there). A read cut at the cap may hold no whole line at all: when piece
+// says so (the read had the cap to itself) a line longer than the cap is
+// judged a piece at a time, the whole read when it holds nothing else,
+// however short (a read at a cap of 1 byte holds one character, and one
+// backed off to a character boundary may hold less than the cap): the
+// next read would start at the same place and hold the same bytes, so the
+// reads would never get past it.
 //
-// A line kept whose text is longer than the budget alone shows as much of
-// its start as fits (at least a character, as cleanMax), and used stops
-// after the bytes shown: a read moves only over log bytes whose text it
-// returned, and the next read judges the rest as a piece.
-func filterRead(b []byte, re *regexp.Regexp, raw bool, budget int, truncated, ended bool) filtered {
-	whole := ended && !truncated
+// A line kept whose text is longer than the cap, limit, shows as much of
+// its start as fits the budget (at least a character, as cleanMax), and
+// used stops after the bytes shown: a read moves only over log bytes whose
+// text it returned, and the next read judges the rest as a piece. A line
+// that would fit a cap of its own but not the budget left (the other
+// stream took some) waits whole for the next read, so that it is judged
+// whole.
+func filterRead(b []byte, re *regexp.Regexp, raw bool, budget, limit int, whole, piece bool) filtered {
 	var f filtered
 	var sb strings.Builder
 	for f.used < len(b) {
 		line := b[f.used:]
 		if i := bytes.IndexByte(line, '\n'); i >= 0 {
 			line = line[:i+1]
-		} else if !whole && !(truncated && f.used == 0) {
+		} else if !whole && !(piece && f.used == 0) {
 			break
 		}
 		if !re.Match(bytes.TrimSuffix(line, []byte("\n"))) {
@@ -383,7 +393,7 @@ func filterRead(b []byte, re *regexp.Regexp, raw bool, budget int, truncated, en
 			continue
 		}
 		f.cut = true
-		if sb.Len() == 0 && budget > 0 {
+		if sb.Len() == 0 && budget > 0 && len(t) > limit {
 			t, n := cleanMax(line, raw, budget)
 			sb.WriteString(t)
 			f.used += n

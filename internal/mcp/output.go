@@ -316,30 +316,36 @@ func (s *Server) text(ctx context.Context, c *bgjob.Client, rs readSpec, limit i
 			parts = append(parts, rg.Stream, t)
 		}
 	}
+	r.text = joinParts(parts, notices)
+	return r
+}
+
+// joinParts is the text of a result: parts, pairs of a stream and its
+// text, each headed --- stream --- and ended with a newline when there is
+// more than one, then the notices of the cuts. A notice stands on a line
+// of its own right after the text: a blank line before it when the text
+// ends a line, none after the frame's newline.
+func joinParts(parts, notices []string) string {
+	var sb strings.Builder
 	switch len(parts) {
 	case 0:
 	case 2:
-		r.text = parts[1]
+		sb.WriteString(parts[1])
 	default:
-		var sb strings.Builder
 		for i := 0; i < len(parts); i += 2 {
 			fmt.Fprintf(&sb, "--- %s ---\n%s", parts[i], parts[i+1])
 			if !strings.HasSuffix(parts[i+1], "\n") {
 				sb.WriteByte('\n')
+				if i+2 == len(parts) && len(notices) > 0 {
+					notices[0] = strings.TrimPrefix(notices[0], "\n")
+				}
 			}
-		}
-		r.text = sb.String()
-		if len(notices) > 0 && !strings.HasSuffix(parts[len(parts)-1], "\n") {
-			// The last part was ended with a newline of the frame's: the
-			// first notice stands right after it, as after a text that
-			// does not end a line.
-			notices[0] = strings.TrimPrefix(notices[0], "\n")
 		}
 	}
 	for _, n := range notices {
-		r.text += n
+		sb.WriteString(n)
 	}
-	return r
+	return sb.String()
 }
 
 // filtered is what a filter kept of a read.

@@ -23,7 +23,7 @@ as "bgjob logs --new"): repeated calls never return the same bytes twice and ski
 offset reads from a byte offset instead (stateless; give stream stdout or stderr); tail_lines and head_lines read the
 end or the start; since "start" reads from the beginning. filter, a POSIX extended regular expression (as job_wait's until_output), keeps only matching
 lines at read time: it never discards data (a filtered read has its own cursor; unfiltered reads still see
-everything), and judges whole lines only (a line still being written is returned once it ends; one longer than the cap
+everything), and judges whole lines only (a line still being written is returned once it ends; one whose bytes or text outgrow the cap
 is judged a cap's worth at a time). Results are capped (max_bytes); truncated says there is more: call again, or read on from next_offset.
 Every result says where each stream's read ended (next_offset, and in streams), for a client that reads by offset.
 A read moves the cursor once the client calls again, or closes the server's input after the result.`
@@ -270,6 +270,9 @@ func (s *Server) text(ctx context.Context, c *bgjob.Client, rs readSpec, limit i
 		budget  = limit
 	)
 	ended := !res.Job.Status.Active()
+	// got says a range before has shown text or moved on: the call has
+	// got on.
+	got := false
 	for i := range r.ranges {
 		rg := &r.ranges[i]
 		b := data[rg.Stream]
@@ -286,15 +289,10 @@ func (s *Server) text(ctx context.Context, c *bgjob.Client, rs readSpec, limit i
 			t, short = capTail(clean(b, rs.raw), max(budget, 0))
 			cut = cut || short
 		case rs.filter != nil:
-			// A line with no end yet is judged once it has one, or the job
-			// has ended and the read reached the end of its log.
-			// A read cut at the cap may hold no whole line at all: a
-			// line longer than the cap is judged a piece at a time.
-			piece := 0
-			if rg.Truncated {
-				piece = limit / 2
-			}
-			f := filterRead(b, rs.filter, rs.raw, max(budget, 0), ended && !rg.Truncated, piece)
+			// The cap (bgjob's MaxBytes) is of both streams together: a
+			// read cut to what another stream left of it waits for a read
+			// of its own before it is judged a piece.
+			f := filterRead(b, rs.filter, rs.raw, max(budget, 0), limit, ended && !rg.Truncated, rg.Truncated && !got)
 			t, r.skipped = f.text, r.skipped+f.skipped
 			rg.Next = rg.Offset + int64(f.used)
 			cut = cut || f.cut
@@ -309,6 +307,7 @@ func (s *Server) text(ctx context.Context, c *bgjob.Client, rs readSpec, limit i
 			}
 		}
 		budget -= len(t)
+		got = got || t != "" || rg.Next > rg.Offset
 		if cut {
 			rg.Truncated = true
 			notices = append(notices, s.cutNotice(ctx, c, rs, *rg))
@@ -318,24 +317,36 @@ func (s *Server) text(ctx context.Context, c *bgjob.Client, rs readSpec, limit i
 			parts = append(parts, rg.Stream, t)
 		}
 	}
+	r.text = joinParts(parts, notices)
+	return r
+}
+
+// joinParts is the text of a result: parts, pairs of a stream and its
+// text, each headed --- stream --- and ended with a newline when there is
+// more than one, then the notices of the cuts. A notice stands on a line
+// of its own right after the text: a blank line before it when the text
+// ends a line, none after the frame's newline.
+func joinParts(parts, notices []string) string {
+	var sb strings.Builder
 	switch len(parts) {
 	case 0:
 	case 2:
-		r.text = parts[1]
+		sb.WriteString(parts[1])
 	default:
-		var sb strings.Builder
 		for i := 0; i < len(parts); i += 2 {
 			fmt.Fprintf(&sb, "--- %s ---\n%s", parts[i], parts[i+1])
 			if !strings.HasSuffix(parts[i+1], "\n") {
 				sb.WriteByte('\n')
+				if i+2 == len(parts) && len(notices) > 0 {
+					notices[0] = strings.TrimPrefix(notices[0], "\n")
+				}
 			}
 		}
-		r.text = sb.String()
 	}
 	for _, n := range notices {
-		r.text += n
+		sb.WriteString(n)
 	}
-	return r
+	return sb.String()
 }
 
 // filtered is what a filter kept of a read.
@@ -346,22 +357,35 @@ type filtered struct {
 	cut     bool   // a line kept did not fit the budget
 }
 
-// filterRead keeps, as text within budget, the lines of b that re matches.
-// A last line without a newline counts only when whole says it is one (the
-// job has ended); else it, and what follows the last line that fits, is
-// left for the next read (used stops there), unless piece > 0 and b
-// holds nothing else, at least piece bytes of it: a line longer than a
-// read's cap, judged a piece at a time, else the reads would never get
-// past it. A line kept that is longer than the budget alone shows its
-// start, and is passed.
-func filterRead(b []byte, re *regexp.Regexp, raw bool, budget int, whole bool, piece int) filtered {
+// filterRead keeps, as text within budget, the lines of b, a read of a log,
+// that re matches.
+//
+// A line with no end yet counts only when whole says it is one (the job
+// has ended and the read reached the end of its log); else it, and what
+// follows the last line that fits, is left for the next read (used stops
+// there). A read cut at the cap may hold no whole line at all: when piece
+// says so (the read had the cap to itself) a line longer than the cap is
+// judged a piece at a time, the whole read when it holds nothing else,
+// however short (a read at a cap of 1 byte holds one character, and one
+// backed off to a character boundary may hold less than the cap): the
+// next read would start at the same place and hold the same bytes, so the
+// reads would never get past it.
+//
+// A line kept whose text is longer than the cap, limit, shows as much of
+// its start as fits the budget (at least a character, as cleanMax), and
+// used stops after the bytes shown: a read moves only over log bytes whose
+// text it returned, and the next read judges the rest as a piece. A line
+// that would fit a cap of its own but not the budget left (the other
+// stream took some) waits whole for the next read, so that it is judged
+// whole.
+func filterRead(b []byte, re *regexp.Regexp, raw bool, budget, limit int, whole, piece bool) filtered {
 	var f filtered
 	var sb strings.Builder
 	for f.used < len(b) {
 		line := b[f.used:]
 		if i := bytes.IndexByte(line, '\n'); i >= 0 {
 			line = line[:i+1]
-		} else if !whole && !(piece > 0 && f.used == 0 && len(line) >= piece) {
+		} else if !whole && !(piece && f.used == 0) {
 			break
 		}
 		if !re.Match(bytes.TrimSuffix(line, []byte("\n"))) {
@@ -370,18 +394,18 @@ func filterRead(b []byte, re *regexp.Regexp, raw bool, budget int, whole bool, p
 			continue
 		}
 		t := clean(line, raw)
-		if sb.Len()+len(t) > budget {
-			f.cut = true
-			if sb.Len() > 0 {
-				break
-			}
-			t, _ = cleanMax(line, raw, budget)
+		if sb.Len()+len(t) <= budget {
+			sb.WriteString(t)
+			f.used += len(line)
+			continue
 		}
-		sb.WriteString(t)
-		f.used += len(line)
-		if f.cut {
-			break
+		f.cut = true
+		if sb.Len() == 0 && budget > 0 && len(t) > limit {
+			t, n := cleanMax(line, raw, budget)
+			sb.WriteString(t)
+			f.used += n
 		}
+		break
 	}
 	f.text = sb.String()
 	return f
@@ -410,12 +434,12 @@ func filterLines(b []byte, re *regexp.Regexp, skipped int64) ([]byte, int64) {
 // How much is left out takes one more read: the size of the log.
 func (s *Server) cutNotice(ctx context.Context, c *bgjob.Client, rs readSpec, rg bgjob.LogRange) string {
 	if rs.tail > 0 {
-		return fmt.Sprintf("\n[%s cut to the cap of %d bytes: the %d bytes before offset %d are not shown; read them with head_lines, or offset and stream %q]\n",
-			rg.Stream, s.capOf(rs), rg.Offset, rg.Offset, rg.Stream)
+		return fmt.Sprintf("\n[%s cut to the cap of %s: the %s before offset %d %s not shown; read them with head_lines, or offset and stream %q]\n",
+			rg.Stream, byteCount(int64(s.capOf(rs))), byteCount(rg.Offset), rg.Offset, isAre(rg.Offset), rg.Stream)
 	}
-	left := "more bytes"
+	left := "more bytes after it are"
 	if size, err := s.logSize(ctx, c, rs.id, rg.Stream); err == nil && size >= rg.Next {
-		left = fmt.Sprintf("%d bytes", size-rg.Next)
+		left = byteCount(size-rg.Next) + " after it " + isAre(size-rg.Next)
 	}
 	var how string
 	switch {
@@ -428,8 +452,24 @@ func (s *Server) cutNotice(ctx context.Context, c *bgjob.Client, rs readSpec, rg
 	default:
 		how = fmt.Sprintf("read on with offset %d and stream %q", rg.Next, rg.Stream)
 	}
-	return fmt.Sprintf("\n[%s cut to the cap of %d bytes at offset %d: %s after it are not shown; %s]\n",
-		rg.Stream, s.capOf(rs), rg.Next, left, how)
+	return fmt.Sprintf("\n[%s cut to the cap of %s at offset %d: %s not shown; %s]\n",
+		rg.Stream, byteCount(int64(s.capOf(rs))), rg.Next, left, how)
+}
+
+// byteCount is n bytes in words: "1 byte", "2 bytes".
+func byteCount(n int64) string {
+	if n == 1 {
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// isAre is the verb for n bytes.
+func isAre(n int64) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }
 
 // capOf is the cap of a read: max_bytes, at most the server's cap.

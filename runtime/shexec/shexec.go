@@ -50,10 +50,11 @@ func Command(script string, stdin io.Reader) ([]string, io.Reader) {
 // reported pid: its process group with KILL when the shell leads one (an
 // exec of a container daemon and an SSH session each make one), else the
 // shell alone. It always exits 0: a script that ended already is no
-// failure.
+// failure. dash takes a group only after "--" ("-N" is an option to it);
+// a kill that refuses "--" takes "-N".
 func KillScript(pid int) string {
 	p := strconv.Itoa(pid)
-	return "kill -s KILL -" + p + " 2>/dev/null || kill -s KILL " + p + " 2>/dev/null; true"
+	return "kill -s KILL -- -" + p + " 2>/dev/null || kill -s KILL -" + p + " 2>/dev/null || kill -s KILL " + p + " 2>/dev/null; true"
 }
 
 // maxLine bounds a line of stderr kept while looking for the pid: a

@@ -55,10 +55,41 @@ func TestSSH(t *testing.T) {
 	}))
 }
 
+// TestVia runs every script with -H through --via, by a command that
+// joins its arguments into one line for a remote shell: ssh against a real
+// sshd on 127.0.0.1, driven by the ssh client rather than bgjob's own.
+func TestVia(t *testing.T) {
+	t.Parallel()
+	cfg := sshConfig(t, sshtest.Start(t))
+	via := "ssh -F " + cfg + " -o BatchMode=yes -o LogLevel=ERROR %h"
+	p := params(t, func(e *testscript.Env) {
+		e.Setenv("BGJOB_HOST", "bgjob-test")
+		e.Setenv("HOSTLABEL", "bgjob-test: ")
+		e.Setenv("HOSTFLAG", "-H bgjob-test ")
+		e.Setenv("BGJOB_VIA", via)
+		e.Setenv("SSH_AUTH_SOCK", "")
+	})
+	p.Condition = func(cond string) (bool, error) {
+		if cond == "via" {
+			return true, nil
+		}
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
+	testscript.Run(t, p)
+}
+
 func params(t *testing.T, setup func(*testscript.Env)) testscript.Params {
 	return testscript.Params{
 		Dir:                 "testdata",
 		RequireExplicitExec: false,
+		// [via]: the script runs through --via (TestVia), whose command
+		// is all bgjob knows of the host.
+		Condition: func(cond string) (bool, error) {
+			if cond == "via" {
+				return false, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Setup: func(e *testscript.Env) error {
 			root := filepath.Join(e.WorkDir, "root")
 			e.Setenv("BGJOB_ROOT", root)

@@ -52,3 +52,17 @@ func exitStatus(e *exec.ExitError) int {
 	}
 	return 128 + signalOf(e)
 }
+
+// CutError is the error of an Exec whose ctx ended before the host's
+// shell started, while the command had said something on stderr (a
+// password prompt, a login that waits): it wraps the ctx's error.
+type CutError struct {
+	Err    error
+	Stderr string
+}
+
+func (e *CutError) Error() string { return e.Err.Error() + ": the command said: " + e.Stderr }
+func (e *CutError) Unwrap() error { return e.Err }
+
+// Said returns what the command said.
+func (e *CutError) Said() string { return e.Stderr }

@@ -71,7 +71,9 @@ func (r *Runtime) Close() error { return nil }
 // its stderr; a command that cannot run, or ends before the host's shell
 // has started, an *Error carrying what it said on stderr. Cancelling ctx
 // closes the script's stdin, kills its process group on the host and the
-// command here, and returns ctx.Err().
+// command here, and returns ctx.Err(), or, when the command had said
+// something before the host's shell started (a prompt), an *Error whose
+// CutError wraps ctx.Err() and carries it.
 func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdout io.Writer) error {
 	if strings.IndexByte(script, 0) >= 0 {
 		return &Error{Host: r.host, Err: errors.New("script: holds a NUL byte")}
@@ -212,7 +214,19 @@ func (r *Runtime) cancel(ctx context.Context, x *execution) error {
 	case <-x.exited:
 	case <-time.After(drainGrace):
 	}
+	if said := x.said(); said != "" {
+		return &Error{Host: r.host, Err: &CutError{Err: ctx.Err(), Stderr: said}}
+	}
 	return ctx.Err()
+}
+
+// said is what the command said on stderr while the host's shell had
+// not started, "" once it has.
+func (x *execution) said() string {
+	if x.stderr.Started() {
+		return ""
+	}
+	return strings.TrimSpace(x.stderr.Tail.LastLines(3) + x.stderr.Pending())
 }
 
 // kill kills the script's process group on the host, once its pid is
@@ -273,7 +287,7 @@ func (r *Runtime) result(x *execution) error {
 // unstarted says why the host's shell never started, the command having
 // ended with err: what the command said on stderr.
 func (x *execution) unstarted(name string, err error) error {
-	said := strings.TrimSpace(x.stderr.Tail.LastLines(10) + x.stderr.Pending())
+	said := x.said()
 	how := "exited"
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {

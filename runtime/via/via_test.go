@@ -175,8 +175,9 @@ func TestPrompt(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	err = r.Exec(ctx, "echo hi", nil, nil)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Exec: %v, want context.DeadlineExceeded", err)
+	var said interface{ Said() string }
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &said) || said.Said() != "Password:" {
+		t.Fatalf("Exec: %v, want context.DeadlineExceeded saying Password:", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("Exec took %v after its deadline", d)

@@ -55,27 +55,41 @@ func TestSSH(t *testing.T) {
 	}))
 }
 
-// TestVia runs every script with -H through --via, by a command that
-// joins its arguments into one line for a remote shell: ssh against a real
-// sshd on 127.0.0.1, driven by the ssh client rather than bgjob's own.
+// TestVia runs every script with -H through --via, by a command of each
+// kind: one that joins its arguments into one line for a remote shell
+// (ssh, the OpenSSH client against a real sshd on 127.0.0.1), and one that
+// passes them on as they are (a stand-in for kubectl exec or podman exec
+// that runs them on this machine after "--").
 func TestVia(t *testing.T) {
 	t.Parallel()
-	cfg := sshConfig(t, sshtest.Start(t))
-	via := "ssh -F " + cfg + " -o BatchMode=yes -o LogLevel=ERROR %h"
-	p := params(t, func(e *testscript.Env) {
-		e.Setenv("BGJOB_HOST", "bgjob-test")
-		e.Setenv("HOSTLABEL", "bgjob-test: ")
-		e.Setenv("HOSTFLAG", "-H bgjob-test ")
-		e.Setenv("BGJOB_VIA", via)
-		e.Setenv("SSH_AUTH_SOCK", "")
-	})
-	p.Condition = func(cond string) (bool, error) {
-		if cond == "via" {
-			return true, nil
-		}
-		return false, fmt.Errorf("unknown condition %q", cond)
+	execInto := filepath.Join(t.TempDir(), "exec-into")
+	stand := "#!/bin/sh\n# exec-into HOST -- COMMAND...: runs COMMAND here.\nshift\n[ \"$1\" = -- ] && shift\nexec \"$@\"\n"
+	if err := os.WriteFile(execInto, []byte(stand), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	testscript.Run(t, p)
+	kinds := []struct{ name, via string }{
+		{"joined", "ssh -F " + sshConfig(t, sshtest.Start(t)) + " -o BatchMode=yes -o LogLevel=ERROR %h"},
+		{"args", execInto + " %h --"},
+	}
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			p := params(t, func(e *testscript.Env) {
+				e.Setenv("BGJOB_HOST", "bgjob-test")
+				e.Setenv("HOSTLABEL", "bgjob-test: ")
+				e.Setenv("HOSTFLAG", "-H bgjob-test ")
+				e.Setenv("BGJOB_VIA", k.via)
+				e.Setenv("SSH_AUTH_SOCK", "")
+			})
+			p.Condition = func(cond string) (bool, error) {
+				if cond == "via" {
+					return true, nil
+				}
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			testscript.Run(t, p)
+		})
+	}
 }
 
 func params(t *testing.T, setup func(*testscript.Env)) testscript.Params {

@@ -62,11 +62,7 @@ func TestSSH(t *testing.T) {
 // that runs them on this machine after "--").
 func TestVia(t *testing.T) {
 	t.Parallel()
-	execInto := filepath.Join(t.TempDir(), "exec-into")
-	stand := "#!/bin/sh\n# exec-into HOST -- COMMAND...: runs COMMAND here.\nshift\n[ \"$1\" = -- ] && shift\nexec \"$@\"\n"
-	if err := os.WriteFile(execInto, []byte(stand), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	execInto := writeExecInto(t)
 	kinds := []struct{ name, via string }{
 		{"joined", "ssh -F " + sshConfig(t, sshtest.Start(t)) + " -o BatchMode=yes -o LogLevel=ERROR %h"},
 		{"args", execInto + " %h --"},
@@ -90,6 +86,19 @@ func TestVia(t *testing.T) {
 			testscript.Run(t, p)
 		})
 	}
+}
+
+// writeExecInto writes a stand-in for a command such as kubectl exec or
+// podman exec, which passes its arguments on as they are: "exec-into HOST
+// -- COMMAND..." runs COMMAND on this machine. It returns its path.
+func writeExecInto(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "exec-into")
+	script := "#!/bin/sh\n# exec-into HOST -- COMMAND...: runs COMMAND here.\nshift\n[ \"$1\" = -- ] && shift\nexec \"$@\"\n"
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func params(t *testing.T, setup func(*testscript.Env)) testscript.Params {

@@ -254,3 +254,6 @@ func alive(pid int) bool {
 	i := bytes.LastIndexByte(b, ')')
 	return i < 0 || len(b) < i+3 || b[i+2] != 'Z'
 }
+
+// asExit reports whether err is an *ExitError, setting *xe.
+func asExit(err error, xe **via.ExitError) bool { return errors.As(err, xe) }

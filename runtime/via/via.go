@@ -86,8 +86,9 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 		return err
 	}
 	defer x.stdout.Close()
-	// The bootstrap goes at once; the script only once the shell has
-	// started, so that it cannot read the script as its own input.
+	// The bootstrap goes at once; the script only once the shell runs
+	// it: sh reads ahead whatever its stdin holds, and would take the
+	// script, and the script's own stdin, for commands of its own.
 	boot := bootText(len(script))
 	if _, err := io.WriteString(x.stdin, boot); err != nil {
 		x.closeIn()

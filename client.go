@@ -185,7 +185,7 @@ func (c *Client) execCommits(ctx context.Context, run runner, stdin io.Reader, w
 	}
 	<-done
 	if parent.Err() != nil {
-		return parent.Err()
+		return keepSaid(parent.Err(), xerr)
 	}
 	if err != nil && xerr != nil && out.n.Load() == 0 && errors.Is(err, xerr) {
 		// The script wrote nothing: the runtime's error (a container

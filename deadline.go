@@ -159,10 +159,44 @@ func boundEnd(ctx, bctx context.Context, cancel func(), deadline time.Time, expi
 		cut := ctx.Err() == nil && (errors.Is(context.Cause(bctx), expired) || !answered() && !time.Now().Before(deadline))
 		cancel()
 		if cut && err != nil {
-			return expired
+			return withSaid(expired, err)
 		}
 		return err
 	}
+}
+
+// keepSaid is err, the error of a call whose ctx ended, with what the
+// transport said (the Said method of xerr, the runtime's error), if
+// anything: the deadline's error quotes it (withSaid).
+func keepSaid(err, xerr error) error {
+	var s interface{ Said() string }
+	if !errors.As(xerr, &s) || s.Said() == "" {
+		return err
+	}
+	return saidError{err: err, said: s.Said()}
+}
+
+// saidError is the error of a call whose ctx ended while the host's
+// transport had said something (see keepSaid).
+type saidError struct {
+	err  error
+	said string
+}
+
+func (e saidError) Error() string { return e.err.Error() }
+func (e saidError) Unwrap() error { return e.err }
+func (e saidError) Said() string  { return e.said }
+
+// withSaid is expired, an error of the deadline that cut a call, with what
+// the host's transport said before it was cut, when the call's error err
+// carries it (see Runtime): a prompt that waited for an answer.
+func withSaid(expired, err error) error {
+	var s interface{ Said() string }
+	var e *Error
+	if !errors.As(err, &s) || s.Said() == "" || !errors.As(expired, &e) {
+		return expired
+	}
+	return &Error{Kind: e.Kind, Host: e.Host, Err: fmt.Errorf("%w: it said: %s", e.Err, s.Said())}
 }
 
 // waitBound bounds a wait of timeout begun at since (0: ctx as is; see

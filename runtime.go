@@ -14,7 +14,11 @@ type Runtime interface {
 	// to its stdout is copied to stdout as it arrives. Exec returns once the
 	// script has exited and its stdout is drained; it returns an error when
 	// the script could not be run, exited non-zero (the error carries its
-	// stderr), or the transport failed. Cancelling ctx ends the script.
+	// stderr), or the transport failed. Cancelling ctx ends the script;
+	// the error then wraps ctx.Err(), and may have a method Said() string
+	// that returns what the transport printed while the host's shell had
+	// not started (a password prompt), which bgjob's host timeout error
+	// quotes (Within).
 	Exec(ctx context.Context, script string, stdin io.Reader, stdout io.Writer) error
 	// Host names the host: "" for the local machine, else the host as the
 	// user gave it.

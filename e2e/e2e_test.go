@@ -55,10 +55,64 @@ func TestSSH(t *testing.T) {
 	}))
 }
 
+// TestVia runs every script with -H through --via, by a command of each
+// kind: one that joins its arguments into one line for a remote shell
+// (ssh, the OpenSSH client against a real sshd on 127.0.0.1), and one that
+// passes them on as they are (a stand-in for kubectl exec or podman exec
+// that runs them on this machine after "--").
+func TestVia(t *testing.T) {
+	t.Parallel()
+	execInto := writeExecInto(t)
+	kinds := []struct{ name, via string }{
+		{"joined", "ssh -F " + sshConfig(t, sshtest.Start(t)) + " -o BatchMode=yes -o LogLevel=ERROR %h"},
+		{"args", execInto + " %h --"},
+	}
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			p := params(t, func(e *testscript.Env) {
+				e.Setenv("BGJOB_HOST", "bgjob-test")
+				e.Setenv("HOSTLABEL", "bgjob-test: ")
+				e.Setenv("HOSTFLAG", "-H bgjob-test ")
+				e.Setenv("BGJOB_VIA", k.via)
+				e.Setenv("SSH_AUTH_SOCK", "")
+			})
+			p.Condition = func(cond string) (bool, error) {
+				if cond == "via" {
+					return true, nil
+				}
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			testscript.Run(t, p)
+		})
+	}
+}
+
+// writeExecInto writes a stand-in for a command such as kubectl exec or
+// podman exec, which passes its arguments on as they are: "exec-into HOST
+// -- COMMAND..." runs COMMAND on this machine. It returns its path.
+func writeExecInto(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "exec-into")
+	script := "#!/bin/sh\n# exec-into HOST -- COMMAND...: runs COMMAND here.\nshift\n[ \"$1\" = -- ] && shift\nexec \"$@\"\n"
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func params(t *testing.T, setup func(*testscript.Env)) testscript.Params {
 	return testscript.Params{
 		Dir:                 "testdata",
 		RequireExplicitExec: false,
+		// [via]: the script runs through --via (TestVia), whose command
+		// is all bgjob knows of the host.
+		Condition: func(cond string) (bool, error) {
+			if cond == "via" {
+				return false, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Setup: func(e *testscript.Env) error {
 			root := filepath.Join(e.WorkDir, "root")
 			e.Setenv("BGJOB_ROOT", root)

@@ -263,6 +263,25 @@ func TestMCPDevServer(t *testing.T) {
 	}
 }
 
+// bgjob mcp --via: a tool's host is reached through the command, and a
+// job there runs, ends with its own exit code and gives its output.
+func TestMCPVia(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	ts := startToolServer(t, "--via", writeExecInto(t)+" %h --", "--root", root)
+	var st toolJob
+	ts.call("job_start", map[string]any{"host": "box", "command": "echo far; exit 3", "wait_sec": 60}, &st)
+	if st.Host != "box" || st.Status != jobdir.StatusExited || code(st) != 3 {
+		t.Fatalf("job_start through --via: %+v, want exited 3 on box", st)
+	}
+	var o toolJob
+	ts.call("job_output", map[string]any{"host": "box", "id": st.ID}, &o)
+	if got := st.Output + o.Text; got != "far\n" {
+		t.Errorf("job_start's and job_output's output through --via: %q, want far", got)
+	}
+}
+
 // The build workflow: start, wait with a timeout that expires, wait again
 // until it ends, read the tail and the exit code; and a short command
 // whose status comes back from job_start itself.

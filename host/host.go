@@ -1,8 +1,9 @@
 // Package host turns a host as a user writes it into a bgjob runtime: ""
 // is this machine, docker://[USER@]CONTAINER and podman://[USER@]CONTAINER
 // a running container reached through its daemon, and anything else an SSH
-// host ([user@]host[:port], ssh://…, or an alias of the ssh_config read).
-// It is the one way from a string to a host: bgjob's command line, its MCP
+// host ([user@]host[:port], ssh://…, or an alias of the ssh_config read);
+// with Options.Via, every host but this machine is reached by running a
+// command (runtime/via). It is the one way from a string to a host: bgjob's command line, its MCP
 // server and a library user all reach hosts through Dial. A new transport
 // is one more case here.
 //
@@ -20,6 +21,7 @@ import (
 	ctr "github.com/bgjob/bgjob/runtime/container"
 	"github.com/bgjob/bgjob/runtime/local"
 	sshrt "github.com/bgjob/bgjob/runtime/ssh"
+	"github.com/bgjob/bgjob/runtime/via"
 )
 
 // The host's time limits, as bgjob's front ends apply them.
@@ -44,6 +46,11 @@ type Options struct {
 	// Container are the options of a container host: how the daemon's
 	// environment is read.
 	Container ctr.Options
+	// Via, when not empty, is the command that reaches every host but
+	// this machine, %h standing for the host's name (via.New): "kubectl
+	// exec -i %h --", "podman exec -i %h", "ssh -F cfg %h". The host's
+	// name is then only a name, whatever its form.
+	Via string
 }
 
 // IsLocal reports whether host names this machine.
@@ -51,11 +58,18 @@ func IsLocal(host string) bool { return host == "" }
 
 // Dial returns a runtime of host and what releases it (closes its
 // connection); call release once done with the runtime. Errors are the
-// transport's: an *ssh.Error or a *container.Error, which name the host.
+// transport's: an *ssh.Error, a *container.Error or a *via.Error, which
+// name the host.
 func Dial(ctx context.Context, host string, o Options) (rt bgjob.Runtime, release func(), err error) {
 	switch {
 	case IsLocal(host):
 		return local.New(), func() {}, nil
+	case o.Via != "":
+		r, err := via.New(o.Via, host)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, func() { r.Close() }, nil
 	case ctr.IsHost(host):
 		r, err := ctr.Dial(ctx, host, o.Container)
 		if err != nil {

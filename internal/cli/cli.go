@@ -20,6 +20,7 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/host"
+	"github.com/bgjob/bgjob/runtime/via"
 )
 
 // app holds what every command shares: the global flags and the streams.
@@ -38,6 +39,7 @@ type app struct {
 	noPrefix  bool
 	prompts   *sharedPrompt
 	sshConfig string
+	via       string
 	json      bool
 	// terminal reports whether w is a terminal (isTerminal; tests replace it).
 	terminal func(io.Writer) bool
@@ -166,6 +168,7 @@ func (a *app) rootCommand() *cobra.Command {
 	f.StringArrayVarP(&a.hostArgs, "host", "H", nil, "run on this host: an SSH host, [user@]host[:port] or an ssh_config alias, or a container, docker://[user@]NAME or podman://[user@]NAME; repeat it, give a comma list or @FILE for several (env BGJOB_HOST)")
 	f.IntVar(&a.parallel, "parallel", bgjob.DefaultParallel, "with several hosts, work on at most this many at once")
 	f.StringVar(&a.sshConfig, "ssh-config", "", "ssh_config file (env BGJOB_SSH_CONFIG; default ~/.ssh/config)")
+	f.StringVar(&a.via, "via", "", "reach each host of -H by running this command, %h standing for the host (appended when absent), then \"sh -s\": e.g. 'kubectl exec -i %h --', 'podman exec -i %h', 'ssh -F cfg %h' (env BGJOB_VIA; see bgjob --help)")
 	f.DurationVar(&a.hostTimeout, "host-timeout", host.DefaultTimeout, "give each host this long to answer, connecting included: the whole verb, or the first answer of one that waits (0: no limit; env BGJOB_HOST_TIMEOUT)")
 	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		return a.setup(cmd.Context(), cmd)
@@ -186,7 +189,7 @@ func (a *app) rootCommand() *cobra.Command {
 // environment fills in flags not given, at run time, so that help and the
 // generated docs do not depend on it.
 func (a *app) setup(ctx context.Context, cmd *cobra.Command) error {
-	for name, env := range map[string]string{"workspace": "BGJOB_WORKSPACE", "root": "BGJOB_ROOT", "host": "BGJOB_HOST", "ssh-config": "BGJOB_SSH_CONFIG", "host-timeout": "BGJOB_HOST_TIMEOUT"} {
+	for name, env := range map[string]string{"workspace": "BGJOB_WORKSPACE", "root": "BGJOB_ROOT", "host": "BGJOB_HOST", "ssh-config": "BGJOB_SSH_CONFIG", "host-timeout": "BGJOB_HOST_TIMEOUT", "via": "BGJOB_VIA"} {
 		if v := os.Getenv(env); v != "" && !cmd.Flags().Changed(name) {
 			if err := cmd.Flags().Set(name, v); err != nil {
 				return usageError("%s=%s: %v", env, v, err)
@@ -195,6 +198,11 @@ func (a *app) setup(ctx context.Context, cmd *cobra.Command) error {
 	}
 	if a.hostTimeout < 0 {
 		return usageError("--host-timeout must not be negative")
+	}
+	if a.via != "" {
+		if _, err := via.Split(a.via); err != nil {
+			return usageError("--via: %v", err)
+		}
 	}
 	if a.workspace == "" && usesWorkspace(cmd) {
 		return usageError("the workspace must not be empty")

@@ -16,6 +16,7 @@ import (
 	"github.com/bgjob/bgjob/jobdir"
 	ctr "github.com/bgjob/bgjob/runtime/container"
 	sshrt "github.com/bgjob/bgjob/runtime/ssh"
+	"github.com/bgjob/bgjob/runtime/via"
 )
 
 // setHosts reads the -H values: each is a host, a comma list, or @FILE
@@ -68,7 +69,10 @@ func (a *app) setHosts(ctx context.Context) error {
 		// Hosts report warnings concurrently.
 		a.stderr = &syncWriter{w: a.stderr}
 		a.prompts = &sharedPrompt{answers: map[string][]byte{}}
-		a.hosts = a.distinctHosts(ctx, hosts)
+		if a.via == "" {
+			// A --via host is a name only its command resolves.
+			a.hosts = a.distinctHosts(ctx, hosts)
+		}
 	}
 	return nil
 }
@@ -293,6 +297,8 @@ func runtimeReason(host string, err error) (string, bool) {
 		sx *sshrt.ExitError
 		ce *ctr.Error
 		cx *ctr.ExitError
+		ve *via.Error
+		vx *via.ExitError
 		e  error
 		h  string
 		r  string
@@ -306,6 +312,10 @@ func runtimeReason(host string, err error) (string, bool) {
 		e, h, r = ce, ce.Host, ce.Err.Error()
 	case errors.As(err, &cx):
 		e, h, r = cx, cx.Host, cx.Reason()
+	case errors.As(err, &ve):
+		e, h, r = ve, ve.Host, ve.Err.Error()
+	case errors.As(err, &vx):
+		e, h, r = vx, vx.Host, vx.Reason()
 	default:
 		return "", false
 	}

@@ -1,7 +1,6 @@
 package container
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,8 +16,7 @@ import (
 
 	"github.com/moby/moby/api/pkg/stdcopy"
 
-	"github.com/bgjob/bgjob/runtime/tail"
-	"github.com/bgjob/bgjob/shellgen"
+	"github.com/bgjob/bgjob/runtime/shexec"
 )
 
 // maxExecs bounds the execs running at once through one Runtime.
@@ -173,10 +170,6 @@ func (r *Runtime) Close() error {
 	return nil
 }
 
-// pidLine is the script's first command: it reports the pid of the shell,
-// which leads the exec's process group, as the first line of stderr.
-const pidLine = "echo $$ >&2;"
-
 // Exec runs script in the container as "sh -c script", as the container's
 // user or the host's USER. It copies stdin to the script (which sees end of
 // file once stdin is drained; at once when stdin is nil) and the script's
@@ -189,7 +182,7 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	if strings.IndexByte(script, 0) >= 0 {
 		return &Error{Host: r.host, Err: errors.New("script: holds a NUL byte")}
 	}
-	cmd, stdin := execCommand(script, stdin)
+	cmd, stdin := shexec.Command(script, stdin)
 	if err := r.acquire(ctx); err != nil {
 		return err
 	}
@@ -221,20 +214,6 @@ func (r *Runtime) Exec(ctx context.Context, script string, stdin io.Reader, stdo
 	return r.result(ctx, id, x, cerr)
 }
 
-// execCommand returns the command of the exec that runs script, and the
-// stdin to give it. Linux takes one argument of 128 KiB at most: a longer
-// script goes first on stdin, read by a bootstrap (shellgen.Bootstrap).
-func execCommand(script string, stdin io.Reader) ([]string, io.Reader) {
-	if len(script) <= shellgen.MaxArgScript {
-		return []string{"sh", "-c", pidLine + script}, stdin
-	}
-	cmd := []string{"sh", "-c", pidLine + shellgen.Bootstrap(), "sh", strconv.Itoa(len(script))}
-	if stdin == nil {
-		stdin = strings.NewReader("")
-	}
-	return cmd, io.MultiReader(strings.NewReader(script), stdin)
-}
-
 // acquire takes one of the Runtime's exec slots, waiting while all are
 // taken; it returns ctx.Err() once ctx has ended. Exec gives the slot back
 // when it returns.
@@ -255,7 +234,7 @@ func (r *Runtime) acquire(ctx context.Context) error {
 type execution struct {
 	conn    stream
 	closeIn func()
-	errw    *pidWriter
+	errw    *shexec.PIDWriter
 	outw    *writeErr
 	// copied receives the end of copying the output.
 	copied chan error
@@ -267,7 +246,7 @@ func attach(conn stream, stdin io.Reader, stdout io.Writer) *execution {
 	x := &execution{
 		conn:    conn,
 		closeIn: sync.OnceFunc(conn.closeWrite),
-		errw:    &pidWriter{pid: make(chan int, 1), tail: tail.Buffer{Max: 4096}},
+		errw:    shexec.NewPIDWriter(),
 		copied:  make(chan error, 1),
 	}
 	if stdin != nil {
@@ -322,17 +301,17 @@ func (r *Runtime) result(ctx context.Context, id string, x *execution, cerr erro
 	if code == 0 {
 		return nil
 	}
-	if !x.errw.started {
+	if !x.errw.Started() {
 		return &Error{Host: r.host, Err: fmt.Errorf("%w: %s", ErrNoShell, x.noShell(code))}
 	}
-	return &ExitError{Host: r.host, Status: code, Stderr: x.errw.tail.LastLines(10)}
+	return &ExitError{Host: r.host, Status: code, Stderr: x.errw.Tail.LastLines(10)}
 }
 
 // noShell says why the shell never ran its first command, having exited
 // with code: the container has no sh, or not the user. The daemon's words
 // come on stderr (Podman) or stdout (Docker).
 func (x *execution) noShell(code int) string {
-	if msg := firstLine(x.errw.tail.LastLines(10)); msg != "" {
+	if msg := firstLine(x.errw.Tail.LastLines(10)); msg != "" {
 		return msg
 	}
 	if msg := firstLine(string(x.outw.head)); msg != "" {
@@ -364,17 +343,16 @@ func (r *Runtime) exitCode(ctx context.Context, id string) (int, error) {
 
 // kill kills the process group of the script whose stderr is w, once its
 // pid is known (it is the first thing the script writes).
-func (r *Runtime) kill(w *pidWriter) {
+func (r *Runtime) kill(w *shexec.PIDWriter) {
 	var pid int
 	select {
-	case pid = <-w.pid:
+	case pid = <-w.PID:
 	case <-time.After(pidWait):
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), killGrace)
 	defer cancel()
-	p := strconv.Itoa(pid)
-	r.run(ctx, []string{"sh", "-c", "kill -s KILL -" + p + " 2>/dev/null || kill -s KILL " + p + " 2>/dev/null; true"})
+	r.run(ctx, []string{"sh", "-c", shexec.KillScript(pid)})
 }
 
 // run runs argv in the container without input or output, waiting for it
@@ -390,39 +368,6 @@ func (r *Runtime) run(ctx context.Context, argv []string) {
 	}
 	defer conn.Close()
 	io.Copy(io.Discard, conn.Reader)
-}
-
-// pidWriter takes the script's stderr: the first line is its pid, sent on
-// pid; the rest is kept in tail, and so is a first line that is no pid
-// (the shell did not start: the daemon's reason).
-type pidWriter struct {
-	line    []byte
-	done    bool
-	started bool // the first line was the shell's pid
-	pid     chan int
-	tail    tail.Buffer
-}
-
-func (w *pidWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	if !w.done {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			w.line = append(w.line, p...)
-			return n, nil
-		}
-		w.line = append(w.line, p[:i]...)
-		w.done = true
-		if pid, err := strconv.Atoi(string(w.line)); err == nil && pid > 0 {
-			w.started = true
-			w.pid <- pid
-		} else {
-			w.tail.Write(append(w.line, '\n'))
-		}
-		p = p[i+1:]
-	}
-	w.tail.Write(p)
-	return n, nil
 }
 
 // writeErr marks the errors of writing to the caller's stdout, to tell

@@ -17,6 +17,9 @@ type EventOptions struct {
 	// Status and AllWorkspaces select the jobs without refs, as List's.
 	Status        jobdir.Status
 	AllWorkspaces bool
+	// Labels, unless empty, selects without refs only the jobs that have
+	// every one of these labels (ListOptions.Labels).
+	Labels map[string]string
 	// Since: only the events after this place (ParseEventsSince; zero:
 	// every event the jobs' files tell).
 	Since EventPos
@@ -225,7 +228,7 @@ func (f *eventsFollow) look(ctx context.Context) ([]jobdir.Job, error) {
 		return jobs, err
 	}
 	var jobs []jobdir.Job
-	_, err := f.c.ListFunc(ctx, ListOptions{Status: f.o.Status, AllWorkspaces: f.o.AllWorkspaces, SkipRunningCount: true}, func(j jobdir.Job) error {
+	_, err := f.c.ListFunc(ctx, ListOptions{Status: f.o.Status, AllWorkspaces: f.o.AllWorkspaces, Labels: f.o.Labels, SkipRunningCount: true}, func(j jobdir.Job) error {
 		jobs = append(jobs, j)
 		return nil
 	})

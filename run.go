@@ -57,6 +57,9 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 	if err := s.Validate(); err != nil {
 		return jobdir.Job{}, err
 	}
+	if s.Memory > 0 || s.CPUs > 0 {
+		return jobdir.Job{}, ErrNoCgroup
+	}
 	m, err := runMeta(s, c.workspace)
 	if err != nil {
 		return jobdir.Job{}, err
@@ -112,6 +115,10 @@ func runMeta(s Spec, workspace string) (jobdir.Meta, error) {
 		Owner:      s.Owner,
 		PTY:        s.PTY,
 		Slots:      s.Slots,
+		Ulimits:    s.Ulimits,
+	}
+	if len(s.Labels) > 0 {
+		m.Labels = s.Labels
 	}
 	if s.PTY {
 		m.PTYCols, m.PTYRows = cmp.Or(s.PTYCols, DefaultPTYCols), cmp.Or(s.PTYRows, DefaultPTYRows)

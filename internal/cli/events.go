@@ -19,6 +19,7 @@ import (
 type eventsOptions struct {
 	bgjob.EventOptions
 	refs        []string
+	labels      []string
 	status      string
 	since       string
 	maxEvents   int
@@ -46,8 +47,12 @@ func (a *app) eventsCommand() *cobra.Command {
 				}
 				o.Status = st
 			}
-			if len(args) > 0 && (o.status != "" || o.AllWorkspaces) {
-				return usageError("--status and -A select jobs without IDs: give one or the other")
+			var err error
+			if o.Labels, err = parseLabels(o.labels); err != nil {
+				return err
+			}
+			if len(args) > 0 && (o.status != "" || o.AllWorkspaces || len(o.Labels) > 0) {
+				return usageError("--status, --label and -A select jobs without IDs: give one or the other")
 			}
 			if o.since != "" {
 				p, err := bgjob.ParseEventsSince(o.since, time.Now())
@@ -68,6 +73,7 @@ func (a *app) eventsCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.status, "status", "", "only jobs with this status now (running, queued, exited, killed, lost, not_run)")
 	f.BoolVarP(&o.AllWorkspaces, "all-workspaces", "A", false, "the jobs of every workspace")
+	labelFilter(f, &o.labels)
 	f.StringVar(&o.since, "since", "", "only events after this: a duration (10m), a time (RFC 3339) or the cursor of an event")
 	f.BoolVarP(&o.Follow, "follow", "f", false, "go on printing events as they come")
 	f.StringVar(&o.Match, "match", "", "with --follow, a matched event for lines of running jobs' output matching this POSIX ERE")

@@ -39,8 +39,11 @@ func (a *app) waitCommand() *cobra.Command {
 			if o.Labels, err = parseLabels(o.labels); err != nil {
 				return err
 			}
-			if (len(args) == 0) == (len(o.Labels) == 0) {
-				return usageError("give job ids or names, or --label")
+			switch {
+			case len(args) == 0 && len(o.Labels) == 0:
+				return usageError("wait needs a job id or name, or --label")
+			case len(args) > 0 && len(o.Labels) > 0:
+				return usageError("give job ids or names, or --label: not both")
 			}
 			if o.Timeout < 0 {
 				return usageError("--timeout must not be negative")

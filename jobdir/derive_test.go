@@ -121,7 +121,9 @@ func TestDerive(t *testing.T) {
 			with(exited("137", "stop KILL"), func(o *jobdir.Observation) { o.Meta = metaLine(t, cpuLimited) }),
 			result{Status: jobdir.StatusKilled, ExitCode: intp(137), EndedAt: &ended, Reason: "stop", Signal: "KILL"}},
 		{"a limit the shell could not set: not run",
-			with(exited("125", ""), func(o *jobdir.Observation) { o.NotRun = "ulimit nofile=64:64: cannot be set on this host by its sh (ulimit -n: x)" }),
+			with(exited("125", ""), func(o *jobdir.Observation) {
+				o.NotRun = "ulimit nofile=64:64: cannot be set on this host by its sh (ulimit -n: x)"
+			}),
 			result{Status: jobdir.StatusNotRun, EndedAt: &ended, Reason: "ulimit", ErrorHas: "ulimit nofile=64:64"}},
 		{"exit code with surrounding space", exited(" 3 ", ""),
 			result{Status: jobdir.StatusExited, ExitCode: intp(3), EndedAt: &ended}},

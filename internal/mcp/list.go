@@ -34,7 +34,7 @@ type listJob struct {
 	Name      string            `json:"name,omitempty" jsonschema:"job name, when it has one"`
 	Status    jobdir.Status     `json:"status" jsonschema:"running, queued (waits for its turn: slots, after), exited, killed, lost, not_run (an after_ok job did not exit 0) or unreadable (its files cannot be read as a job's: error says why)"`
 	ExitCode  *int              `json:"exit_code,omitempty" jsonschema:"exit code once ended (absent before)"`
-	Reason    string            `json:"reason,omitempty" jsonschema:"why it ended so, when bgjob knows: stop (job_stop), timeout (timeout_sec), session_end (the session that started it ended), reboot or vanished (lost), after_ok (not_run)"`
+	Reason    string            `json:"reason,omitempty" jsonschema:"why it ended so, when bgjob knows: stop (job_stop), timeout (timeout_sec), session_end (the session that started it ended), reboot or vanished (lost), after_ok or ulimit (not_run), cpu_limit or fsize_limit (ended by a resource limit of bgjob run --ulimit)"`
 	Queued    string            `json:"queued,omitempty" jsonschema:"what a queued job waits for: slot, or after ID"`
 	Error     string            `json:"error,omitempty" jsonschema:"why a job was not run (not_run), or why its files cannot be read (unreadable)"`
 	Command   string            `json:"command" jsonschema:"the command (cut at 200 bytes)"`

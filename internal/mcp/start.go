@@ -66,7 +66,7 @@ type jobView struct {
 	Host     string            `json:"host,omitempty" jsonschema:"host of the job, as the call named it (absent: this machine)"`
 	Status   jobdir.Status     `json:"status" jsonschema:"running, queued (waits for its turn: slots, after), exited, killed, lost, not_run (an after_ok job did not exit 0) or unreadable (its files cannot be read as a job's: detail says why)"`
 	ExitCode *int              `json:"exit_code,omitempty" jsonschema:"exit code once the job has ended (128+N when killed by signal N); absent before"`
-	Reason   string            `json:"reason,omitempty" jsonschema:"why it ended so, when bgjob knows: stop (job_stop), timeout (timeout_sec), session_end (the session that started it ended), reboot or vanished (lost), after_ok (not_run)"`
+	Reason   string            `json:"reason,omitempty" jsonschema:"why it ended so, when bgjob knows: stop (job_stop), timeout (timeout_sec), session_end (the session that started it ended), reboot or vanished (lost), after_ok or ulimit (not_run), cpu_limit or fsize_limit (ended by a resource limit of bgjob run --ulimit)"`
 	Detail   string            `json:"detail,omitempty" jsonschema:"what a queued job waits for (slot, or after ID), why a job was not run, or why its files cannot be read"`
 	LogsFull bool              `json:"logs_full,omitempty" jsonschema:"true when the file system of the job's logs had no space left as its command ended: output may be missing from them"`
 	Labels   map[string]string `json:"labels,omitempty" jsonschema:"the job's labels (job_start's labels, and mcp.client: the client that started it through bgjob mcp)"`

@@ -40,9 +40,9 @@ var (
 	// none. No job was created.
 	ErrNoLogCap = sentinel(KindNoLogCap, "no log size cap on this host")
 	// ErrNoCgroup: per-job memory and CPU limits (Spec.Memory, CPUs) need
-	// a cgroup of the job's own, which bgjob makes on no host yet. No job
-	// was created.
-	ErrNoCgroup = sentinel(KindNoCgroup, "per-job memory and CPU limits need a delegated cgroup v2 hierarchy or systemd-run --user, which bgjob does not use yet")
+	// a cgroup of the job's own, which bgjob makes on no host yet: the
+	// host says what it has. No job was created.
+	ErrNoCgroup = sentinel(KindNoCgroup, "no per-job memory and CPU limits on this host")
 	// ErrNoStdin: the job was not started with a stdin FIFO.
 	ErrNoStdin = sentinel(KindNoStdin, "no input can be sent")
 	// ErrEnded: the job has ended, or closed its input, before it took the
@@ -218,6 +218,8 @@ func saidKind(kind string) (Kind, bool) {
 		return KindNoPTY, true
 	case records.ErrKindNoCap:
 		return KindNoLogCap, true
+	case records.ErrKindNoCgroup:
+		return KindNoCgroup, true
 	case records.ErrKindNoStdin:
 		return KindNoStdin, true
 	case records.ErrKindEnded:

@@ -57,9 +57,6 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 	if err := s.Validate(); err != nil {
 		return jobdir.Job{}, err
 	}
-	if s.Memory > 0 || s.CPUs > 0 {
-		return jobdir.Job{}, ErrNoCgroup
-	}
 	m, err := runMeta(s, c.workspace)
 	if err != nil {
 		return jobdir.Job{}, err
@@ -164,7 +161,7 @@ func stampMeta(m jobdir.Meta, id string, now time.Time) jobdir.Meta {
 func (c *Client) launchOnce(ctx context.Context, s Spec, m jobdir.Meta, held map[string]bool) (job *jobdir.Job, refused, err error) {
 	grace, _ := graceOf(s.Grace)
 	l := shellgen.Launch{Target: c.target(), Meta: m, Env: s.Env, Timeout: s.Timeout, Grace: grace,
-		LineBuffered: s.LineBuffered, Replace: s.Replace, Prune: c.autoPrune()}
+		LineBuffered: s.LineBuffered, Replace: s.Replace, Prune: c.autoPrune(), Cgroup: s.Memory > 0 || s.CPUs > 0}
 	err = c.launch(ctx, l, records.Handler{
 		Job: c.jobs(func(j jobdir.Job, outcome string) error {
 			switch outcome {

@@ -118,7 +118,8 @@ type Spec struct {
 	Ulimits []jobdir.Ulimit
 	// Memory (bytes) and CPUs (a number of CPUs), when positive, would
 	// bound the job's processes together through a cgroup of their own:
-	// Run refuses them, wrapping ErrNoCgroup (see there).
+	// Run fails, wrapping ErrNoCgroup and creating no job, its error
+	// saying what the host has (see there).
 	Memory int64
 	CPUs   float64
 }

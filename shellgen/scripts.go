@@ -176,6 +176,11 @@ type Launch struct {
 	// record (launch_replace.sh). Without it, the newest job of the name
 	// is reported after an H held record when it runs (launch_name.sh).
 	Replace bool
+	// Cgroup asks for a cgroup of the job's own (run --memory, --cpus),
+	// which bgjob makes on no host yet: the launch fails with an
+	// ErrKindNoCgroup record saying what the host has, and no job
+	// (launch_cgroup.sh).
+	Cgroup bool
 }
 
 // ValidEnvName reports whether s can be a shell variable name.
@@ -211,6 +216,9 @@ func LaunchRequest(l Launch) (Request, error) {
 		return Request{}, err
 	}
 	files := []string{"begin.sh"}
+	if l.Cgroup {
+		files = append(files, "launch_cgroup.sh")
+	}
 	if m.PTY {
 		// Its checks run at once, before launch.sh calls bg_samename:
 		// a host that cannot refuses before a replace stops a job.

@@ -121,8 +121,8 @@ func (a *app) runCommand() *cobra.Command {
 	f.StringVar(&o.maxLogSize, "max-log-size", "", "keep only about this much of each log on disk, the newest (e.g. 100M; needs fallocate)")
 	f.StringArrayVar(&o.labels, "label", nil, "label the job, "+labelHelp+"; ls, stop, wait, events and prune select by it")
 	f.StringArrayVar(&o.ulimits, "ulimit", nil, "set a resource limit before the command starts, as docker run does: NAME=SOFT[:HARD], NAME one of "+strings.Join(jobdir.UlimitNames, ", ")+", values in bytes (cpu: seconds) or unlimited (repeatable)")
-	f.StringVar(&o.memory, "memory", "", "bound the job's memory, as docker run does (e.g. 512m): refused, bgjob makes no per-job cgroup yet")
-	f.Float64Var(&o.cpus, "cpus", 0, "bound the job's CPUs, as docker run does (e.g. 1.5): refused, bgjob makes no per-job cgroup yet")
+	f.StringVar(&o.memory, "memory", "", "bound the job's memory, as docker run does (e.g. 512m): refused, saying what the host has: bgjob makes no per-job cgroup yet")
+	f.Float64Var(&o.cpus, "cpus", 0, "bound the job's CPUs, as docker run does (e.g. 1.5): refused, saying what the host has: bgjob makes no per-job cgroup yet")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the job id")
 	f.BoolVar(&a.json, "json", false, "print the job as JSON")
 	return cmd

@@ -39,6 +39,10 @@ var (
 	// its fallocate cannot punch holes (busybox's has no -p), or it has
 	// none. No job was created.
 	ErrNoLogCap = sentinel(KindNoLogCap, "no log size cap on this host")
+	// ErrNoCgroup: per-job memory and CPU limits (Spec.Memory, CPUs) need
+	// a cgroup of the job's own, which bgjob makes on no host yet: the
+	// host says what it has. No job was created.
+	ErrNoCgroup = sentinel(KindNoCgroup, "no per-job memory and CPU limits on this host")
 	// ErrNoStdin: the job was not started with a stdin FIFO.
 	ErrNoStdin = sentinel(KindNoStdin, "no input can be sent")
 	// ErrEnded: the job has ended, or closed its input, before it took the
@@ -74,6 +78,7 @@ const (
 	KindHost         Kind = "host"
 	KindNoPTY        Kind = "no_pty"
 	KindNoLogCap     Kind = "no_log_cap"
+	KindNoCgroup     Kind = "no_cgroup"
 	KindNoStdin      Kind = "no_stdin"
 	KindEnded        Kind = "ended"
 	KindCursorBusy   Kind = "cursor_busy"
@@ -110,7 +115,7 @@ var sentinels = map[Kind]*Error{}
 
 func init() {
 	for _, e := range []error{ErrNotFound, ErrBusy, ErrTimeout, ErrUsage, ErrForeignFiles, ErrExists, ErrRoot, ErrHost,
-		ErrNoPTY, ErrNoLogCap, ErrNoStdin, ErrEnded, ErrCursorBusy, ErrReadOnly, ErrNoMatch, ErrNoAnswer} {
+		ErrNoPTY, ErrNoLogCap, ErrNoCgroup, ErrNoStdin, ErrEnded, ErrCursorBusy, ErrReadOnly, ErrNoMatch, ErrNoAnswer} {
 		s := e.(*Error)
 		sentinels[s.Kind] = s
 	}
@@ -213,6 +218,8 @@ func saidKind(kind string) (Kind, bool) {
 		return KindNoPTY, true
 	case records.ErrKindNoCap:
 		return KindNoLogCap, true
+	case records.ErrKindNoCgroup:
+		return KindNoCgroup, true
 	case records.ErrKindNoStdin:
 		return KindNoStdin, true
 	case records.ErrKindEnded:

@@ -20,6 +20,9 @@ type EventOptions struct {
 	// that its end is told.
 	Status        jobdir.Status
 	AllWorkspaces bool
+	// Labels, unless empty, selects without refs only the jobs that have
+	// every one of these labels (ListOptions.Labels).
+	Labels map[string]string
 	// Since: only the events after this place (ParseEventsSince; zero:
 	// every event the jobs' files tell).
 	Since EventsSince
@@ -277,7 +280,7 @@ func (f *eventsFollow) look(ctx context.Context) ([]jobdir.Job, error) {
 		return jobs, err
 	}
 	var jobs []jobdir.Job
-	lo := ListOptions{Status: f.o.Status, AllWorkspaces: f.o.AllWorkspaces, SkipRunningCount: true}
+	lo := ListOptions{Status: f.o.Status, AllWorkspaces: f.o.AllWorkspaces, Labels: f.o.Labels, SkipRunningCount: true}
 	if f.o.Follow {
 		// A job once selected by its status stays, for its end.
 		lo.Status = ""

@@ -31,6 +31,9 @@ type ListOptions struct {
 	// Owner, unless nil, keeps only the jobs of that owner
 	// (jobdir.Owner.Same), read as with Owned.
 	Owner *jobdir.Owner
+	// Labels, unless empty, keeps only the jobs that have every one of
+	// these labels (Spec.Labels).
+	Labels map[string]string
 	// Count, unless nil, is handed every job of the selection, those
 	// before Cursor and past the page included, in the order of the list:
 	// for counts over the whole selection. The host then reads the files
@@ -73,7 +76,7 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 		t.Workspace = ""
 	}
 	q := shellgen.List{AllWorkspaces: o.AllWorkspaces, Before: o.Cursor, Owned: o.owned(), SkipRunningCount: o.SkipRunningCount}
-	filtered := o.Status != "" || o.Search != "" || o.Name != "" || o.owned()
+	filtered := o.Status != "" || o.Search != "" || o.Name != "" || o.owned() || len(o.Labels) > 0
 	if o.Limit > 0 && !filtered {
 		q.Max = o.Limit
 	}
@@ -135,6 +138,8 @@ func (o ListOptions) selects(j jobdir.Job, search string) bool {
 	case o.Status != "" && j.Status != o.Status, o.Name != "" && j.Name != o.Name:
 		return false
 	case o.owned() && j.Owner == nil, o.Owner != nil && !o.Owner.Same(*j.Owner):
+		return false
+	case !jobdir.HasLabels(j.Labels, o.Labels):
 		return false
 	}
 	return search == "" || strings.Contains(strings.ToLower(j.ID+"\x00"+j.Name+"\x00"+j.Command), search)

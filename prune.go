@@ -38,6 +38,10 @@ type PruneOptions struct {
 	// as it is selected), from one goroutine per host, and Prune returns
 	// none: at 10,000 jobs the list is megabytes.
 	Pruned func(jobdir.Job)
+	// Labels, unless empty, prunes among the jobs that have every one of
+	// these labels only (ListOptions.Labels): the rule counts and removes
+	// those, read by List, and removes them as Remove does.
+	Labels map[string]string
 }
 
 // rule is the prune rule o selects.
@@ -70,6 +74,9 @@ func (c *Client) Prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error
 }
 
 func (c *Client) prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error) {
+	if len(o.Labels) > 0 {
+		return c.pruneLabelled(ctx, o)
+	}
 	script, err := shellgen.PruneScript(c.target(), o.rule())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)

@@ -112,6 +112,10 @@ func runMeta(s Spec, workspace string) (jobdir.Meta, error) {
 		Owner:      s.Owner,
 		PTY:        s.PTY,
 		Slots:      s.Slots,
+		Ulimits:    s.Ulimits,
+	}
+	if len(s.Labels) > 0 {
+		m.Labels = s.Labels
 	}
 	if s.PTY {
 		m.PTYCols, m.PTYRows = cmp.Or(s.PTYCols, DefaultPTYCols), cmp.Or(s.PTYRows, DefaultPTYRows)
@@ -157,7 +161,7 @@ func stampMeta(m jobdir.Meta, id string, now time.Time) jobdir.Meta {
 func (c *Client) launchOnce(ctx context.Context, s Spec, m jobdir.Meta, held map[string]bool) (job *jobdir.Job, refused, err error) {
 	grace, _ := graceOf(s.Grace)
 	l := shellgen.Launch{Target: c.target(), Meta: m, Env: s.Env, Timeout: s.Timeout, Grace: grace,
-		LineBuffered: s.LineBuffered, Replace: s.Replace, Prune: c.autoPrune()}
+		LineBuffered: s.LineBuffered, Replace: s.Replace, Prune: c.autoPrune(), Cgroup: s.Memory > 0 || s.CPUs > 0}
 	err = c.launch(ctx, l, records.Handler{
 		Job: c.jobs(func(j jobdir.Job, outcome string) error {
 			switch outcome {

@@ -106,6 +106,22 @@ type Spec struct {
 	// counts as ended (for AfterOK, as not having exited 0). Timeout
 	// counts from the start of the command, not from the queueing.
 	After, AfterOK []string
+	// Labels are KEY=VALUE labels recorded in meta.json, by which
+	// ListOptions, StopOptions, WaitAny's selection, EventOptions and
+	// PruneOptions select jobs (jobdir.ValidateLabel says which are
+	// accepted).
+	Labels map[string]string
+	// Ulimits are resource limits the wrapper sets before the command
+	// starts (jobdir.Ulimit, Docker's names and units). A limit the host's
+	// shell cannot set ends the job before its command runs: not_run,
+	// reason "ulimit", its error naming the limit and why.
+	Ulimits []jobdir.Ulimit
+	// Memory (bytes) and CPUs (a number of CPUs), when positive, would
+	// bound the job's processes together through a cgroup of their own:
+	// Run fails, wrapping ErrNoCgroup and creating no job, its error
+	// saying what the host has (see there).
+	Memory int64
+	CPUs   float64
 }
 
 // Default size of a PTY job's terminal.
@@ -155,7 +171,7 @@ func (s Spec) Validate() error {
 // what breaks it in a Spec, or nil. The first broken is the one reported.
 var specRules = []func(Spec) error{
 	checkCommand, checkID, checkName, checkReplace, checkTimeout,
-	checkEnv, checkGrace, checkSlots, checkAfter, checkPTYSize,
+	checkEnv, checkGrace, checkSlots, checkAfter, checkPTYSize, checkLabels, checkUlimits,
 }
 
 // checkCommand: a command is given, of at most MaxCommand bytes.
@@ -249,6 +265,31 @@ func checkAfter(s Spec) error {
 		if ref == s.ID || ref == s.Name {
 			return fmt.Errorf("after: %q is this job: a job cannot wait for itself", ref)
 		}
+	}
+	return nil
+}
+
+// checkLabels: each label is one jobdir.ValidateLabel accepts.
+func checkLabels(s Spec) error {
+	for k, v := range s.Labels {
+		if err := jobdir.ValidateLabel(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkUlimits: each limit is one jobdir accepts, given once.
+func checkUlimits(s Spec) error {
+	seen := map[string]bool{}
+	for _, u := range s.Ulimits {
+		if err := u.Validate(); err != nil {
+			return err
+		}
+		if seen[u.Name] {
+			return fmt.Errorf("%w: %s is given twice", jobdir.ErrBadUlimit, u.Name)
+		}
+		seen[u.Name] = true
 	}
 	return nil
 }

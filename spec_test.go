@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/jobdir"
 )
 
 // Validate holds every rule about a Spec, once: its errors wrap
@@ -34,6 +35,11 @@ func TestSpecValidate(t *testing.T) {
 		{"negative grace", bgjob.Spec{Argv: argv, Grace: new(-time.Second)}, "must not be negative", ""},
 		{"size without PTY", bgjob.Spec{Argv: argv, PTYCols: 80, PTYRows: 24}, "a terminal size goes with PTY", "--pty-size goes with --pty"},
 		{"huge terminal", bgjob.Spec{Argv: argv, PTY: true, PTYCols: 10001}, "terminal size 10001x0", ""},
+		{"labels and ulimits", bgjob.Spec{Argv: argv, Labels: map[string]string{"team": "a"}, Ulimits: []jobdir.Ulimit{{Name: "nofile", Soft: 64, Hard: 64}}}, "", ""},
+		{"bad label key", bgjob.Spec{Argv: argv, Labels: map[string]string{"a b": "x"}}, `invalid label: key "a b"`, ""},
+		{"label of a meta.json field", bgjob.Spec{Argv: argv, Labels: map[string]string{"name": "x"}}, "is a field of meta.json", ""},
+		{"unknown ulimit", bgjob.Spec{Argv: argv, Ulimits: []jobdir.Ulimit{{Name: "foo"}}}, `unknown limit "foo"`, ""},
+		{"ulimit twice", bgjob.Spec{Argv: argv, Ulimits: []jobdir.Ulimit{{Name: "cpu", Soft: 1, Hard: 1}, {Name: "cpu", Soft: 2, Hard: 2}}}, "cpu is given twice", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.spec.Validate()

@@ -43,6 +43,10 @@ type StopOptions struct {
 	Grace  *time.Duration
 	// All stops every job of the workspace that has live processes.
 	All bool
+	// Labels, unless empty, stops the jobs of the workspace that have
+	// every one of these labels (ListOptions.Labels) and still run or have
+	// live processes, as All does of every job; it takes no refs.
+	Labels map[string]string
 	// Reason is recorded as the stop's reason, the Job.Reason of a job it
 	// ends: ReasonStop ("" too), or ReasonSessionEnd for the jobs of a
 	// session that has ended (the MCP server's at its end, an owner's
@@ -72,6 +76,14 @@ func (c *Client) Stop(ctx context.Context, refs []string, o StopOptions) ([]jobd
 	case "", ReasonStop, ReasonSessionEnd:
 	default:
 		return nil, fmt.Errorf("%w: stop reason %q: want %q or %q", ErrUsage, o.Reason, ReasonStop, ReasonSessionEnd)
+	}
+	if len(o.Labels) > 0 {
+		if len(refs) > 0 || o.All {
+			return nil, fmt.Errorf("%w: a stop by labels takes no job references and no all", ErrUsage)
+		}
+		if refs, err = c.labelled(ctx, o.Labels, func(j jobdir.Job) bool { return j.Status.Active() || j.LiveProcesses > 0 }); err != nil || len(refs) == 0 {
+			return []jobdir.Job{}, err
+		}
 	}
 	script, err := shellgen.StopScript(c.target(), shellgen.Stop{Refs: refs, All: o.All, Signal: o.Signal, Grace: grace, Reason: o.Reason})
 	if err != nil {

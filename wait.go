@@ -21,6 +21,11 @@ type WaitOptions struct {
 	// Since, when not zero, is when the wait began, before its caller
 	// connected: Timeout counts from it, and the error names Timeout.
 	Since time.Time
+	// Labels, unless empty, waits for the jobs of the workspace that have
+	// every one of these labels (ListOptions.Labels) and still run or are
+	// queued; when none does, it returns those that have ended at once.
+	// It takes no refs.
+	Labels map[string]string
 }
 
 // Wait blocks until the jobs have ended and returns them. Over SSH the
@@ -34,6 +39,11 @@ type WaitOptions struct {
 // or of one look at them bounded by standingGrace (none if that finds no
 // answer either).
 func (c *Client) Wait(ctx context.Context, refs []string, o WaitOptions) (jobs []jobdir.Job, err error) {
+	if len(o.Labels) > 0 {
+		if refs, err = c.waitLabelled(ctx, refs, o.Labels); err != nil || len(refs) == 0 {
+			return []jobdir.Job{}, err
+		}
+	}
 	parent := ctx
 	ctx, end := waitBound(ctx, o.Timeout, o.Since)
 	// Whether the host began a script of the wait: one that never did

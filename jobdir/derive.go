@@ -183,6 +183,10 @@ func (j *Job) statusFromExit(o Observation) {
 		// is not one.
 		j.ExitCode = nil
 		j.Status, j.Reason, j.Error = StatusNotRun, "after_ok", o.NotRun
+		if strings.HasPrefix(o.NotRun, "ulimit ") {
+			// The wrapper could not set a limit of run --ulimit.
+			j.Reason = "ulimit"
+		}
 		return
 	}
 	if reason, sig, ok := DecodeStop(o.Stop); ok {
@@ -193,7 +197,38 @@ func (j *Job) statusFromExit(o Observation) {
 		if code > 128 {
 			j.Status, j.Signal = StatusKilled, sig
 		}
+		return
 	}
+	j.Reason = limitReason(code, j.Ulimits)
+}
+
+// Exit statuses of a command killed by the signals of its resource
+// limits: SIGXCPU (24) and SIGXFSZ (25), and SIGKILL, which the kernel
+// sends at a hard CPU limit.
+const (
+	exitXCPU = 128 + 24
+	exitXFSZ = 128 + 25
+	exitKILL = 128 + 9
+)
+
+// limitReason is the reason of a job that ended with status code, not
+// stopped: "cpu_limit" or "fsize_limit" when a resource limit's signal
+// killed it (KILL counts for a job with a CPU limit, which the kernel
+// kills so at the hard limit), else "".
+func limitReason(code int, limits []Ulimit) string {
+	switch code {
+	case exitXCPU:
+		return "cpu_limit"
+	case exitXFSZ:
+		return "fsize_limit"
+	case exitKILL:
+		for _, u := range limits {
+			if u.Name == "cpu" && u.Hard != Unlimited {
+				return "cpu_limit"
+			}
+		}
+	}
+	return ""
 }
 
 // statusFromWrapper sets the status of a job without an exit_code from its

@@ -66,6 +66,8 @@ func TestDerive(t *testing.T) {
 	otherID.ID = "20261130T001502-zzzzzz"
 	noStart := testMeta()
 	noStart.ProcStart = ""
+	cpuLimited := testMeta()
+	cpuLimited.Ulimits = []jobdir.Ulimit{{Name: "cpu", Soft: 1, Hard: 1}}
 
 	// ended is an observation of a job whose wrapper wrote exit_code.
 	exited := func(code, stop string) jobdir.Observation {
@@ -105,6 +107,24 @@ func TestDerive(t *testing.T) {
 			result{Status: jobdir.StatusExited, ExitCode: intp(128), EndedAt: &ended, Reason: "stop"}},
 		{"timeout marker but exit 0 stays exited", exited("0", "timeout TERM"),
 			result{Status: jobdir.StatusExited, ExitCode: intp(0), EndedAt: &ended, Reason: "timeout"}},
+		// Killed by a resource limit's signal: the reason says which.
+		{"exit 152 is SIGXCPU", exited("152", ""),
+			result{Status: jobdir.StatusExited, ExitCode: intp(152), EndedAt: &ended, Reason: "cpu_limit"}},
+		{"exit 153 is SIGXFSZ", exited("153", ""),
+			result{Status: jobdir.StatusExited, ExitCode: intp(153), EndedAt: &ended, Reason: "fsize_limit"}},
+		{"exit 137 with a hard CPU limit is the kernel's KILL at it",
+			with(exited("137", ""), func(o *jobdir.Observation) { o.Meta = metaLine(t, cpuLimited) }),
+			result{Status: jobdir.StatusExited, ExitCode: intp(137), EndedAt: &ended, Reason: "cpu_limit"}},
+		{"exit 137 without a CPU limit says nothing", exited("137", ""),
+			result{Status: jobdir.StatusExited, ExitCode: intp(137), EndedAt: &ended}},
+		{"a stop's reason wins over a limit's signal",
+			with(exited("137", "stop KILL"), func(o *jobdir.Observation) { o.Meta = metaLine(t, cpuLimited) }),
+			result{Status: jobdir.StatusKilled, ExitCode: intp(137), EndedAt: &ended, Reason: "stop", Signal: "KILL"}},
+		{"a limit the shell could not set: not run",
+			with(exited("125", ""), func(o *jobdir.Observation) {
+				o.NotRun = "ulimit nofile=64:64: cannot be set on this host by its sh (ulimit -n: x)"
+			}),
+			result{Status: jobdir.StatusNotRun, EndedAt: &ended, Reason: "ulimit", ErrorHas: "ulimit nofile=64:64"}},
 		{"exit code with surrounding space", exited(" 3 ", ""),
 			result{Status: jobdir.StatusExited, ExitCode: intp(3), EndedAt: &ended}},
 		{"garbage ended_at leaves EndedAt unset",

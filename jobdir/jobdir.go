@@ -170,6 +170,13 @@ type Meta struct {
 	// Owner is the process the job belongs to, a bgjob mcp server that
 	// started it (nil for a job started any other way).
 	Owner *Owner `json:"owner,omitempty"`
+	// Labels are the job's KEY=VALUE labels (run --label; ValidateLabel
+	// says which it accepts), for selecting jobs: ls, stop, wait, events
+	// and prune --label. The MCP server labels its jobs mcp.client=NAME.
+	Labels map[string]string `json:"labels,omitempty"`
+	// Ulimits are the resource limits the wrapper sets before the command
+	// starts (run --ulimit), in Docker's names and units.
+	Ulimits []Ulimit `json:"ulimits,omitempty"`
 
 	// The fields only the host knows, written by the wrapper before the
 	// command starts. Buffering says what --line-buffered applied ("" when

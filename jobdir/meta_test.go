@@ -35,6 +35,8 @@ func fullMeta() jobdir.Meta {
 	m.HostStartedAt = &hs
 	m.Owner = &jobdir.Owner{Kind: jobdir.OwnerMCP, PID: 777, ProcStart: "123456", BootID: testBoot,
 		Hostname: "laptop", MachineID: "0123456789abcdef0123456789abcdef", PIDNamespace: "pid:[4026531836]", Keep: true}
+	m.Labels = map[string]string{"team": "a", "mcp.client": "claude-code", "note": `a "quoted", comma'd <value> é`}
+	m.Ulimits = []jobdir.Ulimit{{Name: "nofile", Soft: 64, Hard: 128}, {Name: "cpu", Soft: 10, Hard: jobdir.Unlimited}}
 	return m
 }
 
@@ -55,6 +57,10 @@ func TestMetaRoundTrip(t *testing.T) {
 			m.ProcStart, m.BootID = "Mon Nov 30 00:15:02 2026", ""
 		}},
 		{"process fields not yet known", func(m *jobdir.Meta) { m.PID, m.PGID, m.ProcStart, m.BootID = 0, 0, "", "" }},
+		{"labels and ulimits", func(m *jobdir.Meta) {
+			m.Labels = map[string]string{"b": "2", "a": "1", "empty": ""}
+			m.Ulimits = []jobdir.Ulimit{{Name: "nofile", Soft: 64, Hard: 64}}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package shellgen
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -175,6 +176,11 @@ type Launch struct {
 	// record (launch_replace.sh). Without it, the newest job of the name
 	// is reported after an H held record when it runs (launch_name.sh).
 	Replace bool
+	// Cgroup asks for a cgroup of the job's own (run --memory, --cpus),
+	// which bgjob makes on no host yet: the launch fails with an
+	// ErrKindNoCgroup record saying what the host has, and no job
+	// (launch_cgroup.sh).
+	Cgroup bool
 }
 
 // ValidEnvName reports whether s can be a shell variable name.
@@ -210,6 +216,9 @@ func LaunchRequest(l Launch) (Request, error) {
 		return Request{}, err
 	}
 	files := []string{"begin.sh"}
+	if l.Cgroup {
+		files = append(files, "launch_cgroup.sh")
+	}
 	if m.PTY {
 		// Its checks run at once, before launch.sh calls bg_samename:
 		// a host that cannot refuses before a replace stops a job.
@@ -359,6 +368,9 @@ func wrapperScript(l Launch, prefix []byte) (string, error) {
 	if err := setTurn(c, m); err != nil {
 		return "", err
 	}
+	if err := setUlimits(c, m.Ulimits); err != nil {
+		return "", err
+	}
 	var files []string
 	if l.Timeout > 0 {
 		files = append(files, "timer.sh")
@@ -447,6 +459,41 @@ func setTurn(c *config, m jobdir.Meta) error {
 	c.setInt("bg_slots", int64(max(m.Slots, 0)))
 	c.set("bg_after", strings.Join(m.After, " "))
 	c.set("bg_afterok", strings.Join(m.AfterOK, " "))
+	return nil
+}
+
+// ulimitOptions are the ulimit options of jobdir.UlimitNames and the
+// bytes of the unit each takes its values in (1: as the kernel has them):
+// POSIX sh's, and dash's, busybox's and bash's as sh (bash in POSIX mode
+// counts -c and -f in 512-byte blocks too). dash has no -u: the script
+// falls back to its -p (bg_ulimits).
+var ulimitOptions = map[string]struct {
+	option string
+	unit   int64
+}{
+	"as": {"v", 1024}, "core": {"c", 512}, "cpu": {"t", 1}, "fsize": {"f", 512},
+	"memlock": {"l", 1024}, "nofile": {"n", 1}, "nproc": {"u", 1}, "stack": {"s", 1024},
+}
+
+// setUlimits sets bg_ul, the limits bg_command sets (bg_ulimits): for
+// each, NAME=SOFT:HARD, the ulimit option and the two values in its unit
+// (a byte count rounded down to it), or "unlimited".
+func setUlimits(c *config, limits []jobdir.Ulimit) error {
+	words := make([]string, 0, 4*len(limits))
+	for _, u := range limits {
+		o, ok := ulimitOptions[u.Name]
+		if err := u.Validate(); err != nil || !ok {
+			return fmt.Errorf("ulimit %s: %w", u.Name, cmp.Or(err, jobdir.ErrBadUlimit))
+		}
+		value := func(n int64) string {
+			if n == jobdir.Unlimited {
+				return "unlimited"
+			}
+			return strconv.FormatInt(n/o.unit, 10)
+		}
+		words = append(words, u.String(), o.option, value(u.Soft), value(u.Hard))
+	}
+	c.set("bg_ul", strings.Join(words, " "))
 	return nil
 }
 

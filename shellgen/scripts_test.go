@@ -92,6 +92,12 @@ func generators() []struct {
 			l.Meta.Command = "python3 -i"
 			l.Meta.Stdin, l.Meta.PTY, l.Meta.PTYCols, l.Meta.PTYRows = true, true, 120, 40
 		})},
+		{"launch_limits", launch(func(l *shellgen.Launch) {
+			l.Meta.Command = "./fuzz"
+			l.Meta.Labels = map[string]string{"team": "a", "mcp.client": "it's \"x\""}
+			l.Meta.Ulimits = []jobdir.Ulimit{{Name: "nofile", Soft: 64, Hard: 128}, {Name: "fsize", Soft: 1 << 20, Hard: jobdir.Unlimited}}
+			l.Cgroup = true
+		})},
 		{"launch_script_timeout_fraction", launch(func(l *shellgen.Launch) {
 			l.Meta.Command = "sleep 10"
 			l.Meta.Cwd = "/work dir"

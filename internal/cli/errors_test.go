@@ -24,7 +24,7 @@ func TestUsageErrorsAndKinds(t *testing.T) {
 		{"flag swap", []string{"logs", "--tial", "3", "x"}, 2, []string{"(did you mean --tail?)", "see 'bgjob logs --help'"}, ""},
 		{"global flag typo", []string{"ls", "--workspac", "x"}, 2, []string{"(did you mean --workspace?)"}, ""},
 		{"no close flag", []string{"ls", "--zzzzzz"}, 2, []string{"unknown flag: --zzzzzz\n", "see 'bgjob ls --help'"}, ""},
-		{"wait without id", []string{"wait"}, 2, []string{"wait needs a job id or name\n", "see 'bgjob wait --help'"}, ""},
+		{"wait without id", []string{"wait"}, 2, []string{"wait needs a job id or name, or --label\n", "see 'bgjob wait --help'"}, ""},
 		{"logs without id", []string{"logs"}, 2, []string{"logs needs a job id or name\n"}, ""},
 		{"run without command", []string{"run"}, 2, []string{"run needs a command"}, ""},
 		{"no such job", []string{"wait", "--json", "nosuch"}, 1, []string{"job nosuch: not found"}, "not_found"},

@@ -18,6 +18,7 @@ import (
 type eventsOptions struct {
 	bgjob.EventOptions
 	refs        []string
+	labels      []string
 	status      string
 	since       string
 	maxEvents   int
@@ -45,8 +46,15 @@ func (a *app) eventsCommand() *cobra.Command {
 				}
 				o.Status = st
 			}
+			var err error
+			if o.Labels, err = parseLabels(o.labels); err != nil {
+				return err
+			}
 			if len(args) > 0 && o.status != "" {
 				return usageError("--status selects jobs without IDs: give one or the other")
+			}
+			if len(args) > 0 && len(o.Labels) > 0 {
+				return usageError("--label selects jobs without IDs: give one or the other")
 			}
 			if len(args) > 0 && o.AllWorkspaces {
 				return usageError("-A selects jobs without IDs: give one or the other")
@@ -70,6 +78,7 @@ func (a *app) eventsCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.status, "status", "", "only jobs with this status now (running, queued, exited, killed, lost, not_run)")
 	f.BoolVarP(&o.AllWorkspaces, "all-workspaces", "A", false, "the jobs of every workspace")
+	labelFilter(f, &o.labels)
 	f.StringVar(&o.since, "since", "", "only events after this: a duration (10m), a time (RFC 3339) or the cursor of an event")
 	f.BoolVarP(&o.Follow, "follow", "f", false, "go on printing events as they come")
 	f.StringVar(&o.Match, "match", "", "with --follow, a matched event for lines of running jobs' output matching this POSIX ERE")

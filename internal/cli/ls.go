@@ -16,6 +16,7 @@ import (
 type listOptions struct {
 	bgjob.ListOptions
 	status string
+	labels []string
 }
 
 func (a *app) listCommand() *cobra.Command {
@@ -38,11 +39,16 @@ func (a *app) listCommand() *cobra.Command {
 			if o.Limit < 0 {
 				return usageError("--limit must not be negative")
 			}
+			var err error
+			if o.Labels, err = parseLabels(o.labels); err != nil {
+				return err
+			}
 			return a.runList(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.status, "status", "", "only jobs with this status (running, queued, exited, killed, lost, not_run or unreadable)")
+	labelFilter(f, &o.labels)
 	f.StringVar(&o.Search, "search", "", "only jobs whose id, name or command contains this (case-insensitive)")
 	f.IntVar(&o.Limit, "limit", 50, "page size (0: all)")
 	f.StringVar(&o.Cursor, "cursor", "", "continue after a previous page")

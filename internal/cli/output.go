@@ -199,6 +199,8 @@ func printJob(w io.Writer, j jobdir.Job) {
 		row("duration", jobtext.Duration(d))
 	}
 	row("timeout", j.Timeout)
+	row("labels", labelsText(j.Labels))
+	row("ulimits", ulimitsText(j.Ulimits))
 	if j.MaxLogSize > 0 {
 		row("max_log_size", strconv.FormatInt(j.MaxLogSize, 10))
 		row("dropped", fmt.Sprintf("stdout %d bytes, stderr %d bytes", j.StdoutDropped, j.StderrDropped))

@@ -49,6 +49,7 @@ func (a *app) runRm(ctx context.Context, o rmOptions) error {
 func (a *app) pruneCommand() *cobra.Command {
 	// prune's options are the library's, which its flags set.
 	o := bgjob.PruneOptions{Keep: bgjob.DefaultKeep, OlderThan: bgjob.DefaultMaxAge}
+	var labels []string
 	long, _ := help("prune")
 	cmd := &cobra.Command{
 		Use:   "prune",
@@ -58,6 +59,10 @@ func (a *app) pruneCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Keep < 0 || o.OlderThan < 0 {
 				return usageError("--keep and --older-than must not be negative")
+			}
+			var err error
+			if o.Labels, err = parseLabels(labels); err != nil {
+				return err
 			}
 			if o.All {
 				if cmd.Flags().Changed("keep") || cmd.Flags().Changed("older-than") {
@@ -75,6 +80,7 @@ func (a *app) pruneCommand() *cobra.Command {
 	f.BoolVar(&o.All, "all", false, "remove every ended job (no --keep or --older-than)")
 	f.DurationVar(&o.OlderThan, "older-than", o.OlderThan, "remove ended jobs that ended longer ago than this (0: no age limit)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be removed")
+	f.StringArrayVar(&labels, "label", nil, "prune only among the jobs with this label (--keep counts those), "+labelHelp+"; all given must match")
 	f.BoolVar(&a.json, "json", false, `print {"jobs": [removed jobs], "stopped": [jobs of gone owners], "kept": [{id, name, status, reason, live_processes}]}, with "error" and "kind" when it failed`)
 	return cmd
 }

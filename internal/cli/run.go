@@ -34,6 +34,11 @@ type runOptions struct {
 	// up to readyTimeout (run --ready).
 	ready        string
 	readyTimeout time.Duration
+	// labels and ulimits are run --label and --ulimit as given; memory
+	// and cpus --memory and --cpus.
+	labels, ulimits []string
+	memory          string
+	cpus            float64
 }
 
 // exitRunning is run --wait's exit status when the job is still running at
@@ -114,6 +119,10 @@ func (a *app) runCommand() *cobra.Command {
 	f.StringVar(&o.ptySize, "pty-size", "", "with --pty, the terminal's size as COLSxROWS (default 80x24)")
 	f.IntVar(&o.keep, "keep", bgjob.DefaultKeep, "run's pruning pass removes only ended jobs beyond the newest N, never one ended in the last 7 days (0: no count limit, so no pruning on run; env BGJOB_KEEP)")
 	f.StringVar(&o.maxLogSize, "max-log-size", "", "keep only about this much of each log on disk, the newest (e.g. 100M; needs fallocate)")
+	f.StringArrayVar(&o.labels, "label", nil, "label the job, "+labelHelp+"; ls, stop, wait, events and prune select by it")
+	f.StringArrayVar(&o.ulimits, "ulimit", nil, "set a resource limit before the command starts, as docker run does: NAME=SOFT[:HARD], NAME one of "+strings.Join(jobdir.UlimitNames, ", ")+", values in bytes (cpu: seconds) or unlimited (repeatable)")
+	f.StringVar(&o.memory, "memory", "", "bound the job's memory, as docker run does (e.g. 512m): refused, saying what the host has: bgjob makes no per-job cgroup yet")
+	f.Float64Var(&o.cpus, "cpus", 0, "bound the job's CPUs, as docker run does (e.g. 1.5): refused, saying what the host has: bgjob makes no per-job cgroup yet")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the job id")
 	f.BoolVar(&a.json, "json", false, "print the job as JSON")
 	return cmd
@@ -198,6 +207,21 @@ func (a *app) completeSpec(o *runOptions) error {
 		}
 		o.spec.MaxLogSize = n
 	}
+	if o.spec.Labels, err = parseLabels(o.labels); err != nil {
+		return err
+	}
+	if o.spec.Ulimits, err = parseUlimits(o.ulimits); err != nil {
+		return err
+	}
+	if o.memory != "" {
+		if o.spec.Memory, err = parseSize(o.memory); err != nil {
+			return usageError("--memory: %v", err)
+		}
+	}
+	if o.cpus < 0 {
+		return usageError("--cpus must not be negative")
+	}
+	o.spec.CPUs = o.cpus
 	if err := o.spec.Validate(); err != nil {
 		return fieldError(err, runFlags)
 	}

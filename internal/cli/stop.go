@@ -14,6 +14,7 @@ import (
 type stopOptions struct {
 	bgjob.StopOptions
 	refs       []string
+	labels     []string
 	givenGrace time.Duration // --grace, as given (StopOptions.Grace once checked)
 }
 
@@ -25,11 +26,15 @@ func (a *app) stopCommand() *cobra.Command {
 		Short: "Stop jobs: signal their process group, then KILL after a grace period",
 		Long:  long,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 && !o.All {
-				return usageError("give job ids or names, or --all")
+			var err error
+			if o.Labels, err = parseLabels(o.labels); err != nil {
+				return err
 			}
-			if len(args) > 0 && o.All {
-				return usageError("--all takes no job ids")
+			if len(args) == 0 && !o.All && len(o.Labels) == 0 {
+				return usageError("give job ids or names, --label or --all")
+			}
+			if countTrue(len(args) > 0, o.All, len(o.Labels) > 0) > 1 {
+				return usageError("give job ids or names, --label or --all: one of them")
 			}
 			g, err := graceFlag(o.givenGrace)
 			if err != nil {
@@ -43,6 +48,7 @@ func (a *app) stopCommand() *cobra.Command {
 	f.StringVarP(&o.Signal, "signal", "s", "TERM", "first signal to send (TERM, INT, QUIT, HUP, KILL, USR1, USR2, ALRM)")
 	f.DurationVar(&o.givenGrace, "grace", bgjob.DefaultGrace, "time to wait before SIGKILL (0: KILL at once, no TERM)")
 	f.BoolVar(&o.All, "all", false, "stop every job of the workspace that still runs")
+	f.StringArrayVar(&o.labels, "label", nil, "stop the jobs of the workspace that still run and have this label, "+labelHelp+"; all given must match")
 	f.BoolVar(&a.json, "json", false, "print the stopped jobs as a JSON array")
 	return cmd
 }

@@ -18,6 +18,7 @@ const exitTimeout = 124
 type waitOptions struct {
 	bgjob.WaitOptions
 	refs    []string
+	labels  []string
 	pattern string
 	forSet  bool
 	stdout  bool
@@ -33,8 +34,17 @@ func (a *app) waitCommand() *cobra.Command {
 		Short:   "Wait for jobs to end, or for a line of output, and exit with their status",
 		Long:    long,
 		Example: example,
-		Args:    needArgs(1, -1, "a job id or name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if o.Labels, err = parseLabels(o.labels); err != nil {
+				return err
+			}
+			switch {
+			case len(args) == 0 && len(o.Labels) == 0:
+				return usageError("wait needs a job id or name, or --label")
+			case len(args) > 0 && len(o.Labels) > 0:
+				return usageError("give job ids or names, or --label: not both")
+			}
 			if o.Timeout < 0 {
 				return usageError("--timeout must not be negative")
 			}
@@ -48,7 +58,7 @@ func (a *app) waitCommand() *cobra.Command {
 				}
 				return a.runWait(cmd.Context(), o)
 			}
-			if len(args) != 1 || o.Any {
+			if len(args) != 1 || o.Any || len(o.Labels) > 0 {
 				return usageError("--for waits for one job")
 			}
 			if a.many() {
@@ -60,6 +70,7 @@ func (a *app) waitCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.DurationVar(&o.Timeout, "timeout", 0, "give up after this long and exit 124 (0: no limit)")
 	f.BoolVar(&o.Any, "any", false, "return when the first job ends")
+	f.StringArrayVar(&o.labels, "label", nil, "wait for the jobs of the workspace that have this label and still run (none running: report those that ended), "+labelHelp+"; all given must match")
 	f.StringVar(&o.pattern, "for", "", "wait for a line of output matching this POSIX extended regular expression")
 	f.BoolVar(&o.stdout, "stdout", false, "with --for, match stdout.log only")
 	f.BoolVar(&o.stderr, "stderr", false, "with --for, match stderr.log only")

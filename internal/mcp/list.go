@@ -13,35 +13,37 @@ import (
 )
 
 const listDoc = `List jobs, newest first, like "bgjob ls": id, name, status, exit code, reason, command, start and end times, host.
-Filter by status (running, queued, exited, killed, lost, not_run or unreadable), by exact name, by search (id, name or command) or to the jobs this client started (mine);
+Filter by status (running, queued, exited, killed, lost, not_run or unreadable), by exact name, by labels, by search (id, name or command) or to the jobs this client started (mine);
 limit (default 20, max 100) and cursor page through the rest. counts gives the number of jobs of each status
 over the whole selection (every page), and mine the number of them this client started.`
 
 type listIn struct {
-	Status        string `json:"status,omitempty" jsonschema:"only jobs with this status"`
-	Name          string `json:"name,omitempty" jsonschema:"only jobs with exactly this name"`
-	Search        string `json:"search,omitempty" jsonschema:"only jobs whose id, name or command contains this, ignoring case"`
-	Mine          bool   `json:"mine,omitempty" jsonschema:"only the jobs this client started through this server"`
-	Limit         int    `json:"limit,omitempty" jsonschema:"page size (default 20, max 100)"`
-	Cursor        string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
-	AllWorkspaces bool   `json:"all_workspaces,omitempty" jsonschema:"list the jobs of every workspace"`
-	Host          string `json:"host,omitempty" jsonschema:"host of the jobs (default: the server's host)"`
+	Status        string            `json:"status,omitempty" jsonschema:"only jobs with this status"`
+	Name          string            `json:"name,omitempty" jsonschema:"only jobs with exactly this name"`
+	Search        string            `json:"search,omitempty" jsonschema:"only jobs whose id, name or command contains this, ignoring case"`
+	Mine          bool              `json:"mine,omitempty" jsonschema:"only the jobs this client started through this server"`
+	Limit         int               `json:"limit,omitempty" jsonschema:"page size (default 20, max 100)"`
+	Cursor        string            `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	AllWorkspaces bool              `json:"all_workspaces,omitempty" jsonschema:"list the jobs of every workspace"`
+	Host          string            `json:"host,omitempty" jsonschema:"host of the jobs (default: the server's host)"`
+	Labels        map[string]string `json:"labels,omitempty" jsonschema:"only jobs with every one of these labels, {\"KEY\": \"VALUE\"} (job_start's labels; mcp.client names the client that started a job)"`
 }
 
 type listJob struct {
-	ID        string        `json:"id" jsonschema:"job id"`
-	Name      string        `json:"name,omitempty" jsonschema:"job name, when it has one"`
-	Status    jobdir.Status `json:"status" jsonschema:"running, queued (waits for its turn: slots, after), exited, killed, lost, not_run (an after_ok job did not exit 0) or unreadable (its files cannot be read as a job's: error says why)"`
-	ExitCode  *int          `json:"exit_code,omitempty" jsonschema:"exit code once ended (absent before)"`
-	Reason    string        `json:"reason,omitempty" jsonschema:"why it ended so, when bgjob knows: stop (job_stop), timeout (timeout_sec), session_end (the session that started it ended), reboot or vanished (lost), after_ok (not_run)"`
-	Queued    string        `json:"queued,omitempty" jsonschema:"what a queued job waits for: slot, or after ID"`
-	Error     string        `json:"error,omitempty" jsonschema:"why a job was not run (not_run), or why its files cannot be read (unreadable)"`
-	Command   string        `json:"command" jsonschema:"the command (cut at 200 bytes)"`
-	StartedAt *time.Time    `json:"started_at,omitempty" jsonschema:"when its command started (RFC 3339); absent while it is queued, or when it never ran"`
-	EndedAt   *time.Time    `json:"ended_at,omitempty" jsonschema:"end time (absent while it runs)"`
-	Host      string        `json:"host,omitempty" jsonschema:"host of the job, as the call named it (absent: this machine)"`
-	Mine      bool          `json:"mine,omitempty" jsonschema:"started by this client through this server: stopped when its session ends, unless started with keep"`
-	Keep      bool          `json:"keep,omitempty" jsonschema:"started with keep: outlives the session that started it"`
+	ID        string            `json:"id" jsonschema:"job id"`
+	Name      string            `json:"name,omitempty" jsonschema:"job name, when it has one"`
+	Status    jobdir.Status     `json:"status" jsonschema:"running, queued (waits for its turn: slots, after), exited, killed, lost, not_run (an after_ok job did not exit 0) or unreadable (its files cannot be read as a job's: error says why)"`
+	ExitCode  *int              `json:"exit_code,omitempty" jsonschema:"exit code once ended (absent before)"`
+	Reason    string            `json:"reason,omitempty" jsonschema:"why it ended so, when bgjob knows: stop (job_stop), timeout (timeout_sec), session_end (the session that started it ended), reboot or vanished (lost), after_ok or ulimit (not_run), cpu_limit or fsize_limit (ended by a resource limit of bgjob run --ulimit)"`
+	Queued    string            `json:"queued,omitempty" jsonschema:"what a queued job waits for: slot, or after ID"`
+	Error     string            `json:"error,omitempty" jsonschema:"why a job was not run (not_run), or why its files cannot be read (unreadable)"`
+	Command   string            `json:"command" jsonschema:"the command (cut at 200 bytes)"`
+	StartedAt *time.Time        `json:"started_at,omitempty" jsonschema:"when its command started (RFC 3339); absent while it is queued, or when it never ran"`
+	EndedAt   *time.Time        `json:"ended_at,omitempty" jsonschema:"end time (absent while it runs)"`
+	Host      string            `json:"host,omitempty" jsonschema:"host of the job, as the call named it (absent: this machine)"`
+	Mine      bool              `json:"mine,omitempty" jsonschema:"started by this client through this server: stopped when its session ends, unless started with keep"`
+	Keep      bool              `json:"keep,omitempty" jsonschema:"started with keep: outlives the session that started it"`
+	Labels    map[string]string `json:"labels,omitempty" jsonschema:"the job's labels"`
 }
 
 // listCounts are the jobs of a selection by status, and those of this
@@ -91,7 +93,7 @@ func (s *Server) list(ctx context.Context, _ *sdk.CallToolRequest, in listIn) (*
 		in.Limit = 20
 	}
 	o := bgjob.ListOptions{Status: jobdir.Status(in.Status), Name: in.Name, Search: in.Search, Limit: in.Limit, Cursor: in.Cursor,
-		AllWorkspaces: in.AllWorkspaces, SkipRunningCount: true} // job_list shows no count of processes
+		AllWorkspaces: in.AllWorkspaces, Labels: in.Labels, SkipRunningCount: true} // job_list shows no count of processes
 	if in.Mine {
 		o.Owner = s.opts.Owner
 	}
@@ -126,7 +128,7 @@ func (s *Server) list(ctx context.Context, _ *sdk.CallToolRequest, in listIn) (*
 		}
 		out.Jobs = append(out.Jobs, listJob{ID: j.ID, Name: j.Name, Status: j.Status, ExitCode: j.ExitCode,
 			Reason: j.Reason, Queued: j.Queued, Error: j.Error, Command: cmd,
-			StartedAt: started, EndedAt: j.EndedAt, Host: host, Mine: s.mine(j), Keep: j.Owner != nil && j.Owner.Keep})
+			StartedAt: started, EndedAt: j.EndedAt, Host: host, Mine: s.mine(j), Keep: j.Owner != nil && j.Owner.Keep, Labels: j.Labels})
 		name := j.Name
 		if name == "" {
 			name = "-"

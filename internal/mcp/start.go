@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -43,6 +44,7 @@ type startIn struct {
 	AfterOK         []string          `json:"after_ok,omitempty" jsonschema:"ids or names of jobs that must exit 0 before this one starts; if one does not, this job ends not_run without running"`
 	ReadyOutput     string            `json:"ready_output,omitempty" jsonschema:"return once a line of output matches this POSIX extended regular expression, as job_wait's until_output reads it (e.g. Listening on|ready): the result says ready, or that the job ended first (its status, exit code and last lines), or timed_out; wait_sec is then not used"`
 	ReadyTimeoutSec *float64          `json:"ready_timeout_sec,omitempty" jsonschema:"with ready_output: give up after this many seconds (default 30, max 600), the job left running"`
+	Labels          map[string]string `json:"labels,omitempty" jsonschema:"labels of the job, {\"KEY\": \"VALUE\"}, by which job_list and job_stop select jobs: KEY 1-64 letters, digits or ._@:+- starting with a letter or digit, VALUE up to 256 bytes of text; the server adds mcp.client, the name of this client"`
 }
 
 type startOut struct {
@@ -59,18 +61,19 @@ type startOut struct {
 
 // jobView is what a result says about a job.
 type jobView struct {
-	ID       string        `json:"id" jsonschema:"job id"`
-	Name     string        `json:"name,omitempty" jsonschema:"job name, when it has one"`
-	Host     string        `json:"host,omitempty" jsonschema:"host of the job, as the call named it (absent: this machine)"`
-	Status   jobdir.Status `json:"status" jsonschema:"running, queued (waits for its turn: slots, after), exited, killed, lost, not_run (an after_ok job did not exit 0) or unreadable (its files cannot be read as a job's: detail says why)"`
-	ExitCode *int          `json:"exit_code,omitempty" jsonschema:"exit code once the job has ended (128+N when killed by signal N); absent before"`
-	Reason   string        `json:"reason,omitempty" jsonschema:"why it ended so, when bgjob knows: stop (job_stop), timeout (timeout_sec), session_end (the session that started it ended), reboot or vanished (lost), after_ok (not_run)"`
-	Detail   string        `json:"detail,omitempty" jsonschema:"what a queued job waits for (slot, or after ID), why a job was not run, or why its files cannot be read"`
-	LogsFull bool          `json:"logs_full,omitempty" jsonschema:"true when the file system of the job's logs had no space left as its command ended: output may be missing from them"`
+	ID       string            `json:"id" jsonschema:"job id"`
+	Name     string            `json:"name,omitempty" jsonschema:"job name, when it has one"`
+	Host     string            `json:"host,omitempty" jsonschema:"host of the job, as the call named it (absent: this machine)"`
+	Status   jobdir.Status     `json:"status" jsonschema:"running, queued (waits for its turn: slots, after), exited, killed, lost, not_run (an after_ok job did not exit 0) or unreadable (its files cannot be read as a job's: detail says why)"`
+	ExitCode *int              `json:"exit_code,omitempty" jsonschema:"exit code once the job has ended (128+N when killed by signal N); absent before"`
+	Reason   string            `json:"reason,omitempty" jsonschema:"why it ended so, when bgjob knows: stop (job_stop), timeout (timeout_sec), session_end (the session that started it ended), reboot or vanished (lost), after_ok or ulimit (not_run), cpu_limit or fsize_limit (ended by a resource limit of bgjob run --ulimit)"`
+	Detail   string            `json:"detail,omitempty" jsonschema:"what a queued job waits for (slot, or after ID), why a job was not run, or why its files cannot be read"`
+	LogsFull bool              `json:"logs_full,omitempty" jsonschema:"true when the file system of the job's logs had no space left as its command ended: output may be missing from them"`
+	Labels   map[string]string `json:"labels,omitempty" jsonschema:"the job's labels (job_start's labels, and mcp.client: the client that started it through bgjob mcp)"`
 }
 
 func viewOf(j jobdir.Job) jobView {
-	v := jobView{ID: j.ID, Name: j.Name, Host: j.Host, Status: j.Status, ExitCode: j.ExitCode, Reason: j.Reason, LogsFull: j.LogsFull}
+	v := jobView{ID: j.ID, Name: j.Name, Host: j.Host, Status: j.Status, ExitCode: j.ExitCode, Reason: j.Reason, LogsFull: j.LogsFull, Labels: j.Labels}
 	switch j.Status {
 	case jobdir.StatusQueued:
 		v.Detail = j.Queued
@@ -97,6 +100,7 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 			held.SameName = append(held.SameName, old.ID)
 		}
 	}
+	spec.Labels = withClient(spec.Labels, req)
 	owner := *s.opts.Owner
 	owner.Keep = in.Keep || s.opts.KeepJobs
 	spec.Owner = &owner
@@ -166,7 +170,7 @@ func startSpec(in startIn) (spec bgjob.Spec, wait time.Duration, err error) {
 	if in.Slots < 0 {
 		return bgjob.Spec{}, 0, errors.New("slots must be at least 1")
 	}
-	spec.Slots, spec.After, spec.AfterOK = in.Slots, in.After, in.AfterOK
+	spec.Slots, spec.After, spec.AfterOK, spec.Labels = in.Slots, in.After, in.AfterOK, in.Labels
 	for k, v := range in.Env {
 		if k == "" || strings.Contains(k, "=") {
 			// "A=B": "x" would set A to "B=x".
@@ -233,4 +237,28 @@ func heldText(name string, h startOut) string {
 		s += fmt.Sprintf("\nwarning: job %s named %s is still running beside it; the name now means the new job (replace: true stops the old one first)", strings.Join(h.SameName, ", "), name)
 	}
 	return s
+}
+
+// ClientLabel is the label the server gives every job it starts: the
+// name of the client it serves, from the client's initialize request
+// (clientInfo.name).
+const ClientLabel = "mcp.client"
+
+// withClient returns labels with ClientLabel set to the name of the client
+// of req's session, over a label of that key given; labels as they are
+// when the client gave no name a label can hold.
+func withClient(labels map[string]string, req *sdk.CallToolRequest) map[string]string {
+	if req == nil || req.Session == nil {
+		return labels
+	}
+	p := req.Session.InitializeParams()
+	if p == nil || p.ClientInfo == nil || jobdir.ValidateLabel(ClientLabel, p.ClientInfo.Name) != nil {
+		return labels
+	}
+	l := maps.Clone(labels)
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[ClientLabel] = p.ClientInfo.Name
+	return l
 }

@@ -18,11 +18,12 @@ const stopDoc = `Stop jobs, like "bgjob stop": signal (default TERM) to each job
 of the workspace, not only the ones this session started.`
 
 type stopIn struct {
-	IDs      []string `json:"ids,omitempty" jsonschema:"job ids or names"`
-	All      bool     `json:"all,omitempty" jsonschema:"stop every running job of the workspace"`
-	Signal   string   `json:"signal,omitempty" jsonschema:"first signal (default TERM)"`
-	GraceSec *float64 `json:"grace_sec,omitempty" jsonschema:"seconds between the signal and KILL (default 2; 0: KILL at once, without the signal when it is TERM)"`
-	Host     string   `json:"host,omitempty" jsonschema:"host of the jobs (default: the server's host)"`
+	IDs      []string          `json:"ids,omitempty" jsonschema:"job ids or names"`
+	All      bool              `json:"all,omitempty" jsonschema:"stop every running job of the workspace"`
+	Labels   map[string]string `json:"labels,omitempty" jsonschema:"stop the running jobs of the workspace that have every one of these labels, {\"KEY\": \"VALUE\"}"`
+	Signal   string            `json:"signal,omitempty" jsonschema:"first signal (default TERM)"`
+	GraceSec *float64          `json:"grace_sec,omitempty" jsonschema:"seconds between the signal and KILL (default 2; 0: KILL at once, without the signal when it is TERM)"`
+	Host     string            `json:"host,omitempty" jsonschema:"host of the jobs (default: the server's host)"`
 }
 
 type stopOut struct {
@@ -30,11 +31,11 @@ type stopOut struct {
 }
 
 func (s *Server) stop(ctx context.Context, _ *sdk.CallToolRequest, in stopIn) (*sdk.CallToolResult, stopOut, error) {
-	if len(in.IDs) == 0 && !in.All {
-		return nil, stopOut{}, errors.New("name the jobs to stop in ids, or set all")
-	}
-	if len(in.IDs) > 0 && in.All {
-		return nil, stopOut{}, errors.New("give ids or all, not both")
+	switch given := btoi(len(in.IDs) > 0) + btoi(in.All) + btoi(len(in.Labels) > 0); {
+	case given == 0:
+		return nil, stopOut{}, errors.New("name the jobs to stop in ids, or give labels, or set all")
+	case given > 1:
+		return nil, stopOut{}, errors.New("give one of ids, labels and all")
 	}
 	var grace *time.Duration // nil: the library's default
 	if in.GraceSec != nil {
@@ -50,7 +51,7 @@ func (s *Server) stop(ctx context.Context, _ *sdk.CallToolRequest, in stopIn) (*
 	)
 	err := s.do(ctx, in.Host, true, s.limit(graceOf(grace)), func(ctx context.Context, c *bgjob.Client, h string) (err error) {
 		host = h
-		jobs, err = c.Stop(ctx, in.IDs, bgjob.StopOptions{Signal: in.Signal, Grace: grace, All: in.All})
+		jobs, err = c.Stop(ctx, in.IDs, bgjob.StopOptions{Signal: in.Signal, Grace: grace, All: in.All, Labels: in.Labels})
 		return err
 	})
 	if err != nil {
@@ -78,4 +79,12 @@ func graceOf(g *time.Duration) time.Duration {
 		return bgjob.DefaultGrace
 	}
 	return *g
+}
+
+// btoi is 1 for true, 0 for false.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

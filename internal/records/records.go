@@ -136,6 +136,9 @@ const (
 	ErrKindNoStdin  = "nostdin"  // the job was not started with --stdin
 	ErrKindNoPTY    = "nopty"    // the host cannot run a PTY job (no capable script(1))
 	ErrKindNoCap    = "nocap"    // the host cannot enforce --max-log-size (no fallocate -p)
+	// ErrKindNoCgroup: the job cannot have a cgroup of its own (run
+	// --memory, --cpus).
+	ErrKindNoCgroup = "nocgroup"
 	ErrKindEnded    = "ended"    // the job has ended
 	ErrKindReadOnly = "readonly" // the job directory cannot be changed
 	// ErrKindTimeout: the host gave up waiting (send --timeout).

@@ -25,7 +25,7 @@ import (
 // returns the records the script would print; not ok where the script
 // must run. It makes the simple launch of this machine (files under an
 // absolute root, with /proc): no PTY, no stdin, no name, no queue (slots,
-// after), no log cap, no pruning pass; the others are the script's, which
+// after), no log cap, no pruning pass, no cgroup; the others are the script's, which
 // stays the specification (TestNativeLaunchIsTheScripts compares the two).
 //
 // The wrapper is started as launch.sh starts it, "/bin/sh JOBDIR/job.sh
@@ -40,7 +40,7 @@ import (
 func (a answerer) launch(ctx context.Context, l shellgen.Launch, files shellgen.LaunchFiles) (out string, ok bool, err error) {
 	m := l.Meta
 	if m.PTY || m.Stdin || m.Name != "" || l.Replace || len(m.After) > 0 || len(m.AfterOK) > 0 ||
-		m.Slots > 0 || m.MaxLogSize > 0 || l.Prune != nil || a.root == "" {
+		m.Slots > 0 || m.MaxLogSize > 0 || l.Prune != nil || l.Cgroup || a.root == "" {
 		return "", false, nil
 	}
 	umask, ok := procUmask()

@@ -12,7 +12,7 @@
 # bg_bufs and bg_bufn meta.json's buffering field with stdbuf and without);
 # bg_timeout (milliseconds, "": none) and bg_grace (milliseconds); bg_cap
 # (the --max-log-size bytes, 0: none); bg_pty (1: run the command on a
-# pseudo-terminal, bg_cols by bg_rows). "job.sh timer" (timer.sh, in a
+# pseudo-terminal, bg_cols by bg_rows); bg_ul (run --ulimit, bg_ulimits). "job.sh timer" (timer.sh, in a
 # process group of its own), "job.sh drain STREAM" (drain.sh) and
 # "job.sh pty" (pty.sh) are its helpers; wrapper_init.sh comes first,
 # before the library's functions: it sets the umask and the traps and

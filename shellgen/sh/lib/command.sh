@@ -1,5 +1,5 @@
 # command.sh: the job's command as the wrapper runs it (wrapper.sh, and
-# pty.sh on a terminal): its --env variables, umask, line buffering and
+# pty.sh on a terminal): its --env variables, umask, --ulimit limits, line buffering and
 # words, laid out from the configuration of job.sh.
 
 # bg_command: run the job's command with its --env variables, umask and
@@ -36,6 +36,7 @@ bg_command() {
 	done
 	set -- "$@" --
 	[ -z "$bg_umask" ] || umask "$bg_umask"
+	[ -z "$bg_ul" ] || bg_ulimits
 	if [ "$bg_lb" = 1 ] && command -v stdbuf >/dev/null 2>&1; then
 		bg_p=stdbuf
 		[ -z "$bg_penv" ] || bg_path stdbuf

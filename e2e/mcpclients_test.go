@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	bg "github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/internal/testneed"
 )
 
@@ -255,6 +256,13 @@ func TestMCPSDKClient(t *testing.T) {
 		Wait       callResult `json:"wait"`
 		Refused    callResult `json:"refused"`
 		Matched    callResult `json:"matched"`
+		Build      string     `json:"build"`
+		Digest     struct {
+			IsError           bool `json:"isError"`
+			StructuredContent struct {
+				Events []bg.Event `json:"events"`
+			} `json:"structuredContent"`
+		} `json:"digest"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &report); err != nil {
 		t.Fatalf("report: %v\n%s", err, stdout.Bytes())
@@ -267,6 +275,9 @@ func TestMCPSDKClient(t *testing.T) {
 	checkRefused(t, report.Refused)
 	if m := report.Matched.StructuredContent.Matched; report.Matched.IsError || m != "15" {
 		t.Errorf("job_wait until_output ^[0-9]+5$: %+v, want 15 matched", report.Matched)
+	}
+	if evs := report.Digest.StructuredContent.Events; len(evs) != 1 || evs[0].ID != report.Build || evs[0].Event != bg.EventEnded || evs[0].ExitCode == nil || *evs[0].ExitCode != 3 {
+		t.Errorf("the next call after build ended: events %+v, want build's end with exit code 3", evs)
 	}
 }
 

@@ -24,5 +24,17 @@ const id = start.structuredContent.id;
 report.wait = await client.callTool({ name: "job_wait", arguments: { ids: [id], timeout_sec: 60 } });
 report.refused = await client.callTool({ name: "job_wait", arguments: { ids: [id], until_output: "^\\d+$", timeout_sec: 5 } });
 report.matched = await client.callTool({ name: "job_wait", arguments: { ids: [id], until_output: "^[0-9]+5$", timeout_sec: 60 } });
+// A job that ends between calls is told at the next call, in events
+// (which the SDK client checks against the output schema as well).
+const build = await client.callTool({ name: "job_start", arguments: { command: "sleep 0.3; exit 3", name: "build", wait_sec: 0 } });
+report.build = build.structuredContent.id;
+for (let i = 0; i < 150; i++) {
+  const r = await client.callTool({ name: "job_list", arguments: {} });
+  if (r.structuredContent?.events?.length) {
+    report.digest = r;
+    break;
+  }
+  await new Promise((done) => setTimeout(done, 200));
+}
 await client.close();
 console.log(JSON.stringify(report));

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -266,10 +267,30 @@ type Job struct {
 	// processes at all (a read of the logs, run's report of the job it
 	// started: LiveProcesses 0 means unknown there); "" otherwise.
 	ProcessScan string `json:"process_scan,omitempty"`
-	Error       string `json:"error,omitempty"`
-	Dir         string `json:"dir"`
-	StdoutPath  string `json:"stdout_path"`
-	StderrPath  string `json:"stderr_path"`
+	// Ports are the TCP ports the job's live processes listen on, by port
+	// then address, where a look asked for them (status, ls --json, a
+	// wait for a port); none otherwise.
+	Ports      []Port `json:"ports,omitempty"`
+	Error      string `json:"error,omitempty"`
+	Dir        string `json:"dir"`
+	StdoutPath string `json:"stdout_path"`
+	StderrPath string `json:"stderr_path"`
+}
+
+// Port is a TCP port a job's process listens on.
+type Port struct {
+	// Port is the port number.
+	Port int `json:"port"`
+	// Proto is "tcp".
+	Proto string `json:"proto"`
+	// Address is the address it listens at: "0.0.0.0" or "::" for every
+	// address, "127.0.0.1", "::1".
+	Address string `json:"address"`
+}
+
+// String returns p as status shows it: "8000/tcp (0.0.0.0)".
+func (p Port) String() string {
+	return strconv.Itoa(p.Port) + "/" + p.Proto + " (" + p.Address + ")"
 }
 
 // ErrBadName is wrapped by the errors of ValidateName.

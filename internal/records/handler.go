@@ -125,7 +125,7 @@ func (d *decoder) flush() error {
 var observed = map[Kind]bool{
 	KindMeta: true, KindMetaSize: true, KindProc: true, KindExit: true, KindEnded: true,
 	KindStop: true, KindDropped: true, KindLive: true, KindQueued: true, KindStarted: true,
-	KindNotRun: true, KindLogsFull: true, KindReady: true,
+	KindNotRun: true, KindLogsFull: true, KindReady: true, KindPort: true,
 }
 
 // after is what each other kind does, once the job before it is complete
@@ -343,6 +343,10 @@ func observe(o *jobdir.Observation, rec Record) {
 		o.LogsFull = true
 	case KindReady:
 		o.ReadyAt = rec.Field(0)
+	case KindPort:
+		if n, err := strconv.Atoi(rec.Field(0)); err == nil && n > 0 && n < 65536 {
+			o.Ports = append(o.Ports, jobdir.Port{Port: n, Proto: rec.Field(1), Address: rec.Field(2)})
+		}
 	case KindDropped:
 		if rec.Field(0) == "stderr" {
 			o.StderrDropped = rec.Field(1)

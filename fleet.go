@@ -158,8 +158,13 @@ func (f *Fleet) Run(ctx context.Context, s Spec) []Result[jobdir.Job] {
 
 // Status reports on the jobs named by refs on every host.
 func (f *Fleet) Status(ctx context.Context, refs ...string) []Result[[]jobdir.Job] {
+	return f.StatusWith(ctx, StatusOptions{}, refs...)
+}
+
+// StatusWith is Status reporting what o asks besides (Client.StatusWith).
+func (f *Fleet) StatusWith(ctx context.Context, o StatusOptions, refs ...string) []Result[[]jobdir.Job] {
 	return Each(ctx, f, func(ctx context.Context, _ string, c *Client) ([]jobdir.Job, error) {
-		return c.Status(ctx, refs...)
+		return c.StatusWith(ctx, o, refs...)
 	})
 }
 

@@ -180,6 +180,13 @@ func printJob(w io.Writer, j jobdir.Job) {
 		}
 		row("live_processes", live)
 	}
+	if len(j.Ports) > 0 {
+		ports := make([]string, len(j.Ports))
+		for i, p := range j.Ports {
+			ports[i] = p.String()
+		}
+		row("ports", strings.Join(ports, ", "))
+	}
 	if j.Owner != nil {
 		host, _ := os.Hostname()
 		row("owner", ownerText(j.Owner, host))

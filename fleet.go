@@ -208,6 +208,23 @@ func (f *Fleet) WaitFor(ctx context.Context, ref, pattern string, o WaitForOptio
 	})
 }
 
+// FoundPort is what WaitPort found on one host: the job, and the port.
+type FoundPort struct {
+	Job  jobdir.Job
+	Port jobdir.Port
+}
+
+// WaitPort waits on every host until the job listens on TCP port
+// (Client.WaitPort); o.Timeout bounds the whole call as Wait's does.
+// Value holds the job also when Err says it ended first.
+func (f *Fleet) WaitPort(ctx context.Context, ref string, port int, o WaitPortOptions) []Result[FoundPort] {
+	f, o.Since = f.waiting(o.Timeout, o.Since)
+	return eachWaiting(ctx, f, func(ctx context.Context, _ string, c *Client) (FoundPort, error) {
+		j, p, err := c.WaitPort(ctx, ref, port, o)
+		return FoundPort{j, p}, err
+	})
+}
+
 // waiting returns the fleet for a wait of timeout (0: none) begun at since
 // (zero: now), and when it began: connecting to a host counts against the
 // timeout, and a host not reached by then gets an error wrapping

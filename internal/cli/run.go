@@ -34,6 +34,9 @@ type runOptions struct {
 	// up to readyTimeout (run --ready).
 	ready        string
 	readyTimeout time.Duration
+	// readyPort, when not "", waits until the job listens on that TCP
+	// port ("any": on any), as ready waits for a line (run --ready-port).
+	readyPort string
 }
 
 // exitRunning is run --wait's exit status when the job is still running at
@@ -105,7 +108,8 @@ func (a *app) runCommand() *cobra.Command {
 	f.Int64Var(&o.maxBytes, "max-bytes", defaultMaxBytes, "with --wait, print at most N bytes of output (0: no cap)")
 	f.BoolVar(&o.plain, "plain", false, "with --wait, print the output as text: terminal escape sequences stripped, \\r\\n as \\n (see logs --plain)")
 	f.StringVar(&o.ready, "ready", "", "return once a line of output matches this POSIX extended regular expression (as wait --for): exit 0, the line on stderr; if the job ends first, its status (1 for 0) and its last lines; at --ready-timeout, 75 and the job left running")
-	f.DurationVar(&o.readyTimeout, "ready-timeout", defaultReadyTimeout, "with --ready, give up after this long and exit 75, the job left running (0: no limit)")
+	f.StringVar(&o.readyPort, "ready-port", "", "return once the job listens on this TCP port (or any, with \"any\"), as --ready returns: exit 0, the port on stderr")
+	f.DurationVar(&o.readyTimeout, "ready-timeout", defaultReadyTimeout, "with --ready or --ready-port, give up after this long and exit 75, the job left running (0: no limit)")
 	f.BoolVar(&o.spec.Merge, "merge", false, "write stderr into stdout.log as well: one ordered stream")
 	f.IntVar(&o.spec.Slots, "slots", 0, "queue the job: it starts, in the order queued, once fewer than N slotted jobs of the workspace run on the host (1: one after another)")
 	f.StringArrayVar(&o.spec.After, "after", nil, "start once job REF (id or name) has ended, whatever its status (repeatable)")
@@ -159,7 +163,7 @@ func (a *app) runRun(ctx context.Context, o runOptions) error {
 		switch {
 		case err == nil && o.wait > 0:
 			waited = a.promote(ctx, c, j, o)
-		case err == nil && o.ready != "":
+		case err == nil && (o.ready != "" || o.readyPort != ""):
 			r := a.ready(ctx, c, j, o)
 			rd, j = &r, r.Job
 		case err != nil && ctx.Err() != nil:
@@ -206,6 +210,9 @@ func (a *app) completeSpec(o *runOptions) error {
 	}
 	if o.ready != "" && a.many() {
 		return usageError("--ready works on one host; with several, run then use 'bgjob wait --for' on each")
+	}
+	if o.readyPort != "" && a.many() {
+		return usageError("--ready-port works on one host; with several, run then use 'bgjob wait --port' on each")
 	}
 	return nil
 }

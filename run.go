@@ -57,6 +57,10 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 	if err := s.Validate(); err != nil {
 		return jobdir.Job{}, err
 	}
+	s, err := c.takePort(ctx, s)
+	if err != nil {
+		return jobdir.Job{}, err
+	}
 	m, err := runMeta(s, c.workspace)
 	if err != nil {
 		return jobdir.Job{}, err
@@ -112,6 +116,7 @@ func runMeta(s Spec, workspace string) (jobdir.Meta, error) {
 		Owner:      s.Owner,
 		PTY:        s.PTY,
 		Slots:      s.Slots,
+		Port:       s.Port,
 	}
 	if s.PTY {
 		m.PTYCols, m.PTYRows = cmp.Or(s.PTYCols, DefaultPTYCols), cmp.Or(s.PTYRows, DefaultPTYRows)

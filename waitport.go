@@ -102,7 +102,9 @@ func (c *Client) ReadyPort(ctx context.Context, ref string, port int, o ReadyOpt
 	if err != nil {
 		return r, fmt.Errorf("recording that job %s is ready: %w", j.ID, err)
 	}
-	marked.Ports = j.Ports
+	// The look that found the port counted the processes; the ready
+	// script does not.
+	marked.Ports, marked.LiveProcesses, marked.ProcessScan = j.Ports, j.LiveProcesses, j.ProcessScan
 	r.Job = marked
 	return r, nil
 }

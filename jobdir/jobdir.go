@@ -153,6 +153,9 @@ type Meta struct {
 	// slotted jobs of its workspace: it starts, in the order the host
 	// queued it, once fewer than Slots of them run (run --slots).
 	Slots int `json:"slots,omitempty"`
+	// Port is the TCP port the job was given (run --port): one free on
+	// its host when it started, passed in its environment (PORT).
+	Port int `json:"port,omitempty"`
 	// After and AfterOK are the ids of the jobs (same host and workspace)
 	// that must have ended before the command starts; with AfterOK each
 	// must have exited 0, else the job ends not run (run --after,

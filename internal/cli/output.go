@@ -180,6 +180,9 @@ func printJob(w io.Writer, j jobdir.Job) {
 		}
 		row("live_processes", live)
 	}
+	if j.Port != 0 {
+		row("port", strconv.Itoa(j.Port))
+	}
 	if len(j.Ports) > 0 {
 		ports := make([]string, len(j.Ports))
 		for i, p := range j.Ports {

@@ -69,7 +69,7 @@ func (a *app) ready(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runOpt
 type readyJSON struct {
 	Ready    bool         `json:"ready"`
 	Line     string       `json:"line,omitempty"`
-	Port     *jobdir.Port `json:"port,omitempty"`
+	Port     *jobdir.Port `json:"ready_port,omitempty"`
 	TimedOut bool         `json:"timed_out"`
 }
 

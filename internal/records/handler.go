@@ -52,6 +52,8 @@ type Handler struct {
 	// Delivered receives how many bytes of its input a send that was
 	// ended had written to the job's stdin.
 	Delivered func(n int64)
+	// PortTaken receives the TCP port a launch took (run --port).
+	PortTaken func(port int)
 	// Begun is called at the boot record every script prints first: the
 	// host answers.
 	Begun func()
@@ -145,6 +147,7 @@ var after = map[Kind]func(*decoder, Record) error{
 	KindScanned:   (*decoder).onScanned,
 	KindRewound:   (*decoder).onRewound,
 	KindDelivered: (*decoder).onDelivered,
+	KindPortTaken: (*decoder).onPortTaken,
 	KindData:      (*decoder).onData,
 }
 
@@ -251,6 +254,17 @@ func (d *decoder) onDelivered(rec Record) error {
 	}
 	if d.h.Delivered != nil {
 		d.h.Delivered(n)
+	}
+	return nil
+}
+
+func (d *decoder) onPortTaken(rec Record) error {
+	n, err := strconv.Atoi(rec.Field(0))
+	if err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("malformed port record %q", rec.Field(0))
+	}
+	if d.h.PortTaken != nil {
+		d.h.PortTaken(n)
 	}
 	return nil
 }

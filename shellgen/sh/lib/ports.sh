@@ -86,3 +86,48 @@ bg_ports() {
 			}' | LC_ALL=C sort -u -t "$bg_tab" -k2,2n -k4,4
 	fi
 }
+
+# bg_listening: set bg_pl to the TCP ports the host listens on, " PORT
+# PORT ... ", from /proc/net/tcp and tcp6 (LISTEN rows), else ss or
+# netstat ("" where it has none of them: nothing known to be taken).
+bg_listening() {
+	if [ -r /proc/net/tcp ]; then
+		bg_pl=$(awk 'FNR > 1 && $4 == "0A" { split($2, a, ":"); print a[2] }' /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+			while IFS= read -r bg_px; do printf ' %d' "0x$bg_px"; done)
+	elif command -v ss >/dev/null 2>&1; then
+		bg_pl=$(ss -Hltn 2>/dev/null | awk '{ p = $4; sub(/.*:/, "", p); printf " %s", p }')
+	elif command -v netstat >/dev/null 2>&1; then
+		bg_pl=$(netstat -an 2>/dev/null | awk '/LISTEN/ && /^tcp/ { p = $4; sub(/.*[:.]/, "", p); printf " %s", p }')
+	else
+		bg_pl=
+	fi
+	bg_pl="$bg_pl "
+}
+
+# bg_portholder PORT: set bg_ph to what listens on TCP port PORT, as a
+# refusal names it: "job ID" for a process that carries a job's id,
+# "process PID (NAME)" for another of this user, "another user's process"
+# for one whose descriptors cannot be read; "" when /proc cannot tell.
+bg_portholder() {
+	bg_ph=
+	[ -r /proc/net/tcp ] || return 0
+	bg_pi=$(awk -v p="$(printf '%04X' "$1")" 'FNR > 1 && $4 == "0A" { split($2, a, ":"); if (a[2] == p) print $10 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null)
+	[ -n "$bg_pi" ] || return 0
+	bg_ph="another user's process"
+	for bg_pi in $bg_pi; do
+		# The first of this user's processes with the socket open.
+		bg_pq=$(ls -l /proc/[0-9]*/fd 2>/dev/null | awk -v s="socket:[$bg_pi]" '
+			/^\/proc\// { d = $0; sub(/^\/proc\//, "", d); sub(/\/.*/, "", d); next }
+			index($0, s) { print d; exit }')
+		[ -n "$bg_pq" ] || continue
+		bg_px=$(grep -a -o -s -e "BGJOB_JOB_ID=$bg_idre" "/proc/$bg_pq/environ" 2>/dev/null | head -n 1)
+		if [ -n "$bg_px" ]; then
+			bg_ph="job ${bg_px#BGJOB_JOB_ID=}"
+		else
+			bg_px=
+			IFS= read -r bg_px 2>/dev/null <"/proc/$bg_pq/comm"
+			bg_ph="process $bg_pq ($bg_px)"
+		fi
+		return 0
+	done
+}

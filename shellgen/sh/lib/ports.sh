@@ -1,7 +1,8 @@
 # ports.sh: the TCP ports a job's processes listen on, and the ports a
 # launch takes (run --port): from /proc where the host has it (the
 # sockets among the processes' descriptors against the LISTEN rows of
-# /proc/net/tcp and tcp6), else from ss, lsof or netstat.
+# /proc/net/tcp and tcp6), else from ss or lsof (and netstat for whether
+# a port is taken).
 
 # bg_ports PIDS: print a p record, "p PORT tcp ADDRESS", for each TCP port
 # one of PIDS (" PID PID ...") listens on, each port and address once,
@@ -9,10 +10,21 @@
 # net.IP prints it ("::", "::1", an IPv4-mapped one dotted).
 bg_ports() {
 	[ -n "$1" ] || return 0
+	bg_portsof "$1" | LC_ALL=C sort -u -t "$bg_tab" -k1,1n -k2,2 | while IFS="$bg_tab" read -r bg_pp bg_pa; do
+		printf 'p\t%s\ttcp\t%s\n' "$bg_pp" "$bg_pa"
+	done
+}
+
+# bg_portsof PIDS: print "PORT<tab>ADDRESS" for each TCP socket one of
+# PIDS listens on (bg_ports), in no order.
+bg_portsof() {
 	if [ -r /proc/net/tcp ]; then
 		bg_px=
 		for bg_pq in $1; do bg_px="$bg_px /proc/$bg_pq/fd"; done
-		# shellcheck disable=SC2086 # the paths are words on purpose
+		# ls -l prints each descriptor's link, "N -> socket:[INODE]": one
+		# process for every descriptor of every pid (/proc's names are
+		# digits).
+		# shellcheck disable=SC2086,SC2012 # the paths are words on purpose
 		ls -l $bg_px 2>/dev/null | awk '
 			NR == FNR {
 				if (match($0, /socket:\[[0-9]+\]/)) s[substr($0, RSTART + 8, RLENGTH - 9)] = 1
@@ -20,7 +32,7 @@ bg_ports() {
 			}
 			FNR > 1 && $4 == "0A" && ($10 in s) {
 				split($2, a, ":")
-				printf "p\t%d\ttcp\t%s\n", hex(a[2]), addr(a[1])
+				printf "%d\t%s\n", hex(a[2]), addr(a[1])
 			}
 			function hex(h,   i, n) {
 				n = 0
@@ -61,7 +73,7 @@ bg_ports() {
 					o = o sprintf("%x", g[i])
 				}
 				return o
-			}' - /proc/net/tcp /proc/net/tcp6 2>/dev/null | LC_ALL=C sort -u -t "$bg_tab" -k2,2n -k4,4
+			}' - /proc/net/tcp /proc/net/tcp6 2>/dev/null
 	elif command -v ss >/dev/null 2>&1; then
 		ss -Hltnp 2>/dev/null | bg_pids=$1 awk '
 			BEGIN { n = split(ENVIRON["bg_pids"], a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
@@ -73,8 +85,8 @@ bg_ports() {
 				gsub(/[][]/, "", l); sub(/%.*/, "", l)
 				if (l == "*") l = "0.0.0.0"
 				if (l ~ /^::ffff:[0-9.]+$/) sub(/^::ffff:/, "", l)
-				printf "p\t%d\ttcp\t%s\n", p, l
-			}' | LC_ALL=C sort -u -t "$bg_tab" -k2,2n -k4,4
+				printf "%d\t%s\n", p, l
+			}'
 	elif command -v lsof >/dev/null 2>&1; then
 		bg_px=$(printf '%s' "$1" | sed 's/^ *//; s/ \{1,\}/,/g')
 		lsof -nP -a -p "$bg_px" -iTCP -sTCP:LISTEN -F n 2>/dev/null | awk '
@@ -82,8 +94,8 @@ bg_ports() {
 				l = substr($0, 2); p = l; sub(/.*:/, "", p); sub(/:[^:]*$/, "", l)
 				gsub(/[][]/, "", l)
 				if (l == "*") l = "0.0.0.0"
-				printf "p\t%d\ttcp\t%s\n", p, l
-			}' | LC_ALL=C sort -u -t "$bg_tab" -k2,2n -k4,4
+				printf "%d\t%s\n", p, l
+			}'
 	fi
 }
 
@@ -116,6 +128,7 @@ bg_portholder() {
 	bg_ph="another user's process"
 	for bg_pi in $bg_pi; do
 		# The first of this user's processes with the socket open.
+		# shellcheck disable=SC2012 # /proc's names are digits
 		bg_pq=$(ls -l /proc/[0-9]*/fd 2>/dev/null | awk -v s="socket:[$bg_pi]" '
 			/^\/proc\// { d = $0; sub(/^\/proc\//, "", d); sub(/\/.*/, "", d); next }
 			index($0, s) { print d; exit }')

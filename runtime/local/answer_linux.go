@@ -19,8 +19,7 @@ func (a answerer) look(ctx context.Context, params any, stdin io.Reader) (r io.R
 	}
 	switch p := params.(type) {
 	case shellgen.Status:
-		out, ok := a.status(p.Refs)
-		return made(out, ok && (!p.Ports || noLiveProcess(out)))
+		return made(a.status(p.Refs, p.Ports))
 	case shellgen.Wait:
 		if !p.Once {
 			return nil, nil, false, false
@@ -28,9 +27,6 @@ func (a answerer) look(ctx context.Context, params any, stdin io.Reader) (r io.R
 		return made(a.wait(p.Refs, p.Any))
 	case shellgen.List:
 		pieces, ok := a.list(p)
-		if ok && p.Ports && !noLiveProcess(strings.Join(pieces, "")) {
-			return nil, nil, false, false
-		}
 		return &piecesReader{pieces}, func() {}, true, ok
 	case shellgen.Logs:
 		return a.logs(ctx, p, stdin)
@@ -53,20 +49,3 @@ func (r *piecesReader) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-// noLiveProcess says whether out, a look's records, counts no live
-// process of any job: a look that asked for ports then has none to
-// print, and is answered in Go. The ports of a job with live processes
-// are the script's to find (bg_ports): its look runs the script, a cost
-// only a job with processes to look at pays (docs/benchmarks.md).
-func noLiveProcess(out string) bool {
-	for rest := out; ; {
-		i := strings.Index(rest, "\nL\t")
-		if i < 0 {
-			return true
-		}
-		rest = rest[i+3:]
-		if !strings.HasPrefix(rest, "0\t") {
-			return false
-		}
-	}
-}

@@ -48,4 +48,3 @@ func (r *piecesReader) Read(b []byte) (int, error) {
 	}
 	return n, nil
 }
-

@@ -23,9 +23,13 @@ bg_portsof() {
 		for bg_pq in $1; do bg_px="$bg_px /proc/$bg_pq/fd"; done
 		# ls -l prints each descriptor's link, "N -> socket:[INODE]": one
 		# process for every descriptor of every pid (/proc's names are
-		# digits).
-		# shellcheck disable=SC2086,SC2012 # the paths are words on purpose
-		ls -l $bg_px 2>/dev/null | awk '
+		# digits). The tables are read only for processes with a socket:
+		# a read of /proc/net/tcp walks every socket of the host's, which
+		# costs milliseconds (docs/benchmarks.md).
+		# shellcheck disable=SC2086,SC2012,SC2010 # the paths are words on purpose
+		bg_pk=$(ls -l $bg_px 2>/dev/null | grep -o 'socket:\[[0-9]*\]')
+		[ -n "$bg_pk" ] || return 0
+		printf '%s\n' "$bg_pk" | awk '
 			NR == FNR {
 				if (match($0, /socket:\[[0-9]+\]/)) s[substr($0, RSTART + 8, RLENGTH - 9)] = 1
 				next

@@ -49,6 +49,9 @@ func (c *Client) takePort(ctx context.Context, s Spec) (Spec, error) {
 		s.ID = jobdir.NewID(time.Now())
 	}
 	p := shellgen.Port{ID: s.ID, Port: s.Port}
+	if s.Replace {
+		p.Replaces = s.Name
+	}
 	if s.AutoPort {
 		// Runs at once start apart, so that each finds a free port at
 		// its first try.

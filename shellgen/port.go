@@ -24,6 +24,10 @@ type Port struct {
 	Port int
 	// From is where a search for a free port starts (0: AutoPortLow).
 	From int
+	// Replaces, for run --replace, is the job's name: a port that a job
+	// of that name holds is taken over (the replace stops that job, and
+	// waits until its processes are gone, before the launch).
+	Replaces string
 }
 
 // PortScript returns the script that takes a TCP port for the job p.ID
@@ -45,8 +49,14 @@ func PortScript(t Target, p Port) (string, error) {
 	if from < AutoPortLow || from > AutoPortHigh {
 		from = AutoPortLow
 	}
+	if p.Replaces != "" {
+		if err := jobdir.ValidateJobName(p.Replaces); err != nil {
+			return "", err
+		}
+	}
 	return t.script("port.sh", func(c *config) {
 		c.set("bg_id", p.ID)
+		c.set("bg_pname", p.Replaces)
 		c.setInt("bg_port", int64(p.Port))
 		c.setInt("bg_pfrom", int64(from))
 		c.setInt("bg_plo", AutoPortLow)

@@ -6,7 +6,9 @@
 # "WS/ID SECONDS", holds it while the job WS/ID runs, or for a minute
 # after SECONDS while the job's directory is not there yet (its launch
 # under way). Ports are taken under one lock, .ports/.lock (bg_dirlock):
-# two runs never take the same one. Prints an n PORT record, or refuses
+# two runs never take the same one. A port held by a job of the
+# workspace named bg_pname (run --replace, which stops those jobs and
+# waits until their processes are gone before it launches) is taken over. Prints an n PORT record, or refuses
 # with E porttaken "PORT HOLDER" (HOLDER what listens on it, bg_portholder,
 # or the job whose reservation holds it) or E noport LOW-HIGH (none free).
 bg_makeroot
@@ -39,15 +41,24 @@ bg_held() {
 	rm -f "$bg_pd/$bg_hp"
 	return 1
 }
+# bg_replaced ID: succeed when the job ID of the workspace has the name
+# bg_pname: run --replace stops it before the launch.
+bg_replaced() {
+	[ -n "$bg_pname" ] && [ -n "$1" ] && bg_isid "$1" && bg_metaline "$bg_ws/$1" || return 1
+	case $bg_l in *"\"name\":\"$bg_pname\""*) return 0 ;; esac
+	return 1
+}
 if [ "$bg_port" != 0 ]; then
 	bg_p=$bg_port
 	case $bg_pl in *" $bg_p "*)
 		bg_portholder "$bg_p"
-		bg_dirunlock "$bg_pd/.lock"
-		bg_err porttaken "$bg_p $bg_ph"
+		if ! bg_replaced "$bg_phj"; then
+			bg_dirunlock "$bg_pd/.lock"
+			bg_err porttaken "$bg_p $bg_ph"
+		fi
 		;;
 	esac
-	if bg_held "$bg_p"; then
+	if bg_held "$bg_p" && ! bg_replaced "$bg_hj"; then
 		bg_dirunlock "$bg_pd/.lock"
 		bg_err porttaken "$bg_p job $bg_hj"
 	fi

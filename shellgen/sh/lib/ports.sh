@@ -139,7 +139,8 @@ bg_portholder() {
 		[ -n "$bg_pq" ] || continue
 		bg_px=$(grep -a -o -s -e "BGJOB_JOB_ID=$bg_idre" "/proc/$bg_pq/environ" 2>/dev/null | head -n 1)
 		if [ -n "$bg_px" ]; then
-			bg_ph="job ${bg_px#BGJOB_JOB_ID=}"
+			bg_phj=${bg_px#BGJOB_JOB_ID=}
+			bg_ph="job $bg_phj"
 		else
 			bg_px=
 			IFS= read -r bg_px 2>/dev/null <"/proc/$bg_pq/comm"

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -150,5 +152,53 @@ func TestAutoPortsNeverCollide(t *testing.T) {
 			t.Errorf("runs %d and %d both got port %d", j, i, p)
 		}
 		seen[p] = i
+	}
+}
+
+// TestPortReservations: a port stays taken while the job that took it
+// runs, and while a launch that took it has not made its job yet (a
+// reservation of a minute); once the job has ended it is free again.
+func TestPortReservations(t *testing.T) {
+	root := t.TempDir()
+	c, err := bgjob.NewClient(local.New(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	j, err := c.Run(ctx, bgjob.Spec{Argv: []string{"sleep 30"}, Port: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(ctx, bgjob.Spec{Argv: []string{"true"}, Port: port}); !errors.Is(err, bgjob.ErrPortTaken) || !strings.Contains(err.Error(), "job "+j.ID) {
+		t.Errorf("a run asking for the port a running job took: %v; want ErrPortTaken naming job %s", err, j.ID)
+	}
+	if _, err := c.Stop(ctx, []string{j.ID}, bgjob.StopOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	next, err := c.Run(ctx, bgjob.Spec{Argv: []string{"true"}, Port: port})
+	if err != nil || next.Port != port {
+		t.Errorf("a run asking for the port of a job stopped: port %d, %v; want %d", next.Port, err, port)
+	}
+	// A launch under way: the reservation names a job not made yet.
+	pending := jobdir.NewID(time.Now())
+	res := filepath.Join(root, ".ports", strconv.Itoa(port+1))
+	if err := os.WriteFile(res, []byte("default/"+pending+" "+strconv.FormatInt(time.Now().Unix(), 10)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(ctx, bgjob.Spec{Argv: []string{"true"}, Port: port + 1}); !errors.Is(err, bgjob.ErrPortTaken) {
+		t.Errorf("a run asking for a port a launch under way took: %v; want ErrPortTaken", err)
+	}
+	// The same, two minutes old: that launch made no job.
+	if err := os.WriteFile(res, []byte("default/"+pending+" "+strconv.FormatInt(time.Now().Add(-2*time.Minute).Unix(), 10)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(ctx, bgjob.Spec{Argv: []string{"true"}, Port: port + 1}); err != nil {
+		t.Errorf("a run asking for a port a launch took two minutes ago: %v", err)
 	}
 }

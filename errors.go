@@ -59,6 +59,9 @@ var (
 	// (Within, WithinAnswer, WithHostTimeout); what it did meanwhile
 	// is unknown.
 	ErrNoAnswer = sentinel(KindNoAnswer, "no answer")
+	// ErrPortTaken: the TCP port a run asked for (Spec.Port) is taken, or
+	// no port was free for Spec.AutoPort. No job was created.
+	ErrPortTaken = sentinel(KindPortTaken, "port taken")
 )
 
 // Kind is the kind of a failure, what a caller branches on without reading
@@ -85,6 +88,7 @@ const (
 	KindReadOnly     Kind = "read_only"
 	KindNoMatch      Kind = "no_match"
 	KindNoAnswer     Kind = "no_answer"
+	KindPortTaken    Kind = "port_taken"
 )
 
 // Error is an error of bgjob with its kind, and the job and host it is
@@ -115,7 +119,7 @@ var sentinels = map[Kind]*Error{}
 
 func init() {
 	for _, e := range []error{ErrNotFound, ErrBusy, ErrTimeout, ErrUsage, ErrForeignFiles, ErrExists, ErrRoot, ErrHost,
-		ErrNoPTY, ErrNoLogCap, ErrNoCgroup, ErrNoStdin, ErrEnded, ErrCursorBusy, ErrReadOnly, ErrNoMatch, ErrNoAnswer} {
+		ErrNoPTY, ErrNoLogCap, ErrNoCgroup, ErrNoStdin, ErrEnded, ErrCursorBusy, ErrReadOnly, ErrNoMatch, ErrNoAnswer, ErrPortTaken} {
 		s := e.(*Error)
 		sentinels[s.Kind] = s
 	}
@@ -255,6 +259,14 @@ func refusal(kind, subject string) error {
 		return fmt.Errorf("job directory %s cannot be changed (read-only file system or directory): %w", subject, ErrReadOnly)
 	case records.ErrKindNameBusy:
 		return fmt.Errorf("name %s: another run --replace of it has held its lock too long: %w", subject, ErrBusy)
+	case records.ErrKindPortTaken:
+		port, holder, _ := strings.Cut(subject, " ")
+		if holder == "" {
+			holder = "a process bgjob cannot name"
+		}
+		return &Error{Kind: KindPortTaken, Err: fmt.Errorf("%w: %s holds port %s", ErrPortTaken, holder, port)}
+	case records.ErrKindNoPort:
+		return &Error{Kind: KindPortTaken, Err: fmt.Errorf("%w: no free TCP port in %s", ErrPortTaken, subject)}
 	case records.ErrKindRegex:
 		return fmt.Errorf("%w: the host's grep -E cannot compile %q", ErrUsage, subject)
 	}

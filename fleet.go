@@ -158,8 +158,13 @@ func (f *Fleet) Run(ctx context.Context, s Spec) []Result[jobdir.Job] {
 
 // Status reports on the jobs named by refs on every host.
 func (f *Fleet) Status(ctx context.Context, refs ...string) []Result[[]jobdir.Job] {
+	return f.StatusWith(ctx, StatusOptions{}, refs...)
+}
+
+// StatusWith is Status reporting what o asks besides (Client.StatusWith).
+func (f *Fleet) StatusWith(ctx context.Context, o StatusOptions, refs ...string) []Result[[]jobdir.Job] {
 	return Each(ctx, f, func(ctx context.Context, _ string, c *Client) ([]jobdir.Job, error) {
-		return c.Status(ctx, refs...)
+		return c.StatusWith(ctx, o, refs...)
 	})
 }
 
@@ -200,6 +205,23 @@ func (f *Fleet) WaitFor(ctx context.Context, ref, pattern string, o WaitForOptio
 	return eachWaiting(ctx, f, func(ctx context.Context, _ string, c *Client) (Found, error) {
 		j, m, err := c.WaitFor(ctx, ref, pattern, o)
 		return Found{j, m}, err
+	})
+}
+
+// FoundPort is what WaitPort found on one host: the job, and the port.
+type FoundPort struct {
+	Job  jobdir.Job
+	Port jobdir.Port
+}
+
+// WaitPort waits on every host until the job listens on TCP port
+// (Client.WaitPort); o.Timeout bounds the whole call as Wait's does.
+// Value holds the job also when Err says it ended first.
+func (f *Fleet) WaitPort(ctx context.Context, ref string, port int, o WaitPortOptions) []Result[FoundPort] {
+	f, o.Since = f.waiting(o.Timeout, o.Since)
+	return eachWaiting(ctx, f, func(ctx context.Context, _ string, c *Client) (FoundPort, error) {
+		j, p, err := c.WaitPort(ctx, ref, port, o)
+		return FoundPort{j, p}, err
 	})
 }
 

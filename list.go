@@ -46,6 +46,11 @@ type ListOptions struct {
 	// list's cost. An ended job's count, which tells of processes left
 	// running, stays.
 	SkipRunningCount bool
+	// Ports reports the TCP ports the live processes of each job counted
+	// listen on (jobdir.Job.Ports), for a list that shows them (ls
+	// --json). On this machine a list with a job with live processes then
+	// runs the script instead of being answered in Go.
+	Ports bool
 }
 
 // Page is one page of List, newest job first.
@@ -75,7 +80,7 @@ func (c *Client) ListFunc(ctx context.Context, o ListOptions, fn func(jobdir.Job
 	if o.AllWorkspaces {
 		t.Workspace = ""
 	}
-	q := shellgen.List{AllWorkspaces: o.AllWorkspaces, Before: o.Cursor, Owned: o.owned(), SkipRunningCount: o.SkipRunningCount}
+	q := shellgen.List{AllWorkspaces: o.AllWorkspaces, Before: o.Cursor, Owned: o.owned(), SkipRunningCount: o.SkipRunningCount, Ports: o.Ports}
 	filtered := o.Status != "" || o.Search != "" || o.Name != "" || o.owned() || len(o.Labels) > 0
 	if o.Limit > 0 && !filtered {
 		q.Max = o.Limit

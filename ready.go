@@ -26,9 +26,11 @@ type ReadyOptions struct {
 type Readiness struct {
 	// Job is the job as the wait last saw it; once Ready, with its
 	// ReadyAt.
-	Job      jobdir.Job
-	Ready    bool
-	Match    Match
+	Job   jobdir.Job
+	Ready bool
+	Match Match
+	// Port is the port found, once Ready, by ReadyPort.
+	Port     jobdir.Port
 	TimedOut bool
 }
 

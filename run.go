@@ -57,6 +57,10 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 	if err := s.Validate(); err != nil {
 		return jobdir.Job{}, err
 	}
+	s, err := c.takePort(ctx, s)
+	if err != nil {
+		return jobdir.Job{}, err
+	}
 	m, err := runMeta(s, c.workspace)
 	if err != nil {
 		return jobdir.Job{}, err
@@ -113,6 +117,7 @@ func runMeta(s Spec, workspace string) (jobdir.Meta, error) {
 		PTY:        s.PTY,
 		Slots:      s.Slots,
 		Ulimits:    s.Ulimits,
+		Port:       s.Port,
 	}
 	if len(s.Labels) > 0 {
 		m.Labels = s.Labels

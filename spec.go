@@ -40,6 +40,17 @@ type Spec struct {
 	Cwd string
 	// Env holds NAME=VALUE pairs to set.
 	Env []string
+	// Port is the TCP port the job is expected to listen on, and AutoPort
+	// asks for one free on the host: Run takes it for the job before the
+	// launch (shellgen.PortScript), refusing with ErrPortTaken, naming
+	// what holds it when the host can tell, when something listens on it
+	// or another running job of the root took it; records it in
+	// meta.json (jobdir.Meta.Port) and passes it to the job in the
+	// environment variable PortEnv ("": PORT). AutoPort takes one from
+	// shellgen.AutoPortLow to AutoPortHigh; two runs never take the same.
+	Port     int
+	AutoPort bool
+	PortEnv  string
 	// Timeout stops the job after this long (0: never, at most
 	// MaxTimeout); the host enforces it, TERM then KILL after Grace (nil:
 	// DefaultGrace; 0: at once).
@@ -171,7 +182,7 @@ func (s Spec) Validate() error {
 // what breaks it in a Spec, or nil. The first broken is the one reported.
 var specRules = []func(Spec) error{
 	checkCommand, checkID, checkName, checkReplace, checkTimeout,
-	checkEnv, checkGrace, checkSlots, checkAfter, checkPTYSize, checkLabels, checkUlimits,
+	checkEnv, checkGrace, checkSlots, checkAfter, checkPTYSize, checkLabels, checkUlimits, checkPort,
 }
 
 // checkCommand: a command is given, of at most MaxCommand bytes.

@@ -13,7 +13,22 @@ import (
 // Status reports on the jobs named by refs (ids or names). It returns the
 // jobs it found and an error for each it did not.
 func (c *Client) Status(ctx context.Context, refs ...string) ([]jobdir.Job, error) {
-	req, err := shellgen.StatusRequest(c.target(), refs)
+	return c.StatusWith(ctx, StatusOptions{}, refs...)
+}
+
+// StatusOptions selects what StatusWith reports besides the jobs' files
+// and processes.
+type StatusOptions struct {
+	// Ports reports the TCP ports the jobs' live processes listen on
+	// (jobdir.Job.Ports), for a look that shows them. On this machine a
+	// look at a job with live processes then runs the script that finds
+	// them (bg_ports) instead of being answered in Go.
+	Ports bool
+}
+
+// StatusWith is Status reporting what o asks besides.
+func (c *Client) StatusWith(ctx context.Context, o StatusOptions, refs ...string) ([]jobdir.Job, error) {
+	req, err := shellgen.StatusOf(c.target(), shellgen.Status{Refs: refs, Ports: o.Ports})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}

@@ -68,6 +68,9 @@ type Observation struct {
 	// found: "proc" (the process group, and processes that left it by the
 	// job id in their environment) or "ps" (the process group only).
 	LiveProcesses, ProcessScan string
+	// Ports are the TCP ports the job's live processes listen on, from a
+	// look that asked for them (nil otherwise).
+	Ports []Port
 }
 
 // Derive turns an observation into a job report. It is the only place
@@ -98,6 +101,7 @@ func Derive(o Observation, host string) Job {
 	// Processes are counted whatever the job's files say: those of an
 	// unreadable job carry its id too.
 	j.LiveProcesses, j.ProcessScan = liveProcesses(o)
+	j.Ports = o.Ports
 	m, problem := readMeta(o, j.ID)
 	if problem != "" {
 		j.Status, j.Error = StatusUnreadable, problem

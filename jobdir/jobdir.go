@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -152,6 +153,9 @@ type Meta struct {
 	// slotted jobs of its workspace: it starts, in the order the host
 	// queued it, once fewer than Slots of them run (run --slots).
 	Slots int `json:"slots,omitempty"`
+	// Port is the TCP port the job was given (run --port): one free on
+	// its host when it started, passed in its environment (PORT).
+	Port int `json:"port,omitempty"`
 	// After and AfterOK are the ids of the jobs (same host and workspace)
 	// that must have ended before the command starts; with AfterOK each
 	// must have exited 0, else the job ends not run (run --after,
@@ -273,10 +277,30 @@ type Job struct {
 	// processes at all (a read of the logs, run's report of the job it
 	// started: LiveProcesses 0 means unknown there); "" otherwise.
 	ProcessScan string `json:"process_scan,omitempty"`
-	Error       string `json:"error,omitempty"`
-	Dir         string `json:"dir"`
-	StdoutPath  string `json:"stdout_path"`
-	StderrPath  string `json:"stderr_path"`
+	// Ports are the TCP ports the job's live processes listen on, by port
+	// then address, where a look asked for them (status, ls --json, a
+	// wait for a port); none otherwise.
+	Ports      []Port `json:"ports,omitempty"`
+	Error      string `json:"error,omitempty"`
+	Dir        string `json:"dir"`
+	StdoutPath string `json:"stdout_path"`
+	StderrPath string `json:"stderr_path"`
+}
+
+// Port is a TCP port a job's process listens on.
+type Port struct {
+	// Port is the port number.
+	Port int `json:"port"`
+	// Proto is "tcp".
+	Proto string `json:"proto"`
+	// Address is the address it listens at: "0.0.0.0" or "::" for every
+	// address, "127.0.0.1", "::1".
+	Address string `json:"address"`
+}
+
+// String returns p as status shows it: "8000/tcp (0.0.0.0)".
+func (p Port) String() string {
+	return strconv.Itoa(p.Port) + "/" + p.Proto + " (" + p.Address + ")"
 }
 
 // ErrBadName is wrapped by the errors of ValidateName.

@@ -531,12 +531,22 @@ func StatusScript(t Target, rs []string) (string, error) {
 	return text(StatusRequest(t, rs))
 }
 
-// Status is what a status request asks: the jobs refs names.
-type Status struct{ Refs []string }
+// Status is what a status request asks: the jobs Refs names, and with
+// Ports the TCP ports their live processes listen on (p records after
+// each job's L record, bg_ports).
+type Status struct {
+	Refs  []string
+	Ports bool
+}
 
 // StatusRequest is StatusScript, its text made when asked for.
 func StatusRequest(t Target, rs []string) (Request, error) {
-	return t.refLook("status.sh", rs, Status{Refs: rs}, nil)
+	return StatusOf(t, Status{Refs: rs})
+}
+
+// StatusOf is StatusRequest asking what s asks.
+func StatusOf(t Target, s Status) (Request, error) {
+	return t.refLook("status.sh", s.Refs, s, func(c *config) { c.setBool("bg_withports", s.Ports) })
 }
 
 // List selects jobs for ListScript.
@@ -554,6 +564,9 @@ type List struct {
 	// does not show it; an ended job's, which tells of processes left
 	// running, stays.
 	SkipRunningCount bool
+	// Ports adds to each job counted the TCP ports its live processes
+	// listen on (p records, bg_ports).
+	Ports bool
 }
 
 // ListScript returns the script that prints the observations of jobs,
@@ -574,6 +587,7 @@ func ListRequest(t Target, q List) (Request, error) {
 		c.setInt("bg_max", int64(q.Max))
 		c.setBool("bg_owned", q.Owned)
 		c.setBool("bg_countrun", !q.SkipRunningCount)
+		c.setBool("bg_withports", q.Ports)
 	})
 }
 

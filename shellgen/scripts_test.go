@@ -114,6 +114,12 @@ func generators() []struct {
 		{"ready", func() (string, error) {
 			return shellgen.ReadyScript(goldenTarget, shellgen.Ready{Ref: "web", At: time.Date(2026, 12, 7, 14, 3, 4, 5006007, time.UTC)})
 		}},
+		{"port_auto", func() (string, error) {
+			return shellgen.PortScript(goldenTarget, shellgen.Port{ID: goldenID, From: 24680})
+		}},
+		{"status_ports", func() (string, error) {
+			return text(shellgen.StatusOf(goldenTarget, shellgen.Status{Refs: []string{goldenID}, Ports: true}))
+		}},
 		{"list_workspace", func() (string, error) {
 			return shellgen.ListScript(goldenTarget, shellgen.List{})
 		}},
@@ -267,6 +273,12 @@ func TestGeneratorsReject(t *testing.T) {
 		}, jobdir.ErrBadName},
 		{"ready without its time", func() (string, error) {
 			return shellgen.ReadyScript(goldenTarget, shellgen.Ready{Ref: "web"})
+		}, nil},
+		{"port id with slash", func() (string, error) {
+			return shellgen.PortScript(goldenTarget, shellgen.Port{ID: "../x"})
+		}, jobdir.ErrBadName},
+		{"port out of range", func() (string, error) {
+			return shellgen.PortScript(goldenTarget, shellgen.Port{ID: goldenID, Port: 70000})
 		}, nil},
 		{"stop with unsupported signal", func() (string, error) {
 			return shellgen.StopScript(goldenTarget, shellgen.Stop{All: true, Signal: "STOP"})
@@ -479,4 +491,12 @@ func TestRequestParams(t *testing.T) {
 	if launch.Text() != script {
 		t.Error("the launch request's text differs from LaunchScript's")
 	}
+}
+
+// text is the text of a request, or its error.
+func text(r shellgen.Request, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	return r.Text(), nil
 }

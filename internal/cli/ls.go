@@ -61,6 +61,9 @@ func (a *app) listCommand() *cobra.Command {
 // once all have answered, each with its host.
 func (a *app) runList(ctx context.Context, o listOptions) error {
 	f := a.fleet(a.limit(0))
+	// The ports of the jobs are shown in JSON only: the table has no
+	// column for them, and they cost a look at each job's processes.
+	o.Ports = a.json
 	switch {
 	case a.many():
 		return a.listHosts(ctx, f, o)

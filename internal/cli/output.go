@@ -180,6 +180,16 @@ func printJob(w io.Writer, j jobdir.Job) {
 		}
 		row("live_processes", live)
 	}
+	if j.Port != 0 {
+		row("port", strconv.Itoa(j.Port))
+	}
+	if len(j.Ports) > 0 {
+		ports := make([]string, len(j.Ports))
+		for i, p := range j.Ports {
+			ports[i] = p.String()
+		}
+		row("ports", strings.Join(ports, ", "))
+	}
 	if j.Owner != nil {
 		host, _ := os.Hostname()
 		row("owner", ownerText(j.Owner, host))

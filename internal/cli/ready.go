@@ -37,7 +37,17 @@ type readied struct {
 // ready waits for a line of job j's output that matches o.ready, for up
 // to o.readyTimeout; when none came, it reads the last lines of the logs.
 func (a *app) ready(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runOptions) readied {
-	r, err := c.Ready(ctx, j.ID, o.ready, bgjob.ReadyOptions{Timeout: o.readyTimeout, Rewound: a.rewound(j.ID)})
+	var (
+		r   bgjob.Readiness
+		err error
+	)
+	if o.readyPort != "" {
+		// Checked by readyFlags.
+		port, _ := parsePort(o.readyPort, "--ready-port")
+		r, err = c.ReadyPort(ctx, j.ID, port, bgjob.ReadyOptions{Timeout: o.readyTimeout})
+	} else {
+		r, err = c.Ready(ctx, j.ID, o.ready, bgjob.ReadyOptions{Timeout: o.readyTimeout, Rewound: a.rewound(j.ID)})
+	}
 	if r.Job.ID == "" {
 		// The wait saw no job (the host did not answer): the job is
 		// the one run started.
@@ -57,14 +67,42 @@ func (a *app) ready(ctx context.Context, c *bgjob.Client, j jobdir.Job, o runOpt
 
 // readyJSON is what run --ready adds to the job in --json.
 type readyJSON struct {
-	Ready    bool   `json:"ready"`
-	Line     string `json:"line,omitempty"`
-	TimedOut bool   `json:"timed_out"`
+	Ready    bool         `json:"ready"`
+	Line     string       `json:"line,omitempty"`
+	Port     *jobdir.Port `json:"ready_port,omitempty"`
+	TimedOut bool         `json:"timed_out"`
 }
 
 // json is r as run --json adds it to the job.
 func (r readied) json() *readyJSON {
-	return &readyJSON{Ready: r.Ready, Line: strings.TrimSuffix(string(r.Match.Line), "\n"), TimedOut: r.TimedOut}
+	rj := &readyJSON{Ready: r.Ready, Line: strings.TrimSuffix(string(r.Match.Line), "\n"), TimedOut: r.TimedOut}
+	if r.Port.Port != 0 {
+		rj.Port = &r.Port
+	}
+	return rj
+}
+
+// news is what run --ready says on stderr once ready: the line that
+// matched, or with --ready-port the port found.
+func (r readied) news() []byte {
+	if r.Port.Port != 0 {
+		return []byte(r.Port.String() + "\n")
+	}
+	return endLine(r.Match.Line)
+}
+
+// missed is what run --ready says of a job that did not become ready:
+// at the timeout, or that ended first (how: end).
+func (o runOptions) missed(id string, timedOut bool, end string) string {
+	switch {
+	case timedOut && o.readyPort != "":
+		return fmt.Sprintf("job %s did not listen on port %s within %s", id, o.readyPort, o.readyTimeout)
+	case timedOut:
+		return fmt.Sprintf("job %s printed no line matching %q within %s", id, o.ready, o.readyTimeout)
+	case o.readyPort != "":
+		return fmt.Sprintf("job %s ended before it listened on port %s: %s", id, o.readyPort, end)
+	}
+	return fmt.Sprintf("job %s ended before a line matched %q: %s", id, o.ready, end)
 }
 
 // readyExit prints on stderr what run --ready found, after the job was
@@ -90,12 +128,12 @@ func (a *app) readyOutcome(r readied, o runOptions) error {
 	if r.err != nil {
 		if r.Ready {
 			// Ready, but not recorded: the line is still the news.
-			a.stderr.Write(endLine(r.Match.Line))
+			a.stderr.Write(r.news())
 		}
 		return a.alone(r.err)
 	}
 	if r.Ready {
-		_, err := a.stderr.Write(endLine(r.Match.Line))
+		_, err := a.stderr.Write(r.news())
 		return err
 	}
 	a.stderr.Write(r.tail)
@@ -104,24 +142,31 @@ func (a *app) readyOutcome(r readied, o runOptions) error {
 	}
 	j := r.Job
 	if r.TimedOut {
-		return &exitError{code: exitRunning, err: fmt.Errorf("job %s printed no line matching %q within %s; it goes on in the background (bgjob stop %s stops it)",
-			j.ID, o.ready, o.readyTimeout, j.ID)}
+		return &exitError{code: exitRunning, err: fmt.Errorf("%s; it goes on in the background (bgjob stop %s stops it)", o.missed(j.ID, true, ""), j.ID)}
 	}
-	return &exitError{code: noMatchCode(j), err: fmt.Errorf("job %s ended before a line matched %q: %s", j.ID, o.ready, jobtext.End(j))}
+	return &exitError{code: noMatchCode(j), err: errors.New(o.missed(j.ID, false, jobtext.End(j)))}
 }
 
 // readyFlags checks how run's --ready and --ready-timeout go with the
 // other flags.
 func readyFlags(f *pflag.FlagSet, o runOptions) error {
 	switch {
-	case f.Changed("ready-timeout") && !f.Changed("ready"):
-		return usageError("--ready-timeout goes with --ready")
+	case f.Changed("ready-timeout") && !f.Changed("ready") && !f.Changed("ready-port"):
+		return usageError("--ready-timeout goes with --ready or --ready-port")
+	case f.Changed("ready") && f.Changed("ready-port"):
+		return usageError("use one of --ready and --ready-port")
+	case o.readyPort != "" && o.wait > 0:
+		return usageError("use one of --ready-port and --wait")
 	case f.Changed("ready") && o.ready == "":
 		return usageError("--ready needs a pattern")
 	case o.ready != "" && o.wait > 0:
 		return usageError("use one of --ready and --wait")
 	case o.readyTimeout < 0:
 		return usageError("--ready-timeout must not be negative")
+	}
+	if o.readyPort != "" {
+		_, err := parsePort(o.readyPort, "--ready-port")
+		return err
 	}
 	if o.ready == "" {
 		return nil

@@ -39,6 +39,11 @@ type runOptions struct {
 	labels, ulimits []string
 	memory          string
 	cpus            float64
+	// readyPort, when not "", waits until the job listens on that TCP
+	// port ("any": on any), as ready waits for a line (run --ready-port).
+	readyPort string
+	// port is run --port: "auto" or a number.
+	port string
 }
 
 // exitRunning is run --wait's exit status when the job is still running at
@@ -110,7 +115,10 @@ func (a *app) runCommand() *cobra.Command {
 	f.Int64Var(&o.maxBytes, "max-bytes", defaultMaxBytes, "with --wait, print at most N bytes of output (0: no cap)")
 	f.BoolVar(&o.plain, "plain", false, "with --wait, print the output as text: terminal escape sequences stripped, \\r\\n as \\n (see logs --plain)")
 	f.StringVar(&o.ready, "ready", "", "return once a line of output matches this POSIX extended regular expression (as wait --for): exit 0, the line on stderr; if the job ends first, its status (1 for 0) and its last lines; at --ready-timeout, 75 and the job left running")
-	f.DurationVar(&o.readyTimeout, "ready-timeout", defaultReadyTimeout, "with --ready, give up after this long and exit 75, the job left running (0: no limit)")
+	f.StringVar(&o.readyPort, "ready-port", "", "return once the job listens on this TCP port (or any, with \"any\"), as --ready returns: exit 0, the port on stderr")
+	f.DurationVar(&o.readyTimeout, "ready-timeout", defaultReadyTimeout, "with --ready or --ready-port, give up after this long and exit 75, the job left running (0: no limit)")
+	f.StringVar(&o.port, "port", "", "give the job a TCP port, \"auto\" (one free on the host, held by no other running job) or N (refused if taken, naming what holds it), in $PORT; recorded and shown")
+	f.StringVar(&o.spec.PortEnv, "port-env", "", "with --port, pass the port in this environment variable instead of PORT")
 	f.BoolVar(&o.spec.Merge, "merge", false, "write stderr into stdout.log as well: one ordered stream")
 	f.IntVar(&o.spec.Slots, "slots", 0, "queue the job: it starts, in the order queued, once fewer than N slotted jobs of the workspace run on the host (1: one after another)")
 	f.StringArrayVar(&o.spec.After, "after", nil, "start once job REF (id or name) has ended, whatever its status (repeatable)")
@@ -168,7 +176,7 @@ func (a *app) runRun(ctx context.Context, o runOptions) error {
 		switch {
 		case err == nil && o.wait > 0:
 			waited = a.promote(ctx, c, j, o)
-		case err == nil && o.ready != "":
+		case err == nil && (o.ready != "" || o.readyPort != ""):
 			r := a.ready(ctx, c, j, o)
 			rd, j = &r, r.Job
 		case err != nil && ctx.Err() != nil:
@@ -200,6 +208,20 @@ func (a *app) completeSpec(o *runOptions) error {
 		return err
 	}
 	o.spec.Grace = &g
+	switch o.port {
+	case "":
+	case "auto":
+		o.spec.AutoPort = true
+	default:
+		n, err := strconv.Atoi(o.port)
+		if err != nil || n < 1 || n > 65535 {
+			return usageError("--port %q: want auto or a TCP port from 1 to 65535", o.port)
+		}
+		o.spec.Port = n
+	}
+	if o.spec.PortEnv != "" && o.port == "" {
+		return usageError("--port-env goes with --port")
+	}
 	if o.maxLogSize != "" {
 		n, err := parseSize(o.maxLogSize)
 		if err != nil {
@@ -230,6 +252,9 @@ func (a *app) completeSpec(o *runOptions) error {
 	}
 	if o.ready != "" && a.many() {
 		return usageError("--ready works on one host; with several, run then use 'bgjob wait --for' on each")
+	}
+	if o.readyPort != "" && a.many() {
+		return usageError("--ready-port works on one host; with several, run then use 'bgjob wait --port' on each")
 	}
 	return nil
 }
@@ -277,6 +302,9 @@ func (a *app) printRuns(res []bgjob.Result[jobdir.Job], held map[string]*nameHel
 			fmt.Fprintln(a.stdout, j.ID)
 		default:
 			fmt.Fprintf(a.stdout, "id:     %s\npid:    %d\n", j.ID, j.PID)
+			if j.Port != 0 {
+				fmt.Fprintf(a.stdout, "port:   %d\n", j.Port)
+			}
 			if j.Status != jobdir.StatusRunning {
 				// Queued, or (its turn came with a reason not to run)
 				// ended already.

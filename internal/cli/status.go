@@ -34,7 +34,7 @@ func (a *app) statusCommand() *cobra.Command {
 
 // runStatus prints the jobs o names, each host's.
 func (a *app) runStatus(ctx context.Context, o statusOptions) error {
-	res := a.fleet(a.limit(0)).Status(ctx, o.refs...)
+	res := a.fleet(a.limit(0)).StatusWith(ctx, bgjob.StatusOptions{Ports: true}, o.refs...)
 	if a.json {
 		if err := jobsJSON(a, res); err != nil {
 			return err

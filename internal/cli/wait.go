@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +23,7 @@ type waitOptions struct {
 	labels  []string
 	pattern string
 	forSet  bool
+	port    string
 	stdout  bool
 	stderr  bool
 	all     bool
@@ -49,6 +52,9 @@ func (a *app) waitCommand() *cobra.Command {
 				return usageError("--timeout must not be negative")
 			}
 			o.refs, o.forSet = args, cmd.Flags().Changed("for")
+			if cmd.Flags().Changed("port") {
+				return a.portWait(cmd.Context(), o)
+			}
 			if countTrue(o.stdout, o.stderr, o.all) > 1 {
 				return usageError("use one of --stdout, --stderr and --all")
 			}
@@ -75,7 +81,8 @@ func (a *app) waitCommand() *cobra.Command {
 	f.BoolVar(&o.stdout, "stdout", false, "with --for, match stdout.log only")
 	f.BoolVar(&o.stderr, "stderr", false, "with --for, match stderr.log only")
 	f.BoolVar(&o.all, "all", false, "with --for, match both logs (the default)")
-	f.BoolVar(&a.json, "json", false, "print the jobs as a JSON array (with --for: {id, status, exit_code, logs: [the line]})")
+	f.StringVar(&o.port, "port", "", "wait until the job listens on this TCP port, or on any with \"any\"")
+	f.BoolVar(&a.json, "json", false, "print the jobs as a JSON array (with --for: {id, status, exit_code, logs: [the line]}; with --port: the job)")
 	return cmd
 }
 
@@ -235,4 +242,58 @@ func jobsExit(a *app, res []bgjob.Result[[]jobdir.Job]) error {
 		}
 	}
 	return exitCode(code)
+}
+
+// portWait checks wait --port's flags and runs runWaitPort.
+func (a *app) portWait(ctx context.Context, o waitOptions) error {
+	switch {
+	case o.forSet:
+		return usageError("use one of --for and --port")
+	case o.stdout || o.stderr || o.all:
+		return usageError("--stdout, --stderr and --all go with --for")
+	case len(o.refs) != 1 || o.Any:
+		return usageError("--port waits for one job")
+	case a.many():
+		return usageError("--port waits on one host")
+	}
+	port, err := parsePort(o.port, "--port")
+	if err != nil {
+		return err
+	}
+	return a.runWaitPort(ctx, o.refs[0], port, o.Timeout)
+}
+
+// parsePort reads the port a flag named: a number from 1 to 65535, or
+// "any" (bgjob.AnyPort).
+func parsePort(s, flag string) (int, error) {
+	if s == "any" {
+		return bgjob.AnyPort, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 65535 {
+		return 0, usageError("%s %q: want a TCP port from 1 to 65535, or any", flag, s)
+	}
+	return n, nil
+}
+
+// runWaitPort waits until the job ref names listens on TCP port (any:
+// bgjob.AnyPort), and prints the port found as status shows it: the
+// three outcomes of wait --for (found: 0; the job ended first: its
+// status, or 1; the timeout: 124).
+func (a *app) runWaitPort(ctx context.Context, ref string, port int, timeout time.Duration) error {
+	r := a.waitFleet().WaitPort(ctx, ref, port, bgjob.WaitPortOptions{Timeout: timeout})[0]
+	j, p, err := r.Value.Job, r.Value.Port, a.alone(r.Err)
+	switch {
+	case errors.Is(err, bgjob.ErrTimeout):
+		return &exitError{code: exitTimeout, err: err}
+	case errors.Is(err, bgjob.ErrNoMatch):
+		return &exitError{code: noMatchCode(j), err: fmt.Errorf("%w (%s)", err, jobtext.End(j))}
+	case err != nil:
+		return err
+	}
+	if a.json {
+		return printJSON(a.stdout, []jobdir.Job{j})
+	}
+	_, err = fmt.Fprintln(a.stdout, p.String())
+	return err
 }

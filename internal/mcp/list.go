@@ -44,6 +44,36 @@ type listJob struct {
 	Mine      bool              `json:"mine,omitempty" jsonschema:"started by this client through this server: stopped when its session ends, unless started with keep"`
 	Keep      bool              `json:"keep,omitempty" jsonschema:"started with keep: outlives the session that started it"`
 	Labels    map[string]string `json:"labels,omitempty" jsonschema:"the job's labels"`
+	Ports     []portView        `json:"ports,omitempty" jsonschema:"the TCP ports the job's processes listen on"`
+}
+
+// portView is a TCP port a job's process listens on.
+type portView struct {
+	Port    int    `json:"port" jsonschema:"the port number"`
+	Proto   string `json:"proto" jsonschema:"tcp"`
+	Address string `json:"address" jsonschema:"the address it listens at: 0.0.0.0 or :: for all, 127.0.0.1, ::1"`
+}
+
+// portsOf is j's ports as results show them (nil for none).
+func portsOf(j jobdir.Job) []portView {
+	var ps []portView
+	for _, p := range j.Ports {
+		ps = append(ps, portView(p))
+	}
+	return ps
+}
+
+// portsText is j's ports as a result's text says them: " listening on
+// 8000/tcp (0.0.0.0)", "" for none.
+func portsText(j jobdir.Job) string {
+	if len(j.Ports) == 0 {
+		return ""
+	}
+	ps := make([]string, len(j.Ports))
+	for i, p := range j.Ports {
+		ps[i] = p.String()
+	}
+	return " listening on " + strings.Join(ps, ", ")
 }
 
 // listCounts are the jobs of a selection by status, and those of this
@@ -93,7 +123,7 @@ func (s *Server) list(ctx context.Context, _ *sdk.CallToolRequest, in listIn) (*
 		in.Limit = 20
 	}
 	o := bgjob.ListOptions{Status: jobdir.Status(in.Status), Name: in.Name, Search: in.Search, Limit: in.Limit, Cursor: in.Cursor,
-		AllWorkspaces: in.AllWorkspaces, Labels: in.Labels, SkipRunningCount: true} // job_list shows no count of processes
+		AllWorkspaces: in.AllWorkspaces, Labels: in.Labels, Ports: true} // job_list shows the ports, found from the processes
 	if in.Mine {
 		o.Owner = s.opts.Owner
 	}
@@ -128,12 +158,12 @@ func (s *Server) list(ctx context.Context, _ *sdk.CallToolRequest, in listIn) (*
 		}
 		out.Jobs = append(out.Jobs, listJob{ID: j.ID, Name: j.Name, Status: j.Status, ExitCode: j.ExitCode,
 			Reason: j.Reason, Queued: j.Queued, Error: j.Error, Command: cmd,
-			StartedAt: started, EndedAt: j.EndedAt, Host: host, Mine: s.mine(j), Keep: j.Owner != nil && j.Owner.Keep, Labels: j.Labels})
+			StartedAt: started, EndedAt: j.EndedAt, Host: host, Mine: s.mine(j), Keep: j.Owner != nil && j.Owner.Keep, Labels: j.Labels, Ports: portsOf(j)})
 		name := j.Name
 		if name == "" {
 			name = "-"
 		}
-		fmt.Fprintf(&sb, "%s %s %s %s\n", j.ID, name, exitText(viewOf(j)), strings.ReplaceAll(cmd, "\n", " "))
+		fmt.Fprintf(&sb, "%s %s %s%s %s\n", j.ID, name, exitText(viewOf(j)), portsText(j), strings.ReplaceAll(cmd, "\n", " "))
 	}
 	if page.Next != "" {
 		fmt.Fprintf(&sb, "more: call job_list with cursor %q\n", page.Next)

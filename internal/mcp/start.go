@@ -21,8 +21,9 @@ Waits up to wait_sec (default 3): a command that ends in time returns its status
 otherwise the result has status "running", the pid, the log paths and the output so far. wait_sec 0 returns as soon as
 the job runs, without output (job_output then reads it from the start). Use job_wait to wait for it
 to end or to print a line (until_output), job_output for new output, job_stop to stop it.
-With ready_output (e.g. "Listening on") it returns instead once a line of output matches: ready, or the job ended
-first (its status, exit code and last lines), or timed_out after ready_timeout_sec (the job keeps running).
+With ready_output (e.g. "Listening on") it returns instead once a line of output matches, with ready_port once the job
+listens on that TCP port: ready, or the job ended first (its status, exit code and last lines), or timed_out after
+ready_timeout_sec (the job keeps running).
 The job is stopped when this MCP session ends, unless keep is true.`
 
 type startIn struct {
@@ -43,19 +44,21 @@ type startIn struct {
 	After           []string          `json:"after,omitempty" jsonschema:"ids or names of jobs that must end (whatever their status) before this one starts"`
 	AfterOK         []string          `json:"after_ok,omitempty" jsonschema:"ids or names of jobs that must exit 0 before this one starts; if one does not, this job ends not_run without running"`
 	ReadyOutput     string            `json:"ready_output,omitempty" jsonschema:"return once a line of output matches this POSIX extended regular expression, as job_wait's until_output reads it (e.g. Listening on|ready): the result says ready, or that the job ended first (its status, exit code and last lines), or timed_out; wait_sec is then not used"`
-	ReadyTimeoutSec *float64          `json:"ready_timeout_sec,omitempty" jsonschema:"with ready_output: give up after this many seconds (default 30, max 600), the job left running"`
+	ReadyPort       *int              `json:"ready_port,omitempty" jsonschema:"return once one of the job's processes listens on this TCP port (0: on any port), as with ready_output: the result says ready (and the port), or that the job ended first, or timed_out"`
+	ReadyTimeoutSec *float64          `json:"ready_timeout_sec,omitempty" jsonschema:"with ready_output or ready_port: give up after this many seconds (default 30, max 600), the job left running"`
 	Labels          map[string]string `json:"labels,omitempty" jsonschema:"labels of the job, {\"KEY\": \"VALUE\"}, by which job_list and job_stop select jobs: KEY 1-64 letters, digits or ._@:+- starting with a letter or digit, VALUE up to 256 bytes of text; the server adds mcp.client, the name of this client"`
 }
 
 type startOut struct {
 	jobView
-	PID        int      `json:"pid" jsonschema:"process id of the job's wrapper (its process group)"`
-	StdoutPath string   `json:"stdout_path" jsonschema:"path of stdout.log on the job's host"`
-	StderrPath string   `json:"stderr_path" jsonschema:"path of stderr.log on the job's host"`
-	Replaced   []string `json:"replaced,omitempty" jsonschema:"ids of the jobs of the same name that replace stopped"`
-	SameName   []string `json:"same_name_running,omitempty" jsonschema:"id of a job of the same name still running beside this one (replace would have stopped it)"`
-	Output     string   `json:"output" jsonschema:"output so far (both streams; read through this client's cursor, so job_output goes on after it)"`
-	Truncated  bool     `json:"truncated" jsonschema:"output was cut to the cap; job_output reads the rest"`
+	PID        int        `json:"pid" jsonschema:"process id of the job's wrapper (its process group)"`
+	StdoutPath string     `json:"stdout_path" jsonschema:"path of stdout.log on the job's host"`
+	StderrPath string     `json:"stderr_path" jsonschema:"path of stderr.log on the job's host"`
+	Replaced   []string   `json:"replaced,omitempty" jsonschema:"ids of the jobs of the same name that replace stopped"`
+	SameName   []string   `json:"same_name_running,omitempty" jsonschema:"id of a job of the same name still running beside this one (replace would have stopped it)"`
+	Output     string     `json:"output" jsonschema:"output so far (both streams; read through this client's cursor, so job_output goes on after it)"`
+	Truncated  bool       `json:"truncated" jsonschema:"output was cut to the cap; job_output reads the rest"`
+	Ports      []portView `json:"ports,omitempty" jsonschema:"with ready_port: the TCP ports the job's processes listen on"`
 	*readyOut
 }
 
@@ -113,7 +116,7 @@ func (s *Server) start(ctx context.Context, req *sdk.CallToolRequest, in startIn
 		return nil, startOut{}, err
 	}
 	out := startOut{PID: j.PID, StdoutPath: j.StdoutPath, StderrPath: j.StderrPath, Replaced: held.Replaced, SameName: held.SameName}
-	if rw.pattern != "" {
+	if rw.pattern != "" || rw.port != nil {
 		msg, text, err := s.startReady(ctx, req, j, host, rw, &out)
 		if err != nil {
 			return nil, startOut{}, err

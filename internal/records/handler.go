@@ -52,6 +52,8 @@ type Handler struct {
 	// Delivered receives how many bytes of its input a send that was
 	// ended had written to the job's stdin.
 	Delivered func(n int64)
+	// PortTaken receives the TCP port a launch took (run --port).
+	PortTaken func(port int)
 	// Begun is called at the boot record every script prints first: the
 	// host answers.
 	Begun func()
@@ -125,7 +127,7 @@ func (d *decoder) flush() error {
 var observed = map[Kind]bool{
 	KindMeta: true, KindMetaSize: true, KindProc: true, KindExit: true, KindEnded: true,
 	KindStop: true, KindDropped: true, KindLive: true, KindQueued: true, KindStarted: true,
-	KindNotRun: true, KindLogsFull: true, KindReady: true,
+	KindNotRun: true, KindLogsFull: true, KindReady: true, KindPort: true,
 }
 
 // after is what each other kind does, once the job before it is complete
@@ -145,6 +147,7 @@ var after = map[Kind]func(*decoder, Record) error{
 	KindScanned:   (*decoder).onScanned,
 	KindRewound:   (*decoder).onRewound,
 	KindDelivered: (*decoder).onDelivered,
+	KindPortTaken: (*decoder).onPortTaken,
 	KindData:      (*decoder).onData,
 }
 
@@ -255,6 +258,17 @@ func (d *decoder) onDelivered(rec Record) error {
 	return nil
 }
 
+func (d *decoder) onPortTaken(rec Record) error {
+	n, err := strconv.Atoi(rec.Field(0))
+	if err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("malformed port record %q", rec.Field(0))
+	}
+	if d.h.PortTaken != nil {
+		d.h.PortTaken(n)
+	}
+	return nil
+}
+
 // onData handles a D record. The bytes of a live job's (LIVE 1) are held
 // until the check record says which of them are the log's; the script
 // sends at most 1 MiB at a time, read into the buffer of the chunk before
@@ -343,6 +357,10 @@ func observe(o *jobdir.Observation, rec Record) {
 		o.LogsFull = true
 	case KindReady:
 		o.ReadyAt = rec.Field(0)
+	case KindPort:
+		if n, err := strconv.Atoi(rec.Field(0)); err == nil && n > 0 && n < 65536 {
+			o.Ports = append(o.Ports, jobdir.Port{Port: n, Proto: rec.Field(1), Address: rec.Field(2)})
+		}
 	case KindDropped:
 		if rec.Field(0) == "stderr" {
 			o.StderrDropped = rec.Field(1)

@@ -23,7 +23,7 @@ const (
 	KindBoot Kind = "B"
 	// KindJob: J DIR (escaped). An observation of the job in DIR begins;
 	// the Meta, Proc, Exit, Ended, Stop, Dropped, Queued, Started, NotRun,
-	// LogsFull, Ready and Live records after it belong to it.
+	// LogsFull, Ready, Live and Port records after it belong to it.
 	KindJob Kind = "J"
 	// KindMeta: M LINE. The first line of meta.json.
 	KindMeta Kind = "M"
@@ -65,6 +65,14 @@ const (
 	// process group and, by the job id in their environment, those that
 	// left it) or ps (its process group only: the host has no /proc).
 	KindLive Kind = "L"
+	// KindPort: p PORT PROTO ADDRESS. A TCP port one of the job's live
+	// processes listens on (PROTO tcp), at ADDRESS ("0.0.0.0", "::",
+	// "127.0.0.1"): after the Live record, of a look that asked for ports
+	// (shellgen.Status.Ports, List.Ports), one record a port and address.
+	KindPort Kind = "p"
+	// KindPortTaken: n PORT. The TCP port a launch took (run --port,
+	// shellgen.PortScript).
+	KindPortTaken Kind = "n"
 	// KindOutcome: O OUTCOME. What a stop did (stopped, gone, untied) to
 	// the job whose observation follows.
 	KindOutcome Kind = "O"
@@ -150,6 +158,12 @@ const (
 	// ErrKindNameBusy: another run --replace of the name held its lock
 	// too long.
 	ErrKindNameBusy = "namebusy"
+	// ErrKindPortTaken: the port run --port asked for is taken; the
+	// subject says by what ("job ID", "process PID (NAME)", or "").
+	ErrKindPortTaken = "porttaken"
+	// ErrKindNoPort: run --port auto found no free port in its range
+	// (the subject, "LOW-HIGH").
+	ErrKindNoPort = "noport"
 )
 
 // fields is how many fields each kind has after its letter, and which of
@@ -157,7 +171,7 @@ const (
 var fields = map[Kind]struct{ n, escaped int }{
 	KindBoot: {1, 0}, KindJob: {1, 1}, KindMeta: {1, 0}, KindMetaSize: {1, 0}, KindProc: {1, 0},
 	KindExit: {1, 0}, KindEnded: {1, 0}, KindStop: {1, 0}, KindDropped: {2, 0},
-	KindLive: {2, 0}, KindQueued: {1, 0}, KindStarted: {1, 0}, KindNotRun: {1, 0}, KindLogsFull: {1, 0}, KindReady: {1, 0}, KindKept: {2, 2}, KindHeld: {2, 2},
+	KindLive: {2, 0}, KindPort: {3, 0}, KindPortTaken: {1, 0}, KindQueued: {1, 0}, KindStarted: {1, 0}, KindNotRun: {1, 0}, KindLogsFull: {1, 0}, KindReady: {1, 0}, KindKept: {2, 2}, KindHeld: {2, 2},
 	KindOutcome: {1, 0}, KindError: {2, 2}, KindRemoved: {1, 1}, KindWait: {1, 0},
 	KindMore: {1, 0}, KindData: {4, 0}, KindCheck: {2, 0}, KindCut: {1, 0},
 	KindScanned: {3, 0}, KindSent: {1, 0}, KindDelivered: {1, 0}, KindRewound: {2, 0},

@@ -19,7 +19,7 @@ func (a answerer) look(ctx context.Context, params any, stdin io.Reader) (r io.R
 	}
 	switch p := params.(type) {
 	case shellgen.Status:
-		return made(a.status(p.Refs))
+		return made(a.status(p.Refs, p.Ports))
 	case shellgen.Wait:
 		if !p.Once {
 			return nil, nil, false, false

@@ -173,10 +173,10 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	})
 	for _, j := range script {
 		t.Run(j.name, func(t *testing.T) {
-			if _, ok := answererOf(c).status([]string{j.dir.Meta.ID}); ok {
+			if _, ok := answererOf(c).status([]string{j.dir.Meta.ID}, false); ok {
 				t.Errorf("made in Go, want it left to the script")
 			}
-			if _, ok := answererOf(c).status([]string{native[0].dir.Meta.ID, j.dir.Meta.ID}); ok {
+			if _, ok := answererOf(c).status([]string{native[0].dir.Meta.ID, j.dir.Meta.ID}, false); ok {
 				t.Errorf("with an ended job before it: made in Go, want it left to the script")
 			}
 			if _, ok := answererOf(c).wait([]string{j.dir.Meta.ID}, false); ok {
@@ -190,7 +190,7 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	odder := make(jobdirtest.Job{State: jobdirtest.Exited, Meta: jobdir.Meta{Name: "odd"}})
 	write(t, filepath.Join(root, "default", jobdir.NamesDir, "odd"), "../"+odder.Meta.ID+"\n")
 	for _, ref := range []string{"stale", "odd"} {
-		if _, ok := answererOf(c).status([]string{ref}); ok {
+		if _, ok := answererOf(c).status([]string{ref}, false); ok {
 			t.Errorf("status %s (an index entry that does not give the job): made in Go, want it left to the script", ref)
 		}
 		if _, ok := answererOf(c).wait([]string{ref}, false); ok {
@@ -198,7 +198,7 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 		}
 	}
 	for _, ref := range []string{"some-name", "20261204T000000-zzzzzz"} {
-		if _, ok := answererOf(c).status([]string{ref}); ok {
+		if _, ok := answererOf(c).status([]string{ref}, false); ok {
 			t.Errorf("status %s (no such job): made in Go, want it left to the script", ref)
 		}
 		if _, ok := answererOf(c).wait([]string{ref}, true); ok {
@@ -214,7 +214,7 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := answererOf(lc).status([]string{native[0].dir.Meta.ID}); ok {
+	if _, ok := answererOf(lc).status([]string{native[0].dir.Meta.ID}, false); ok {
 		t.Errorf("a root that is a symbolic link: made in Go, want it left to the script")
 	}
 }
@@ -445,6 +445,13 @@ func TestNativeListIsTheScripts(t *testing.T) {
 // writes into dirs: each shell starts from the files Go started from.
 func compareLook(t *testing.T, c *testClient, shells map[string]string, dirs, refs []string, q *shellgen.List) string {
 	t.Helper()
+	return compareLookPorts(t, c, shells, dirs, refs, q, false)
+}
+
+// compareLookPorts is compareLook, a status asking for ports when ports
+// is set (an ls asks with q.Ports).
+func compareLookPorts(t *testing.T, c *testClient, shells map[string]string, dirs, refs []string, q *shellgen.List, ports bool) string {
+	t.Helper()
 	before := leftoversOf(dirs)
 	var (
 		got string
@@ -460,8 +467,8 @@ func compareLook(t *testing.T, c *testClient, shells map[string]string, dirs, re
 		got = strings.Join(pieces, "")
 		s, err = shellgen.ListScript(targetOf(c), *q)
 	} else {
-		got, ok = answererOf(c).status(refs)
-		s, err = shellgen.StatusScript(targetOf(c), refs)
+		got, ok = answererOf(c).status(refs, ports)
+		s, err = text(shellgen.StatusOf(targetOf(c), shellgen.Status{Refs: refs, Ports: ports}))
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -471,7 +478,7 @@ func compareLook(t *testing.T, c *testClient, shells map[string]string, dirs, re
 			pieces, ok := answererOf(c).list(*q)
 			return strings.Join(pieces, ""), ok
 		}
-		return answererOf(c).status(refs)
+		return answererOf(c).status(refs, ports)
 	}, got, ok, s)
 }
 
@@ -1031,4 +1038,12 @@ func testLogsAsTheScript(t *testing.T, ctx context.Context, c *testClient, shell
 			}
 		}
 	})
+}
+
+// text is the text of a request, or its error.
+func text(r shellgen.Request, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	return r.Text(), nil
 }

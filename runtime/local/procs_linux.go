@@ -54,6 +54,11 @@ type procLook struct {
 	rescan     bool
 	lun1, lun2 []string
 	buf        []byte
+	// ports is bg_withports: a job with live processes is followed by the
+	// p records of the ports they listen on (bg_ports); pids are bg_lp,
+	// the live processes live last found.
+	ports bool
+	pids  []int
 }
 
 // scanProc is a live process of the scan.
@@ -298,8 +303,10 @@ func envScan(euid int, ps []scanProc) (found []envProc, blanks []scanProc) {
 // record of 0 is not scanned for; one found without processes is noted
 // for leftovers. Not ok where the script would count the looking process
 // itself (it is the script's parent, not its $$) or reads a file
-// otherwise. Each step below is one of the script's, in its order.
+// otherwise. Each step below is one of the script's, in its order. The
+// processes counted are left in pids.
 func (l *procLook) live(dir string) (int, bool) {
+	l.pids = nil
 	lend, recorded, ok := endedJob(dir)
 	if !ok {
 		return 0, false
@@ -327,7 +334,7 @@ func (l *procLook) live(dir string) (int, bool) {
 	if l.since < 0 || j.start < l.since {
 		l.scanenv(j.start)
 	}
-	n, ok := l.groupMembers(j)
+	members, ok := l.groupMembers(j)
 	if !ok {
 		return 0, false
 	}
@@ -338,7 +345,8 @@ func (l *procLook) live(dir string) (int, bool) {
 	if esc, ok = l.ptyMembers(j, esc); !ok {
 		return 0, false
 	}
-	n += len(esc)
+	l.pids = append(members, esc...)
+	n := len(l.pids)
 	if n == 0 && !l.rescan {
 		l.noteEmpty(dir, lend)
 	}
@@ -413,22 +421,22 @@ func metaStart(m meta) (start int64, numeric, ok bool) {
 	return start, true, err == nil
 }
 
-// groupMembers counts bg_lgm: the members of the job's process group,
-// when the group is tied to it, but its wrapper, which leads it.
-func (l *procLook) groupMembers(j liveJob) (int, bool) {
+// groupMembers is bg_lgm: the members of the job's process group, when
+// the group is tied to it, but its wrapper, which leads it.
+func (l *procLook) groupMembers(j liveJob) ([]int, bool) {
 	if !j.tied {
-		return 0, true
+		return nil, true
 	}
-	n := 0
+	var members []int
 	for _, p := range l.groups[j.m.pid] {
 		if p == l.self {
-			return 0, false
+			return nil, false
 		}
 		if strconv.Itoa(p) != j.m.pid {
-			n++
+			members = append(members, p)
 		}
 	}
-	return n, true
+	return members, true
 }
 
 // carriers is bg_lesc from the environments: the processes that carry

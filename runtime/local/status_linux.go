@@ -31,7 +31,7 @@ import (
 // it, compared byte for byte with it (TestNativeStatusIsTheScripts,
 // TestNativeLooksAtProcesses, and every status of the e2e tests under
 // BGJOB_NATIVE_CHECK).
-func (a answerer) status(refs []string) (out string, ok bool) {
+func (a answerer) status(refs []string, ports bool) (out string, ok bool) {
 	begin, boot, ok := a.nativeBegin()
 	if !ok || len(refs) == 0 {
 		return "", false
@@ -42,7 +42,9 @@ func (a answerer) status(refs []string) (out string, ok bool) {
 			return "", false
 		}
 	}
-	return newProcLook(boot).records(begin, dirs)
+	l := newProcLook(boot)
+	l.ports = ports
+	return l.records(begin, dirs)
 }
 
 // records returns begin, then the records of the jobs in dirs (obs),
@@ -161,7 +163,7 @@ func (a answerer) list(q shellgen.List) (pieces []string, ok bool) {
 		return nil, false
 	}
 	l := newProcLook(boot)
-	l.skipRunning = q.SkipRunningCount
+	l.skipRunning, l.ports = q.SkipRunningCount, q.Ports
 	ws := filepath.Join(a.root, a.workspace)
 	d, err := proc.Open(ws)
 	if err != nil {
@@ -262,8 +264,9 @@ func ownDir(dir string) bool {
 }
 
 // obs returns bg_obs's records of the job in dir: bg_obsrec's, then the
-// L record of its live processes (live); not ok where the script must
-// make them.
+// L record of its live processes (live), then with ports the p records
+// of the ports they listen on (portRecords); not ok where the script
+// must make them.
 func (l *procLook) obs(dir string) (string, bool) {
 	// The wrapper's last steps are its own (bg_obs, bg_finishing): the
 	// job is read, and its processes counted from a scan made, once its
@@ -288,7 +291,12 @@ func (l *procLook) obs(dir string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return obs + "L\t" + strconv.Itoa(n) + "\tproc\n", true
+	obs += "L\t" + strconv.Itoa(n) + "\tproc\n"
+	if !l.ports || n == 0 {
+		return obs, true
+	}
+	ports, ok := portRecords(l.pids)
+	return obs + ports, ok
 }
 
 // wrapperAlive says whether obs, bg_obsrec's records of a job whose

@@ -1,5 +1,5 @@
 # observe.sh: the observation of a job, the records (J, M, P, X, T, S, Y,
-# Q, s, U, I, r, L) from which Go derives its status (see records.go).
+# Q, s, U, I, r, L, p) from which Go derives its status (see records.go).
 
 # bg_obs DIR [strict]: print the observation records of the job in DIR;
 # fail, printing nothing, when DIR is gone (the job was just removed) or
@@ -14,8 +14,9 @@
 # have vanished under the reads (an exit_code read as "", a job seen as
 # lost): the job is reported as one without a meta.json.
 # Last comes the L record of its live processes (bg_live), but with
-# bg_countrun=0 not for a job whose wrapper runs; bg_obsrec
-# leaves it out.
+# bg_countrun=0 not for a job whose wrapper runs, then with bg_withports=1
+# the p records of the ports they listen on (bg_ports); bg_obsrec leaves
+# them out.
 bg_obs() {
 	bg_ofull=
 	# The wrapper's last steps (the mv that wrote exit_code, the queue's
@@ -38,6 +39,9 @@ bg_obs() {
 	fi
 	bg_live "$1"
 	printf 'L\t%s\t%s\n' "$bg_lc" "$bg_pm"
+	# With bg_withports=1 (a look that shows or waits for ports), the p
+	# records of the ports its live processes listen on.
+	[ "${bg_withports-0}" = 0 ] || bg_ports "$bg_lp"
 }
 
 # bg_obsrec DIR [strict]: bg_obs without the L record, for a report that

@@ -42,7 +42,7 @@ bg_rm() {
 			[ -e "$bg_rx" ] || [ -L "$bg_rx" ] || continue
 			case ${bg_rx##*/} in
 			meta.json | meta.json.tmp | job.sh | command.sh | stdout.log | stderr.log | exit_code | exit_code.tmp | exit_code.pty | \
-				ended_at | ended_at.tmp | started_at | started_at.tmp | leftovers | leftovers.tmp* | queued | queued.tmp | not_run | wake | stop | stop.tmp | stdin | stdin.keeper | cursor-* | std???.dropped | std???.dropped.tmp* | std???.pipe | terminal | terminal.tmp | logs_full | ready_at | ready_at.tmp) ;;
+				ended_at | ended_at.tmp | started_at | started_at.tmp | leftovers | leftovers.tmp* | queued | queued.tmp | not_run | not_run.tmp | wake | stop | stop.tmp | stdin | stdin.keeper | cursor-* | std???.dropped | std???.dropped.tmp* | std???.pipe | terminal | terminal.tmp | logs_full | ready_at | ready_at.tmp) ;;
 			*)
 				printf 'E\tnotempty\t%s\n' "$bg_e"
 				return 0
@@ -50,7 +50,7 @@ bg_rm() {
 			esac
 		done
 		rm -f "$1/meta.json" "$1/meta.json.tmp" "$1/job.sh" "$1/command.sh" "$1/stdout.log" "$1/stderr.log" \
-			"$1/exit_code" "$1/exit_code.tmp" "$1/exit_code.pty" "$1/ended_at" "$1/ended_at.tmp" "$1/started_at" "$1/started_at.tmp" "$1/leftovers" "$1"/leftovers.tmp* "$1/queued" "$1/queued.tmp" "$1/not_run" "$1/wake" "$1/stop" "$1/stop.tmp" \
+			"$1/exit_code" "$1/exit_code.tmp" "$1/exit_code.pty" "$1/ended_at" "$1/ended_at.tmp" "$1/started_at" "$1/started_at.tmp" "$1/leftovers" "$1"/leftovers.tmp* "$1/queued" "$1/queued.tmp" "$1/not_run" "$1/not_run.tmp" "$1/wake" "$1/stop" "$1/stop.tmp" \
 			"$1/stdin" "$1/stdin.keeper" "$1"/cursor-* "$1"/std???.dropped "$1"/std???.dropped.tmp* "$1"/std???.pipe "$1/terminal" "$1/terminal.tmp" "$1/logs_full" "$1/ready_at" "$1/ready_at.tmp" 2>/dev/null
 		# Lock directories: cursor-READER.lock.d, and cursor-READER.lock of
 		# earlier versions.

@@ -63,9 +63,18 @@ func TestSSH(t *testing.T) {
 func TestVia(t *testing.T) {
 	t.Parallel()
 	execInto := writeExecInto(t)
-	kinds := []struct{ name, via string }{
-		{"joined", "ssh -F " + sshConfig(t, sshtest.Start(t)) + " -o BatchMode=yes -o LogLevel=ERROR %h"},
-		{"args", execInto + " %h --"},
+	// Every script through a command that passes its arguments on (a
+	// process a script, cheap); through ssh, which joins them into one
+	// line, those of the transport: quoting, stdin, streams, signals,
+	// follows, errors (the whole suite takes six minutes there).
+	kinds := []struct {
+		name, via string
+		scripts   []string
+	}{
+		{"joined", "ssh -F " + sshConfig(t, sshtest.Start(t)) + " -o BatchMode=yes -o LogLevel=ERROR %h",
+			[]string{"basics", "bad_input", "errors", "exit_status", "signals", "stop", "reading", "logs", "cursor_marks",
+				"follow_reader", "follow_truncate", "wait_for", "run_ready", "events", "pty", "many_words", "all_bytes"}},
+		{"args", execInto + " %h --", nil},
 	}
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
@@ -82,6 +91,12 @@ func TestVia(t *testing.T) {
 					return true, nil
 				}
 				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			if k.scripts != nil {
+				p.Dir = ""
+				for _, name := range k.scripts {
+					p.Files = append(p.Files, filepath.Join("testdata", name+".txtar"))
+				}
 			}
 			testscript.Run(t, p)
 		})

@@ -191,9 +191,16 @@ func JobEvents(j jobdir.Job) []Event {
 		last = j.StartedAt
 	}
 	if j.ReadyAt != nil {
-		add(EventReady, *j.ReadyAt, jobdir.StatusRunning)
-		if j.ReadyAt.After(last) {
-			last = *j.ReadyAt
+		// ready_at is when its reader saw the line, which can be after
+		// the job's end (a reader over a slow connection, another
+		// clock): a job is ready before it ends.
+		t := *j.ReadyAt
+		if j.EndedAt != nil && t.After(*j.EndedAt) {
+			t = *j.EndedAt
+		}
+		add(EventReady, t, jobdir.StatusRunning)
+		if t.After(last) {
+			last = t
 		}
 	}
 	if j.Status.Ended() {

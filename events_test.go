@@ -26,6 +26,7 @@ func TestJobEvents(t *testing.T) {
 	}{
 		{"running", jobdir.Job{Status: jobdir.StatusRunning, Meta: jobdir.Meta{StartedAt: t0}}, "started running"},
 		{"ready", jobdir.Job{Status: jobdir.StatusRunning, ReadyAt: at(1), Meta: jobdir.Meta{StartedAt: t0}}, "started running, ready running"},
+		{"ready seen after the end", jobdir.Job{Status: jobdir.StatusExited, ExitCode: &three, ReadyAt: at(6), EndedAt: at(5), Meta: jobdir.Meta{StartedAt: t0}}, "started running, ready running, ended exited"},
 		{"ready, lost", jobdir.Job{Status: jobdir.StatusLost, ReadyAt: at(1), Meta: jobdir.Meta{StartedAt: t0}}, "started running, ready running, ended lost"},
 		{"exited", jobdir.Job{Status: jobdir.StatusExited, ExitCode: &three, EndedAt: at(5), Meta: jobdir.Meta{StartedAt: t0}}, "started running, ended exited"},
 		{"queued", jobdir.Job{Status: jobdir.StatusQueued, Queued: "slot", Meta: jobdir.Meta{QueuedAt: at(0)}}, "queued queued"},

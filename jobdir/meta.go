@@ -165,5 +165,12 @@ func DecodeMeta(b []byte) (Meta, error) {
 		// "argv":[] is no argv, as EncodeMeta writes it (omitted).
 		m.Argv = nil
 	}
+	// Likewise "labels":{} and "ulimits":[] (FuzzDecodeMeta).
+	if len(m.Labels) == 0 {
+		m.Labels = nil
+	}
+	if len(m.Ulimits) == 0 {
+		m.Ulimits = nil
+	}
 	return m, nil
 }

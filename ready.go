@@ -47,6 +47,16 @@ func (r Readiness) Ended() bool { return !r.Ready && !r.TimedOut }
 // returns the Readiness with the error.
 func (c *Client) Ready(ctx context.Context, ref, pattern string, o ReadyOptions) (Readiness, error) {
 	j, m, err := c.WaitFor(ctx, ref, pattern, WaitForOptions{Timeout: o.Timeout, Rewound: o.Rewound})
+	r, err := c.readiness(ctx, j, err)
+	r.Match = m // zero unless WaitFor found the line
+	return r, err
+}
+
+// readiness is the Readiness of a wait for job j that ended with err: the
+// timeout and the job's end are outcomes, not errors; a wait that found
+// what it waited for records it (markReady), and the job as the ready
+// script saw it replaces j.
+func (c *Client) readiness(ctx context.Context, j jobdir.Job, err error) (Readiness, error) {
 	switch {
 	case errors.Is(err, ErrTimeout):
 		return Readiness{Job: j, TimedOut: true}, nil
@@ -55,7 +65,7 @@ func (c *Client) Ready(ctx context.Context, ref, pattern string, o ReadyOptions)
 	case err != nil:
 		return Readiness{Job: j}, err
 	}
-	r := Readiness{Job: j, Ready: true, Match: m}
+	r := Readiness{Job: j, Ready: true}
 	marked, err := c.markReady(ctx, j.ID, time.Now())
 	if err != nil {
 		return r, fmt.Errorf("recording that job %s is ready: %w", j.ID, err)

@@ -2,7 +2,6 @@ package bgjob
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -89,22 +88,12 @@ func portLabel(port int) string {
 // found (Port) once Ready.
 func (c *Client) ReadyPort(ctx context.Context, ref string, port int, o ReadyOptions) (Readiness, error) {
 	j, p, err := c.WaitPort(ctx, ref, port, WaitPortOptions{Timeout: o.Timeout})
-	switch {
-	case errors.Is(err, ErrTimeout):
-		return Readiness{Job: j, TimedOut: true}, nil
-	case errors.Is(err, ErrNoMatch):
-		return Readiness{Job: j}, nil
-	case err != nil:
-		return Readiness{Job: j}, err
+	r, err := c.readiness(ctx, j, err)
+	if r.Ready {
+		r.Port = p
+		// The look that found the port counted the processes; the
+		// ready script does not.
+		r.Job.Ports, r.Job.LiveProcesses, r.Job.ProcessScan = j.Ports, j.LiveProcesses, j.ProcessScan
 	}
-	r := Readiness{Job: j, Ready: true, Port: p}
-	marked, err := c.markReady(ctx, j.ID, time.Now())
-	if err != nil {
-		return r, fmt.Errorf("recording that job %s is ready: %w", j.ID, err)
-	}
-	// The look that found the port counted the processes; the ready
-	// script does not.
-	marked.Ports, marked.LiveProcesses, marked.ProcessScan = j.Ports, j.LiveProcesses, j.ProcessScan
-	r.Job = marked
-	return r, nil
+	return r, err
 }

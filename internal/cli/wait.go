@@ -115,13 +115,8 @@ func (a *app) runWaitFor(ctx context.Context, o waitOptions) error {
 	if errors.Is(err, bgjob.ErrTimeout) || errors.Is(err, bgjob.ErrNoMatch) {
 		a.droppedHint(j, o)
 	}
-	switch {
-	case errors.Is(err, bgjob.ErrTimeout):
-		return &exitError{code: exitTimeout, err: err}
-	case errors.Is(err, bgjob.ErrNoMatch):
-		return &exitError{code: noMatchCode(j), err: fmt.Errorf("%w (%s)", err, jobtext.End(j))}
-	case err != nil:
-		return err
+	if err != nil {
+		return waitFailed(j, err)
 	}
 	if a.json {
 		res := bgjob.LogResult{Job: j, Ranges: []bgjob.LogRange{m.LogRange}}
@@ -283,17 +278,25 @@ func parsePort(s, flag string) (int, error) {
 func (a *app) runWaitPort(ctx context.Context, ref string, port int, timeout time.Duration) error {
 	r := a.waitFleet().WaitPort(ctx, ref, port, bgjob.WaitPortOptions{Timeout: timeout})[0]
 	j, p, err := r.Value.Job, r.Value.Port, a.alone(r.Err)
-	switch {
-	case errors.Is(err, bgjob.ErrTimeout):
-		return &exitError{code: exitTimeout, err: err}
-	case errors.Is(err, bgjob.ErrNoMatch):
-		return &exitError{code: noMatchCode(j), err: fmt.Errorf("%w (%s)", err, jobtext.End(j))}
-	case err != nil:
-		return err
+	if err != nil {
+		return waitFailed(j, err)
 	}
 	if a.json {
 		return printJSON(a.stdout, []jobdir.Job{j})
 	}
 	_, err = fmt.Fprintln(a.stdout, p.String())
+	return err
+}
+
+// waitFailed is the error of a wait for a line or a port (--for, --port)
+// that ended with err, with the exit status of its outcome: the timeout
+// 124; the job ended first its status (1 for 0), said with how it ended.
+func waitFailed(j jobdir.Job, err error) error {
+	switch {
+	case errors.Is(err, bgjob.ErrTimeout):
+		return &exitError{code: exitTimeout, err: err}
+	case errors.Is(err, bgjob.ErrNoMatch):
+		return &exitError{code: noMatchCode(j), err: fmt.Errorf("%w (%s)", err, jobtext.End(j))}
+	}
 	return err
 }

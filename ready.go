@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bgjob/bgjob/internal/records"
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/shellgen"
 )
@@ -81,16 +80,10 @@ func (c *Client) markReady(ctx context.Context, id string, at time.Time) (jobdir
 	if err != nil {
 		return jobdir.Job{}, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	var (
-		job  jobdir.Job
-		errs []error
-	)
-	err = c.exec(ctx, script, nil, false, records.Handler{
-		Job:     c.jobs(func(j jobdir.Job, _ string) error { job = j; return nil }),
-		Refused: c.gather(&errs),
-	})
-	if err != nil {
-		return job, err
+	jobs, err := c.collect(ctx, script)
+	var job jobdir.Job
+	if len(jobs) > 0 {
+		job = jobs[len(jobs)-1]
 	}
-	return job, errors.Join(errs...)
+	return job, err
 }

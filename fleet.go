@@ -15,6 +15,16 @@ import (
 // told otherwise, as parallel-ssh and pdsh.
 const DefaultParallel = 32
 
+// DefaultHostTimeout is how long bgjob's command line (--host-timeout)
+// and MCP server give a host to answer a call that does not wait (run
+// without --wait, status, ls, logs without -f, rm, prune and send; stop
+// gets its grace on top), connecting included, and to give the first
+// answer of one that waits (wait, logs -f). Thirty seconds outlasts a
+// slow login (a ConnectTimeout of 10 s, a jump host, startup files) and
+// still ends a call to a host that will never answer while a person
+// waits.
+const DefaultHostTimeout = 30 * time.Second
+
 // DialFunc connects to one host of a fleet and returns a client for it and
 // a function that closes the connection.
 type DialFunc func(ctx context.Context, host string) (*Client, func(), error)

@@ -7,15 +7,12 @@
 // server and a library user all reach hosts through Dial. A new transport
 // is one more case here.
 //
-// It also holds what those two front ends share about a host and the
-// input a user gives them: the time a host is given to answer
-// (DefaultTimeout) and a terminal's size as a user writes it
-// (ParsePTYSize).
+// It also holds the time those front ends give a host to answer
+// (DefaultTimeout).
 package host
 
 import (
 	"context"
-	"time"
 
 	"github.com/bgjob/bgjob"
 	ctr "github.com/bgjob/bgjob/runtime/container"
@@ -24,18 +21,10 @@ import (
 	"github.com/bgjob/bgjob/runtime/via"
 )
 
-// The host's time limits, as bgjob's front ends apply them.
-const (
-	// DefaultTimeout is how long bgjob's command line (--host-timeout)
-	// and MCP server (mcp.Options.HostTimeout) give a host to answer a
-	// call that does not wait (run without --wait, status, ls, logs
-	// without -f, rm, prune and send; stop gets its grace on top),
-	// connecting included, and to give the first answer of one that
-	// waits (wait, logs -f). Thirty seconds outlasts a slow login (a
-	// ConnectTimeout of 10 s, a jump host, startup files) and still ends a
-	// call to a host that will never answer while a person waits.
-	DefaultTimeout = 30 * time.Second
-)
+// DefaultTimeout is how long bgjob's command line (--host-timeout) and MCP
+// server (mcp.Options.HostTimeout) give a host to answer:
+// bgjob.DefaultHostTimeout.
+const DefaultTimeout = bgjob.DefaultHostTimeout
 
 // Options configure the transports Dial may use. The zero value dials with
 // each transport's defaults.

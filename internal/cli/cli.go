@@ -169,7 +169,7 @@ func (a *app) rootCommand() *cobra.Command {
 	f.IntVar(&a.parallel, "parallel", bgjob.DefaultParallel, "with several hosts, work on at most this many at once")
 	f.StringVar(&a.sshConfig, "ssh-config", "", "ssh_config file (env BGJOB_SSH_CONFIG; default ~/.ssh/config)")
 	f.StringVar(&a.via, "via", "", "reach each host of -H by running this command, %h standing for the host (appended when absent), then \"sh -s\": e.g. 'kubectl exec -i %h --', 'podman exec -i %h', 'ssh -F cfg %h' (env BGJOB_VIA; see bgjob --help)")
-	f.DurationVar(&a.hostTimeout, "host-timeout", host.DefaultTimeout, "give each host this long to answer, connecting included: the whole verb, or the first answer of one that waits (0: no limit; env BGJOB_HOST_TIMEOUT)")
+	f.DurationVar(&a.hostTimeout, "host-timeout", bgjob.DefaultHostTimeout, "give each host this long to answer, connecting included: the whole verb, or the first answer of one that waits (0: no limit; env BGJOB_HOST_TIMEOUT)")
 	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		return a.setup(cmd.Context(), cmd)
 	}

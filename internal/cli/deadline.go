@@ -7,7 +7,7 @@ import (
 )
 
 // The command line's time limits and periods. Besides these, each host's
-// part of a verb has --host-timeout (host.DefaultTimeout), and what the
+// part of a verb has --host-timeout (bgjob.DefaultHostTimeout), and what the
 // verb waits for on top (limit); a job's own grace is the library's
 // (bgjob.DefaultGrace); top's and attach's periods are package tui's.
 const (

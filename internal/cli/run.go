@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bgjob/bgjob"
-	"github.com/bgjob/bgjob/host"
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/termtext"
 )
@@ -82,7 +81,7 @@ func (a *app) runCommand() *cobra.Command {
 				return err
 			}
 			if o.ptySize != "" {
-				cols, rows, err := host.ParsePTYSize(o.ptySize)
+				cols, rows, err := bgjob.ParsePTYSize(o.ptySize)
 				if err != nil {
 					return usageError("--pty-size: %v", err)
 				}

@@ -26,7 +26,7 @@ import (
 const DefaultMaxOutput = 32 << 10
 
 // The server's time limits, defaults and periods. Besides these, each
-// tool's call to a host has Options.HostTimeout (host.DefaultTimeout) on
+// tool's call to a host has Options.HostTimeout (bgjob.DefaultHostTimeout) on
 // top of what it waits for (Server.limit), and job_stop's grace is the
 // library's (bgjob.DefaultGrace) unless grace_sec says otherwise. The
 // tools' descriptions and docs/mcp.md give the defaults and maxima in

@@ -12,7 +12,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bgjob/bgjob"
-	hostpkg "github.com/bgjob/bgjob/host"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
@@ -165,7 +164,7 @@ func startSpec(in startIn) (spec bgjob.Spec, wait time.Duration, err error) {
 		Stdin: in.Stdin, LineBuffered: in.LineBuffered == nil || *in.LineBuffered}
 	spec.Replace = in.Replace
 	if in.PTYSize != "" {
-		if spec.PTYCols, spec.PTYRows, err = hostpkg.ParsePTYSize(in.PTYSize); err != nil {
+		if spec.PTYCols, spec.PTYRows, err = bgjob.ParsePTYSize(in.PTYSize); err != nil {
 			return bgjob.Spec{}, 0, fmt.Errorf("pty_size: %w", err)
 		}
 	}

@@ -1,9 +1,9 @@
-package host_test
+package bgjob_test
 
 import (
 	"testing"
 
-	"github.com/bgjob/bgjob/host"
+	"github.com/bgjob/bgjob"
 )
 
 // TestParsePTYSize: COLSxROWS, either case of x, each side 1 to
@@ -27,7 +27,7 @@ func TestParsePTYSize(t *testing.T) {
 		{"one side", "120x", 0, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cols, rows, err := host.ParsePTYSize(tc.in)
+			cols, rows, err := bgjob.ParsePTYSize(tc.in)
 			if ok := err == nil; ok != tc.ok || cols != tc.cols || rows != tc.rows {
 				t.Errorf("ParsePTYSize(%q) = %d, %d, %v; want %d, %d, ok %v", tc.in, cols, rows, err, tc.cols, tc.rows, tc.ok)
 			}

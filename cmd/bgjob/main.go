@@ -1,5 +1,7 @@
 // Command bgjob runs shell commands as detached background jobs, locally or
-// on remote hosts over SSH.
+// on remote hosts over SSH. It links the verbs and the transports to this
+// machine and --via hosts; for SSH hosts, containers, bgjob mcp, top and
+// attach it runs bgjob-full, installed beside it (see cli.Full).
 package main
 
 import (

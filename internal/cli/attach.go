@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/bgjob/bgjob"
-	"github.com/bgjob/bgjob/internal/tui"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
@@ -32,7 +32,7 @@ func (a *app) attachCommand() *cobra.Command {
 		Example: example,
 		Args:    needArgs(1, 1, "a job id or name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b, err := tui.ParseKey(o.keyName)
+			b, err := parseKey(o.keyName)
 			if err != nil {
 				return usageError("--detach-key: %v", err)
 			}
@@ -88,7 +88,7 @@ func (a *app) runAttach(ctx context.Context, o attachOptions) error {
 		// the shell read them after the detach.
 		o.stdin = true
 	}
-	end, err := tui.Attach(ctx, c, job, a.tty(in, out), tui.AttachOptions{DetachKey: o.detachKey, Stdin: o.stdin})
+	ended, endJob, err := full.Attach(ctx, c, job, a.tty(in, out), AttachOptions{DetachKey: o.detachKey, Stdin: o.stdin})
 	if err != nil {
 		return exitOf(err)
 	}
@@ -96,27 +96,55 @@ func (a *app) runAttach(ctx context.Context, o attachOptions) error {
 	if job.PTY {
 		nl = "\r\n"
 	}
-	if !end.Ended {
+	if !ended {
 		fmt.Fprintf(a.stderr, "%sbgjob: detached from job %s, which runs on ('bgjob attach %s' comes back)\n", nl, job.ID, job.ID)
 		return nil
 	}
 	fmt.Fprint(out, nl)
-	a.endLines([]jobdir.Job{end.Job})
-	return jobsExit(a, []bgjob.Result[[]jobdir.Job]{{Host: a.host, Value: []jobdir.Job{end.Job}}})
+	a.endLines([]jobdir.Job{endJob})
+	return jobsExit(a, []bgjob.Result[[]jobdir.Job]{{Host: a.host, Value: []jobdir.Job{endJob}}})
 }
 
 // tty is the terminal in and out, for top and attach: stderr and the
 // host's errors as the command line says them.
-func (a *app) tty(in, out *os.File) tui.Terminal {
-	return tui.Terminal{In: in, Out: out, Stderr: a.stderr, HostError: a.alone}
+func (a *app) tty(in, out *os.File) Terminal {
+	return Terminal{In: in, Out: out, Stderr: a.stderr, HostError: a.alone}
 }
 
-// exitOf is an error of top or attach with its exit status: a hang-up
-// (129), or a terminal top could not take back (1).
+// exitOf is an error of top or attach with its exit status (tui.ExitError):
+// a hang-up (129), or a terminal top could not take back (1).
 func exitOf(err error) error {
-	var te *tui.ExitError
+	var te interface {
+		error
+		ExitCode() int
+	}
 	if errors.As(err, &te) {
-		return &exitError{code: te.Code, err: te.Err}
+		return &exitError{code: te.ExitCode(), err: errors.Unwrap(te)}
 	}
 	return err
+}
+
+// parseKey reads a control key: "ctrl-X" or "^X" for X a letter or one of
+// @[\]^_, or a single byte.
+func parseKey(s string) (byte, error) {
+	k := s
+	switch {
+	case strings.HasPrefix(strings.ToLower(k), "ctrl-"):
+		k = k[len("ctrl-"):]
+	case strings.HasPrefix(k, "^") && len(k) == 2:
+		k = k[1:]
+	default:
+		return 0, fmt.Errorf("%q is not a control key (want ctrl-X or ^X, e.g. ctrl-\\ or ^])", s)
+	}
+	if len(k) != 1 {
+		return 0, fmt.Errorf("%q is not a control key (want ctrl-X or ^X, e.g. ctrl-\\ or ^])", s)
+	}
+	c := k[0]
+	if c >= 'a' && c <= 'z' {
+		c -= 'a' - 'A'
+	}
+	if c < '@' || c > '_' {
+		return 0, fmt.Errorf("%q is not a control key (want ctrl-X or ^X, e.g. ctrl-\\ or ^])", s)
+	}
+	return c - '@', nil
 }

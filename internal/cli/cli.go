@@ -19,7 +19,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bgjob/bgjob"
-	"github.com/bgjob/bgjob/host"
 	"github.com/bgjob/bgjob/runtime/via"
 )
 
@@ -41,6 +40,8 @@ type app struct {
 	sshConfig string
 	via       string
 	json      bool
+	// args are the command line's arguments, for bgjob-full (needFull).
+	args []string
 	// terminal reports whether w is a terminal (isTerminal; tests replace it).
 	terminal func(io.Writer) bool
 	// hostTimeout bounds each host's part of a verb that does not wait
@@ -69,7 +70,15 @@ func usageError(format string, args ...any) error {
 }
 
 // Main runs bgjob with the process's arguments and returns its exit status.
+// In bgjob-full (SetFull called), it first refuses to serve a bgjob of
+// another version.
 func Main() int {
+	if full != nil {
+		if err := checkFullVersion(); err != nil {
+			fmt.Fprintf(os.Stderr, "bgjob: error: %v\n", err)
+			return 1
+		}
+	}
 	sealDescriptors()
 	// bgjob is a short-lived command: have the collector keep the heap
 	// small rather than let it grow with a 10,000-job listing.
@@ -83,13 +92,21 @@ func Main() int {
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	out := &checkedWriter{w: stdout}
 	stdout = out
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, terminal: isTerminal}
-	cmd := a.rootCommand()
-	cmd.SetArgs(args)
-	cmd.SetIn(stdin)
-	cmd.SetOut(stdout)
-	cmd.SetErr(stderr)
-	failed, err := cmd.ExecuteContextC(ctx)
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, terminal: isTerminal, args: args}
+	var failed *cobra.Command
+	var err error
+	if full == nil && len(args) > 0 && strings.HasPrefix(args[0], cobra.ShellCompRequestCmd) {
+		// Completion names SSH hosts from ssh_config and looks at
+		// hosts' jobs: bgjob-full's.
+		err = needFull("completion", args)
+	} else {
+		cmd := a.rootCommand()
+		cmd.SetArgs(args)
+		cmd.SetIn(stdin)
+		cmd.SetOut(stdout)
+		cmd.SetErr(stderr)
+		failed, err = cmd.ExecuteContextC(ctx)
+	}
 	if err == nil {
 		if err = out.failed(); err == nil {
 			return 0
@@ -106,6 +123,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// The reader of stdout went (logs --new | head -c 100): quiet,
 		// with the status of a command SIGPIPE ended.
 		return 128 + 13
+	}
+	var ran errFullRan
+	if errors.As(err, &ran) {
+		return ran.code
 	}
 	var ee *exitError
 	code := 1
@@ -196,6 +217,11 @@ func (a *app) setup(ctx context.Context, cmd *cobra.Command) error {
 			}
 		}
 	}
+	if full == nil {
+		if name := fullCommand(cmd); name != "" {
+			return needFull("bgjob "+name, a.args)
+		}
+	}
 	if a.hostTimeout < 0 {
 		return usageError("--host-timeout must not be negative")
 	}
@@ -208,6 +234,18 @@ func (a *app) setup(ctx context.Context, cmd *cobra.Command) error {
 		return usageError("the workspace must not be empty")
 	}
 	return a.setHosts(ctx)
+}
+
+// fullCommand returns the name of the verb cmd is, or is under, when only
+// bgjob-full serves it (see Full); "" otherwise.
+func fullCommand(cmd *cobra.Command) string {
+	for c := cmd; c != nil; c = c.Parent() {
+		switch c.Name() {
+		case "mcp", "top", "attach":
+			return c.Name()
+		}
+	}
+	return ""
 }
 
 // usesWorkspace reports whether cmd works in a workspace: every verb but
@@ -231,7 +269,7 @@ func (a *app) connect(ctx context.Context, h string) (*bgjob.Client, func(), err
 // connectWith is a.connect for clients made with opts.
 func (a *app) connectWith(opts ...bgjob.ClientOption) bgjob.DialFunc {
 	return func(ctx context.Context, h string) (*bgjob.Client, func(), error) {
-		return host.Client(ctx, h, a.root, a.workspace, a.hostOptions(true), opts...)
+		return a.client(ctx, h, true, opts...)
 	}
 }
 

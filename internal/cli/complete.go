@@ -10,9 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bgjob/bgjob"
-	"github.com/bgjob/bgjob/host"
 	"github.com/bgjob/bgjob/jobdir"
-	sshrt "github.com/bgjob/bgjob/runtime/ssh"
 )
 
 // How many of the newest jobs completion offers, and how many it reads to
@@ -121,7 +119,11 @@ func (a *app) completeHosts(cmd *cobra.Command, _ []string, toComplete string) (
 		user, word = word[:i+1], word[i+1:]
 	}
 	var out []cobra.Completion
-	for _, h := range sshrt.ConfigHosts(a.sshConfig) {
+	if full == nil {
+		// bgjob runs bgjob-full to complete (Run).
+		return nil, none
+	}
+	for _, h := range full.ConfigHosts(a.sshConfig) {
 		if strings.HasPrefix(h, word) && !slices.Contains(typed, h) {
 			out = append(out, list+user+h)
 		}
@@ -152,7 +154,7 @@ func (a *app) completionList(cmd *cobra.Command, o bgjob.ListOptions) []jobdir.J
 	defer cancel()
 	// No passphrase prompt while the shell completes.
 	dial := func(ctx context.Context, h string) (*bgjob.Client, func(), error) {
-		return host.Client(ctx, h, a.root, a.workspace, a.hostOptions(false))
+		return a.client(ctx, h, false)
 	}
 	var jobs []jobdir.Job
 	for _, r := range bgjob.NewFleet(hosts, dial, a.parallel).List(ctx, o) {

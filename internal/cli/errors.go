@@ -14,7 +14,6 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
-	sshrt "github.com/bgjob/bgjob/runtime/ssh"
 	"github.com/bgjob/bgjob/shellgen"
 )
 
@@ -36,16 +35,16 @@ func errorKind(err error) string {
 	default:
 		return string(k)
 	}
-	if k := containerErrorKind(err); k != "" {
-		return k
+	if full != nil {
+		if k := full.ErrorKind(err); k != "" {
+			return k
+		}
 	}
 	var op *net.OpError
 	var dns *net.DNSError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
-	case errors.Is(err, sshrt.ErrUnknownHost), errors.Is(err, sshrt.ErrHostKeyChanged):
-		return "host_key"
 	case errors.As(err, &op), errors.As(err, &dns):
 		return "unreachable"
 	}

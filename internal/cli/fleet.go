@@ -14,8 +14,6 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/jobdir"
-	ctr "github.com/bgjob/bgjob/runtime/container"
-	sshrt "github.com/bgjob/bgjob/runtime/ssh"
 	"github.com/bgjob/bgjob/runtime/via"
 )
 
@@ -60,6 +58,10 @@ func (a *app) setHosts(ctx context.Context) error {
 		if n == 0 {
 			return usageError("-H @%s: no hosts in the file", file)
 		}
+	}
+	if full == nil && a.via == "" && len(hosts) > 0 {
+		// An SSH host or a container: bgjob-full's transports.
+		return needFull("host "+hosts[0], a.args)
 	}
 	a.host, a.hosts, a.fanout = "", hosts, len(hosts) > 1
 	switch {
@@ -293,25 +295,18 @@ func hostReason(host string, err error) string {
 // otherwise.
 func runtimeReason(host string, err error) (string, bool) {
 	var (
-		se *sshrt.Error
-		sx *sshrt.ExitError
-		ce *ctr.Error
-		cx *ctr.ExitError
 		ve *via.Error
 		vx *via.ExitError
 		e  error
 		h  string
 		r  string
+		ok bool
 	)
+	if full != nil {
+		e, h, r, ok = full.TransportError(err)
+	}
 	switch {
-	case errors.As(err, &se):
-		e, h, r = se, se.Host, se.Err.Error()
-	case errors.As(err, &sx):
-		e, h, r = sx, sx.Host, sx.Reason()
-	case errors.As(err, &ce):
-		e, h, r = ce, ce.Host, ce.Err.Error()
-	case errors.As(err, &cx):
-		e, h, r = cx, cx.Host, cx.Reason()
+	case ok:
 	case errors.As(err, &ve):
 		e, h, r = ve, ve.Host, ve.Err.Error()
 	case errors.As(err, &vx):

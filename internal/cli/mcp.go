@@ -9,8 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bgjob/bgjob"
-	"github.com/bgjob/bgjob/host"
-	"github.com/bgjob/bgjob/internal/mcp"
 )
 
 type mcpOptions struct {
@@ -35,7 +33,7 @@ func (a *app) mcpCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&o.allowHosts, "allow-host", nil, "let clients name only hosts matching this pattern (shell glob; repeat it; default: any host)")
-	f.IntVar(&o.maxOutput, "max-output", mcp.DefaultMaxOutput, "cap the output text of each tool result at N bytes")
+	f.IntVar(&o.maxOutput, "max-output", DefaultMCPMaxOutput, "cap the output text of each tool result at N bytes")
 	f.BoolVar(&o.keepJobs, "keep-jobs", false, "leave the jobs this server started running when it ends")
 	f.StringVar(&o.reader, "reader", "", "name of job_output's read cursor (default: one per server process)")
 	return cmd
@@ -63,17 +61,14 @@ func (a *app) runMCP(ctx context.Context, o mcpOptions) error {
 	if hostTimeout == 0 {
 		hostTimeout = -1
 	}
-	srv, err := mcp.New(mcp.Options{
+	// stdin and stdout belong to the protocol: never a passphrase prompt.
+	err := full.MCP(ctx, MCPOptions{
 		Version: moduleVersion(), Host: a.host, Root: a.root, Workspace: a.workspace,
 		AllowHosts: o.allowHosts, MaxOutput: o.maxOutput, KeepJobs: o.keepJobs, Reader: o.reader, HostTimeout: hostTimeout,
 		Dial: a.mcpDial,
 		Warn: func(msg string) { fmt.Fprintf(a.stderr, "bgjob: %s\n", msg) },
+		In:   a.stdin, Out: a.stdout,
 	})
-	if err != nil {
-		return err
-	}
-	// stdin and stdout belong to the protocol: never a passphrase prompt.
-	err = srv.Run(ctx, mcp.NewStdioTransport(a.stdin, a.stdout))
 	if err != nil && parent.Err() != nil {
 		// INT or TERM ended the session: bgjob then exits 130 and says
 		// nothing more, but a failure to stop the session's jobs is no
@@ -86,5 +81,5 @@ func (a *app) runMCP(ctx context.Context, o mcpOptions) error {
 // mcpDial connects to a host for the server, without prompts: its stdin
 // is the protocol's.
 func (a *app) mcpDial(ctx context.Context, h string) (bgjob.Runtime, func(), error) {
-	return host.Dial(ctx, h, a.hostOptions(false))
+	return a.dial(ctx, h, false)
 }

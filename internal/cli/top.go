@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/bgjob/bgjob/internal/tui"
 )
 
 type topOptions struct {
@@ -37,7 +35,7 @@ func (a *app) topCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVarP(&o.all, "all-workspaces", "A", false, "show the jobs of every workspace")
 	cmd.Flags().BoolVar(&o.noColor, "no-color", false, "no colour (also when NO_COLOR is set)")
-	cmd.Flags().DurationVar(&o.every, "interval", tui.DefaultInterval, "how often to read the jobs again (locally: to look for a wrapper gone)")
+	cmd.Flags().DurationVar(&o.every, "interval", DefaultTopInterval, "how often to read the jobs again (locally: to look for a wrapper gone)")
 	return cmd
 }
 
@@ -55,5 +53,5 @@ func (a *app) runTop(ctx context.Context, o topOptions) error {
 		return err
 	}
 	defer release()
-	return exitOf(tui.Top(ctx, c, a.tty(in, out), tui.TopOptions{All: o.all, NoColor: o.noColor, Interval: o.every}))
+	return exitOf(full.Top(ctx, c, a.tty(in, out), TopOptions{All: o.all, NoColor: o.noColor, Interval: o.every}))
 }

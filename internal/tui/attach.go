@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"golang.org/x/term"
@@ -26,8 +25,8 @@ const (
 
 // AttachOptions are how Attach works.
 type AttachOptions struct {
-	// DetachKey is the key that detaches from a job run with --pty (see
-	// ParseKey).
+	// DetachKey is the key that detaches from a job run with --pty (the
+	// command line's --detach-key).
 	DetachKey byte
 	// Stdin sends what is typed to the job: the keys on a job run with
 	// --pty, each line on one without.
@@ -48,31 +47,6 @@ type AttachEnd struct {
 func Attach(ctx context.Context, c *bgjob.Client, job jobdir.Job, tty Terminal, o AttachOptions) (AttachEnd, error) {
 	s := &attachSession{c: c, job: job, o: o, tty: tty}
 	return s.run(ctx)
-}
-
-// ParseKey reads a control key: "ctrl-X" or "^X" for X a letter or one of
-// @[\]^_, or a single byte.
-func ParseKey(s string) (byte, error) {
-	k := s
-	switch {
-	case strings.HasPrefix(strings.ToLower(k), "ctrl-"):
-		k = k[len("ctrl-"):]
-	case strings.HasPrefix(k, "^") && len(k) == 2:
-		k = k[1:]
-	default:
-		return 0, fmt.Errorf("%q is not a control key (want ctrl-X or ^X, e.g. ctrl-\\ or ^])", s)
-	}
-	if len(k) != 1 {
-		return 0, fmt.Errorf("%q is not a control key (want ctrl-X or ^X, e.g. ctrl-\\ or ^])", s)
-	}
-	c := k[0]
-	if c >= 'a' && c <= 'z' {
-		c -= 'a' - 'A'
-	}
-	if c < '@' || c > '_' {
-		return 0, fmt.Errorf("%q is not a control key (want ctrl-X or ^X, e.g. ctrl-\\ or ^])", s)
-	}
-	return c - '@', nil
 }
 
 // attachSession is one attach: the job, its output followed to the

@@ -36,24 +36,6 @@ func TestTopKey(t *testing.T) {
 	}
 }
 
-func TestParseKey(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want byte
-		ok   bool
-	}{
-		{`ctrl-\`, 0x1c, true}, {"ctrl-]", 0x1d, true}, {"^A", 0x01, true}, {"Ctrl-z", 0x1a, true},
-		{"x", 0, false}, {"ctrl-", 0, false}, {"ctrl-1", 0, false}, {"ctrl-ab", 0, false},
-	} {
-		t.Run(tc.in, func(t *testing.T) {
-			got, err := ParseKey(tc.in)
-			if (err == nil) != tc.ok || got != tc.want {
-				t.Errorf("ParseKey(%q) = %#x, %v; want %#x, ok %v", tc.in, got, err, tc.want, tc.ok)
-			}
-		})
-	}
-}
-
 // The jobs top reads again on its tick are those that may change without
 // a file event; it watches the files of those not ended.
 func TestTopLive(t *testing.T) {

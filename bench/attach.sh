@@ -36,6 +36,7 @@ if [ -n "${1:-}" ]; then
 	cp "$1" "$tmp/bin/bgjob"
 else
 	go build -o "$tmp/bin/bgjob" ./cmd/bgjob
+	go build -o "$tmp/bin/bgjob-full" ./cmd/bgjob-full
 fi
 go build -o "$tmp/attachlat" ./bench/cmd/attachlat
 go build -o "$tmp/sshd" ./bench/cmd/sshd

@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 base=$1 n=${2:-60} c=${3:-bgjob-bench-1}
 go build -o /tmp/bgjob-bench ./cmd/bgjob
+go build -o "/tmp/bgjob-full" ./cmd/bgjob-full
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b - a) * 1000 }'; }

@@ -13,6 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-30}
 go build -o /tmp/bgjob-bench ./cmd/bgjob
+go build -o "/tmp/bgjob-full" ./cmd/bgjob-full
 go build -o /tmp/bgjob-interleave ./bench/cmd/interleave
 B=/tmp/bgjob-bench
 img=bgjob-test-busybox:1

@@ -52,6 +52,7 @@ trap cleanup EXIT
 rev=$(git -C "$repo" rev-parse --short HEAD)
 say "building bgjob and the harness tools into $tmp"
 go build -o "$tmp/bgjob" ./cmd/bgjob
+go build -o "$tmp/bgjob-full" ./cmd/bgjob-full
 go build -o "$tmp/interleave" ./bench/cmd/interleave
 go build -o "$tmp/fleet" ./bench/cmd/fleet
 mkdir -p "$out"

@@ -19,6 +19,7 @@ hostcg=1
 bg=${1:-}
 if [ -z "$bg" ]; then
 	CGO_ENABLED=0 go build -o "$tmp/bgjob" ./cmd/bgjob
+	CGO_ENABLED=0 go build -o "$tmp/bgjob-full" ./cmd/bgjob-full
 	bg=$tmp/bgjob
 fi
 root=$tmp/root

@@ -9,6 +9,7 @@ bg=${1:-}
 if [ -z "$bg" ]; then
 	bg=$(mktemp -d)/bgjob
 	go build -o "$bg" ./cmd/bgjob
+	go build -o "$(dirname "$bg")/bgjob-full" ./cmd/bgjob-full
 fi
 root=$(mktemp -d)
 export BGJOB_ROOT=$root

@@ -21,6 +21,7 @@ hostcg=1
 bins=("$@")
 if [ ${#bins[@]} = 0 ]; then
 	go build -o "$tmp/bgjob" ./cmd/bgjob
+	go build -o "$tmp/bgjob-full" ./cmd/bgjob-full
 	bins=("$tmp/bgjob")
 fi
 g=(--ssh-config "$cfg" -H bench --root "$tmp/root")

@@ -20,6 +20,7 @@ tmp=$(mktemp -d /tmp/bgjob-bench-launch.XXXXXX)
 shm=$(mktemp -d /dev/shm/bgjob-bench-launch.XXXXXX)
 trap 'rm -rf "$tmp" "$shm"' EXIT
 go build -o "$tmp/new" ./cmd/bgjob
+go build -o "$tmp/bgjob-full" ./cmd/bgjob-full
 git worktree add -q --detach "$tmp/src" "$old"
 (cd "$tmp/src" && go build -o "$tmp/old" ./cmd/bgjob)
 git worktree remove --force "$tmp/src"

@@ -12,6 +12,7 @@ command -v nq >/dev/null 2>&1 || {
 }
 tmp=$(mktemp -d /tmp/bgjob-bench-mcp.XXXXXX)
 go build -o "$tmp/bgjob" ./cmd/bgjob
+go build -o "$tmp/bgjob-full" ./cmd/bgjob-full
 go build -o "$tmp/sshd" ./bench/cmd/sshd
 go build -o "$tmp/mcpstart" ./bench/cmd/mcpstart
 "$tmp/sshd" -dir "$tmp" -timeout 10m >"$tmp/sshd.out" 2>&1 &

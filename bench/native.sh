@@ -13,6 +13,7 @@ cd "$(dirname "$0")/.."
 old=${1:-HEAD~3} extra=${2:-2000} n=${3:-30}
 tmp=$(mktemp -d)
 go build -o "$tmp/new" ./cmd/bgjob
+go build -o "$tmp/bgjob-full" ./cmd/bgjob-full
 git worktree add -q --detach "$tmp/src" "$old"
 (cd "$tmp/src" && go build -o "$tmp/old" ./cmd/bgjob)
 git worktree remove --force "$tmp/src"

@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 old=${1:-HEAD~10} n=${2:-40}
 tmp=$(mktemp -d)
 go build -o "$tmp/new" ./cmd/bgjob
+go build -o "$tmp/bgjob-full" ./cmd/bgjob-full
 mkdir "$tmp/src"
 git archive "$old" | tar -x -C "$tmp/src"
 (cd "$tmp/src" && go build -o "$tmp/old" ./cmd/bgjob)

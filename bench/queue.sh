@@ -13,6 +13,7 @@ bg=${1:-}
 if [ -z "$bg" ]; then
 	bg=$(mktemp -d)/bgjob
 	go build -o "$bg" ./cmd/bgjob
+	go build -o "$(dirname "$bg")/bgjob-full" ./cmd/bgjob-full
 fi
 n=${2:-20}
 q=${3:-100}

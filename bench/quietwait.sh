@@ -14,6 +14,7 @@ tmp=$(mktemp -d /tmp/bgjob-quietwait.XXXXXX)
 bg=${1:-}
 if [ -z "$bg" ]; then
 	go build -o "$tmp/bgjob" ./cmd/bgjob
+	go build -o "$tmp/bgjob-full" ./cmd/bgjob-full
 	bg=$tmp/bgjob
 fi
 g=(--ssh-config "$cfg" -H bench --root "$tmp/root")

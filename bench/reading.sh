@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-7}
 tmp=$(mktemp -d)
 go build -o "$tmp/bgjob" ./cmd/bgjob
+go build -o "$tmp/bgjob-full" ./cmd/bgjob-full
 go build -o "$tmp/sshd" ./bench/cmd/sshd
 "$tmp/sshd" -dir "$tmp" -timeout 10m >"$tmp/sshd.out" 2>&1 &
 sshd=$!

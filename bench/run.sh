@@ -69,6 +69,7 @@ dirty=
 [ -z "$(git -C "$repo" status --porcelain -- . ':!bench' ':!docs/benchmarks.md' 2>/dev/null)" ] || dirty=' (with uncommitted changes)'
 say "building bgjob and the harness tools into $tmp"
 go build -o "$tmp/bgjob" ./cmd/bgjob
+go build -o "$tmp/bgjob-full" ./cmd/bgjob-full
 go build -o "$tmp/interleave" ./bench/cmd/interleave
 go build -o "$tmp/fabricate" ./bench/cmd/fabricate
 go build -o "$tmp/sshd" ./bench/cmd/sshd

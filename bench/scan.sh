@@ -15,6 +15,7 @@ old=${1:-HEAD^} extra=${2:-2000} n=${3:-20}
 [ "${SCAN_SCRIPTS:-}" != 1 ] || export BGJOB_NATIVE_CHECK=off
 tmp=$(mktemp -d)
 go build -o "$tmp/new" ./cmd/bgjob
+go build -o "$tmp/bgjob-full" ./cmd/bgjob-full
 git worktree add -q --detach "$tmp/src" "$old"
 (cd "$tmp/src" && go build -o "$tmp/old" ./cmd/bgjob)
 git worktree remove --force "$tmp/src"

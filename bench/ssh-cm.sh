@@ -39,6 +39,7 @@ trap cleanup EXIT
 mkdir -p "$tmp/bin" "$tmp/root" "$tmp/ssh" "$tmp/cache"
 chmod 700 "$tmp/root"
 go build -o "$tmp/bin/bgjob" ./cmd/bgjob
+go build -o "$tmp/bin/bgjob-full" ./cmd/bgjob-full
 go build -o "$tmp/interleave" ./bench/cmd/interleave
 go build -o "$tmp/fabricate" ./bench/cmd/fabricate
 go build -o "$tmp/sshd" ./bench/cmd/sshd

@@ -20,7 +20,9 @@ imp=$(mktemp -d ./.start.XXXXXX)
 cleanup() { rm -rf "$tmp" "$imp"; }
 trap cleanup EXIT
 go build -o "$tmp/new" ./cmd/bgjob
+go build -o "$tmp/bgjob-full" ./cmd/bgjob-full
 CGO_ENABLED=0 go build -o "$tmp/new-static" ./cmd/bgjob
+CGO_ENABLED=0 go build -o "$tmp/bgjob-full" ./cmd/bgjob-full
 git worktree add -q --detach "$tmp/src" "$old"
 (cd "$tmp/src" && go build -o "$tmp/old" ./cmd/bgjob && CGO_ENABLED=0 go build -o "$tmp/old-static" ./cmd/bgjob)
 git worktree remove --force "$tmp/src"

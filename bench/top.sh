@@ -17,6 +17,7 @@ bg=${1:-}
 if [ -z "$bg" ]; then
 	bg=$(mktemp -d)/bgjob
 	go build -o "$bg" ./cmd/bgjob
+	go build -o "$(dirname "$bg")/bgjob-full" ./cmd/bgjob-full
 fi
 jobs=${BENCH_TOP_JOBS:-1000}
 secs=${BENCH_TOP_SECONDS:-20}

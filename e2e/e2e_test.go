@@ -21,12 +21,17 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/bgjob/bgjob/internal/cli"
+	"github.com/bgjob/bgjob/internal/full"
 	"github.com/bgjob/bgjob/internal/sshtest"
 	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/runtime/local"
 )
 
+// TestMain runs the tests, and the bgjob of their scripts, as bgjob-full:
+// every verb and transport in the test binary (TestFullBinary runs the
+// two binaries as installed).
 func TestMain(m *testing.M) {
+	cli.SetFull(full.New())
 	testscript.Main(m, map[string]func(){
 		"bgjob": func() { os.Exit(cli.Main()) },
 	})

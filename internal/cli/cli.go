@@ -93,20 +93,12 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	out := &checkedWriter{w: stdout}
 	stdout = out
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, terminal: isTerminal, args: args}
-	var failed *cobra.Command
-	var err error
-	if full == nil && len(args) > 0 && strings.HasPrefix(args[0], cobra.ShellCompRequestCmd) {
-		// Completion names SSH hosts from ssh_config and looks at
-		// hosts' jobs: bgjob-full's.
-		err = needFull("completion", args)
-	} else {
-		cmd := a.rootCommand()
-		cmd.SetArgs(args)
-		cmd.SetIn(stdin)
-		cmd.SetOut(stdout)
-		cmd.SetErr(stderr)
-		failed, err = cmd.ExecuteContextC(ctx)
-	}
+	cmd := a.rootCommand()
+	cmd.SetArgs(args)
+	cmd.SetIn(stdin)
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	failed, err := cmd.ExecuteContextC(ctx)
 	if err == nil {
 		if err = out.failed(); err == nil {
 			return 0

@@ -120,7 +120,9 @@ func (a *app) completeHosts(cmd *cobra.Command, _ []string, toComplete string) (
 	}
 	var out []cobra.Completion
 	if full == nil {
-		// bgjob runs bgjob-full to complete (Run).
+		// The names of ssh_config are bgjob-full's to read: it
+		// completes the whole line (nothing is printed yet).
+		needFull("completion", a.args)
 		return nil, none
 	}
 	for _, h := range full.ConfigHosts(a.sshConfig) {

@@ -93,7 +93,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	out := &checkedWriter{w: stdout}
 	stdout = out
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, terminal: isTerminal, args: args}
-	cmd := a.rootCommand()
+	cmd := a.rootCommand(verbOf(args))
 	cmd.SetArgs(args)
 	cmd.SetIn(stdin)
 	cmd.SetOut(stdout)
@@ -159,10 +159,70 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // Command returns bgjob's root command, for generating documentation.
 func Command() *cobra.Command {
 	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, terminal: isTerminal}
-	return a.rootCommand()
+	return a.rootCommand("")
 }
 
-func (a *app) rootCommand() *cobra.Command {
+// verbs make the command of each verb.
+var verbs = []struct {
+	name string
+	make func(*app) *cobra.Command
+}{
+	{"run", (*app).runCommand}, {"status", (*app).statusCommand}, {"ls", (*app).listCommand}, {"logs", (*app).logsCommand},
+	{"wait", (*app).waitCommand}, {"events", (*app).eventsCommand}, {"stop", (*app).stopCommand}, {"rm", (*app).rmCommand},
+	{"prune", (*app).pruneCommand}, {"send", (*app).sendCommand}, {"attach", (*app).attachCommand}, {"top", (*app).topCommand},
+	{"version", (*app).versionCommand}, {"mcp", (*app).mcpCommand},
+}
+
+// globalValueFlags are the root's flags that take a value, as the words
+// that may stand before a verb.
+var globalValueFlags = []string{"-w", "--workspace", "--root", "-H", "--host", "--parallel", "--ssh-config", "--via", "--host-timeout"}
+
+// verbOf returns the verb args run when it is certain (one of verbs,
+// after global flags only, and no help asked for), so that only its
+// command is made: the start of every bgjob process; "" otherwise, for
+// the whole tree (help, completion, errors that suggest a verb).
+func verbOf(args []string) string {
+	verb := ""
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		switch {
+		case arg == "--":
+			return verb
+		case verb != "":
+			if arg == "-h" || arg == "--help" {
+				return ""
+			}
+		case strings.HasPrefix(arg, "-"):
+			if !slices.Contains(globalValueFlags, arg) {
+				// --root=DIR, -wNAME; anything else is for the
+				// whole tree to read (--version, --help, a typo).
+				name, _, ok := strings.Cut(arg, "=")
+				if !ok && len(arg) > 2 && arg[1] != '-' {
+					name = arg[:2]
+				}
+				if !slices.Contains(globalValueFlags, name) {
+					return ""
+				}
+				continue
+			}
+			i++
+		default:
+			for _, v := range verbs {
+				if v.name == arg {
+					verb = arg
+				}
+			}
+			if verb == "" {
+				return ""
+			}
+		}
+	}
+	return verb
+}
+
+// rootCommand returns bgjob's root command with every verb, or with only
+// the verb named by only.
+func (a *app) rootCommand(only string) *cobra.Command {
 	long, example := help("bgjob")
 	cmd := &cobra.Command{
 		Use:           "bgjob",
@@ -186,11 +246,14 @@ func (a *app) rootCommand() *cobra.Command {
 	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		return a.setup(cmd.Context(), cmd)
 	}
-	cmd.AddCommand(
-		a.runCommand(), a.statusCommand(), a.listCommand(), a.logsCommand(),
-		a.waitCommand(), a.eventsCommand(), a.stopCommand(), a.rmCommand(), a.pruneCommand(), a.sendCommand(), a.attachCommand(), a.topCommand(), a.versionCommand(),
-		a.mcpCommand(),
-	)
+	for _, v := range verbs {
+		if only == "" || v.name == only {
+			cmd.AddCommand(v.make(a))
+		}
+	}
+	if only != "" {
+		return cmd
+	}
 	// Listed in help and the generated docs like any other command.
 	cmd.InitDefaultCompletionCmd()
 	a.completions(cmd)

@@ -33,7 +33,7 @@ func TestHostTimeoutFlag(t *testing.T) {
 			t.Setenv("BGJOB_HOST_TIMEOUT", tt.env)
 			t.Setenv("BGJOB_HOST", "")
 			a := &app{stdin: strings.NewReader(""), stdout: &strings.Builder{}, stderr: &strings.Builder{}, terminal: isTerminal}
-			cmd := a.rootCommand()
+			cmd := a.rootCommand("")
 			cmd.SetArgs(append(append([]string{"--root", t.TempDir()}, tt.args...), "ls"))
 			err := cmd.ExecuteContext(context.Background())
 			switch {

@@ -7,7 +7,11 @@
 // from round to round). With -ssh-config and -host it adds the same over
 // SSH: job_start with host on the server's kept connection beside
 // `bgjob -H HOST run`, which dials for each job. It prints a Markdown table
-// of medians and quartiles (bench/mcp.sh; docs/benchmarks.md).
+// of medians and quartiles (bench/mcp.sh; docs/benchmarks.md). It also
+// times the calls an agent makes in loops in the running server: job_output
+// of a running job that writes a line every 10 ms (new bytes each call),
+// job_list, and job_start of `echo hi` with the default wait (its output
+// in the result).
 //
 //	mcpstart -bgjob ./bgjob -n 40 [-ssh-config F -host bench]
 //
@@ -61,6 +65,19 @@ func run() error {
 		return fmt.Errorf("starting %s mcp: %w", *bin, err)
 	}
 	defer cs.Close()
+	call := func(name string, a map[string]any) func(context.Context) error {
+		return func(ctx context.Context) error {
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: a})
+			if err == nil && res.IsError {
+				err = errors.New(fmt.Sprint(res.Content))
+			}
+			return err
+		}
+	}
+	chatty := map[string]any{"command": "while :; do echo line; sleep 0.01; done", "name": "mcpstart-chatty", "wait_sec": 0}
+	if err := call("job_start", chatty)(ctx); err != nil {
+		return fmt.Errorf("starting the chatty job: %w", err)
+	}
 	start := func(host string, wait bool) func(context.Context) error {
 		a := map[string]any{"command": "true", "wait_sec": 0}
 		if wait {
@@ -92,6 +109,9 @@ func run() error {
 		{label: "run", what: "bgjob run -q -- true", do: execute(*bin, "run", "-q", "--", "true")},
 		{label: "mcp-wait", what: `job_start {"command":"true"}: waits (wait_sec 3), returns status, exit code, output`, do: start("", true)},
 		{label: "run-wait", what: "bgjob run --wait 3s -- true", do: execute(*bin, "run", "--wait", "3s", "--", "true")},
+		{label: "mcp-echo", what: `job_start {"command":"echo hi"}: waits, returns its output`, do: call("job_start", map[string]any{"command": "echo hi"})},
+		{label: "output", what: `job_output {"id":"mcpstart-chatty"}: the new lines of a running job`, do: call("job_output", map[string]any{"id": "mcpstart-chatty"})},
+		{label: "list", what: "job_list {}", do: call("job_list", map[string]any{})},
 	}
 	if *host != "" {
 		rows = append(rows,

@@ -93,3 +93,21 @@ func (c *Client) takePort(ctx context.Context, s Spec) (Spec, error) {
 	s.Env = append(env, name+"="+strconv.Itoa(taken))
 	return s, nil
 }
+
+// unportWait bounds unport: a host that does not answer leaves the
+// reservation, which holds its port for a minute at most (port.sh).
+const unportWait = 10 * time.Second
+
+// unport lets go of the port takePort took for the job of s, whose launch
+// was refused or never made: a run after it may take the port at once.
+// It runs after ctx's end too (an interrupted run), bounded by
+// unportWait; a failure leaves the reservation, which expires.
+func (c *Client) unport(ctx context.Context, s Spec) {
+	script, err := shellgen.UnportScript(c.target(), s.ID, s.Port)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unportWait)
+	defer cancel()
+	_ = c.exec(ctx, script, nil, false, records.Handler{})
+}

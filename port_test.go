@@ -202,3 +202,135 @@ func TestPortReservations(t *testing.T) {
 		t.Errorf("a run asking for a port a launch took two minutes ago: %v", err)
 	}
 }
+
+// TestPortReservationsCleaned: a reservation that holds its port no
+// longer never blocks a run: rm and prune remove the reservation of each
+// job they remove (and not another job's of the same port since), a
+// refused launch lets go of its own, and an ended job's is free at once;
+// a launch under way (its directory made, no meta.json yet) holds its
+// port however old its reservation.
+func TestPortReservationsCleaned(t *testing.T) {
+	root := t.TempDir()
+	c, err := bgjob.NewClient(local.New(), root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	defer c.Stop(ctx, nil, bgjob.StopOptions{All: true})
+	base := freePort(t)
+	res := func(port int) string { return filepath.Join(root, ".ports", strconv.Itoa(port)) }
+	reservedBy := func(port int) string {
+		b, err := os.ReadFile(res(port))
+		if err != nil {
+			return ""
+		}
+		who, _, _ := strings.Cut(string(b), " ")
+		return strings.TrimPrefix(who, "default/")
+	}
+	ended := func(port int) jobdir.Job {
+		t.Helper()
+		j, err := c.Run(ctx, bgjob.Spec{Argv: []string{"true"}, Port: port})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Wait(ctx, []string{j.ID}, bgjob.WaitOptions{Timeout: 10 * time.Second}); err != nil {
+			t.Fatal(err)
+		}
+		if got := reservedBy(port); got != j.ID {
+			t.Fatalf("the reservation of port %d names %q, want the job %s", port, got, j.ID)
+		}
+		return j
+	}
+
+	// rm: the job's reservation goes with it, and the port is free.
+	j := ended(base)
+	if _, err := c.Remove(ctx, []string{j.ID}, bgjob.RemoveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := reservedBy(base); got != "" {
+		t.Errorf("after rm the reservation of port %d names %q, want none", base, got)
+	}
+	next, err := c.Run(ctx, bgjob.Spec{Argv: []string{"true"}, Port: base})
+	if err != nil {
+		t.Errorf("a run asking for the port of a job removed: %v", err)
+	}
+
+	// An ended job's port is free; rm of the ended job then leaves the
+	// reservation of the job that took its port since.
+	if _, err := c.Wait(ctx, []string{next.ID}, bgjob.WaitOptions{Timeout: 10 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	taker, err := c.Run(ctx, bgjob.Spec{Argv: []string{"sleep 30"}, Port: base})
+	if err != nil {
+		t.Fatalf("a run asking for the port of an ended job: %v", err)
+	}
+	if _, err := c.Remove(ctx, []string{next.ID}, bgjob.RemoveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := reservedBy(base); got != taker.ID {
+		t.Errorf("after rm of the job that held port %d before, its reservation names %q, want the job %s that took it since", base, got, taker.ID)
+	}
+
+	// prune: the same.
+	ended(base + 1)
+	if _, err := c.Prune(ctx, bgjob.PruneOptions{Keep: 0, All: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := reservedBy(base + 1); got != "" {
+		t.Errorf("after prune the reservation of port %d names %q, want none", base+1, got)
+	}
+	if _, err := c.Run(ctx, bgjob.Spec{Argv: []string{"true"}, Port: base + 1}); err != nil {
+		t.Errorf("a run asking for the port of a job pruned: %v", err)
+	}
+
+	// A launch refused after its port was taken lets go of it.
+	if _, err := c.Run(ctx, bgjob.Spec{Argv: []string{"true"}, Port: base + 2, Cwd: filepath.Join(root, "nowhere")}); err == nil {
+		t.Fatal("a run in a working directory that does not exist was not refused")
+	}
+	if got := reservedBy(base + 2); got != "" {
+		t.Errorf("after a refused launch the reservation of port %d names %q, want none", base+2, got)
+	}
+	if _, err := c.Run(ctx, bgjob.Spec{Argv: []string{"true"}, Port: base + 2}); err != nil {
+		t.Errorf("a run asking for the port of a refused launch: %v", err)
+	}
+
+	// A launch under way: its directory made, its meta.json not yet
+	// written, its reservation two minutes old.
+	pending := jobdir.NewID(time.Now())
+	if err := os.Mkdir(filepath.Join(root, "default", pending), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := strconv.FormatInt(time.Now().Add(-2*time.Minute).Unix(), 10)
+	if err := os.WriteFile(res(base+3), []byte("default/"+pending+" "+old+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(ctx, bgjob.Spec{Argv: []string{"true"}, Port: base + 3}); !errors.Is(err, bgjob.ErrPortTaken) {
+		t.Errorf("a run asking for the port of a launch under way: %v; want ErrPortTaken", err)
+	}
+}
+
+// freePort returns a TCP port nothing listens on, with the three after
+// it free too.
+func freePort(t *testing.T) int {
+	t.Helper()
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		free := port+3 <= 65535
+		for p := port + 1; free && p <= port+3; p++ {
+			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+			if free = err == nil; free {
+				l.Close()
+			}
+		}
+		if free {
+			return port
+		}
+	}
+	t.Fatal("no four free TCP ports in a row")
+	return 0
+}

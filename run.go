@@ -57,19 +57,31 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 	if err := s.Validate(); err != nil {
 		return jobdir.Job{}, err
 	}
+	asked := s.Port != 0 || s.AutoPort
 	s, err := c.takePort(ctx, s)
 	if err != nil {
 		return jobdir.Job{}, err
 	}
+	job, notStarted, err := c.start(ctx, s)
+	if err != nil && notStarted && asked {
+		c.unport(ctx, s)
+	}
+	return job, err
+}
+
+// start starts the job of s, its port taken, and returns it; or an error
+// and whether the job is known not to have started (notStarted: refused,
+// or never launched), which a launch that failed otherwise cannot tell.
+func (c *Client) start(ctx context.Context, s Spec) (job jobdir.Job, notStarted bool, err error) {
 	m, err := runMeta(s, c.workspace)
 	if err != nil {
-		return jobdir.Job{}, err
+		return jobdir.Job{}, true, err
 	}
 	if m.After, err = c.resolveAfter(ctx, s.After); err != nil {
-		return jobdir.Job{}, err
+		return jobdir.Job{}, true, err
 	}
 	if m.AfterOK, err = c.resolveAfter(ctx, s.AfterOK); err != nil {
-		return jobdir.Job{}, err
+		return jobdir.Job{}, true, err
 	}
 	// A launch tried again (a new id) reports the same jobs of the name.
 	held := map[string]bool{}
@@ -77,18 +89,18 @@ func (c *Client) Run(ctx context.Context, s Spec) (jobdir.Job, error) {
 		job, refErr, err := c.launchOnce(ctx, s, stampMeta(m, s.ID, time.Now()), held)
 		switch {
 		case errors.Is(err, ErrUsage):
-			return jobdir.Job{}, err
+			return jobdir.Job{}, true, err
 		case err != nil:
-			return jobdir.Job{}, doing("starting job", err)
+			return jobdir.Job{}, false, doing("starting job", err)
 		case errors.Is(refErr, ErrExists) && s.ID == "" && attempt < 3:
 			// The id Run made is another job's: a new one is made.
 			continue
 		case refErr != nil:
-			return jobdir.Job{}, refErr
+			return jobdir.Job{}, true, refErr
 		case job == nil:
-			return jobdir.Job{}, errors.New("starting job: the launcher reported nothing")
+			return jobdir.Job{}, false, errors.New("starting job: the launcher reported nothing")
 		}
-		return *job, nil
+		return *job, false, nil
 	}
 }
 

@@ -9,6 +9,9 @@
 #   BENCH_TOP_JOBS     how many ended jobs (default 1000)
 #   BENCH_TOP_SECONDS  how long top is measured (default 20)
 #   BENCH_TOP_RUNNING  how many jobs (sleep) run beside them (default 0)
+#   BENCH_TOP_SERVERS  how many jobs listening on a TCP port (python3 -m
+#                      http.server on --port auto) run beside them
+#                      (default 0): top shows their ports
 #   BENCH_TOP_ROOT     a BGJOB_ROOT to keep the jobs in and reuse across
 #                      runs (default: a temporary one, removed)
 set -euo pipefail
@@ -22,6 +25,7 @@ fi
 jobs=${BENCH_TOP_JOBS:-1000}
 secs=${BENCH_TOP_SECONDS:-20}
 running=${BENCH_TOP_RUNNING:-0}
+servers=${BENCH_TOP_SERVERS:-0}
 root=${BENCH_TOP_ROOT:-}
 tmp=$(mktemp -d)
 if [ -z "$root" ]; then
@@ -41,6 +45,10 @@ fi
 until [ -z "$("$bg" ls --limit 0 --status running 2>/dev/null | tail -n +2)" ]; do sleep 0.2; done
 for _ in $(seq "$running"); do
 	sleepers+=("$("$bg" run -q -- sleep 3600)")
+done
+for _ in $(seq "$servers"); do
+	# shellcheck disable=SC2016 # $PORT is the job's
+	sleepers+=("$("$bg" run -q --port auto --ready-port any -- 'exec python3 -m http.server --bind 127.0.0.1 "$PORT"')")
 done
 n=$("$bg" ls --limit 0 | tail -n +2 | wc -l)
 
@@ -76,7 +84,7 @@ sleep "$secs"
 t1=$(ticks "$pid")
 s1=$(date +%s.%N)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-awk -v t="$((t1 - t0))" -v hz="$hz" -v a="$s0" -v b="$s1" -v n="$n" -v r="$running" -v load="$load" 'BEGIN {
+awk -v t="$((t1 - t0))" -v hz="$hz" -v a="$s0" -v b="$s1" -v n="$n" -v r="$running" -v l="$servers" -v load="$load" 'BEGIN {
 	s = b - a
-	printf "idle top on %d jobs (%d running): %.2f s of CPU in %.1f s, %.2f%% of a core (load average %s)\n", n, r, t / hz, s, 100 * t / hz / s, load
+	printf "idle top on %d jobs (%d running, %d listening): %.2f s of CPU in %.1f s, %.2f%% of a core (load average %s)\n", n, r, l, t / hz, s, 100 * t / hz / s, load
 }'

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -418,4 +419,52 @@ func TestTopSSH(t *testing.T) {
 	m.waitFor(id + " killed")
 	m.keys("q")
 	m.waitFor("[exited 0]")
+}
+
+// TestTopPorts, in a real terminal: top shows in a PORTS column the port
+// a server started after top listens on (found at top's next look at
+// ports, every ten seconds), and its labels in a LABELS column, neither
+// column shown before; enter on the server says its ports and labels
+// above its output. Locally and over SSH.
+func TestTopPorts(t *testing.T) {
+	needTerminal(t)
+	t.Parallel()
+	bin := bgjobBinary(t)
+	// The system's python3 before a version manager's shim, whose
+	// processes come and go as it starts.
+	py := "python3"
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		py = "/usr/bin/python3"
+	}
+	for _, tg := range localAndSSH(t) {
+		t.Run(tg.name, func(t *testing.T) {
+			flags := tg.flags
+			quiet := runJob(t, bin, flags, "-n", "quiet", "--", "sleep 600")
+			m := newTmux(t, topCmd(bin, flags, ""))
+			m.waitFor(quiet + " running")
+			if s := m.screen(); strings.Contains(s, "PORTS") || strings.Contains(s, "LABELS") {
+				t.Errorf("top shows a PORTS or LABELS column while no job has ports or labels:\n%s", s)
+			}
+			web := runJob(t, bin, flags, "-n", "web", "--label", "app=web", "--port", "auto", "--",
+				"sleep 1; exec "+py+` -m http.server --bind 127.0.0.1 "$PORT"`)
+			port := jobStatus(t, bin, flags, web).Port
+			if port == 0 {
+				t.Fatalf("run --port auto recorded no port")
+			}
+			// NAME ID STATUS EXIT PROCS PORTS DURATION LABELS COMMAND
+			row := regexp.MustCompile(fmt.Sprintf(`(?m)^web +%s +running +- +\d+ +%d +\S+ +app=web +sleep 1`, web, port))
+			if !eventually(screenWait, func() bool { return row.MatchString(m.screen()) }) {
+				t.Fatalf("the row of the server never showed its port %d and its label:\n%s", port, m.screen())
+			}
+			if quietRow := regexp.MustCompile(`(?m)^quiet +` + quiet + ` +running +- +\d+ +- +\S+ +- +sleep 600`); !quietRow.MatchString(m.screen()) {
+				t.Errorf("the row of the job without a port or labels:\n%s", m.screen())
+			}
+			m.keys("k", "Enter") // up to web, the newest job, from quiet
+			m.waitFor(fmt.Sprintf("ports: %d/tcp (127.0.0.1)  labels: app=web", port))
+			m.keys("q") // back to the table
+			m.waitFor("LABELS")
+			m.keys("q")
+			m.waitFor("[exited 0]")
+		})
+	}
 }

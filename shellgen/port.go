@@ -63,3 +63,23 @@ func PortScript(t Target, p Port) (string, error) {
 		c.setInt("bg_phi", AutoPortHigh)
 	})
 }
+
+// UnportScript returns the script that lets go of the TCP port port
+// that PortScript took for the job id, whose launch was refused
+// (unport.sh): its reservation is removed unless the job runs. It prints
+// nothing.
+func UnportScript(t Target, id string, port int) (string, error) {
+	if err := jobdir.ValidateName("job id", id); err != nil {
+		return "", err
+	}
+	if t.Workspace == "" {
+		return "", fmt.Errorf("letting go of a port needs a workspace")
+	}
+	if port < 1 || port > 65535 {
+		return "", fmt.Errorf("port %d: want 1 to 65535", port)
+	}
+	return t.script("unport.sh", func(c *config) {
+		c.set("bg_id", id)
+		c.setInt("bg_port", int64(port))
+	})
+}

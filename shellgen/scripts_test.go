@@ -117,6 +117,9 @@ func generators() []struct {
 		{"port_auto", func() (string, error) {
 			return shellgen.PortScript(goldenTarget, shellgen.Port{ID: goldenID, From: 24680})
 		}},
+		{"unport", func() (string, error) {
+			return shellgen.UnportScript(goldenTarget, goldenID, 24680)
+		}},
 		{"status_ports", func() (string, error) {
 			return text(shellgen.StatusOf(goldenTarget, shellgen.Status{Refs: []string{goldenID}, Ports: true}))
 		}},
@@ -277,6 +280,9 @@ func TestGeneratorsReject(t *testing.T) {
 		{"port id with slash", func() (string, error) {
 			return shellgen.PortScript(goldenTarget, shellgen.Port{ID: "../x"})
 		}, jobdir.ErrBadName},
+		{"unport of no port", func() (string, error) {
+			return shellgen.UnportScript(goldenTarget, goldenID, 0)
+		}, nil},
 		{"port out of range", func() (string, error) {
 			return shellgen.PortScript(goldenTarget, shellgen.Port{ID: goldenID, Port: 70000})
 		}, nil},

@@ -68,3 +68,28 @@ func TestColumnsWriteOnce(t *testing.T) {
 		t.Errorf("the table printed\n%s", w.String())
 	}
 }
+
+// TestStatusPortsLabels: status says a job's ports and labels as issue 46
+// spells them: "ports: 8000/tcp (0.0.0.0), 9229/tcp (127.0.0.1)", and
+// "labels: KEY=VALUE, ..." by key.
+func TestStatusPortsLabels(t *testing.T) {
+	j := jobdir.Job{
+		Meta: jobdir.Meta{
+			ID: "20261207T010000-aaaaaa", Workspace: "default", Command: "npm run dev", Port: 8000,
+			Labels: map[string]string{"wt": "feat-x", "agent": "b"},
+		},
+		Status: jobdir.StatusRunning, LiveProcesses: 2,
+		Ports: []jobdir.Port{{Port: 8000, Proto: "tcp", Address: "0.0.0.0"}, {Port: 9229, Proto: "tcp", Address: "127.0.0.1"}},
+	}
+	var b bytes.Buffer
+	printJob(&b, j)
+	for _, want := range []string{
+		"\nport:           8000\n",
+		"\nports:          8000/tcp (0.0.0.0), 9229/tcp (127.0.0.1)\n",
+		"\nlabels:         agent=b, wt=feat-x\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status printed\n%s\nwithout %q", b.String(), want)
+		}
+	}
+}

@@ -72,7 +72,7 @@ type topSession struct {
 	want       topWant          // what the next read reads
 	busy       bool             // a read is under way
 	lastRead   time.Time        // the start of the last read
-	lastScan   time.Time        // the start of the last read of the jobs
+	lastScan   time.Time        // the start of the last read that looked up ports (scanEvery)
 	readAt     <-chan time.Time // the end of topGap, for a read put off
 	answers    chan topAnswer
 	stopErrors chan error
@@ -83,6 +83,9 @@ type topWant struct {
 	list   bool // the whole list
 	jobs   bool // the jobs that may still change
 	output bool // the output shown
+	// ports looks up, with the list or the jobs, the ports they listen
+	// on: schedule asks it once a scan period (see scanEvery).
+	ports bool
 }
 
 func (w topWant) any() bool { return w.list || w.jobs || w.output }
@@ -121,7 +124,7 @@ func (t *topSession) read(ctx context.Context, want topWant, live []jobdir.Job, 
 	ans := topAnswer{want: want}
 	switch {
 	case want.list:
-		page, err := t.c.List(ctx, bgjob.ListOptions{AllWorkspaces: t.o.All})
+		page, err := t.c.List(ctx, bgjob.ListOptions{AllWorkspaces: t.o.All, Ports: want.ports})
 		ans.jobs, ans.err = page.Jobs, err
 	case want.jobs:
 		// One look per workspace at its jobs that may still change,
@@ -144,7 +147,7 @@ func (t *topSession) read(ctx context.Context, want topWant, live []jobdir.Job, 
 			c, err := t.client(f)
 			if err == nil {
 				var got []jobdir.Job
-				got, err = c.Status(ctx, ids[path.Dir(f.Dir)]...)
+				got, err = c.StatusWith(ctx, bgjob.StatusOptions{Ports: want.ports}, ids[path.Dir(f.Dir)]...)
 				ans.jobs = append(ans.jobs, got...)
 			}
 			switch {
@@ -315,8 +318,7 @@ func (t *topSession) watchFiles(ctx context.Context) {
 func (t *topSession) tick(ctx context.Context) {
 	switch {
 	case t.watching:
-		scanEvery := max(topScanEvery, t.o.Interval)
-		t.want.jobs = t.want.jobs || tickReads(live(t.v.jobs), time.Since(t.lastScan), scanEvery, t.c.MayHaveEnded)
+		t.want.jobs = t.want.jobs || tickReads(live(t.v.jobs), time.Since(t.lastScan), t.scanEvery(), t.c.MayHaveEnded)
 	case t.local:
 		// The workspace made since? Then events come.
 		var err error
@@ -362,11 +364,18 @@ func (t *topSession) schedule(ctx context.Context) {
 		return
 	}
 	t.want, t.busy, t.lastRead = topWant{}, true, time.Now()
-	if w.list || w.jobs {
-		t.lastScan = t.lastRead
+	if (w.list || w.jobs) && t.lastRead.Sub(t.lastScan) >= t.scanEvery() {
+		w.ports, t.lastScan = true, t.lastRead
 	}
 	go func() { t.answers <- t.read(ctx, w, l, outID, out) }()
 }
+
+// scanEvery is how often top looks up the ports of the jobs it reads
+// (and, locally, reads again for their processes the jobs that may still
+// change, tickReads): ports come and go without a file event, and over
+// SSH, where the list is read on every tick, a look at them each time
+// would run a script for each job with processes every second.
+func (t *topSession) scanEvery() time.Duration { return max(topScanEvery, t.o.Interval) }
 
 // answered takes the answer of the read under way, and schedules the next.
 func (t *topSession) answered(ctx context.Context, ans topAnswer) {
@@ -454,6 +463,9 @@ func (t *topSession) answer(ans topAnswer) {
 	if ans.err != nil {
 		return
 	}
+	if !ans.want.ports {
+		keepPorts(ans.jobs, v.jobs)
+	}
 	switch {
 	case ans.want.list:
 		v.jobs = ans.jobs
@@ -473,6 +485,23 @@ func (t *topSession) answer(ans topAnswer) {
 	}
 	if ans.outID != "" && ans.outID == v.showing {
 		v.output = ans.output
+	}
+}
+
+// keepPorts gives each job of jobs that still has live processes the
+// ports it had in shown, for a read that did not look them up (see
+// scanEvery): they are shown until the next look.
+func keepPorts(jobs, shown []jobdir.Job) {
+	had := make(map[string][]jobdir.Port, len(shown))
+	for _, j := range shown {
+		if len(j.Ports) > 0 {
+			had[j.ID] = j.Ports
+		}
+	}
+	for i, j := range jobs {
+		if j.LiveProcesses > 0 && len(j.Ports) == 0 {
+			jobs[i].Ports = had[j.ID]
+		}
 	}
 }
 

@@ -172,3 +172,95 @@ func TestTopTickReads(t *testing.T) {
 		})
 	}
 }
+
+// The PORTS column shows the ports a job listens on, each number once,
+// while a job listens on one; LABELS shows a job's labels while one has
+// labels and the command keeps its room; the filter matches labels; the
+// output of a job says its ports and labels in full.
+func TestTopRenderPortsLabels(t *testing.T) {
+	server := jobdir.Job{Meta: jobdir.Meta{ID: "20261207T010000-aaaaaa", Name: "web", Command: "python3 -m http.server"},
+		Status: jobdir.StatusRunning, LiveProcesses: 1,
+		Ports: []jobdir.Port{{Port: 8000, Proto: "tcp", Address: "0.0.0.0"}, {Port: 8000, Proto: "tcp", Address: "::"}, {Port: 9229, Proto: "tcp", Address: "127.0.0.1"}}}
+	quiet := jobdir.Job{Meta: jobdir.Meta{ID: "20261207T010000-bbbbbb", Name: "quiet", Command: "sleep 600"}, Status: jobdir.StatusRunning, LiveProcesses: 1}
+	lines := func(v *topView, w int) []string {
+		var s []string
+		for _, l := range v.render(w, 10, time.Now()) {
+			s = append(s, l.text())
+		}
+		return s
+	}
+	row := func(v *topView, w int, name string) []string {
+		for _, l := range lines(v, w) {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == name {
+				return f
+			}
+		}
+		return nil
+	}
+	header := func(v *topView, w int) string { return strings.Join(strings.Fields(lines(v, w)[1]), " ") }
+
+	v := &topView{jobs: []jobdir.Job{quiet}}
+	if got, want := header(v, 120), "NAME ID STATUS EXIT PROCS DURATION COMMAND"; got != want {
+		t.Errorf("titles without ports or labels: %q, want %q", got, want)
+	}
+	v = &topView{jobs: []jobdir.Job{server, quiet}}
+	if got, want := header(v, 120), "NAME ID STATUS EXIT PROCS PORTS DURATION COMMAND"; got != want {
+		t.Errorf("titles with ports: %q, want %q", got, want)
+	}
+	if got := row(v, 120, "web"); len(got) < 6 || got[5] != "8000,9229" {
+		t.Errorf("the server's row: %q, want PORTS 8000,9229", got)
+	}
+	if got := row(v, 120, "quiet"); len(got) < 6 || got[5] != "-" {
+		t.Errorf("the quiet job's row: %q, want PORTS -", got)
+	}
+
+	server.Labels = map[string]string{"agent": "b", "app": "web"}
+	v = &topView{jobs: []jobdir.Job{server, quiet}}
+	if got, want := header(v, 120), "NAME ID STATUS EXIT PROCS PORTS DURATION LABELS COMMAND"; got != want {
+		t.Errorf("titles with labels: %q, want %q", got, want)
+	}
+	if got := row(v, 120, "web"); len(got) < 8 || got[7] != "agent=b,app=web" || got[8] != "python3" {
+		t.Errorf("the server's row: %q, want LABELS agent=b,app=web, then the command", got)
+	}
+	if got := row(v, 120, "quiet"); len(got) < 8 || got[7] != "-" {
+		t.Errorf("the quiet job's row: %q, want LABELS -", got)
+	}
+	if got := header(v, 80); strings.Contains(got, "LABELS") {
+		t.Errorf("titles 80 cells wide: %q, want no LABELS (labels give way to the command)", got)
+	}
+	v.filter = "app=web"
+	if got := v.visible(); len(got) != 1 || got[0].Name != "web" {
+		t.Errorf("the filter app=web keeps %d jobs, want the server", len(got))
+	}
+	v.filter = ""
+	v.showing = server.ID
+	if got, want := lines(v, 120)[1], "ports: 8000/tcp (0.0.0.0), 8000/tcp (::), 9229/tcp (127.0.0.1)  labels: agent=b, app=web"; got != want {
+		t.Errorf("the line above the server's output: %q, want %q", got, want)
+	}
+	v.showing = quiet.ID
+	if got := lines(v, 120)[1]; got != "" {
+		t.Errorf("the line above the quiet job's output: %q, want its output (none)", got)
+	}
+}
+
+// A read that did not look up ports keeps those shown for the jobs that
+// still have live processes.
+func TestTopKeepPorts(t *testing.T) {
+	p := []jobdir.Port{{Port: 8000, Proto: "tcp", Address: "0.0.0.0"}}
+	shown := []jobdir.Job{
+		{Meta: jobdir.Meta{ID: "live"}, LiveProcesses: 1, Ports: p},
+		{Meta: jobdir.Meta{ID: "gone"}, LiveProcesses: 1, Ports: p},
+	}
+	read := []jobdir.Job{
+		{Meta: jobdir.Meta{ID: "live"}, LiveProcesses: 2},
+		{Meta: jobdir.Meta{ID: "gone"}, Status: jobdir.StatusExited},
+		{Meta: jobdir.Meta{ID: "new"}, LiveProcesses: 1},
+	}
+	keepPorts(read, shown)
+	if d := cmp.Diff(p, read[0].Ports); d != "" {
+		t.Errorf("the live job's ports (-want +got):\n%s", d)
+	}
+	if read[1].Ports != nil || read[2].Ports != nil {
+		t.Errorf("ports kept for a job without processes or not shown: %v, %v", read[1].Ports, read[2].Ports)
+	}
+}

@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,7 +57,7 @@ func (v *topView) visible() []jobdir.Job {
 	f := strings.ToLower(v.filter)
 	var keep []jobdir.Job
 	for _, j := range v.jobs {
-		if strings.Contains(strings.ToLower(j.ID+"\x00"+j.Name+"\x00"+j.Command), f) {
+		if strings.Contains(strings.ToLower(j.ID+"\x00"+j.Name+"\x00"+j.Command+"\x00"+labelsText(j.Labels, ",")), f) {
 			keep = append(keep, j)
 		}
 	}
@@ -216,12 +218,98 @@ func (v *topView) selectIndex() {
 	v.selID = jobs[v.sel].ID
 }
 
-// topColumns are the table's columns and their widths in cells (the
-// command takes the rest).
-var topColumns = []struct {
+// topColumn is a column of the table: its title, its width in cells (0:
+// the rest of the line), and a job's text in it; for a column shown only
+// while a job has something for it, whether j has.
+type topColumn struct {
 	title string
 	width int
-}{{"NAME", 12}, {"ID", 22}, {"STATUS", 8}, {"EXIT", 4}, {"PROCS", 5}, {"DURATION", 8}, {"COMMAND", 0}}
+	cell  func(j jobdir.Job, now time.Time) string
+	has   func(j jobdir.Job) bool
+}
+
+// The table's columns: topColumns, and the optional ones before the
+// command (optionalColumns), each with its widest width.
+var (
+	topColumns = []topColumn{
+		{"NAME", 12, func(j jobdir.Job, _ time.Time) string { return or(j.Name, "-") }, nil},
+		{"ID", 22, func(j jobdir.Job, _ time.Time) string { return j.ID }, nil},
+		{"STATUS", 8, func(j jobdir.Job, _ time.Time) string { return string(j.Status) }, nil},
+		{"EXIT", 4, func(j jobdir.Job, _ time.Time) string { return jobtext.Exit(j) }, nil},
+		{"PROCS", 5, procsCell, nil},
+		{"DURATION", 8, durationCell, nil},
+		{"COMMAND", 0, func(j jobdir.Job, _ time.Time) string { return oneLine(j.Command) }, nil},
+	}
+	portsColumn = topColumn{"PORTS", 17,
+		func(j jobdir.Job, _ time.Time) string { return or(portsText(j.Ports), "-") },
+		func(j jobdir.Job) bool { return len(j.Ports) > 0 }}
+	labelsColumn = topColumn{"LABELS", 24,
+		func(j jobdir.Job, _ time.Time) string { return or(labelsText(j.Labels, ","), "-") },
+		func(j jobdir.Job) bool { return len(j.Labels) > 0 }}
+)
+
+// statusColumn is the index of STATUS in topColumns, the cell coloured;
+// PORTS comes after PROCS (portsAfter).
+const (
+	statusColumn = 2
+	portsAfter   = 4
+)
+
+// topLeastCommand is the least width in cells the COMMAND column keeps
+// when LABELS is added: labels give way to the command.
+const topLeastCommand = 20
+
+// columns returns the table's columns on a screen w cells wide: PORTS
+// while a job of the table listens on a port, LABELS while one has labels
+// and the command keeps topLeastCommand cells beside them; each as wide
+// as its widest cell, up to its width. The jobs filtered out count too:
+// the layout does not move as the filter is typed.
+func (v *topView) columns(w int) []topColumn {
+	cols := slices.Clone(topColumns)
+	if c, ok := v.fitted(portsColumn); ok {
+		cols = slices.Insert(cols, portsAfter+1, c)
+	}
+	if c, ok := v.fitted(labelsColumn); ok {
+		used := 0
+		for _, c := range cols {
+			used += c.width + 1
+		}
+		if w-used-c.width-1 >= topLeastCommand {
+			cols = slices.Insert(cols, len(cols)-1, c)
+		}
+	}
+	return cols
+}
+
+// fitted returns c as wide as its title and its widest cell among the
+// jobs that have something for it, up to c.width; not ok when none has.
+func (v *topView) fitted(c topColumn) (topColumn, bool) {
+	widest, any := uniseg.StringWidth(c.title), false
+	for _, j := range v.jobs {
+		if c.has(j) {
+			widest, any = max(widest, uniseg.StringWidth(c.cell(j, time.Time{}))), true
+		}
+	}
+	c.width = min(widest, c.width)
+	return c, any
+}
+
+// procsCell is the PROCS cell: the job's live processes, "-" where they
+// were not counted.
+func procsCell(j jobdir.Job, _ time.Time) string {
+	if j.ProcessScan == jobdir.ScanNone {
+		return "-"
+	}
+	return strconv.Itoa(j.LiveProcesses)
+}
+
+// durationCell is the DURATION cell: how long the job ran, or runs.
+func durationCell(j jobdir.Job, now time.Time) string {
+	if d, ok := j.Duration(now); ok {
+		return jobtext.Duration(d)
+	}
+	return "-"
+}
 
 // topSpan is text in one style.
 type topSpan struct {
@@ -261,7 +349,7 @@ func (v *topView) render(w, h int, now time.Time) []topLine {
 		for _, l := range []string{title + ": keys", "",
 			"  j, down    move down",
 			"  k, up      move up",
-			"  /          filter by name, id or command (enter keeps it, esc drops it)",
+			"  /          filter by name, id, command or label (enter keeps it, esc drops it)",
 			"  enter      show the job's output (esc goes back)",
 			"  a          attach to the job (a --pty job; Ctrl-\\ comes back)",
 			"  s          stop the job (TERM, then KILL after the grace), after y",
@@ -273,15 +361,18 @@ func (v *topView) render(w, h int, now time.Time) []topLine {
 		}
 	case v.showing != "":
 		lines = append(lines, v.bold(fmt.Sprintf("%s: output of %s (esc goes back)", title, v.showing)))
+		if about := v.about(v.showing); about != "" {
+			lines = append(lines, plain(about))
+		}
 		text := strings.Split(strings.TrimRight(string(v.output), "\n"), "\n")
-		if n := h - 1; len(text) > n {
+		if n := h - len(lines); len(text) > n {
 			text = text[len(text)-n:]
 		}
 		for _, l := range text {
 			lines = append(lines, plain(l))
 		}
 	default:
-		lines = v.table(title, h, now)
+		lines = v.table(title, w, h, now)
 	}
 	for len(lines) < h {
 		lines = append(lines, topLine{})
@@ -295,12 +386,13 @@ func (v *topView) render(w, h int, now time.Time) []topLine {
 
 // table lays out the table of jobs, h rows: a heading, the columns'
 // titles, the jobs that fit with the selected one among them, and a foot.
-func (v *topView) table(title string, h int, now time.Time) []topLine {
+func (v *topView) table(title string, w, h int, now time.Time) []topLine {
 	jobs := v.visible()
 	cur, _ := v.selected()
 	lines := []topLine{v.bold(v.heading(title, len(jobs)))}
+	cols := v.columns(w)
 	var hdr []string
-	for _, c := range topColumns {
+	for _, c := range cols {
 		hdr = append(hdr, pad(c.title, c.width))
 	}
 	lines = append(lines, v.bold(strings.Join(hdr, " ")))
@@ -310,7 +402,7 @@ func (v *topView) table(title string, h int, now time.Time) []topLine {
 		first = v.sel - rows + 1
 	}
 	for i := first; i < len(jobs) && i < first+rows; i++ {
-		lines = append(lines, v.row(jobs[i], jobs[i].ID == cur.ID, now))
+		lines = append(lines, v.row(cols, jobs[i], jobs[i].ID == cur.ID, now))
 	}
 	if len(jobs) == 0 {
 		lines = append(lines, plain("  no jobs"))
@@ -343,24 +435,16 @@ func (v *topView) heading(title string, matched int) string {
 	return head
 }
 
-// row returns the table's line of job j: its status coloured, or the
-// whole line reversed when j is selected.
-func (v *topView) row(j jobdir.Job, selected bool, now time.Time) topLine {
-	procs := strconv.Itoa(j.LiveProcesses)
-	if j.ProcessScan == jobdir.ScanNone {
-		procs = "-"
+// row returns the table's line of job j in the columns cols: its status
+// coloured, or the whole line reversed when j is selected.
+func (v *topView) row(cols []topColumn, j jobdir.Job, selected bool, now time.Time) topLine {
+	cells := make([]string, 0, len(cols))
+	for _, c := range cols {
+		cells = append(cells, pad(c.cell(j, now), c.width))
 	}
-	dur := "-"
-	if d, ok := j.Duration(now); ok {
-		dur = jobtext.Duration(d)
-	}
-	name := j.Name
-	if name == "" {
-		name = "-"
-	}
-	before := strings.Join([]string{pad(name, 12), pad(j.ID, 22)}, " ") + " "
-	status := pad(string(j.Status), 8)
-	after := " " + strings.Join([]string{pad(jobtext.Exit(j), 4), pad(procs, 5), pad(dur, 8), oneLine(j.Command)}, " ")
+	before := strings.Join(cells[:statusColumn], " ") + " "
+	status := cells[statusColumn]
+	after := " " + strings.Join(cells[statusColumn+1:], " ")
 	if selected {
 		rev := tcell.StyleDefault.Reverse(true)
 		return topLine{spans: []topSpan{{text: before + status + after, style: rev}}, fill: rev}
@@ -370,6 +454,59 @@ func (v *topView) row(j jobdir.Job, selected bool, now time.Time) topLine {
 		st = st.Foreground(statusColor(j))
 	}
 	return topLine{spans: []topSpan{{text: before}, {text: status, style: st}, {text: after}}}
+}
+
+// about returns the line said of the job id above its output: the ports
+// it listens on and its labels, as status says them, which the table
+// may not have room for; "" when it has neither.
+func (v *topView) about(id string) string {
+	var about []string
+	for _, j := range v.jobs {
+		if j.ID != id {
+			continue
+		}
+		if len(j.Ports) > 0 {
+			ports := make([]string, len(j.Ports))
+			for i, p := range j.Ports {
+				ports[i] = p.String()
+			}
+			about = append(about, "ports: "+strings.Join(ports, ", "))
+		}
+		if len(j.Labels) > 0 {
+			about = append(about, "labels: "+labelsText(j.Labels, ", "))
+		}
+	}
+	return strings.Join(about, "  ")
+}
+
+// portsText is the PORTS cell of a job that listens on ports: their
+// numbers, each once (a port at two addresses, 0.0.0.0 and ::, is one),
+// comma separated.
+func portsText(ports []jobdir.Port) string {
+	var s []string
+	for i, p := range ports {
+		if i == 0 || p.Port != ports[i-1].Port {
+			s = append(s, strconv.Itoa(p.Port))
+		}
+	}
+	return strings.Join(s, ",")
+}
+
+// labelsText is a job's labels as KEY=VALUE, by key, separated by sep.
+func labelsText(labels map[string]string, sep string) string {
+	kv := make([]string, 0, len(labels))
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		kv = append(kv, k+"="+labels[k])
+	}
+	return strings.Join(kv, sep)
+}
+
+// or returns s, or else when s is "".
+func or(s, otherwise string) string {
+	if s == "" {
+		return otherwise
+	}
+	return s
 }
 
 // foot returns the table's last line: the question asked, the filter

@@ -3,14 +3,19 @@
 # one from bg_pfrom on, through bg_plo..bg_phi (wrapping). A port is free
 # when nothing on the host listens on it (bg_listening) and no
 # reservation of another job holds it: the file $bg_root/.ports/PORT,
-# "WS/ID SECONDS", holds it while the job WS/ID runs, or for a minute
-# after SECONDS while the job's directory is not there yet (its launch
-# under way). Ports are taken under one lock, .ports/.lock (bg_dirlock):
-# two runs never take the same one. A port held by a job of the
-# workspace named bg_pname (run --replace, which stops those jobs and
-# waits until their processes are gone before it launches) is taken over. Prints an n PORT record, or refuses
-# with E porttaken "PORT HOLDER" (HOLDER what listens on it, bg_portholder,
-# or the job whose reservation holds it) or E noport LOW-HIGH (none free).
+# "WS/ID SECONDS", holds it while the job WS/ID runs or its launch is
+# under way (its directory without meta.json, for a minute), or for a
+# minute after SECONDS while the job's directory is not there yet (its
+# launch before its mkdir). A reservation that holds its port no longer
+# is removed when a run looks at it; rm and prune remove a job's with the
+# job (bg_unport), and a refused launch its own (unport.sh). Ports are
+# taken under one lock, .ports/.lock (bg_dirlock): two runs never take
+# the same one. A port held by a job of the workspace named bg_pname (run
+# --replace, which stops those jobs and waits until their processes are
+# gone before it launches) is taken over. Prints an n PORT record, or
+# refuses with E porttaken "PORT HOLDER" (HOLDER what listens on it,
+# bg_portholder, or the job whose reservation holds it) or E noport
+# LOW-HIGH (none free).
 bg_makeroot
 bg_pd=$bg_root/.ports
 [ -d "$bg_pd" ] || mkdir "$bg_pd" 2>/dev/null || [ -d "$bg_pd" ] || bg_err io "cannot create $bg_pd"
@@ -34,7 +39,10 @@ bg_held() {
 	[ "${1-}" != "$bg_workspace/$bg_id" ] || return 1
 	bg_hj=${1##*/}
 	if [ -n "${1-}" ] && [ -d "$bg_root/$1" ]; then
+		# Running, or its launch under way (no meta.json yet, for under a
+		# minute, bg_launching): an ended job's port is free.
 		bg_running "$bg_root/$1" && return 0
+		bg_launching "$bg_root/$1" && return 0
 	else
 		case ${2-} in '' | *[!0-9]*) ;; *) [ $((bg_nw - $2)) -ge 60 ] || return 0 ;; esac
 	fi

@@ -149,3 +149,19 @@ bg_portholder() {
 		return 0
 	done
 }
+
+# bg_unport PORT JOB: remove the reservation of TCP port PORT (port.sh's
+# $bg_root/.ports/PORT) when it is the job JOB's ("WS/ID"), under the
+# lock of the reservations, which a run taking a port holds: the job is
+# removed, or its launch was refused. Another job's reservation stays.
+bg_unport() {
+	bg_ud=$bg_root/.ports
+	bg_line "$bg_ud/$1" || return 0
+	case $bg_l in "$2 "*) ;; *) return 0 ;; esac
+	bg_proc $$
+	bg_dirlock "$bg_ud/.lock" "$$ $bg_s" 300 || return 0
+	if bg_line "$bg_ud/$1"; then
+		case $bg_l in "$2 "*) rm -f "$bg_ud/$1" ;; esac
+	fi
+	bg_dirunlock "$bg_ud/.lock"
+}

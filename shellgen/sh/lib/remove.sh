@@ -4,7 +4,8 @@
 # bg_rm DIR: remove the job in DIR, printing an R record, or an E record
 # saying why not. A job with live processes is refused (rm.sh stops it
 # first when forced). Only the files bgjob writes are deleted, then the
-# directory; links are never followed.
+# directory, then the reservation of its port (bg_unport); links are
+# never followed.
 bg_rm() {
 	bg_esc "$1"
 	if [ -L "$1" ]; then
@@ -32,6 +33,17 @@ bg_rm() {
 		if [ -d "$1" ]; then printf 'E\treadonly\t%s\n' "$bg_e"; else printf 'E\tnotfound\t%s\n' "${bg_e##*/}"; fi
 		return 0
 	fi
+	# The port the job was given (run --port), whose reservation goes with
+	# it: meta.json's "port", which comes before its labels (whose values
+	# are strings) and which no string can hold unescaped.
+	bg_rport=
+	if bg_metaline "$1"; then
+		case $bg_l in *'"port":'[0-9]*)
+			bg_rport=${bg_l#*\"port\":}
+			bg_rport=${bg_rport%%[!0-9]*}
+			;;
+		esac
+	fi
 	# Anything bgjob did not write stays, and so does the whole job: all is
 	# checked before anything is deleted. A wrapper that is just recording
 	# its status, or a concurrent rm, can change the directory meanwhile:
@@ -56,6 +68,7 @@ bg_rm() {
 		# earlier versions.
 		for bg_rx in "$1"/cursor-*.lock "$1"/cursor-*.lock.d; do [ ! -d "$bg_rx" ] || rm -rf "$bg_rx"; done
 		if rmdir "$1" 2>/dev/null; then
+			[ -z "$bg_rport" ] || bg_unport "$bg_rport" "${1#"$bg_root"/}"
 			printf 'R\t%s\n' "$bg_e"
 			return 0
 		fi

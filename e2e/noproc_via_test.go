@@ -94,7 +94,7 @@ func TestNoProcVia(t *testing.T) {
 	})
 	p.Condition = conditions("via", "noproc")
 	p.Dir = ""
-	for _, name := range []string{"exit_status", "signals", "stop", "leftovers", "follow_reader"} {
+	for _, name := range []string{"exit_status", "signals", "stop", "leftovers", "follow_reader", "unreadable_procs"} {
 		p.Files = append(p.Files, filepath.Join("testdata", name+".txtar"))
 	}
 	testscript.Run(t, p)

@@ -16,23 +16,25 @@ import (
 // noProcHost writes a command that reaches a host without /proc, for
 // --via: "noproc-host HOST -- COMMAND..." runs COMMAND on this machine in
 // a mount namespace of its own where /proc is unmounted (the directory is
-// there, empty, as in a chroot that never mounted it), with a directory
-// first on PATH that holds busybox's tools (a static busybox: tools
-// without GNU's extensions, as a BSD's are) and a ps that answers without
-// /proc, as a BSD's or macOS's does: it runs the host's procps ps in a
-// mount namespace of its own where a new /proc is mounted. The scripts'
-// own reads of /proc find nothing; only ps sees the processes. busybox's
-// sh (which runs its own applets, its ps among them, before PATH's) is
-// left out: the host's sh is /bin/sh. It returns the command's path. It
-// skips the test unless it runs as root with unshare, mount, umount, ps
-// and a static busybox.
+// there, empty, as in a chroot that never mounted it), with PATH one
+// directory, as bare as macOS's: busybox's tools (a static busybox: no
+// GNU extensions, no flock), /bin/sh as sh, bash (macOS has it, and the
+// jobs' commands run under it where a host has it: under sh, the counts
+// of a command's processes differ by the shell's forks), and a ps that
+// answers without /proc, as a BSD's or macOS's does: it runs the host's
+// procps ps in a mount namespace of its own where a new /proc is mounted.
+// The scripts' own reads of /proc find nothing; only ps sees the
+// processes. busybox's sh (which runs its own applets, its ps among them,
+// before PATH's) is left out. It returns the command's path. It skips the
+// test unless it runs as root with unshare, mount, umount, ps, bash and a
+// static busybox.
 func noProcHost(t *testing.T) string {
 	t.Helper()
 	if os.Getuid() != 0 {
 		testneed.Missing(t, "root, to unmount /proc in a mount namespace")
 	}
 	tools := map[string]string{}
-	for _, tool := range []string{"unshare", "mount", "umount", "ps"} {
+	for _, tool := range []string{"unshare", "mount", "umount", "ps", "bash"} {
 		p, err := exec.LookPath(tool)
 		if err != nil {
 			testneed.Missing(t, "%s", tool)
@@ -52,8 +54,14 @@ func noProcHost(t *testing.T) string {
 	if err := os.Mkdir(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// Left out: the shells, ps (replaced below), and busybox itself.
+	// Left out: busybox's shells (sh is the host's /bin/sh), ps
+	// (replaced below), and busybox itself.
 	skip := map[string]bool{"sh": true, "ash": true, "ps": true, "busybox": true}
+	for name, target := range map[string]string{"sh": "/bin/sh", "bash": tools["bash"]} {
+		if err := os.Symlink(target, filepath.Join(bin, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, applet := range strings.Fields(string(out)) {
 		if skip[applet] {
 			continue
@@ -70,7 +78,7 @@ func noProcHost(t *testing.T) string {
 	host := filepath.Join(dir, "noproc-host")
 	script := "#!/bin/sh\n# noproc-host HOST -- COMMAND...: runs COMMAND here, with /proc unmounted.\nshift\n[ \"$1\" = -- ] && shift\n" +
 		"exec " + tools["unshare"] + " -m /bin/sh -c '" + tools["umount"] + " -l /proc && [ ! -e /proc/self ] || " +
-		"{ echo \"noproc-host: /proc is still there\" >&2; exit 99; }; PATH=" + bin + ":$PATH exec \"$@\"' sh \"$@\"\n"
+		"{ echo \"noproc-host: /proc is still there\" >&2; exit 99; }; PATH=" + bin + " exec \"$@\"' sh \"$@\"\n"
 	if err := os.WriteFile(host, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -86,11 +86,12 @@ func noProcHost(t *testing.T) string {
 }
 
 // TestNoProcVia runs the scripts of the truth table (exit statuses,
-// signals, stop, leftovers and escapees, follow) through --via on a host
-// without /proc (noProcHost), where ps is all the scripts have to see
-// processes. [noproc] marks what such a host cannot know: a process that
-// left the job's group (an escapee) is not found. And the queue, as
-// TestQueueSlots runs it.
+// signals, stop, leftovers and escapees, unreadable jobs, follow), and the
+// queue as TestQueueSlots runs it, through --via on a host without /proc
+// (noProcHost), where ps is all the scripts have to see processes.
+// [noproc] marks what such a host cannot know: a process that left the
+// job's group (an escapee) is not found. (The scripts' other reads of
+// /proc all have a fallback; docs/design.md, "Hosts without /proc".)
 func TestNoProcVia(t *testing.T) {
 	t.Parallel()
 	host := noProcHost(t)

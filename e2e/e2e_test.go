@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -91,12 +92,7 @@ func TestVia(t *testing.T) {
 				e.Setenv("BGJOB_VIA", k.via)
 				e.Setenv("SSH_AUTH_SOCK", "")
 			})
-			p.Condition = func(cond string) (bool, error) {
-				if cond == "via" {
-					return true, nil
-				}
-				return false, fmt.Errorf("unknown condition %q", cond)
-			}
+			p.Condition = conditions("via")
 			if k.scripts != nil {
 				p.Dir = ""
 				for _, name := range k.scripts {
@@ -125,14 +121,7 @@ func params(t *testing.T, setup func(*testscript.Env)) testscript.Params {
 	return testscript.Params{
 		Dir:                 "testdata",
 		RequireExplicitExec: false,
-		// [via]: the script runs through --via (TestVia), whose command
-		// is all bgjob knows of the host.
-		Condition: func(cond string) (bool, error) {
-			if cond == "via" {
-				return false, nil
-			}
-			return false, fmt.Errorf("unknown condition %q", cond)
-		},
+		Condition:           conditions(),
 		Setup: func(e *testscript.Env) error {
 			root := filepath.Join(e.WorkDir, "root")
 			e.Setenv("BGJOB_ROOT", root)
@@ -173,6 +162,20 @@ func params(t *testing.T, setup func(*testscript.Env)) testscript.Params {
 			"jobprocs":   cmdJobProcs,
 			"killhelper": cmdKillHelper,
 		},
+	}
+}
+
+// conditions returns the scripts' conditions, those named true: [via],
+// the script runs through --via (TestVia, TestNoProcVia), whose command
+// is all bgjob knows of the host; [noproc], the host has no /proc
+// (TestNoProcVia).
+func conditions(set ...string) func(string) (bool, error) {
+	return func(cond string) (bool, error) {
+		switch cond {
+		case "via", "noproc":
+			return slices.Contains(set, cond), nil
+		}
+		return false, fmt.Errorf("unknown condition %q", cond)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -58,78 +59,90 @@ func TestQueueSlots(t *testing.T) {
 	for _, tc := range localAndSSH(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			log := filepath.Join(dir, "log")
-			gate := filepath.Join(dir, "gate")
-			var ids []string
-			for i := range 6 {
-				cmd := fmt.Sprintf("echo start %d >>%s; sleep 0.2; echo end %d >>%s", i, log, i, log)
-				if i == 0 {
-					// The first holds its slot until all are queued.
-					cmd = "while [ ! -e " + gate + " ]; do sleep 0.05; done; " + cmd
-				}
-				ids = append(ids, queueRun(t, tc.flags, "--slots", "1", "--", cmd))
-			}
-			if j := queueStatus(t, tc.flags, ids[5]); j.Status != jobdir.StatusQueued || j.Queued != "slot" {
-				t.Errorf("the last of six jobs with one slot: %s %q, want queued for a slot", j.Status, j.Queued)
-			}
-			if err := os.WriteFile(gate, nil, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if code := queueWait(t, tc.flags, ids...); code != 0 {
-				t.Fatalf("wait: exit %d", code)
-			}
-			b, _ := os.ReadFile(log)
-			var want []string
-			for i := range 6 {
-				want = append(want, fmt.Sprintf("start %d", i), fmt.Sprintf("end %d", i))
-			}
-			if got := strings.Fields(strings.ReplaceAll(string(b), " ", "_")); !slices.Equal(got, underscore(want)) {
-				t.Errorf("one slot: the jobs ran\n%s\nwant one after another, in the order queued", b)
-			}
-
-			// Two slots: the jobs record their start and end on the
-			// clock; at most two overlap, and two do. They wait for a
-			// gate opened once all six are queued: on a loaded machine a
-			// run can take longer than a job, and none would overlap.
-			var two []string
-			gate2 := filepath.Join(dir, "gate2")
-			for i := range 6 {
-				f := filepath.Join(dir, "t"+strconv.Itoa(i))
-				two = append(two, queueRun(t, tc.flags, "--slots", "2", "--", "date +%s%N >"+f+"; while [ ! -e "+gate2+" ]; do sleep 0.05; done; sleep 0.2; date +%s%N >>"+f))
-			}
-			if err := os.WriteFile(gate2, nil, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if code := queueWait(t, tc.flags, two...); code != 0 {
-				t.Fatalf("wait: exit %d", code)
-			}
-			type span struct{ from, to int64 }
-			var spans []span
-			for i := range 6 {
-				b, _ := os.ReadFile(filepath.Join(dir, "t"+strconv.Itoa(i)))
-				f := strings.Fields(string(b))
-				if len(f) != 2 {
-					t.Fatalf("job %d recorded %q", i, b)
-				}
-				from, _ := strconv.ParseInt(f[0], 10, 64)
-				to, _ := strconv.ParseInt(f[1], 10, 64)
-				spans = append(spans, span{from, to})
-			}
-			most := 0
-			for _, s := range spans {
-				n := 0
-				for _, o := range spans {
-					if o.from <= s.from && s.from < o.to {
-						n++
-					}
-				}
-				most = max(most, n)
-			}
-			if most != 2 {
-				t.Errorf("two slots: at most %d jobs ran at once, want 2", most)
-			}
+			testQueueSlots(t, tc.flags)
 		})
+	}
+}
+
+// testQueueSlots is TestQueueSlots on the host that flags reach.
+func testQueueSlots(t *testing.T, flags []string) {
+	t.Helper()
+	dir := t.TempDir()
+	log := filepath.Join(dir, "log")
+	gate := filepath.Join(dir, "gate")
+	var ids []string
+	for i := range 6 {
+		cmd := fmt.Sprintf("echo start %d >>%s; sleep 0.2; echo end %d >>%s", i, log, i, log)
+		if i == 0 {
+			// The first holds its slot until all are queued.
+			cmd = "while [ ! -e " + gate + " ]; do sleep 0.05; done; " + cmd
+		}
+		ids = append(ids, queueRun(t, flags, "--slots", "1", "--", cmd))
+	}
+	if j := queueStatus(t, flags, ids[5]); j.Status != jobdir.StatusQueued || j.Queued != "slot" {
+		t.Errorf("the last of six jobs with one slot: %s %q, want queued for a slot", j.Status, j.Queued)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code := queueWait(t, flags, ids...); code != 0 {
+		t.Fatalf("wait: exit %d", code)
+	}
+	b, _ := os.ReadFile(log)
+	var want []string
+	for i := range 6 {
+		want = append(want, fmt.Sprintf("start %d", i), fmt.Sprintf("end %d", i))
+	}
+	if got := strings.Fields(strings.ReplaceAll(string(b), " ", "_")); !slices.Equal(got, underscore(want)) {
+		t.Errorf("one slot: the jobs ran\n%s\nwant one after another, in the order queued", b)
+	}
+
+	// Two slots: the jobs record their start and end on the
+	// clock; at most two overlap, and two do. They wait for a
+	// gate opened once all six are queued: on a loaded machine a
+	// run can take longer than a job, and none would overlap.
+	// This machine's date, which has %N (a host's own may not: busybox's
+	// on the host without /proc).
+	date, err := exec.LookPath("date")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var two []string
+	gate2 := filepath.Join(dir, "gate2")
+	for i := range 6 {
+		f := filepath.Join(dir, "t"+strconv.Itoa(i))
+		two = append(two, queueRun(t, flags, "--slots", "2", "--", date+" +%s%N >"+f+"; while [ ! -e "+gate2+" ]; do sleep 0.05; done; sleep 0.2; "+date+" +%s%N >>"+f))
+	}
+	if err := os.WriteFile(gate2, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code := queueWait(t, flags, two...); code != 0 {
+		t.Fatalf("wait: exit %d", code)
+	}
+	type span struct{ from, to int64 }
+	var spans []span
+	for i := range 6 {
+		b, _ := os.ReadFile(filepath.Join(dir, "t"+strconv.Itoa(i)))
+		f := strings.Fields(string(b))
+		if len(f) != 2 {
+			t.Fatalf("job %d recorded %q", i, b)
+		}
+		from, _ := strconv.ParseInt(f[0], 10, 64)
+		to, _ := strconv.ParseInt(f[1], 10, 64)
+		spans = append(spans, span{from, to})
+	}
+	most := 0
+	for _, s := range spans {
+		n := 0
+		for _, o := range spans {
+			if o.from <= s.from && s.from < o.to {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	if most != 2 {
+		t.Errorf("two slots: at most %d jobs ran at once, want 2", most)
 	}
 }
 

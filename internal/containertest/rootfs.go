@@ -19,9 +19,9 @@ import (
 // whose sh the shell tests want).
 var busyboxes = []string{"/var/cache/bgjob-ci/busybox-static/bin/busybox", "/bin/busybox"}
 
-// staticBusybox returns the path of a statically linked busybox: one
-// that runs in a container with no C library.
-func staticBusybox() (string, error) {
+// StaticBusybox returns the path of a statically linked busybox: one
+// that runs in a container with no C library, or in any root of its own.
+func StaticBusybox() (string, error) {
 	paths := busyboxes
 	if p := os.Getenv("BGJOB_TEST_BUSYBOX"); p != "" {
 		paths = []string{p}
@@ -98,7 +98,7 @@ func (r *rootfs) bytes() ([]byte, error) {
 // applets but those in except, /etc/passwd (root, user "bg" with uid
 // 1000, nobody), /etc/group, the users' homes and a 1777 /tmp.
 func (r *rootfs) busybox(except ...string) error {
-	busybox, err := staticBusybox()
+	busybox, err := StaticBusybox()
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func TestSharedLibs(t *testing.T) {
 // host's script, flock, fallocate and bash in place of busybox's applets,
 // busybox's other applets, and the dynamic loader bash names.
 func TestPTYRootfs(t *testing.T) {
-	if _, err := staticBusybox(); err != nil {
+	if _, err := StaticBusybox(); err != nil {
 		testneed.Missing(t, "containertest: %v", err)
 	}
 	b, err := PTYRootfs()

@@ -7,7 +7,8 @@
 # (nor does a --replace stop one): the refusal says what the host has.
 bg_x="per-job memory and CPU limits need a delegated cgroup v2 hierarchy or systemd-run --user"
 bg_v=
-if [ -r /sys/fs/cgroup/cgroup.controllers ]; then
+# (The user's cgroup is /proc/self/cgroup's: without /proc, none.)
+if [ -r /sys/fs/cgroup/cgroup.controllers ] && [ -r /proc/self/cgroup ]; then
 	bg_g=
 	while IFS= read -r bg_l; do
 		case $bg_l in 0::*) bg_g=${bg_l#0::} ;; esac

@@ -321,11 +321,16 @@ bg_live() {
 # (tail -f DIR/job.sh) is not it. Fail when there is none (or DIR holds
 # a newline). The command lines of the host's processes are read once a
 # scan (bg_scan), by one grep for the arguments that end in ID/job.sh,
-# kept by id (bg_c_ID: pids); each of those is checked whole.
+# kept by id (bg_c_ID: pids); each of those is checked whole. Without
+# /proc, by one ps (bg_wrapperps).
 bg_wrapperof() {
 	bg_w=
 	bg_isid "${1##*/}" || return 1
 	case $1 in *"$bg_nl"*) return 1 ;; esac
+	if [ ! -r /proc/self/stat ]; then
+		bg_wrapperps "$1"
+		return
+	fi
 	if [ -z "${bg_wscan-}" ]; then
 		bg_wscan=1
 		bg_mx=$(grep -a -o -s -H -e "/$bg_idre/job\\.sh" /proc/[0-9]*/cmdline 2>/dev/null | awk '

@@ -21,11 +21,13 @@ bg_wakeup() {
 	# FIFOs of scripts killed between their mkfifo and rm (a runtime that
 	# kills a script's group at once) go: theirs, and their pids gone; so
 	# does a regular file of the name, which one such script made (below).
-	if [ -d /proc/self ]; then
-		for bg_wx in "${bg_wf%.*}".*; do
-			if { [ -p "$bg_wx" ] || [ -f "$bg_wx" ]; } && [ -O "$bg_wx" ] && [ ! -d "/proc/${bg_wx##*.}" ]; then rm -f "$bg_wx"; fi
-		done
-	fi
+	# A pid is gone when /proc has no entry for it, or, without /proc, when
+	# kill -0 finds no process of this user there.
+	for bg_wx in "${bg_wf%.*}".*; do
+		if { [ -p "$bg_wx" ] || [ -f "$bg_wx" ]; } && [ -O "$bg_wx" ]; then
+			if [ -d /proc/self ]; then [ ! -d "/proc/${bg_wx##*.}" ]; else ! kill -0 "${bg_wx##*.}" 2>/dev/null; fi && rm -f "$bg_wx"
+		fi
+	done
 	# A FIFO of this name is left by a script of this pid that was killed
 	# in between (bg_watchin removes it first, but for a moment): stale.
 	mkfifo -m 600 "$bg_wf" 2>/dev/null || { rm -f "$bg_wf" && mkfifo -m 600 "$bg_wf"; } 2>/dev/null || return 0

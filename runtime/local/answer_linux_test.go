@@ -74,9 +74,9 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 		job{"pid alive", make(jobdirtest.Job{State: jobdirtest.Exited, Meta: jobdir.Meta{PID: os.Getpid(), ProcStart: "1"}})},
 	)
 	odd := make(jobdirtest.Job{State: jobdirtest.Exited})
-	// Lines without their newline, a carriage return, backslashes, a
-	// queued, a started_at, a not_run and a ready_at record beside the
-	// exit.
+	// Lines without their newline (an exit_code so is one not yet
+	// whole: the job has not recorded its end), a carriage return,
+	// backslashes, a queued, a started_at, a not_run and a ready_at record.
 	write(t, filepath.Join(odd.Path, "exit_code"), "0")
 	write(t, filepath.Join(odd.Path, "ready_at"), string(jobdir.EncodeReadyAt(time.Date(2026, 12, 4, 9, 59, 30, 123456789, time.UTC))))
 	write(t, filepath.Join(odd.Path, "started_at"), "2026-12-04T09:59:00.000Z\n")
@@ -688,7 +688,10 @@ func TestNativeLooksAtProcesses(t *testing.T) {
 				pids = append(pids, strings.TrimSpace(string(b)))
 			}
 		}
-		if j.ended && !settled(func() bool { _, err := os.Stat(filepath.Join(dirs[i], "exit_code")); return err == nil }) {
+		if j.ended && !settled(func() bool {
+			b, err := os.ReadFile(filepath.Join(dirs[i], "exit_code"))
+			return err == nil && strings.HasSuffix(string(b), "\n")
+		}) {
 			t.Fatalf("%s: not ended", j.name)
 		}
 		if j.unreadable {

@@ -117,8 +117,7 @@ bg_qend() {
 	else
 		bg_stopped || bg_rc=143
 	fi
-	if bg_stamp; then printf '%-24s\n' "$bg_ts" 1<>"$bg_d/ended_at.tmp" && mv -f "$bg_d/ended_at.tmp" "$bg_d/ended_at"; fi
-	printf '%-3s\n' "$bg_rc" 1<>"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"
+	bg_exitrec
 	[ -z "$bg_queue" ] || {
 		rm -f "$bg_d/queued"
 		bg_qdone
@@ -132,7 +131,7 @@ bg_qend() {
 bg_qafter() {
 	for bg_qx in $bg_after $bg_afterok; do
 		bg_qj=${bg_d%/*}/$bg_qx
-		if [ -d "$bg_qj" ] && [ ! -e "$bg_qj/exit_code" ] && bg_running "$bg_qj"; then
+		if [ -d "$bg_qj" ] && ! bg_exit "$bg_qj" && bg_running "$bg_qj"; then
 			printf 'after %s\n' "$bg_qx" >"$bg_d/queued.tmp" && mv -f "$bg_d/queued.tmp" "$bg_d/queued"
 			return 1
 		fi

@@ -94,6 +94,30 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	comma := make(jobdirtest.Job{State: jobdirtest.Exited})
 	write(t, filepath.Join(comma.Path, "meta.json"), `{"a":1,"pid":`+fmt.Sprint(os.Getpid())+`,"proc_start":"1","boot_id":"b"},`+"\n")
 	native = append(native, job{"a last comma", comma})
+	// This wrapper's end: exit_code alone, its time the end (to the
+	// millisecond, as date -r prints it); on a full disk, the status in
+	// exit_code.tmp beside an exit_code whose write failed; a write under
+	// way (exit_code made, not yet written) of a running job.
+	ended := time.Date(2026, 12, 7, 17, 4, 5, 678912345, time.UTC)
+	own := make(jobdirtest.Job{State: jobdirtest.Exited, ExitCode: 4})
+	full := make(jobdirtest.Job{State: jobdirtest.Exited})
+	for _, d := range []*jobdirtest.Dir{own, full} {
+		if err := os.Remove(filepath.Join(d.Path, "ended_at")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, filepath.Join(own.Path, "exit_code"), "4\n")
+	write(t, filepath.Join(full.Path, "exit_code"), "")
+	write(t, filepath.Join(full.Path, "exit_code.tmp"), "5  \n")
+	write(t, filepath.Join(full.Path, "logs_full"), "")
+	for _, f := range []string{filepath.Join(own.Path, "exit_code"), filepath.Join(full.Path, "exit_code.tmp")} {
+		if err := os.Chtimes(f, ended, ended); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writing := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Running})
+	write(t, filepath.Join(writing.Path, "exit_code"), "")
+	native = append(native, job{"ended by this wrapper", own}, job{"ended on a full disk", full}, job{"exit_code being written", writing})
 
 	// A running job (its leftovers record, which a running job cannot
 	// have, is not read), an ended one without the record, and one whose

@@ -142,7 +142,8 @@ bg_qafter() {
 			bg_qwhy="job $bg_qx was removed"
 		elif [ -e "$bg_qj/not_run" ]; then
 			bg_qwhy="job $bg_qx was not run"
-		elif bg_rec "$bg_qj/exit_code" || { bg_tmpcode "$bg_qj" && bg_l=${bg_l%% *}; }; then
+		elif bg_exit "$bg_qj" || { bg_tmpcode "$bg_qj" && bg_xl=$bg_l; }; then
+			bg_l=${bg_xl%% *}
 			# exit_code.tmp alone: a stop killed the wrapper's rename, and
 			# its status stands, as for every reader (docs/format.md).
 			[ "$bg_l" = 0 ] || bg_qwhy="job $bg_qx exited $bg_l"

@@ -233,8 +233,8 @@ func (f *eventsFollow) sleep(ctx context.Context, jobsCh <-chan struct{}, files 
 
 // eventFile reports whether a change of the job file name may make an
 // event: not the logs (the followers read them), nor a file written on
-// the way to another (ended_at comes before exit_code, which tells the
-// end), nor a reader's cursor.
+// the way to another (an earlier wrapper's ended_at came before
+// exit_code, which tells the end), nor a reader's cursor.
 func eventFile(name string) bool {
 	switch {
 	case name == jobdir.StdoutFile, name == jobdir.StderrFile, name == jobdir.EndedFile, name == "leftovers",

@@ -222,7 +222,7 @@ func (c *Client) Logs(ctx context.Context, ref string, o LogOptions, stdout, std
 
 // logChange is the watch's filter of a follow or a wait --for on this
 // machine: a job file is written as NAME.tmp, then renamed, and the
-// rename is the change (ended_at.tmp comes just before exit_code).
+// rename is the change; exit_code is written in place, and its write is.
 func logChange(name string) bool { return !strings.HasSuffix(name, ".tmp") }
 
 // rewind starts the range of stream again at the log's start: the log was

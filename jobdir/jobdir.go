@@ -11,8 +11,9 @@
 //	job.sh          the generated wrapper script
 //	stdout.log      the command's standard output (appended)
 //	stderr.log      the command's standard error (appended)
-//	exit_code       written by the wrapper when the command has ended
-//	ended_at        written by the wrapper just before exit_code
+//	exit_code       written by the wrapper when the command has ended, in
+//	                one write (read only whole); its time is the job's end
+//	ended_at        written by wrappers of earlier versions before exit_code
 //	stop            written by bgjob stop or the timeout before signalling
 //	STREAM.dropped  the --max-log-size capper's count of dropped bytes
 //	stdin, cursor-* the --stdin FIFO and the read cursors of logs --new

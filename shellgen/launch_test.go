@@ -149,8 +149,8 @@ func checkLaunch(t *testing.T, sh *shell, s1, s2, env, dir string) {
 	}
 	code := waitExitCode(t, jobDir)
 	stderrLog, _ := os.ReadFile(filepath.Join(jobDir, "stderr.log"))
-	// Written over the launcher's blank, padded to its length.
-	if code != "0  \n" || len(stderrLog) > 0 {
+	// One write, the status and its newline.
+	if code != "0\n" || len(stderrLog) > 0 {
 		t.Errorf("exit_code = %q, stderr.log = %q; want 0 and empty", code, stderrLog)
 	}
 	// meta.json is byte for byte jobdir's encoding of the job's Meta and
@@ -271,7 +271,7 @@ func waitExitCode(t *testing.T, dir string) string {
 	for {
 		gone := wrapperGone(dir)
 		b, err := os.ReadFile(filepath.Join(dir, "exit_code"))
-		if err == nil {
+		if err == nil && strings.HasSuffix(string(b), "\n") {
 			return string(b)
 		}
 		if gone || time.Now().After(deadline) {

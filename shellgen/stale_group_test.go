@@ -124,7 +124,10 @@ func TestStopEndsAStoppedJob(t *testing.T) {
 					}
 					runScript(t, &sh, t.TempDir(), nil, script)
 				}
-				if !eventually(20*time.Second, func() bool { _, err := os.Stat(filepath.Join(dir, "exit_code")); return err == nil }) {
+				if !eventually(20*time.Second, func() bool {
+					b, err := os.ReadFile(filepath.Join(dir, "exit_code"))
+					return err == nil && strings.HasSuffix(string(b), "\n")
+				}) {
 					t.Errorf("%s: the stopped job was not ended and recorded (wrapper %v)", tt.name, statOf(job.PID))
 				}
 			}

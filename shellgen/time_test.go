@@ -2,11 +2,13 @@ package shellgen_test
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/bgjob/bgjob/jobdir"
 	"github.com/bgjob/bgjob/shellgen"
 )
 
@@ -16,7 +18,7 @@ import (
 // plain EPOCHREALTIME from the environment put back; and bg_civil against
 // Go's calendar over two centuries.
 func TestStampClock(t *testing.T) {
-	lib := shellgen.LibFunc("bg_stamp") + shellgen.LibFunc("bg_civil")
+	lib := shellgen.LibFunc("bg_stamp") + shellgen.LibFunc("bg_stampof") + shellgen.LibFunc("bg_civil") + shellgen.LibFunc("bg_mtime")
 	var secs []int64
 	for s := int64(-1); s < 7258118400; s += 86400*37 + 3607*5 + 13 {
 		secs = append(secs, s+1)
@@ -56,6 +58,20 @@ func TestStampClock(t *testing.T) {
 			}
 			if sh.name == "dash" && env != "12.5" {
 				t.Errorf("dash: EPOCHREALTIME from the environment is %q after bg_stamp, want 12.5", env)
+			}
+
+			// bg_mtime: a file's time as Go's runtime/local writes it.
+			f := filepath.Join(t.TempDir(), "exit_code")
+			mt := time.Date(2026, 12, 7, 17, 4, 5, 678912345, time.UTC)
+			if err := os.WriteFile(f, []byte("0\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(f, mt, mt); err != nil {
+				t.Fatal(err)
+			}
+			out, err = sh.command(t, "-c", lib+`bg_mtime "$1" && printf '%s\n' "$bg_ts"`, "sh", f).Output()
+			if got, want := strings.TrimSpace(string(out)), mt.Format(jobdir.EndedAtLayout); err != nil || got != want {
+				t.Errorf("bg_mtime = %q (%v), want %q", got, err, want)
 			}
 		})
 	}

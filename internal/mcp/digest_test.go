@@ -101,7 +101,7 @@ func TestWaitWithoutIDsAfterARemoval(t *testing.T) {
 	// Removed from outside (bgjob rm) once ended, before a result told it.
 	dir := filepath.Join(root, "default", gone.ID)
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(filepath.Join(dir, "exit_code")); err == nil {
+		if b, err := os.ReadFile(filepath.Join(dir, "exit_code")); err == nil && strings.HasSuffix(string(b), "\n") {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -74,9 +74,9 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 		job{"pid alive", make(jobdirtest.Job{State: jobdirtest.Exited, Meta: jobdir.Meta{PID: os.Getpid(), ProcStart: "1"}})},
 	)
 	odd := make(jobdirtest.Job{State: jobdirtest.Exited})
-	// Lines without their newline, a carriage return, backslashes, a
-	// queued, a started_at, a not_run and a ready_at record beside the
-	// exit.
+	// Lines without their newline (an exit_code so is one not yet
+	// whole: the job has not recorded its end), a carriage return,
+	// backslashes, a queued, a started_at, a not_run and a ready_at record.
 	write(t, filepath.Join(odd.Path, "exit_code"), "0")
 	write(t, filepath.Join(odd.Path, "ready_at"), string(jobdir.EncodeReadyAt(time.Date(2026, 12, 4, 9, 59, 30, 123456789, time.UTC))))
 	write(t, filepath.Join(odd.Path, "started_at"), "2026-12-04T09:59:00.000Z\n")
@@ -94,6 +94,30 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	comma := make(jobdirtest.Job{State: jobdirtest.Exited})
 	write(t, filepath.Join(comma.Path, "meta.json"), `{"a":1,"pid":`+fmt.Sprint(os.Getpid())+`,"proc_start":"1","boot_id":"b"},`+"\n")
 	native = append(native, job{"a last comma", comma})
+	// This wrapper's end: exit_code alone, its time the end (to the
+	// millisecond, as date -r prints it); on a full disk, the status in
+	// exit_code.tmp beside an exit_code whose write failed; a write under
+	// way (exit_code made, not yet written) of a running job.
+	ended := time.Date(2026, 12, 7, 17, 4, 5, 678912345, time.UTC)
+	own := make(jobdirtest.Job{State: jobdirtest.Exited, ExitCode: 4})
+	full := make(jobdirtest.Job{State: jobdirtest.Exited})
+	for _, d := range []*jobdirtest.Dir{own, full} {
+		if err := os.Remove(filepath.Join(d.Path, "ended_at")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, filepath.Join(own.Path, "exit_code"), "4\n")
+	write(t, filepath.Join(full.Path, "exit_code"), "")
+	write(t, filepath.Join(full.Path, "exit_code.tmp"), "5  \n")
+	write(t, filepath.Join(full.Path, "logs_full"), "")
+	for _, f := range []string{filepath.Join(own.Path, "exit_code"), filepath.Join(full.Path, "exit_code.tmp")} {
+		if err := os.Chtimes(f, ended, ended); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writing := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Running})
+	write(t, filepath.Join(writing.Path, "exit_code"), "")
+	native = append(native, job{"ended by this wrapper", own}, job{"ended on a full disk", full}, job{"exit_code being written", writing})
 
 	// A running job (its leftovers record, which a running job cannot
 	// have, is not read), an ended one without the record, and one whose
@@ -155,7 +179,7 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	for _, j := range native {
 		t.Run("wait "+j.name, func(t *testing.T) {
 			got := compareWait(t, c, shells, dirs, []string{j.dir.Meta.ID}, false)
-			if pending := j.dir == running; strings.Contains(got, "\nW\tpending\n") != pending {
+			if pending := j.dir == running || j.dir == writing; strings.Contains(got, "\nW\tpending\n") != pending {
 				t.Errorf("%q, want W pending: %v", got, pending)
 			}
 		})
@@ -688,7 +712,10 @@ func TestNativeLooksAtProcesses(t *testing.T) {
 				pids = append(pids, strings.TrimSpace(string(b)))
 			}
 		}
-		if j.ended && !settled(func() bool { _, err := os.Stat(filepath.Join(dirs[i], "exit_code")); return err == nil }) {
+		if j.ended && !settled(func() bool {
+			b, err := os.ReadFile(filepath.Join(dirs[i], "exit_code"))
+			return err == nil && strings.HasSuffix(string(b), "\n")
+		}) {
 			t.Fatalf("%s: not ended", j.name)
 		}
 		if j.unreadable {

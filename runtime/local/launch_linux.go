@@ -201,12 +201,11 @@ func writeJobFiles(dir, ws string, files shellgen.LaunchFiles, mask uint32) stri
 	}
 	made = append(made, []struct{ name, body string }{
 		{"exit_code.tmp", "   \n"},
-		{"ended_at.tmp", strings.Repeat(" ", 24) + "\n"},
 		{"stop.tmp", strings.Repeat(" ", 31) + "\n"},
 	}...)
 	for _, f := range made {
 		if writePrivate(dir+"/"+f.name, f.body, mask) != nil {
-			removeJobFiles(dir, "job.sh", "command.sh", "exit_code.tmp", "ended_at.tmp", "stop.tmp", "exit_code.pty")
+			removeJobFiles(dir, "job.sh", "command.sh", "exit_code.tmp", "stop.tmp", "exit_code.pty")
 			return refuse(errKindIO, "cannot write the job's files in "+ws+" (is the disk full?)")
 		}
 	}
@@ -223,7 +222,7 @@ func startJob(ctx context.Context, dir, ws string, host hostMeta, mask uint32) (
 	// its traps, say by the interrupt that ends ctx): what the launch
 	// made goes, unless the wrapper wrote meta.json, a job (lost).
 	if _, merr := os.Lstat(dir + "/meta.json"); (w == "" || w == "nometa") && merr != nil {
-		removeJobFiles(dir, "job.sh", "command.sh", "exit_code.tmp", "ended_at.tmp", "stop.tmp", "meta.json.tmp",
+		removeJobFiles(dir, "job.sh", "command.sh", "exit_code.tmp", "stop.tmp", "meta.json.tmp",
 			"stdout.log", "stderr.log", "stdin", "stdin.keeper", "exit_code.pty", "terminal", "terminal.tmp")
 	}
 	if err != nil {

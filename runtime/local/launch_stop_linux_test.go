@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -73,7 +74,10 @@ func TestStartWrapperGateHoldsAStop(t *testing.T) {
 		t.Fatalf("the stop left no stop marker: %v", err)
 	}
 	// The stop has returned: the job ends, without running its command.
-	if !settled(func() bool { _, err := os.Stat(dir + "/exit_code"); return err == nil }) {
+	if !settled(func() bool {
+		b, err := os.ReadFile(dir + "/exit_code")
+		return err == nil && strings.HasSuffix(string(b), "\n")
+	}) {
 		out, _ := os.ReadFile(dir + "/stdout.log")
 		t.Fatalf("a job stopped while its wrapper waited at the gate ran on after the stop: no exit_code, stdout.log %q", out)
 	}

@@ -119,10 +119,9 @@ type logJob struct {
 // boot; not ok where the script must.
 func lookAtJob(dir, boot string, files []*os.File) (logJob, bool) {
 	j := logJob{dir: dir, sizes: make([]int64, len(files))}
-	// An ended job's: exit_code, once there, stays; its logs' sizes are
+	// An ended job's: exit_code, once whole, stays; its logs' sizes are
 	// taken before its records (bg_endsizes).
-	_, err := os.Stat(filepath.Join(dir, "exit_code"))
-	ended := err == nil
+	ended := exited(dir)
 	j.ended = ended
 	if ended && !sizesOf(files, j.sizes) {
 		return logJob{}, false

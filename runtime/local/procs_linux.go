@@ -353,12 +353,12 @@ func (l *procLook) live(dir string) (int, bool) {
 	return n, true
 }
 
-// endedJob is bg_live's look at an ended job (its exit_code there): one
+// endedJob is bg_live's look at an ended job (its exit_code whole): one
 // whose leftovers record holds 0 is recorded without processes, which a
 // look takes at its word; another has lend "1", to be noted for
 // leftovers if it is found without any. A job still running has lend "".
 func endedJob(dir string) (lend string, recorded, ok bool) {
-	if _, err := os.Stat(filepath.Join(dir, "exit_code")); err != nil {
+	if !exited(dir) {
 		return "", false, true
 	}
 	left, there, ok := lineIfThere(filepath.Join(dir, "leftovers"))

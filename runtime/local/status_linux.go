@@ -138,7 +138,7 @@ func wrapperRunning(dir, boot string) (running, ok bool) {
 	if !ok || !m.picked {
 		return false, ok
 	}
-	if _, err := os.Stat(filepath.Join(dir, "exit_code")); err == nil || m.boot != boot {
+	if exited(dir) || m.boot != boot {
 		return false, true
 	}
 	pid, err := strconv.Atoi(m.pid)
@@ -271,7 +271,7 @@ func (l *procLook) obs(dir string) (string, bool) {
 	// The wrapper's last steps are its own (bg_obs, bg_finishing): the
 	// job is read, and its processes counted from a scan made, once its
 	// wrapper has ended.
-	if _, err := os.Stat(filepath.Join(dir, "exit_code")); err == nil && !l.rescan {
+	if !l.rescan && exited(dir) {
 		left, there, ok := lineIfThere(filepath.Join(dir, "leftovers"))
 		if !ok {
 			return "", false
@@ -346,12 +346,12 @@ func obsRec(dir, known string) (recs, meta string, ok bool) {
 		}
 		rec.WriteString(p)
 	}
-	x, ok := exitRec(dir)
+	x, written, ok := exitRec(dir)
 	if !ok {
 		return "", "", false
 	}
 	rec.WriteString(x)
-	if !fileRecs(&rec, dir) {
+	if !fileRecs(&rec, dir, written) {
 		return "", "", false
 	}
 	// Read last, as the script's check: a removal takes meta.json first.
@@ -404,33 +404,78 @@ func procRec(line string) (string, bool) {
 	return "P\t" + start + "\n", true
 }
 
-// exitRec is the X record of the job in dir: exit_code, else a complete
-// exit_code.tmp (bg_tmpcode: its first word a number); none for a job
-// still running.
-func exitRec(dir string) (string, bool) {
-	code, there, ok := lineIfThere(filepath.Join(dir, "exit_code"))
+// exitRec is the X record of the job in dir: a whole exit_code (bg_exit),
+// else a complete exit_code.tmp (bg_tmpcode: its first word a number);
+// none for a job still running. written is when the file that holds the
+// status was last written, the job's end where no ended_at says it (zero
+// with no record).
+func exitRec(dir string) (rec string, written time.Time, ok bool) {
+	code, written, whole, ok := exitLine(dir)
 	if !ok {
-		return "", false
+		return "", time.Time{}, false
 	}
-	if !there {
-		code, there, ok = lineIfThere(filepath.Join(dir, "exit_code.tmp"))
-		if !ok {
-			return "", false
-		}
-		w, _, _ := strings.Cut(code, " ")
-		there = there && w != "" && strings.Trim(w, "0123456789") == ""
+	if whole {
+		return "X\t" + code + "\n", written, true
 	}
-	if !there {
-		return "", true
+	name := filepath.Join(dir, "exit_code.tmp")
+	code, there, ok := lineIfThere(name)
+	if !ok {
+		return "", time.Time{}, false
 	}
-	return "X\t" + code + "\n", true
+	w, _, _ := strings.Cut(code, " ")
+	if !there || w == "" || strings.Trim(w, "0123456789") != "" {
+		return "", time.Time{}, true
+	}
+	fi, err := os.Stat(name)
+	if err != nil {
+		return "", time.Time{}, false
+	}
+	return "X\t" + code + "\n", fi.ModTime(), true
+}
+
+// exitLine is bg_exit: the first line of the exit_code of the job in dir
+// and the time the file was last written, whole when it ends with its
+// newline (one not yet whole is a write under way, or cut short: the job
+// has not recorded its end); not ok where the file cannot be read as the
+// shell would read it.
+func exitLine(dir string) (line string, written time.Time, whole, ok bool) {
+	f, err := proc.Open(filepath.Join(dir, "exit_code"))
+	if err != nil {
+		return "", time.Time{}, false, os.IsNotExist(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return "", time.Time{}, false, false
+	}
+	buf := make([]byte, 512)
+	n, err := f.Read(buf)
+	if err != nil && n == 0 && fi.Size() != 0 {
+		return "", time.Time{}, false, false
+	}
+	l, _, found := bytes.Cut(buf[:n], []byte("\n"))
+	if !found && n == len(buf) || bytes.IndexByte(l, 0) >= 0 {
+		return "", time.Time{}, false, false
+	}
+	if !found {
+		return "", time.Time{}, false, true
+	}
+	return string(l), fi.ModTime(), true, true
+}
+
+// exited reports whether the job in dir has recorded its end: its
+// exit_code is whole (bg_exit).
+func exited(dir string) bool {
+	_, _, whole, _ := exitLine(dir)
+	return whole
 }
 
 // fileRecs writes to rec the records of the job's one-line files in dir,
 // each file's first line behind its tag, in bg_obsrec's order, for each
 // file that is there; not ok where one is read otherwise than the shell
-// would read it.
-func fileRecs(rec *strings.Builder, dir string) bool {
+// would read it. Without an ended_at, the T record is written, unless
+// zero (bg_mtime, to the millisecond).
+func fileRecs(rec *strings.Builder, dir string, written time.Time) bool {
 	for _, f := range []struct{ file, tag string }{
 		{"ended_at", "T\t"}, {"stop", "S\t"}, {"stdout.dropped", "Y\tstdout\t"},
 		{"stderr.dropped", "Y\tstderr\t"}, {"queued", "Q\t"}, {"started_at", "s\t"}, {"not_run", "U\t"}, {"logs_full", "I\t"},
@@ -440,8 +485,11 @@ func fileRecs(rec *strings.Builder, dir string) bool {
 		if !ok {
 			return false
 		}
-		if there {
+		switch {
+		case there:
 			rec.WriteString(f.tag + l + "\n")
+		case f.file == "ended_at" && !written.IsZero():
+			rec.WriteString(f.tag + written.UTC().Format(jobdir.EndedAtLayout) + "\n")
 		}
 	}
 	return true

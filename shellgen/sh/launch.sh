@@ -52,16 +52,17 @@ fi
 # job.sh, which the wrapper overwrites next: read back without a fork.
 bg_ss=
 if command -v setsid >"$bg_d/job.sh" 2>/dev/null; then IFS= read -r bg_ss <"$bg_d/job.sh"; fi
-# The status records are made now, while there is room: at the end the
-# wrapper overwrites them in place, so a job that fills the disk still
-# records how it ended, and so does a stop (stop.tmp) on a full disk.
+# The status records are made now, while there is room: on a full disk
+# the wrapper writes its status over exit_code.tmp (bg_exitrec), so a job
+# that fills the disk still records how it ended, and so does a stop
+# (stop.tmp).
 if printf '%s' "$bg_wrapper" >"$bg_d/job.sh" && { [ -z "$bg_script" ] || printf '%s\n' "$bg_script" >"$bg_d/command.sh"; } &&
 	printf '   \n' >"$bg_d/exit_code.tmp" &&
-	printf '%24s\n' '' >"$bg_d/ended_at.tmp" && printf '%31s\n' '' >"$bg_d/stop.tmp" &&
+	printf '%31s\n' '' >"$bg_d/stop.tmp" &&
 	{ [ "$bg_pty" != 1 ] || printf '                                       \n' >"$bg_d/exit_code.pty"; }; then
 	:
 else
-	rm -f "$bg_d/job.sh" "$bg_d/command.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/stop.tmp" "$bg_d/exit_code.pty"
+	rm -f "$bg_d/job.sh" "$bg_d/command.sh" "$bg_d/exit_code.tmp" "$bg_d/stop.tmp" "$bg_d/exit_code.pty"
 	rmdir "$bg_d" 2>/dev/null
 	bg_err io "cannot write the job's files in $bg_ws (is the disk full?)"
 fi
@@ -88,14 +89,14 @@ elif command -v setsid >/dev/null 2>&1; then
 elif command -v bash >/dev/null 2>&1; then
 	bg_w=$(bash -c 'set -m; /bin/sh "$1" run "$2" </dev/null 2>/dev/null &' bash "$bg_d/job.sh" "$bg_umask")
 else
-	rm -f "$bg_d/job.sh" "$bg_d/command.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/exit_code.pty" "$bg_d/stdin"
+	rm -f "$bg_d/job.sh" "$bg_d/command.sh" "$bg_d/exit_code.tmp" "$bg_d/exit_code.pty" "$bg_d/stdin"
 	rmdir "$bg_d" 2>/dev/null
 	bg_err setsid "the host has neither setsid nor bash to start the job in its own process group"
 fi
 case $bg_w in
 '') bg_err start "the wrapper of job $bg_d did not start" ;;
 nometa)
-	rm -f "$bg_d/job.sh" "$bg_d/command.sh" "$bg_d/exit_code.tmp" "$bg_d/ended_at.tmp" "$bg_d/stop.tmp" "$bg_d/meta.json.tmp" "$bg_d/stdout.log" "$bg_d/stderr.log" "$bg_d/stdin" "$bg_d/stdin.keeper" "$bg_d/exit_code.pty" "$bg_d/terminal" "$bg_d/terminal.tmp"
+	rm -f "$bg_d/job.sh" "$bg_d/command.sh" "$bg_d/exit_code.tmp" "$bg_d/stop.tmp" "$bg_d/meta.json.tmp" "$bg_d/stdout.log" "$bg_d/stderr.log" "$bg_d/stdin" "$bg_d/stdin.keeper" "$bg_d/exit_code.pty" "$bg_d/terminal" "$bg_d/terminal.tmp"
 	rmdir "$bg_d" 2>/dev/null
 	bg_err io "cannot write the job's meta.json in $bg_ws (is the disk full?)"
 	;;

@@ -38,7 +38,7 @@ bg_find "$bg_ws" "$bg_ref" || bg_err "$bg_fk" "$bg_ref"
 bg_logsok || bg_nolog "$bg_st"
 # An ended job's sizes are read at once, by one process (bg_endsizes).
 bg_esz_stdout= bg_esz_stderr=
-[ ! -e "$bg_d/exit_code" ] || bg_endsizes "$bg_d"
+! bg_exit "$bg_d" || bg_endsizes "$bg_d"
 # A read does not look at the host's processes: the job's record does not
 # count them (the L record is left out), but at the end of a follow.
 bg_obsrec "$bg_d" || bg_err notfound "$bg_ref"
@@ -311,7 +311,7 @@ if [ "$bg_follow" = 1 ]; then
 		if [ -z "$bg_wup" ]; then
 			bg_wakeup -F "$bg_d/stdout.log" "$bg_d/stderr.log" "$bg_d/exit_code"
 			bg_fend=$bg_d/exit_code
-			[ ! -e "$bg_d/exit_code" ] || continue
+			! bg_exit "$bg_d" || continue
 		fi
 		bg_fnap
 	done

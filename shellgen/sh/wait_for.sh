@@ -157,7 +157,7 @@ while :; do
 	if [ -z "$bg_wup" ]; then
 		bg_wakeup -F "$bg_d/stdout.log" "$bg_d/stderr.log" "$bg_d/exit_code"
 		bg_fend=$bg_d/exit_code
-		[ ! -e "$bg_d/exit_code" ] || continue
+		! bg_exit "$bg_d" || continue
 	fi
 	bg_fnap
 done

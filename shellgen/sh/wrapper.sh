@@ -24,6 +24,21 @@
 bg_unkeep() {
 	! bg_ours "$bg_keeper" "$bg_kst" || kill -KILL "$bg_keeper" 2>/dev/null
 }
+# bg_exitrec: record the job's end, bg_rc: exit_code, the status and its
+# newline in one write, with no process started, so that the end is seen
+# as soon as the command's (readers take exit_code only whole, bg_exit;
+# its time is when it was written, docs/format.md). A file system with no
+# space left takes the command's output without a word (its writes fail,
+# not the job), and then this write fails too: logs_full says so beside
+# the status (an empty file takes no block), which is written over the
+# blank exit_code.tmp the launcher made, padded to its length (1<>: never
+# truncated, so no block is needed that another writer could take), and
+# renamed into place.
+bg_exitrec() {
+	{ printf '%s\n' "$bg_rc" >"$bg_d/exit_code"; } 2>/dev/null && return 0
+	: >"$bg_d/logs_full" 2>/dev/null
+	printf '%-3s\n' "$bg_rc" 1<>"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"
+}
 if [ "$bg_stdin" = 1 ]; then
 	# A keeper holds the FIFO open for writing, so the command sees end of
 	# file only when "bgjob send --eof" ends the keeper. The wrapper opens
@@ -232,27 +247,12 @@ for bg_h in $bg_drains; do
 		bg_i=$((bg_i + 1))
 	done
 done
-# A file system with no space left takes the command's output without a
-# word (its writes fail, not the job): logs_full says so beside the
-# status. df -P: the fourth field of its last line, the KiB available; an
-# empty file, which takes no block.
-if bg_df=$(df -P -k "$bg_d" 2>/dev/null); then
-	# shellcheck disable=SC2086 # the words on purpose
-	set -- ${bg_df##*"
-"}
-	[ "${4-}" != 0 ] || : >"$bg_d/logs_full" 2>/dev/null
-fi
-# The records are written over the blank files the launcher made, padded
-# to their length (1<>: never truncated), then renamed into place: on a
-# full disk they take no block, which another writer could have taken
-# between a truncation and the write (docs/format.md). A PTY job whose status is unknown records none: it is
-# lost.
+# A PTY job whose status is unknown records none: it is lost.
 if [ -z "$bg_rc" ]; then
 	bg_qdone
 	exit 0
 fi
-if bg_stamp; then printf '%-24s\n' "$bg_ts" 1<>"$bg_d/ended_at.tmp" && mv -f "$bg_d/ended_at.tmp" "$bg_d/ended_at"; fi
-printf '%-3s\n' "$bg_rc" 1<>"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"
+bg_exitrec
 # The jobs that wait for this one, and the next in the queue if it held a
 # slot, are woken (queue.sh).
 bg_qdone

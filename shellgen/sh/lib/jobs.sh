@@ -44,6 +44,21 @@ bg_line() {
 	return 0
 }
 
+# bg_exit DIR: succeed when the job in DIR has recorded its end: its
+# exit_code is whole, its first line ended by its newline, which bg_xl
+# holds without it. The wrapper writes exit_code in one write, with no
+# rename: a file there without its newline is one made and not yet
+# written (the job has not ended yet), or whose write a kill cut short
+# (its status unknown). A wrapper before it renamed exit_code.tmp into
+# place: that file is always whole.
+bg_exit() {
+	bg_xl=
+	[ -e "$1/exit_code" ] || return 1
+	IFS= read -r bg_xl 2>/dev/null <"$1/exit_code" && return 0
+	bg_xl=
+	return 1
+}
+
 # bg_rec FILE: bg_line for a record written over the launcher's blank
 # (exit_code, ended_at, stop): its first line without the blanks after it.
 bg_rec() {

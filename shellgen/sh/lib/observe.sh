@@ -7,8 +7,9 @@
 # Without a meta.json only the J record is printed (the job is
 # unreadable), or with strict nothing, and it fails.
 # The wrapper is looked at before exit_code is read, so a job that ends in
-# between is seen as ended, never as lost. A complete exit_code.tmp counts
-# too: the wrapper's mv may have been killed by a stop after it wrote it.
+# between is seen as ended, never as lost; an exit_code not yet whole
+# (bg_exit) is not read. A complete exit_code.tmp counts too: the
+# wrapper's mv may have been killed by a stop after it wrote it.
 # The files are all read before anything is printed: a removal deletes
 # meta.json first, so a meta.json gone by then means the files read may
 # have vanished under the reads (an exit_code read as "", a job seen as
@@ -19,12 +20,11 @@
 # them out.
 bg_obs() {
 	bg_ofull=
-	# The wrapper's last steps (the mv that wrote exit_code, the queue's
-	# wake-ups) are its own, not the job's: a look (bg_recorded) at a job
+	# The wrapper's last steps (the queue's wake-ups) are its own, not the job's: a look (bg_recorded) at a job
 	# whose wrapper still runs though exit_code is written, and whose
 	# leftovers are not recorded, waits for it to end, a tenth of a second
 	# at most, then reads the job and scans after it.
-	if [ "${bg_recorded-}" = 1 ] && [ -z "${bg_lrescan-}" ] && [ -e "$1/exit_code" ] &&
+	if [ "${bg_recorded-}" = 1 ] && [ -z "${bg_lrescan-}" ] && bg_exit "$1" &&
 		! { bg_line "$1/leftovers" && [ "$bg_l" = 0 ]; } && bg_finishing "$1"; then
 		bg_pgs=
 	fi
@@ -60,8 +60,20 @@ bg_obsrec() {
 		bg_proc "$bg_w"
 		bg_op=x$bg_s
 	fi
-	if bg_line "$1/exit_code" || bg_tmpcode "$1"; then bg_ox=x$bg_l; fi
-	if bg_line "$1/ended_at"; then bg_ot=x$bg_l; fi
+	# The end's time: ended_at where a wrapper before this one wrote it,
+	# else the time the status was written (bg_mtime of exit_code, or of
+	# the exit_code.tmp that holds it).
+	bg_oxf=
+	if bg_exit "$1"; then
+		bg_ox=x$bg_xl bg_oxf=exit_code
+	elif bg_tmpcode "$1"; then
+		bg_ox=x$bg_l bg_oxf=exit_code.tmp
+	fi
+	if bg_line "$1/ended_at"; then
+		bg_ot=x$bg_l
+	elif [ -n "$bg_oxf" ] && bg_mtime "$1/$bg_oxf"; then
+		bg_ot=x$bg_ts
+	fi
 	if bg_line "$1/stop"; then bg_os=x$bg_l; fi
 	if bg_line "$1/stdout.dropped"; then bg_oy1=x$bg_l; fi
 	if bg_line "$1/stderr.dropped"; then bg_oy2=x$bg_l; fi

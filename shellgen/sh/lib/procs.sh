@@ -66,7 +66,7 @@ bg_tied() {
 # bg_running DIR: succeed while the wrapper of the job in DIR is alive.
 bg_running() {
 	bg_meta "$1" || return 1
-	[ -e "$1/exit_code" ] && return 1
+	bg_exit "$1" && return 1
 	[ -z "$bg_boot" ] || [ "$bg_b" = "$bg_boot" ] || return 1
 	bg_proc "$bg_w"
 	[ -n "$bg_s" ] && [ "$bg_s" = "$bg_st" ]
@@ -209,7 +209,7 @@ bg_live() {
 	# group and left members in it, such as a daemon's double fork) is
 	# another's. Its processes that carry the job's id still count.
 	bg_lend= bg_lgone=
-	if [ -e "$1/exit_code" ]; then
+	if bg_exit "$1"; then
 		if bg_line "$1/leftovers" && [ "$bg_l" = 0 ]; then
 			if [ "${bg_recorded-}" = 1 ]; then
 				bg_pm=proc
@@ -384,7 +384,7 @@ bg_finishing() {
 # bg_ended DIR: succeed when the job in DIR has ended: exit_code written,
 # or its meta.json read and its wrapper gone (lost).
 bg_ended() {
-	[ -e "$1/exit_code" ] && return 0
+	bg_exit "$1" && return 0
 	bg_meta "$1" || return 1
 	! bg_running "$1"
 }

@@ -5,8 +5,8 @@
 # newer than it, is one that prune removes: it has ended (bg_ended), its
 # files are bgjob's (meta.json names the directory, exit_code is a
 # number), and by bg_prule: either (bgjob prune) at least bg_keep ended
-# jobs are newer (0: no count limit) or it ended (ended_at, else its start
-# for a lost job) more than bg_age seconds (0: no age limit) before bg_nw;
+# jobs are newer (0: no count limit) or it ended (ended_at, else when its
+# exit_code was written, else its start for a lost job) more than bg_age seconds (0: no age limit) before bg_nw;
 # both (run's pass) each limit that is set holds; all, whatever the
 # limits. Whether it still has processes is left to the caller. A
 # directory without meta.json (a launch cut short) is prunable once it
@@ -25,14 +25,21 @@ bg_prunable() {
 	bg_ended "$1" || return 1
 	bg_meta "$1" || return 1
 	bg_ownline "$1" || return 1
-	if bg_rec "$1/exit_code"; then
+	if bg_exit "$1"; then
+		bg_l=${bg_xl%"${bg_xl##*[! ]}"}
 		case $bg_l in '' | *[!0-9]*) return 1 ;; esac
 	fi
 	[ "$bg_prule" != all ] || return 0
 	bg_pc= bg_pa=
 	if [ "$bg_keep" -gt 0 ] && [ "$2" -ge "$bg_keep" ]; then bg_pc=1; fi
 	if [ "$bg_age" -gt 0 ]; then
-		if bg_rec "$1/ended_at" && bg_epoch "$bg_l"; then :; else bg_epoch "${1##*/}" || return 1; fi
+		if bg_rec "$1/ended_at" && bg_epoch "$bg_l"; then
+			:
+		elif bg_exit "$1" && bg_mtime "$1/exit_code" && bg_epoch "$bg_ts"; then
+			:
+		else
+			bg_epoch "${1##*/}" || return 1
+		fi
 		[ $((bg_nw - bg_ep)) -le "$bg_age" ] || bg_pa=1
 	fi
 	if [ "$bg_prule" = both ]; then

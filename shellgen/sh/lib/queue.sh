@@ -117,8 +117,7 @@ bg_qend() {
 	else
 		bg_stopped || bg_rc=143
 	fi
-	if bg_stamp; then printf '%-24s\n' "$bg_ts" 1<>"$bg_d/ended_at.tmp" && mv -f "$bg_d/ended_at.tmp" "$bg_d/ended_at"; fi
-	printf '%-3s\n' "$bg_rc" 1<>"$bg_d/exit_code.tmp" && mv -f "$bg_d/exit_code.tmp" "$bg_d/exit_code"
+	bg_exitrec
 	[ -z "$bg_queue" ] || {
 		rm -f "$bg_d/queued"
 		bg_qdone
@@ -132,7 +131,7 @@ bg_qend() {
 bg_qafter() {
 	for bg_qx in $bg_after $bg_afterok; do
 		bg_qj=${bg_d%/*}/$bg_qx
-		if [ -d "$bg_qj" ] && [ ! -e "$bg_qj/exit_code" ] && bg_running "$bg_qj"; then
+		if [ -d "$bg_qj" ] && ! bg_exit "$bg_qj" && bg_running "$bg_qj"; then
 			printf 'after %s\n' "$bg_qx" >"$bg_d/queued.tmp" && mv -f "$bg_d/queued.tmp" "$bg_d/queued"
 			return 1
 		fi
@@ -143,7 +142,8 @@ bg_qafter() {
 			bg_qwhy="job $bg_qx was removed"
 		elif [ -e "$bg_qj/not_run" ]; then
 			bg_qwhy="job $bg_qx was not run"
-		elif bg_rec "$bg_qj/exit_code" || { bg_tmpcode "$bg_qj" && bg_l=${bg_l%% *}; }; then
+		elif bg_exit "$bg_qj" || { bg_tmpcode "$bg_qj" && bg_xl=$bg_l; }; then
+			bg_l=${bg_xl%% *}
 			# exit_code.tmp alone: a stop killed the wrapper's rename, and
 			# its status stands, as for every reader (docs/format.md).
 			[ "$bg_l" = 0 ] || bg_qwhy="job $bg_qx exited $bg_l"

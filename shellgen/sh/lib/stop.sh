@@ -94,7 +94,7 @@ bg_stop() {
 	# ends gives its slot to the next in the queue, which must find its
 	# own stop before it runs.
 	for bg_sd in "$@"; do
-		if [ -e "$bg_sd/queued" ] && [ ! -e "$bg_sd/exit_code" ] && [ ! -e "$bg_sd/stop" ]; then
+		if [ -e "$bg_sd/queued" ] && ! bg_exit "$bg_sd" && [ ! -e "$bg_sd/stop" ]; then
 			bg_stopmark "$bg_sd"
 		fi
 	done
@@ -107,7 +107,7 @@ bg_stop() {
 		# a wrapper that writes its meta.json after the mark finds it
 		# before its command runs (bg_pre); one that wrote it before, this
 		# look finds tied, and its command is waited for below.
-		if [ ! -e "$bg_sd/meta.json" ] && [ ! -e "$bg_sd/stop" ] && [ ! -e "$bg_sd/exit_code" ]; then
+		if [ ! -e "$bg_sd/meta.json" ] && [ ! -e "$bg_sd/stop" ] && ! bg_exit "$bg_sd"; then
 			bg_stopmark "$bg_sd" 2>/dev/null
 		fi
 		bg_stied=1
@@ -117,7 +117,7 @@ bg_stop() {
 			eval "bg_oc_$bg_si=untied"
 			continue
 		fi
-		if [ ! -e "$bg_sd/exit_code" ] && [ ! -e "$bg_sd/stop" ]; then
+		if ! bg_exit "$bg_sd" && [ ! -e "$bg_sd/stop" ]; then
 			bg_stopmark "$bg_sd"
 		fi
 		! bg_running "$bg_sd" || bg_sw="$bg_sw $bg_si"

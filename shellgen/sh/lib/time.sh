@@ -138,6 +138,24 @@ bg_stamp() {
 		bg_tf=${bg_ts#*.}
 		bg_ts=${bg_ts%%.*}
 	fi
+	bg_stampof
+}
+
+# bg_mtime FILE: set bg_ts to the time FILE was last written, as bg_stamp
+# writes it (date -r: GNU, busybox, BSD; the file system's clock, which
+# counts in ticks of the kernel's); fail, bg_ts "", where date cannot
+# tell.
+bg_mtime() {
+	bg_ts=$(date -u -r "$1" '+%Y-%m-%dT%H:%M:%S.%N' 2>/dev/null) || bg_ts=
+	bg_tf=${bg_ts#*.}
+	bg_ts=${bg_ts%%.*}
+	bg_stampof
+}
+
+# bg_stampof: bg_stamp's end: bg_ts, a UTC time to the second, and bg_tf,
+# its fraction, made into ended_at's form; fail, bg_ts "", when bg_ts is
+# no such time.
+bg_stampof() {
 	case $bg_ts in
 	[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]) ;;
 	*)

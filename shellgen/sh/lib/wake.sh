@@ -92,7 +92,7 @@ bg_wtail() {
 # all the time is looked at about once a second. A look that finds none
 # ends it (the next read may find what the trigger copied meanwhile: one
 # look more). A read that ends when the file bg_fend names (a job's
-# exit_code) is there is not followed by the floor's sleep: the look after
+# exit_code) is whole is not followed by the floor's sleep: the look after
 # it is the last.
 #
 # tail copies into the FIFO all that a log grows by, 64 KiB at most
@@ -137,8 +137,9 @@ bg_fnap() {
 	[ -n "${bg_dlup-}" ] || wait "$bg_fw"
 	kill "$bg_fw" 2>/dev/null
 	[ "$bg_fl" -gt 0 ] && [ -z "${bg_dlup-}" ] && bg_uptime || return 0
-	# Woken by the job's end (bg_fend, its exit_code): no floor.
-	[ -z "${bg_fend-}" ] || [ ! -e "$bg_fend" ] || return 0
+	# Woken by the job's end (bg_fend, its exit_code, whole: bg_exit):
+	# no floor.
+	[ -z "${bg_fend-}" ] || ! bg_exit "${bg_fend%/*}" || return 0
 	bg_fl=$((bg_fl - (bg_up - bg_ft)))
 	[ "$bg_fl" -gt 0 ] || return 0
 	bg_fhot=${bg_ffloor:-200}

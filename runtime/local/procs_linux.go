@@ -75,7 +75,16 @@ type procLook struct {
 	pgids    map[string]string
 	sbuf     []byte
 	spath    []byte
+	// listed are the names the scan read in /proc; vanished says a
+	// process of the scan was gone before all of it was read (catchUp),
+	// catchUps how many times this look listed /proc again.
+	listed   []string
+	vanished bool
+	catchUps int
 }
+
+// maxCatchUps bounds how many times a look lists /proc again (catchUp).
+const maxCatchUps = 3
 
 // observation is a process's stat line as a look read it, and whether it
 // was the scan's process, alive.
@@ -119,7 +128,7 @@ func (l *procLook) scan() bool {
 	l.scanned, l.groups, l.unread, l.envs, l.blanks, l.since = true, map[string][]int{}, l.unread[:0], nil, nil, -1
 	l.wrappers = nil
 	known, warm := l.cache.snapshot()
-	l.warm, l.next, l.seen, l.verified = warm, nil, nil, nil
+	l.warm, l.next, l.seen, l.verified, l.vanished = warm, nil, nil, nil, false
 	if l.pgids == nil {
 		l.pgids = map[string]string{}
 	}
@@ -143,19 +152,21 @@ func (l *procLook) scan() bool {
 	// the kernel's work, each a few microseconds), each part's processes
 	// kept in order, then put together in the order of the names.
 	parts := min(runtime.GOMAXPROCS(0), 4, max(len(pids)/256, 1))
+	l.listed = pids
 	found := make([][]scanProc, parts)
 	nexts := make([][]cachedPID, parts)
-	oks := make([]bool, parts)
+	oks, gone := make([]bool, parts), make([]bool, parts)
 	var wg sync.WaitGroup
 	for i := range parts {
 		part := pids[i*len(pids)/parts : (i+1)*len(pids)/parts]
 		if warm {
-			wg.Go(func() { found[i], nexts[i], oks[i] = warmScan(int(d.Fd()), l.euid, part, known) })
+			wg.Go(func() { found[i], nexts[i], gone[i], oks[i] = warmScan(int(d.Fd()), l.euid, part, known) })
 		} else {
-			wg.Go(func() { found[i], oks[i] = statScan(int(d.Fd()), part) })
+			wg.Go(func() { found[i], gone[i], oks[i] = statScan(int(d.Fd()), part) })
 		}
 	}
 	wg.Wait()
+	l.vanished = slices.Contains(gone, true)
 	if warm {
 		l.next, l.seen, l.verified = make(map[int]cachedProc, len(pids)), map[int]observation{}, map[string]bool{}
 	}
@@ -194,7 +205,52 @@ func (l *procLook) observe(pid int) (procStat, bool, bool) {
 	}
 	alive := found && !st.zombie && st.start == l.next[pid].start
 	l.seen[pid] = observation{st, alive}
+	l.vanished = l.vanished || !alive
 	return st, alive, true
+}
+
+// catchUp lists /proc again and adds to the scan the processes it did
+// not list (their stat lines read): a process of the scan gone before
+// all of it was read may have handed a job on to a child the scan never
+// listed (a double fork; a process that hops from child to child), and a
+// count without it would say fewer processes than are alive. Not ok for
+// a stat line the script would split otherwise.
+func (l *procLook) catchUp() bool {
+	l.catchUps++
+	l.vanished = false
+	d, err := proc.Open("/proc")
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return false
+	}
+	listed := make(map[string]bool, len(l.listed))
+	for _, name := range l.listed {
+		listed[name] = true
+	}
+	var fresh []string
+	for _, name := range names {
+		if name[0] >= '0' && name[0] <= '9' && !listed[name] {
+			fresh = append(fresh, name)
+		}
+	}
+	l.listed = append(l.listed, fresh...)
+	found, gone, ok := statScan(int(d.Fd()), fresh)
+	if !ok {
+		return false
+	}
+	l.vanished = gone
+	for _, p := range found {
+		l.groups[p.pgid] = append(l.groups[p.pgid], p.pid)
+		l.unread = append(l.unread, p)
+		if l.warm {
+			l.seen[p.pid] = observation{procStat{pid: p.pid, pgid: p.pgid, start: p.start, env: p.env}, true}
+		}
+	}
+	return true
 }
 
 // group returns the live members of the process group pgid, and whether
@@ -228,25 +284,27 @@ func (l *procLook) group(pgid string) ([]int, bool, bool) {
 // statScan reads the stat file of each process in pids (names in /proc,
 // whose descriptor is procFD) and returns the live ones (not zombies); not
 // ok where the script would split a line or read a number differently.
-// A process gone meanwhile is passed over, as grep -s does.
-func statScan(procFD int, pids []string) ([]scanProc, bool) {
+// A process gone meanwhile is passed over, as grep -s does, and told of
+// (gone).
+func statScan(procFD int, pids []string) (found []scanProc, gone, ok bool) {
 	var (
 		buf   [1024]byte
 		path  []byte
 		pgids = map[string]string{}
-		found = make([]scanProc, 0, len(pids))
 	)
+	found = make([]scanProc, 0, len(pids))
 	for _, name := range pids {
 		st, there, ok := readProcStat(procFD, name, buf[:], &path, pgids)
 		if !ok {
-			return nil, false
+			return nil, false, false
 		}
 		if !there || st.zombie {
+			gone = true
 			continue
 		}
 		found = append(found, scanProc{pid: st.pid, start: st.start, pgid: st.pgid, read: true, env: st.env})
 	}
-	return found, true
+	return found, gone, true
 }
 
 // readProcAt reads the file name under the directory dir into buf: the whole
@@ -353,12 +411,14 @@ func (l *procLook) scanenv(since int64) bool {
 	found := make([][]envProc, parts)
 	blanks := make([][]scanProc, parts)
 	clean := make([][]scanProc, parts)
+	gone := make([]bool, parts)
 	var wg sync.WaitGroup
 	for i := range parts {
 		part := read[i*len(read)/parts : (i+1)*len(read)/parts]
-		wg.Go(func() { found[i], blanks[i], clean[i] = envScan(l.euid, part) })
+		wg.Go(func() { found[i], blanks[i], clean[i], gone[i] = envScan(l.euid, part) })
 	}
 	wg.Wait()
+	l.vanished = l.vanished || slices.Contains(gone, true)
 	for i, f := range found {
 		l.envs = append(l.envs, f...)
 		l.blanks = append(l.blanks, blanks[i]...)
@@ -380,12 +440,16 @@ func (l *procLook) scanenv(since int64) bool {
 // envScan reads the environment of each process in ps that is euid's and
 // returns those that carry a job id, once for each id (each match grep -o
 // would print), those whose environment read empty (grep -L ”), and
-// those whose environment was read and carries none (clean).
-func envScan(euid int, ps []scanProc) (found []envProc, blanks, clean []scanProc) {
+// those whose environment was read and carries none (clean); gone says
+// one was gone (or a zombie) before it was read.
+func envScan(euid int, ps []scanProc) (found []envProc, blanks, clean []scanProc, gone bool) {
 	r := procLook{euid: euid}
 	for _, p := range ps {
 		env, ok := r.read("/proc/"+strconv.Itoa(p.pid)+"/environ", 1<<30)
 		if !ok {
+			if start, zombie, found := proc.Start(p.pid); !found || zombie || start != strconv.FormatInt(p.start, 10) {
+				gone = true
+			}
 			continue
 		}
 		if len(env) == 0 {
@@ -409,7 +473,7 @@ func envScan(euid int, ps []scanProc) (found []envProc, blanks, clean []scanProc
 			clean = append(clean, p)
 		}
 	}
-	return found, blanks, clean
+	return found, blanks, clean, gone
 }
 
 // live is bg_live of the job in dir as a look (status, ls; bg_recorded
@@ -448,22 +512,33 @@ func (l *procLook) live(dir string) (int, bool) {
 		return 0, true
 	}
 	// The environments of the processes started since the job (all,
-	// when its start is not a number).
-	if (l.since < 0 || j.start < l.since) && !l.scanenv(j.start) {
-		return 0, false
+	// when its start is not a number). Where a process of the scan was
+	// gone before it was read, the processes started since the scan are
+	// read too (catchUp) and the count made again, maxCatchUps times a
+	// look at most.
+	for {
+		if (l.since < 0 || j.start < l.since) && !l.scanenv(j.start) {
+			return 0, false
+		}
+		members, ok := l.groupMembers(j)
+		if !ok {
+			return 0, false
+		}
+		esc, ok := l.carriers(j)
+		if !ok {
+			return 0, false
+		}
+		if esc, ok = l.ptyMembers(j, esc); !ok {
+			return 0, false
+		}
+		l.pids = append(members, esc...)
+		if !l.vanished || l.catchUps >= maxCatchUps {
+			break
+		}
+		if !l.catchUp() || !l.scanenv(max(l.since, 0)) {
+			return 0, false
+		}
 	}
-	members, ok := l.groupMembers(j)
-	if !ok {
-		return 0, false
-	}
-	esc, ok := l.carriers(j)
-	if !ok {
-		return 0, false
-	}
-	if esc, ok = l.ptyMembers(j, esc); !ok {
-		return 0, false
-	}
-	l.pids = append(members, esc...)
 	n := len(l.pids)
 	if n == 0 && !l.rescan {
 		l.noteEmpty(dir, lend)

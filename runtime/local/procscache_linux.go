@@ -120,7 +120,7 @@ func readProcStat(procFD int, name string, buf []byte, path *[]byte, pgids map[s
 // read after it is never taken for another process's) is not read but
 // for its group; any other's stat line is read. The processes are
 // returned in the order of pids, as next entries for the cache.
-func warmScan(procFD, euid int, pids []string, known map[int]cachedProc) (found []scanProc, next []cachedPID, ok bool) {
+func warmScan(procFD, euid int, pids []string, known map[int]cachedProc) (found []scanProc, next []cachedPID, gone, ok bool) {
 	var (
 		buf   [1024]byte
 		path  []byte
@@ -132,6 +132,7 @@ func warmScan(procFD, euid int, pids []string, known map[int]cachedProc) (found 
 	for _, name := range pids {
 		var fi unix.Stat_t
 		if unix.Fstatat(procFD, name, &fi, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			gone = true
 			continue
 		}
 		pid, err := strconv.Atoi(name)
@@ -142,6 +143,7 @@ func warmScan(procFD, euid int, pids []string, known map[int]cachedProc) (found 
 		if c, there := known[pid]; there && c.ino == fi.Ino && c.ctime == ctime {
 			pg, err := unix.Getpgid(pid)
 			if err == unix.ESRCH {
+				gone = true
 				continue
 			}
 			if err == nil {
@@ -157,15 +159,16 @@ func warmScan(procFD, euid int, pids []string, known map[int]cachedProc) (found 
 		}
 		st, there, ok := readProcStat(procFD, name, buf[:], &path, pgids)
 		if !ok {
-			return nil, nil, false
+			return nil, nil, false, false
 		}
 		if !there || st.zombie {
+			gone = true
 			continue
 		}
 		found = append(found, scanProc{pid: st.pid, start: st.start, pgid: st.pgid, read: true, others: int(fi.Uid) != euid, env: st.env})
 		next = append(next, cachedPID{st.pid, cachedProc{ino: fi.Ino, ctime: ctime, start: st.start}})
 	}
-	return found, next, true
+	return found, next, gone, true
 }
 
 // cachedPID is a cache entry and its pid.

@@ -84,7 +84,7 @@ type procLook struct {
 }
 
 // maxCatchUps bounds how many times a look lists /proc again (catchUp).
-const maxCatchUps = 3
+const maxCatchUps = 2
 
 // observation is a process's stat line as a look read it, and whether it
 // was the scan's process, alive.

@@ -520,18 +520,9 @@ func (l *procLook) live(dir string) (int, bool) {
 		if (l.since < 0 || j.start < l.since) && !l.scanenv(j.start) {
 			return 0, false
 		}
-		members, ok := l.groupMembers(j)
-		if !ok {
+		if l.pids, ok = l.count(j); !ok {
 			return 0, false
 		}
-		esc, ok := l.carriers(j)
-		if !ok {
-			return 0, false
-		}
-		if esc, ok = l.ptyMembers(j, esc); !ok {
-			return 0, false
-		}
-		l.pids = append(members, esc...)
 		if !l.vanished || l.catchUps >= maxCatchUps {
 			break
 		}
@@ -544,6 +535,24 @@ func (l *procLook) live(dir string) (int, bool) {
 		l.noteEmpty(dir, lend)
 	}
 	return n, true
+}
+
+// count is the processes of the job j the scan found (its environments
+// read): the members of its group, those that carry its id, and on a PTY
+// job the other members of its terminal shell's group.
+func (l *procLook) count(j liveJob) ([]int, bool) {
+	members, ok := l.groupMembers(j)
+	if !ok {
+		return nil, false
+	}
+	esc, ok := l.carriers(j)
+	if !ok {
+		return nil, false
+	}
+	if esc, ok = l.ptyMembers(j, esc); !ok {
+		return nil, false
+	}
+	return append(members, esc...), true
 }
 
 // endedJob is bg_live's look at an ended job (its exit_code there): one

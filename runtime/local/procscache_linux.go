@@ -34,51 +34,53 @@ func parseProcStat(b []byte, pgids map[string]string) (procStat, bool) {
 	if !ok || pid > 1<<31 || j > 1 && b[0] == '0' {
 		return st, false
 	}
-	st.pid = int(pid)
-	var minflt, majflt uint64
-	n := 0
-	for rest := b[i+1:]; ; n++ {
-		for len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t') {
-			rest = rest[1:]
-		}
-		if len(rest) == 0 {
-			break
-		}
-		e := bytes.IndexAny(rest, " \t")
-		if e < 0 {
-			e = len(rest)
-		}
-		f := rest[:e]
-		rest = rest[e:]
-		switch n {
-		case 0:
-			st.zombie = len(f) == 1 && (f[0] == 'Z' || f[0] == 'X')
-		case 2:
-			if st.pgid, ok = pgids[string(f)]; !ok {
-				st.pgid = string(f)
-				pgids[st.pgid] = st.pgid
-			}
-		case 7:
-			minflt, _ = decimal(f)
-		case 9:
-			majflt, _ = decimal(f)
-		case 19:
-			s, ok := decimal(f)
-			if !ok || s > 1<<62 {
-				return st, false
-			}
-			st.start = int64(s)
-		case 47:
-			st.env.start, _ = decimal(f)
-		case 48:
-			st.env.end, _ = decimal(f)
-		}
-	}
+	// f[0] is field 3 (the state), so field N is f[N-3].
+	var f [49][]byte
+	n := splitFields(b[i+1:], f[:])
 	if n < 20 {
 		return st, false
 	}
+	start, ok := decimal(f[19])
+	if !ok || start > 1<<62 {
+		return st, false
+	}
+	st.pid, st.start = int(pid), int64(start)
+	st.zombie = len(f[0]) == 1 && (f[0][0] == 'Z' || f[0][0] == 'X')
+	if st.pgid, ok = pgids[string(f[2])]; !ok {
+		st.pgid = string(f[2])
+		pgids[st.pgid] = st.pgid
+	}
+	minflt, _ := decimal(f[7])
+	majflt, _ := decimal(f[9])
 	st.env.faults = minflt + majflt
+	if n > 48 {
+		st.env.start, _ = decimal(f[47])
+		st.env.end, _ = decimal(f[48])
+	}
 	return st, true
+}
+
+// splitFields puts the fields of b, split at runs of blanks as awk splits
+// them, into f, as many as fit, and returns how many b has.
+func splitFields(b []byte, f [][]byte) int {
+	n := 0
+	for {
+		for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+			b = b[1:]
+		}
+		if len(b) == 0 {
+			return n
+		}
+		e := bytes.IndexAny(b, " \t")
+		if e < 0 {
+			e = len(b)
+		}
+		if n < len(f) {
+			f[n] = b[:e]
+		}
+		n++
+		b = b[e:]
+	}
 }
 
 // decimal reads b, digits only, as a number; not ok for anything else or

@@ -35,8 +35,13 @@ const (
 	errKindStart  = "start"  // the wrapper did not start
 )
 
-// answerer answers requests in Go for the jobs under root and workspace.
-type answerer struct{ root, workspace string }
+// answerer answers requests in Go for the jobs under root and workspace;
+// procs is what its Runtime remembers of the host's processes (nil:
+// nothing).
+type answerer struct {
+	root, workspace string
+	procs           *procCache
+}
 
 // Answer answers req in Go where it can, on Linux: a status, one look
 // of a wait (Wait.Once), a list, a plain read of a job's logs, and a
@@ -52,7 +57,7 @@ func (r *Runtime) Answer(ctx context.Context, req shellgen.Request, stdin io.Rea
 		return false, nil
 	}
 	t := req.Target()
-	a := answerer{root: t.Root, workspace: t.Workspace}
+	a := answerer{root: t.Root, workspace: t.Workspace, procs: &r.procs}
 	if l, launch := req.Params().(shellgen.Launch); launch {
 		// A launch cannot be made twice: under CheckEnv it is made in Go
 		// all the same (what the tests compare is the job directory, and

@@ -779,7 +779,7 @@ func TestNativeLeftoversNotIntoARemoval(t *testing.T) {
 	want := map[string]string{kept.Path: "0\n", removed.Path: ""}
 	var got map[string]string
 	for end := time.Now().Add(time.Minute); !maps.Equal(got, want) && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		l := newProcLook(boot)
+		l := newProcLook(boot, nil)
 		l.lun1 = []string{kept.Path, removed.Path}
 		if !l.leftovers() {
 			t.Fatal("leftovers: not ok")

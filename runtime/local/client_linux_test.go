@@ -13,6 +13,9 @@ import (
 type testClient struct {
 	*bgjob.Client
 	root, workspace string
+	// procs is what the looks answererOf makes remember: from the second
+	// on they are warm, as a server's.
+	procs *procCache
 }
 
 // newClient returns a client of New() for root ("": the default) and
@@ -34,11 +37,13 @@ func newClientOf(rt bgjob.Runtime, root, workspace string) (*testClient, error) 
 	if workspace == "" {
 		workspace = "default"
 	}
-	return &testClient{Client: c, root: root, workspace: workspace}, nil
+	return &testClient{Client: c, root: root, workspace: workspace, procs: &procCache{}}, nil
 }
 
 // answererOf returns what answers c's requests in Go.
-func answererOf(c *testClient) answerer { return answerer{root: c.root, workspace: c.workspace} }
+func answererOf(c *testClient) answerer {
+	return answerer{root: c.root, workspace: c.workspace, procs: c.procs}
+}
 
 // targetOf returns where c's requests look.
 func targetOf(c *testClient) shellgen.Target {

@@ -24,6 +24,9 @@ import (
 type Runtime struct {
 	// Shell is the POSIX shell that runs scripts; "" means /bin/sh.
 	Shell string
+	// procs is what its looks remember of the host's processes: a
+	// Runtime that looks again (a server, a follow) reads less.
+	procs procCache
 }
 
 // New returns a runtime for the local machine.

@@ -44,9 +44,11 @@ type procLook struct {
 	// not yet): the pids whose command line holds an argument ending in
 	// ID/job.sh, by id.
 	wrappers map[string][]int
-	// since is bg_since (-1: ""), sext bg_sext.
+	// since is bg_since (-1: ""). Unlike bg_scanenv, a third call does
+	// not read all that is left: a job's escapees are those started since
+	// it, which the calls for it read, and reading those started before
+	// every job looked at changes no count.
 	since int64
-	sext  int
 	// skipRunning is bg_countrun=0: a job whose wrapper runs is not
 	// counted (wrapperAlive).
 	skipRunning bool
@@ -59,6 +61,36 @@ type procLook struct {
 	// the live processes live last found.
 	ports bool
 	pids  []int
+	// cache is what the Runtime remembers between looks (nil: nothing);
+	// warm says this look's scan is made from it (warmScan), next is what
+	// it will remember. seen are the stat lines this look read, by pid,
+	// once each; verified the groups whose members were read (group);
+	// pgids the groups' names (parseProcStat); sbuf and spath observe's
+	// buffers.
+	cache    *procCache
+	warm     bool
+	next     map[int]cachedProc
+	seen     map[int]observation
+	verified map[string]bool
+	pgids    map[string]string
+	sbuf     []byte
+	spath    []byte
+	// listed are the names the scan read in /proc; vanished says a
+	// process of the scan was gone before all of it was read (catchUp),
+	// catchUps how many times this look listed /proc again.
+	listed   []string
+	vanished bool
+	catchUps int
+}
+
+// maxCatchUps bounds how many times a look lists /proc again (catchUp).
+const maxCatchUps = 2
+
+// observation is a process's stat line as a look read it, and whether it
+// was the scan's process, alive.
+type observation struct {
+	st    procStat
+	alive bool
 }
 
 // scanProc is a live process of the scan.
@@ -66,6 +98,12 @@ type scanProc struct {
 	pid   int
 	start int64
 	pgid  string
+	// read: its stat line was read by this look's scan, and env is its
+	// environment's key there. others: a warm scan found it another
+	// user's (the owner of /proc/PID), whose environment is not read.
+	read   bool
+	others bool
+	env    envKey
 }
 
 // envProc is a process whose environment carries the job id id.
@@ -74,16 +112,26 @@ type envProc struct {
 	scanProc
 }
 
-func newProcLook(boot string) *procLook {
-	return &procLook{self: os.Getpid(), euid: os.Geteuid(), boot: boot, since: -1}
+func newProcLook(boot string, cache *procCache) *procLook {
+	return &procLook{self: os.Getpid(), euid: os.Geteuid(), boot: boot, since: -1, cache: cache}
 }
 
+// done ends the look: the cache remembers it.
+func (l *procLook) done() { l.cache.remember(l.next) }
+
 // scan is bg_scan on /proc: one read of every process's stat, the live
-// ones (not zombies) grouped by process group. It forgets the
+// ones (not zombies) grouped by process group; warm, from what the last
+// look found (warmScan), the zombies among the processes it knew are
+// told apart only where they matter (group, scanenv). It forgets the
 // environments read before.
 func (l *procLook) scan() bool {
-	l.scanned, l.groups, l.unread, l.envs, l.blanks, l.since, l.sext = true, map[string][]int{}, l.unread[:0], nil, nil, -1, 0
+	l.scanned, l.groups, l.unread, l.envs, l.blanks, l.since = true, map[string][]int{}, l.unread[:0], nil, nil, -1
 	l.wrappers = nil
+	known, warm := l.cache.snapshot()
+	l.warm, l.next, l.seen, l.verified, l.vanished = warm, nil, nil, nil, false
+	if l.pgids == nil {
+		l.pgids = map[string]string{}
+	}
 	d, err := proc.Open("/proc")
 	if err != nil {
 		return false
@@ -104,14 +152,24 @@ func (l *procLook) scan() bool {
 	// the kernel's work, each a few microseconds), each part's processes
 	// kept in order, then put together in the order of the names.
 	parts := min(runtime.GOMAXPROCS(0), 4, max(len(pids)/256, 1))
+	l.listed = pids
 	found := make([][]scanProc, parts)
-	oks := make([]bool, parts)
+	nexts := make([][]cachedPID, parts)
+	oks, gone := make([]bool, parts), make([]bool, parts)
 	var wg sync.WaitGroup
 	for i := range parts {
 		part := pids[i*len(pids)/parts : (i+1)*len(pids)/parts]
-		wg.Go(func() { found[i], oks[i] = statScan(int(d.Fd()), part) })
+		if warm {
+			wg.Go(func() { found[i], nexts[i], gone[i], oks[i] = warmScan(int(d.Fd()), l.euid, part, known) })
+		} else {
+			wg.Go(func() { found[i], gone[i], oks[i] = statScan(int(d.Fd()), part) })
+		}
 	}
 	wg.Wait()
+	l.vanished = slices.Contains(gone, true)
+	if warm {
+		l.next, l.seen, l.verified = make(map[int]cachedProc, len(pids)), map[int]observation{}, map[string]bool{}
+	}
 	for i, ps := range found {
 		if !oks[i] {
 			return false
@@ -119,47 +177,134 @@ func (l *procLook) scan() bool {
 		for _, p := range ps {
 			l.groups[p.pgid] = append(l.groups[p.pgid], p.pid)
 			l.unread = append(l.unread, p)
+			if warm && p.read {
+				l.seen[p.pid] = observation{procStat{pid: p.pid, pgid: p.pgid, start: p.start, env: p.env}, true}
+			}
+		}
+		for _, c := range nexts[i] {
+			l.next[c.pid] = c.cachedProc
 		}
 	}
 	return true
 }
 
+// observe returns the stat line of the scan's process pid, read once in
+// a look (by the scan, or now), and whether it is still the scan's
+// process (the same start time), alive (not a zombie); not ok for a line
+// the script would split otherwise.
+func (l *procLook) observe(pid int) (procStat, bool, bool) {
+	if o, there := l.seen[pid]; there {
+		return o.st, o.alive, true
+	}
+	if l.sbuf == nil {
+		l.sbuf = make([]byte, 1024)
+	}
+	st, found, ok := readProcStat(unix.AT_FDCWD, "/proc/"+strconv.Itoa(pid), l.sbuf, &l.spath, l.pgids)
+	if !ok {
+		return st, false, false
+	}
+	alive := found && !st.zombie && st.start == l.next[pid].start
+	l.seen[pid] = observation{st, alive}
+	l.vanished = l.vanished || !alive
+	return st, alive, true
+}
+
+// catchUp lists /proc again and adds to the scan the processes it did
+// not list (their stat lines read): a process of the scan gone before
+// all of it was read may have handed a job on to a child the scan never
+// listed (a double fork; a process that hops from child to child), and a
+// count without it would say fewer processes than are alive. Not ok for
+// a stat line the script would split otherwise.
+func (l *procLook) catchUp() bool {
+	l.catchUps++
+	l.vanished = false
+	d, err := proc.Open("/proc")
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return false
+	}
+	listed := make(map[string]bool, len(l.listed))
+	for _, name := range l.listed {
+		listed[name] = true
+	}
+	var fresh []string
+	for _, name := range names {
+		if name[0] >= '0' && name[0] <= '9' && !listed[name] {
+			fresh = append(fresh, name)
+		}
+	}
+	l.listed = append(l.listed, fresh...)
+	found, gone, ok := statScan(int(d.Fd()), fresh)
+	if !ok {
+		return false
+	}
+	l.vanished = gone
+	for _, p := range found {
+		l.groups[p.pgid] = append(l.groups[p.pgid], p.pid)
+		l.unread = append(l.unread, p)
+		if l.warm {
+			l.seen[p.pid] = observation{procStat{pid: p.pid, pgid: p.pgid, start: p.start, env: p.env}, true}
+		}
+	}
+	return true
+}
+
+// group returns the live members of the process group pgid, and whether
+// it has any (bg_g_PGID is set). Warm, the members the scan knew by
+// getpgid alone are read now, once a look, and kept while alive and
+// still in the group.
+func (l *procLook) group(pgid string) ([]int, bool, bool) {
+	ps, there := l.groups[pgid]
+	if !l.warm || !there || l.verified[pgid] {
+		return ps, there, true
+	}
+	var live []int
+	for _, p := range ps {
+		st, alive, ok := l.observe(p)
+		if !ok {
+			return nil, false, false
+		}
+		if alive && st.pgid == pgid {
+			live = append(live, p)
+		}
+	}
+	l.verified[pgid] = true
+	if len(live) == 0 {
+		delete(l.groups, pgid)
+		return nil, false, true
+	}
+	l.groups[pgid] = live
+	return live, true, true
+}
+
 // statScan reads the stat file of each process in pids (names in /proc,
 // whose descriptor is procFD) and returns the live ones (not zombies); not
 // ok where the script would split a line or read a number differently.
-// A process gone meanwhile is passed over, as grep -s does.
-func statScan(procFD int, pids []string) ([]scanProc, bool) {
+// A process gone meanwhile is passed over, as grep -s does, and told of
+// (gone).
+func statScan(procFD int, pids []string) (found []scanProc, gone, ok bool) {
 	var (
 		buf   [1024]byte
 		path  []byte
-		found = make([]scanProc, 0, len(pids))
+		pgids = map[string]string{}
 	)
+	found = make([]scanProc, 0, len(pids))
 	for _, name := range pids {
-		path = append(append(path[:0], name...), "/stat"...)
-		b, ok := readProcAt(procFD, string(path), buf[:])
-		if !ok || len(b) == 0 {
-			continue
-		}
-		// One line, as grep prints it and awk reads it: a command name
-		// holding a newline would make two.
-		if bytes.IndexByte(b, '\n') != len(b)-1 {
-			return nil, false
-		}
-		st, ok := proc.ParseStat(b[:len(b)-1])
+		st, there, ok := readProcStat(procFD, name, buf[:], &path, pgids)
 		if !ok {
-			return nil, false
+			return nil, false, false
 		}
-		if st.Zombie() {
+		if !there || st.zombie {
+			gone = true
 			continue
 		}
-		pid, err := strconv.Atoi(st.PID)
-		start, serr := strconv.ParseInt(st.Start, 10, 64)
-		if err != nil || serr != nil || strconv.Itoa(pid) != st.PID || start < 0 {
-			return nil, false
-		}
-		found = append(found, scanProc{pid, start, st.PGID})
+		found = append(found, scanProc{pid: st.pid, start: st.start, pgid: st.pgid, read: true, env: st.env})
 	}
-	return found, true
+	return found, gone, true
 }
 
 // readProcAt reads the file name under the directory dir into buf: the whole
@@ -230,13 +375,12 @@ func (l *procLook) read(name string, max int) ([]byte, bool) {
 const jobIDVar = "BGJOB_JOB_ID="
 
 // scanenv is bg_scanenv SINCE: read the environments of the processes not
-// read yet that started at or after since (all on the third call), and
-// keep those that carry a job id (each match grep -o would print).
+// read yet that started at or after since, and keep those that carry a
+// job id (each match grep -o would print). Warm, a process known to be
+// another user's is passed over, and one whose verdict holds (procCache)
+// is not read: its stat line is, for the key. Not ok for a stat line
+// the script would split otherwise.
 func (l *procLook) scanenv(since int64) bool {
-	l.sext++
-	if l.sext >= 3 {
-		since = 0
-	}
 	keep := l.unread[:0]
 	var read []scanProc
 	for _, p := range l.unread {
@@ -244,21 +388,49 @@ func (l *procLook) scanenv(since int64) bool {
 			keep = append(keep, p)
 			continue
 		}
+		if l.warm {
+			if p.others {
+				continue
+			}
+			st, alive, ok := l.observe(p.pid)
+			if !ok {
+				return false
+			}
+			if !alive {
+				continue
+			}
+			p.pgid, p.env = st.pgid, st.env
+			if c := l.next[p.pid]; c.clean && p.env.valid() && c.env == p.env {
+				continue
+			}
+		}
 		read = append(read, p)
 	}
 	// In parts at once, as scan reads the stat files.
 	parts := min(runtime.GOMAXPROCS(0), 4, max(len(read)/64, 1))
 	found := make([][]envProc, parts)
 	blanks := make([][]scanProc, parts)
+	clean := make([][]scanProc, parts)
+	gone := make([]bool, parts)
 	var wg sync.WaitGroup
 	for i := range parts {
 		part := read[i*len(read)/parts : (i+1)*len(read)/parts]
-		wg.Go(func() { found[i], blanks[i] = envScan(l.euid, part) })
+		wg.Go(func() { found[i], blanks[i], clean[i], gone[i] = envScan(l.euid, part) })
 	}
 	wg.Wait()
+	l.vanished = l.vanished || slices.Contains(gone, true)
 	for i, f := range found {
 		l.envs = append(l.envs, f...)
 		l.blanks = append(l.blanks, blanks[i]...)
+		if !l.warm {
+			continue
+		}
+		for _, p := range clean[i] {
+			if c, there := l.next[p.pid]; there && p.env.valid() {
+				c.clean, c.env = true, p.env
+				l.next[p.pid] = c
+			}
+		}
 	}
 	l.unread = keep
 	l.since = since
@@ -267,18 +439,24 @@ func (l *procLook) scanenv(since int64) bool {
 
 // envScan reads the environment of each process in ps that is euid's and
 // returns those that carry a job id, once for each id (each match grep -o
-// would print), and those whose environment read empty (grep -L ”).
-func envScan(euid int, ps []scanProc) (found []envProc, blanks []scanProc) {
+// would print), those whose environment read empty (grep -L ”), and
+// those whose environment was read and carries none (clean); gone says
+// one was gone (or a zombie) before it was read.
+func envScan(euid int, ps []scanProc) (found []envProc, blanks, clean []scanProc, gone bool) {
 	r := procLook{euid: euid}
 	for _, p := range ps {
 		env, ok := r.read("/proc/"+strconv.Itoa(p.pid)+"/environ", 1<<30)
 		if !ok {
+			if start, zombie, found := proc.Start(p.pid); !found || zombie || start != strconv.FormatInt(p.start, 10) {
+				gone = true
+			}
 			continue
 		}
 		if len(env) == 0 {
 			blanks = append(blanks, p)
 			continue
 		}
+		carries := false
 		for {
 			i := bytes.Index(env, []byte(jobIDVar))
 			if i < 0 {
@@ -288,10 +466,14 @@ func envScan(euid int, ps []scanProc) (found []envProc, blanks []scanProc) {
 			if len(env) >= 22 && jobdir.IsID(string(env[:22])) {
 				found = append(found, envProc{string(env[:22]), p})
 				env = env[22:]
+				carries = true
 			}
 		}
+		if !carries {
+			clean = append(clean, p)
+		}
 	}
-	return found, blanks
+	return found, blanks, clean, gone
 }
 
 // live is bg_live of the job in dir as a look (status, ls; bg_recorded
@@ -330,27 +512,47 @@ func (l *procLook) live(dir string) (int, bool) {
 		return 0, true
 	}
 	// The environments of the processes started since the job (all,
-	// when its start is not a number).
-	if l.since < 0 || j.start < l.since {
-		l.scanenv(j.start)
+	// when its start is not a number). Where a process of the scan was
+	// gone before it was read, the processes started since the scan are
+	// read too (catchUp) and the count made again, maxCatchUps times a
+	// look at most.
+	for {
+		if (l.since < 0 || j.start < l.since) && !l.scanenv(j.start) {
+			return 0, false
+		}
+		if l.pids, ok = l.count(j); !ok {
+			return 0, false
+		}
+		if !l.vanished || l.catchUps >= maxCatchUps {
+			break
+		}
+		if !l.catchUp() || !l.scanenv(max(l.since, 0)) {
+			return 0, false
+		}
 	}
-	members, ok := l.groupMembers(j)
-	if !ok {
-		return 0, false
-	}
-	esc, ok := l.carriers(j)
-	if !ok {
-		return 0, false
-	}
-	if esc, ok = l.ptyMembers(j, esc); !ok {
-		return 0, false
-	}
-	l.pids = append(members, esc...)
 	n := len(l.pids)
 	if n == 0 && !l.rescan {
 		l.noteEmpty(dir, lend)
 	}
 	return n, true
+}
+
+// count is the processes of the job j the scan found (its environments
+// read): the members of its group, those that carry its id, and on a PTY
+// job the other members of its terminal shell's group.
+func (l *procLook) count(j liveJob) ([]int, bool) {
+	members, ok := l.groupMembers(j)
+	if !ok {
+		return nil, false
+	}
+	esc, ok := l.carriers(j)
+	if !ok {
+		return nil, false
+	}
+	if esc, ok = l.ptyMembers(j, esc); !ok {
+		return nil, false
+	}
+	return append(members, esc...), true
 }
 
 // endedJob is bg_live's look at an ended job (its exit_code whole): one
@@ -427,8 +629,12 @@ func (l *procLook) groupMembers(j liveJob) ([]int, bool) {
 	if !j.tied {
 		return nil, true
 	}
+	group, _, ok := l.group(j.m.pid)
+	if !ok {
+		return nil, false
+	}
 	var members []int
-	for _, p := range l.groups[j.m.pid] {
+	for _, p := range group {
 		if p == l.self {
 			return nil, false
 		}
@@ -475,8 +681,11 @@ func (l *procLook) ptyMembers(j liveJob, esc []int) ([]int, bool) {
 	if !there || !ok {
 		return esc, true
 	}
-	members, ok := l.groups[q]
+	members, there, ok := l.group(q)
 	if !ok {
+		return nil, false
+	}
+	if !there {
 		return esc, true
 	}
 	pid, err := strconv.Atoi(q)

@@ -42,7 +42,7 @@ func (a answerer) status(refs []string, ports bool) (out string, ok bool) {
 			return "", false
 		}
 	}
-	l := newProcLook(boot)
+	l := newProcLook(boot, a.procs)
 	l.ports = ports
 	return l.records(begin, dirs)
 }
@@ -51,6 +51,7 @@ func (a answerer) status(refs []string, ports bool) (out string, ok bool) {
 // the end marker, and records their leftovers: what the end of status.sh
 // and wait.sh prints and writes; not ok where the script must make them.
 func (l *procLook) records(begin string, dirs []string) (string, bool) {
+	defer l.done()
 	var b strings.Builder
 	b.WriteString(begin)
 	for _, dir := range dirs {
@@ -126,7 +127,7 @@ func (a answerer) wait(refs []string, any bool) (out string, ok bool) {
 	if left > 0 && !(any && done > 0) {
 		begin += "W\tpending\n"
 	}
-	return newProcLook(boot).records(begin, dirs)
+	return newProcLook(boot, a.procs).records(begin, dirs)
 }
 
 // wrapperRunning is bg_running: the job in dir has a meta.json that names
@@ -162,7 +163,8 @@ func (a answerer) list(q shellgen.List) (pieces []string, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	l := newProcLook(boot)
+	l := newProcLook(boot, a.procs)
+	defer l.done()
 	l.skipRunning, l.ports = q.SkipRunningCount, q.Ports
 	ws := filepath.Join(a.root, a.workspace)
 	d, err := proc.Open(ws)

@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bgjob/bgjob/internal/sshtest"
 )
@@ -44,10 +46,14 @@ func TestFullBinary(t *testing.T) {
 		code           int
 		stdout, stderr string
 	}
+	var env []string
 	run := func(dir, stdin string, args ...string) result {
 		t.Helper()
-		cmd := exec.Command(filepath.Join(dir, "bgjob"), append([]string{"--root", root}, args...)...)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, filepath.Join(dir, "bgjob"), append([]string{"--root", root}, args...)...)
 		cmd.Env = append(os.Environ(), "BGJOB_SSH_CONFIG="+cfg, "SSH_AUTH_SOCK=", "BGJOB_HOST=", "BGJOB_VIA=")
+		cmd.Env = append(cmd.Env, env...)
 		cmd.Stdin = strings.NewReader(stdin)
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
@@ -80,6 +86,11 @@ func TestFullBinary(t *testing.T) {
 		missing := filepath.Join(alone, "bgjob-full")
 		want(run(alone, "", "-H", "bgjob-test", "status", "alone"), 1, "", "host bgjob-test needs "+missing+" beside")
 		want(run(alone, initialize, "mcp"), 1, "", "bgjob mcp needs "+missing)
+		// Verbs that reach no host need none, whatever -H says.
+		env = []string{"BGJOB_HOST=bgjob-test"}
+		want(run(alone, "", "version"), 0, "bgjob", "")
+		want(run(alone, "", "completion", "bash"), 0, "bash completion", "")
+		env = nil
 		// Host names are bgjob-full's to complete: none without it.
 		if r := run(alone, "", "__complete", "-H", "bgjob-t"); strings.Contains(r.stdout, "bgjob-test") {
 			t.Errorf("completed %q without bgjob-full", r.stdout)
@@ -90,9 +101,32 @@ func TestFullBinary(t *testing.T) {
 		want(run(both, "", "-H", "bgjob-test", "logs", "over-ssh"), 0, "from bgjob-full", "")
 		want(run(both, initialize, "mcp"), 0, `"serverInfo"`, "")
 		want(run(both, "", "__complete", "-H", "bgjob-t"), 0, "bgjob-test", "")
+		// A host file is read once, by bgjob-full: stdin too.
+		want(run(both, "bgjob-test\n", "-H", "@/dev/stdin", "logs", "over-ssh"), 0, "from bgjob-full", "")
+		// A variable inherited from elsewhere is not a request handed over.
+		env = []string{"BGJOB_FULL_FOR=1 stale"}
+		want(run(both, "", "-H", "bgjob-test", "logs", "over-ssh"), 0, "from bgjob-full", "")
+		env = nil
+	})
+	t.Run("bgjob-full unusable", func(t *testing.T) {
+		// A bgjob where bgjob-full should be would run itself for ever.
+		loop := t.TempDir()
+		copyFile(t, filepath.Join(both, "bgjob"), filepath.Join(loop, "bgjob"))
+		if err := os.Symlink("bgjob", filepath.Join(loop, "bgjob-full")); err != nil {
+			t.Fatal(err)
+		}
+		want(run(loop, "", "-H", "bgjob-test", "ls"), 1, "", filepath.Join(loop, "bgjob-full")+" is not bgjob-full")
+		want(run(loop, "", "-H", "bgjob-test", "ls", "--json"), 1, `"error":`, "is not bgjob-full")
+		noexec := t.TempDir()
+		copyFile(t, filepath.Join(both, "bgjob"), filepath.Join(noexec, "bgjob"))
+		if err := os.WriteFile(filepath.Join(noexec, "bgjob-full"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want(run(noexec, initialize, "mcp"), 1, "", "bgjob mcp needs "+filepath.Join(noexec, "bgjob-full")+": permission denied")
 	})
 	t.Run("bgjob-full of another version", func(t *testing.T) {
 		want(run(other, initialize, "mcp"), 1, "", "install both from one version")
+		want(run(other, "", "-H", "bgjob-test", "status", "--json", "x"), 1, `"error":`, "install both from one version")
 	})
 }
 

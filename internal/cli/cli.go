@@ -70,15 +70,10 @@ func usageError(format string, args ...any) error {
 }
 
 // Main runs bgjob with the process's arguments and returns its exit status.
-// In bgjob-full (SetFull called), it first refuses to serve a bgjob of
-// another version.
+// It first looks at the request bgjob may have handed this process
+// (checkHandover).
 func Main() int {
-	if full != nil {
-		if err := checkFullVersion(); err != nil {
-			fmt.Fprintf(os.Stderr, "bgjob: error: %v\n", err)
-			return 1
-		}
-	}
+	checkHandover()
 	sealDescriptors()
 	// bgjob is a short-lived command: have the collector keep the heap
 	// small rather than let it grow with a 10,000-job listing.
@@ -272,9 +267,18 @@ func (a *app) setup(ctx context.Context, cmd *cobra.Command) error {
 			}
 		}
 	}
+	if handoverErr != nil {
+		return handoverErr
+	}
 	if full == nil {
 		if name := fullCommand(cmd); name != "" {
 			return needFull("bgjob "+name, a.args)
+		}
+		// An SSH host or a container: bgjob-full's transports. Not
+		// for version, help and completion scripts, which reach no
+		// host.
+		if h, ok := remoteHosts(a.hostArgs); ok && a.via == "" && usesWorkspace(cmd) {
+			return needFull("host "+h, a.args)
 		}
 	}
 	if a.hostTimeout < 0 {

@@ -59,10 +59,6 @@ func (a *app) setHosts(ctx context.Context) error {
 			return usageError("-H @%s: no hosts in the file", file)
 		}
 	}
-	if full == nil && a.via == "" && len(hosts) > 0 {
-		// An SSH host or a container: bgjob-full's transports.
-		return needFull("host "+hosts[0], a.args)
-	}
 	a.host, a.hosts, a.fanout = "", hosts, len(hosts) > 1
 	switch {
 	case len(hosts) == 1:
@@ -71,8 +67,9 @@ func (a *app) setHosts(ctx context.Context) error {
 		// Hosts report warnings concurrently.
 		a.stderr = &syncWriter{w: a.stderr}
 		a.prompts = &sharedPrompt{answers: map[string][]byte{}}
-		if a.via == "" {
-			// A --via host is a name only its command resolves.
+		if a.via == "" && full != nil {
+			// A --via host is a name only its command resolves; in
+			// bgjob, only a verb that reaches no host gets here.
 			a.hosts = a.distinctHosts(ctx, hosts)
 		}
 	}

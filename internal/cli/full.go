@@ -7,6 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bgjob/bgjob"
@@ -122,24 +125,39 @@ func SetFull(f *Full) { full = f }
 // FullName is the file name of the full binary, beside bgjob.
 const FullName = "bgjob-full"
 
-// fullVersionEnv carries bgjob's version to the bgjob-full it runs, which
-// refuses to serve a bgjob of another version.
+// fullVersionEnv carries "PID VERSION" from bgjob to the bgjob-full it
+// runs: the process bgjob-full is (bgjob's own pid, which an exec keeps;
+// handerPID) and bgjob's version, which bgjob-full must share.
 const fullVersionEnv = "BGJOB_FULL_FOR"
 
-// checkFullVersion refuses a request from a bgjob of another version than
-// this bgjob-full's, and keeps the variable from the jobs this process
-// starts.
-func checkFullVersion() error {
-	v, ok := os.LookupEnv(fullVersionEnv)
-	if !ok {
-		return nil
+// handoverErr is why this process refuses the request bgjob handed it
+// (checkHandover); setup returns it, so that --json says it too.
+var handoverErr error
+
+// checkHandover looks at the request bgjob handed this process, if it did,
+// and keeps the variable from the jobs this process starts. bgjob-full
+// refuses a bgjob of another version; a process that is not bgjob-full
+// (full nil) refuses any: the file named bgjob-full beside bgjob is a
+// bgjob, which would run itself again and again. A variable that names
+// another process was inherited, not handed over: ignored.
+func checkHandover() {
+	v, set := os.LookupEnv(fullVersionEnv)
+	if !set {
+		return
 	}
 	os.Unsetenv(fullVersionEnv)
-	if mine := versionText(); v != mine {
-		self, _ := os.Executable()
-		return fmt.Errorf("%s is %q, but the bgjob that ran it is %q: install both from one version (go install github.com/bgjob/bgjob/cmd/...)", self, mine, v)
+	pid, version, _ := strings.Cut(v, " ")
+	if pid != strconv.Itoa(handerPID()) {
+		return
 	}
-	return nil
+	// The file bgjob ran, as it named it (a link to it, perhaps).
+	self := os.Args[0]
+	switch {
+	case full == nil:
+		handoverErr = fmt.Errorf("%s is not bgjob-full but a bgjob: install both (go install github.com/bgjob/bgjob/cmd/...)", self)
+	case version != versionText():
+		handoverErr = fmt.Errorf("%s is %q, but the bgjob that ran it is %q: install both from one version (go install github.com/bgjob/bgjob/cmd/...)", self, versionText(), version)
+	}
 }
 
 // errFullRan is returned by execFull where the process could not be
@@ -167,6 +185,27 @@ func needFull(what string, args []string) error {
 		}
 		return fmt.Errorf("%s needs %s: %v", what, path, err)
 	}
-	env := append(os.Environ(), fullVersionEnv+"="+versionText())
-	return execFile(path, args, env)
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, fullVersionEnv+"=") })
+	env = append(env, fmt.Sprintf("%s=%d %s", fullVersionEnv, os.Getpid(), versionText()))
+	if err := execFile(path, args, env); !errors.As(err, new(errFullRan)) {
+		return fmt.Errorf("%s needs %s: %w", what, path, err)
+	}
+	return err
+}
+
+// remoteHosts reports whether -H, as given, names a host other than this
+// machine: a host file (read once, by whichever binary serves the
+// request: a pipe cannot be read twice) or a name.
+func remoteHosts(args []string) (string, bool) {
+	for _, arg := range args {
+		if strings.HasPrefix(arg, "@") {
+			return arg, true
+		}
+		for _, h := range strings.Split(arg, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				return h, true
+			}
+		}
+	}
+	return "", false
 }

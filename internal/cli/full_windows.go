@@ -9,6 +9,10 @@ import (
 // exeSuffix is what an executable's file name ends with here.
 const exeSuffix = ".exe"
 
+// handerPID is the pid of the bgjob that hands a request to bgjob-full:
+// this process's parent, which runs it as a child.
+func handerPID() int { return os.Getppid() }
+
 // execFile runs the program at path with args and env on this process's
 // streams, and returns its exit status as an errFullRan: Windows cannot
 // replace a process by another.

@@ -44,8 +44,9 @@ type EventOptions struct {
 // eventsTick is how often a follow on this machine looks at the jobs
 // while one of them runs, for a wrapper killed without a trace (no file
 // changes for it); an idle workspace is not looked at without a file
-// event. Over SSH, where no file event comes, the follow looks every
-// eventsPoll.
+// event. Over SSH, where no file event comes, a script on the host
+// watches the jobs (watchHost); the follow looks every eventsPoll only
+// while that watch cannot run.
 const (
 	eventsTick = 5 * time.Second
 	eventsPoll = 2 * time.Second
@@ -63,8 +64,9 @@ const (
 // oldest first, after o.Since. Without o.Follow it returns once those the
 // jobs' files tell are reported; with it, it goes on with each new one,
 // waking on file events on this machine (and every eventsTick while a
-// job runs, for one killed without a trace) and looking every eventsPoll
-// elsewhere. Within a follow each event is reported once, whatever order
+// job runs, for one killed without a trace), and elsewhere on the
+// reports of one script on the host that watches the jobs' files and
+// wrappers, for as long as the follow lasts. Within a follow each event is reported once, whatever order
 // the files tell them in. An error of emit ends it and is returned.
 func (c *Client) Events(ctx context.Context, refs []string, o EventOptions, emit func(Event) error) error {
 	var re *regexp.Regexp
@@ -141,6 +143,10 @@ func (f *eventsFollow) run(ctx context.Context) error {
 	if f.o.Follow && len(f.refs) == 0 {
 		watchJobs()
 	}
+	// host: a runtime that is not a Watcher: one script on the host
+	// watches the jobs, started after the first look (its first report
+	// brings a look that sees what changed before it watched).
+	host := false
 	for {
 		if f.o.Follow && len(f.refs) == 0 && local && jobsCh == nil {
 			// The workspace made since? Then events come; the look
@@ -160,6 +166,11 @@ func (f *eventsFollow) run(ctx context.Context) error {
 		if f.o.UntilDone && allEnded(jobs) && len(f.followers) == 0 && len(f.pending) == 0 {
 			return nil
 		}
+		if !host && !local {
+			if watch := f.c.watchHost(f.refs, f.o.AllWorkspaces); watch != nil {
+				host, jobsCh = true, f.watchHost(ctx, watch)
+			}
+		}
 		// Watch the files of the jobs not ended, when they are others
 		// than those watched; then look once more: what changed before
 		// the watch was in place it could not see.
@@ -177,17 +188,36 @@ func (f *eventsFollow) run(ctx context.Context) error {
 				continue
 			}
 		}
-		if err := f.sleep(ctx, jobsCh, files, jobs, watching); err != nil {
+		if err := f.sleep(ctx, jobsCh, files, jobs, watching, host); err != nil {
 			return err
 		}
 	}
 }
 
-// sleep waits for what may have changed: a file event, a matched line, a
-// matched event's second passing, a follower's end, or the tick.
-func (f *eventsFollow) sleep(ctx context.Context, jobsCh <-chan struct{}, files <-chan string, jobs []jobdir.Job, watching bool) error {
+// watchHost runs watch, the host's watch of the jobs, until ctx ends, and
+// returns the channel of its reports, merged while the loop is busy.
+func (f *eventsFollow) watchHost(ctx context.Context, watch func(context.Context, func())) <-chan struct{} {
+	changed := make(chan struct{}, 1)
+	f.wg.Go(func() {
+		watch(ctx, func() {
+			select {
+			case changed <- struct{}{}:
+			default: // one is already waiting
+			}
+		})
+	})
+	return changed
+}
+
+// sleep waits for what may have changed: a file event or a report of the
+// host's watch, a matched line, a matched event's second passing, a
+// follower's end, or the tick: on this machine while a job runs, for a
+// wrapper killed without a trace (the host's watch looks at wrappers
+// itself); without a watch, the poll.
+func (f *eventsFollow) sleep(ctx context.Context, jobsCh <-chan struct{}, files <-chan string, jobs []jobdir.Job, watching, host bool) error {
 	var tick <-chan time.Time
 	switch {
+	case host:
 	case !watching:
 		tick = time.After(eventsPoll)
 	case hasRunning(jobs):

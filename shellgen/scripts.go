@@ -697,7 +697,9 @@ func WatchScript(t Target, w Watch) (string, error) {
 func WatchRequest(t Target, w Watch) (Request, error) {
 	return t.refLook("watch.sh", w.Refs, w, func(c *config) {
 		c.setBool("bg_allws", w.AllWorkspaces)
-		c.setInt("bg_ffloor", int64(followFloor(false)/time.Millisecond))
+		// No floor: a look of the watch is shell builtins alone, and a
+		// file that appears is told at once.
+		c.setInt("bg_ffloor", 0)
 		c.setInt("bg_ftick", int64(watchTick/time.Second))
 		c.setInt("bg_wlive", int64(watchLive/time.Second))
 	})

@@ -47,7 +47,7 @@ bg_wlost() {
 	done
 }
 bg_watchin
-bg_dl= bg_wt= bg_wup= bg_last=- bg_wkey= bg_wgone= bg_wat=
+bg_dl= bg_wt= bg_wup= bg_last=- bg_wkey=- bg_wgone= bg_wat=
 while :; do
 	if [ -n "$bg_refs" ]; then
 		set -f

@@ -34,8 +34,9 @@ func (b *syncBuffer) String() string {
 // TestWatchScriptReports: the watch of a follow of events reports W
 // changed at once, then at each change of the workspace's jobs (a job
 // made, a job's exit_code, a wrapper killed without a trace), and nothing
-// while nothing changes; a job's end wakes it through its trigger (tail
-// -F on the exit_code of the jobs not ended) where tail is GNU's. With
+// while nothing changes; it naps on its trigger where tail is GNU's, also
+// while no job runs, and a job's end wakes it there (tail -F on the
+// exit_code of the jobs not ended). With
 // refs it watches those jobs only. Once its stdin closes it ends, leaving
 // no process behind.
 func TestWatchScriptReports(t *testing.T) {
@@ -95,6 +96,12 @@ func TestWatchScriptReports(t *testing.T) {
 			n := settled("at the start")
 			if n != 1 {
 				t.Errorf("%d reports at the start of an idle workspace, want 1", n)
+			}
+			// Idle, it naps on its trigger too (its ticker), not a tenth
+			// of a second at a time: tail needs a file, the root's mark.
+			mark := filepath.Join(root, ".bgjob-root")
+			if gnu := gnuTail(); !eventually(10*time.Second, func() bool { return (len(readers(mark)) > 0) == gnu }) {
+				t.Errorf("trigger of an idle workspace seen: %v, want %v (GNU tail)", !gnu, gnu)
 			}
 
 			running := jobdirtest.Make(t, root, "w", jobdirtest.Job{State: jobdirtest.Running})

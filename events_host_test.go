@@ -101,8 +101,11 @@ func TestEventsFollowHostWatch(t *testing.T) {
 	if !eventually(10*time.Second, func() bool { return len(events(first.ID)) == 2 }) {
 		t.Fatalf("events of the first job: %v", events(first.ID))
 	}
-	// The watch's first report brings one look more; then nothing.
-	eventually(5*time.Second, func() bool { return rt.scripts.Load() >= 3 })
+	// The watch, the first look, and the look the watch's first report
+	// brought; then nothing.
+	if !eventually(5*time.Second, func() bool { return rt.scripts.Load() == 3 }) {
+		t.Errorf("%d scripts to begin a follow, want the watch and two looks", rt.scripts.Load())
+	}
 	idle := rt.scripts.Load()
 	time.Sleep(5 * time.Second)
 	if n := rt.scripts.Load() - idle; n != 0 {

@@ -143,10 +143,18 @@ func (f *eventsFollow) run(ctx context.Context) error {
 	if f.o.Follow && len(f.refs) == 0 {
 		watchJobs()
 	}
-	// host: a runtime that is not a Watcher: one script on the host
-	// watches the jobs, started after the first look (its first report
-	// brings a look that sees what changed before it watched).
+	// host: a runtime that is not a Watcher, where one script on the host
+	// watches the jobs, its session opened beside the first look, which
+	// is not held back for it: its first report brings a look that sees
+	// what changed before it watched. (Opened after the first look, it
+	// and that look would compete with the followers' first reads, which
+	// start from where the logs are when they begin.)
 	host := false
+	if f.o.Follow {
+		if watch := f.c.watchHost(f.refs, f.o.AllWorkspaces); watch != nil {
+			host, jobsCh = true, f.watchHost(ctx, watch)
+		}
+	}
 	for {
 		if f.o.Follow && len(f.refs) == 0 && local && jobsCh == nil {
 			// The workspace made since? Then events come; the look
@@ -165,11 +173,6 @@ func (f *eventsFollow) run(ctx context.Context) error {
 		}
 		if f.o.UntilDone && allEnded(jobs) && len(f.followers) == 0 && len(f.pending) == 0 {
 			return nil
-		}
-		if !host && !local {
-			if watch := f.c.watchHost(f.refs, f.o.AllWorkspaces); watch != nil {
-				host, jobsCh = true, f.watchHost(ctx, watch)
-			}
 		}
 		// Watch the files of the jobs not ended, when they are others
 		// than those watched; then look once more: what changed before

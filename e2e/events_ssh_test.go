@@ -53,7 +53,7 @@ func TestSSHEventsFollow(t *testing.T) {
 	if !eventually(10*time.Second, func() bool { return watchRuns(root) }) {
 		t.Fatal("no watch script runs on the host")
 	}
-	// The watch's first report brings a look: let it come.
+	// The look the watch's first report brings: let it come.
 	time.Sleep(time.Second)
 	idle := sessions(srv.Log)
 	if idle == 0 {

@@ -130,6 +130,14 @@ func (f *eventsFollow) run(ctx context.Context) error {
 		watching bool
 	)
 	defer func() { endFiles() }()
+	// host: a runtime that is not a Watcher, where one script on the host
+	// watches the jobs, its session opened beside the first look, which
+	// is not held back for it: its first report brings a look that sees
+	// what changed before it watched. (Opened after the first look, it
+	// and that look would compete with the followers' first reads, which
+	// start from where the logs are when they begin.)
+	jobsCh = f.hostWatch(ctx)
+	host := jobsCh != nil
 	// local: the runtime is a Watcher, whose watch of the workspace may
 	// come once the workspace is made.
 	local := false
@@ -142,18 +150,6 @@ func (f *eventsFollow) run(ctx context.Context) error {
 	}
 	if f.o.Follow && len(f.refs) == 0 {
 		watchJobs()
-	}
-	// host: a runtime that is not a Watcher, where one script on the host
-	// watches the jobs, its session opened beside the first look, which
-	// is not held back for it: its first report brings a look that sees
-	// what changed before it watched. (Opened after the first look, it
-	// and that look would compete with the followers' first reads, which
-	// start from where the logs are when they begin.)
-	host := false
-	if f.o.Follow {
-		if watch := f.c.watchHost(f.refs, f.o.AllWorkspaces); watch != nil {
-			host, jobsCh = true, f.watchHost(ctx, watch)
-		}
 	}
 	for {
 		if f.o.Follow && len(f.refs) == 0 && local && jobsCh == nil {
@@ -197,9 +193,18 @@ func (f *eventsFollow) run(ctx context.Context) error {
 	}
 }
 
-// watchHost runs watch, the host's watch of the jobs, until ctx ends, and
-// returns the channel of its reports, merged while the loop is busy.
-func (f *eventsFollow) watchHost(ctx context.Context, watch func(context.Context, func())) <-chan struct{} {
+// hostWatch runs, for a follow on a runtime that is not a Watcher, the
+// host's watch of the jobs (Client.watchHost) until ctx ends, and returns
+// the channel of its reports, merged while the loop is busy; nil for
+// none.
+func (f *eventsFollow) hostWatch(ctx context.Context) <-chan struct{} {
+	if !f.o.Follow {
+		return nil
+	}
+	watch := f.c.watchHost(f.refs, f.o.AllWorkspaces)
+	if watch == nil {
+		return nil
+	}
 	changed := make(chan struct{}, 1)
 	f.wg.Go(func() {
 		watch(ctx, func() {

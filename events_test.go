@@ -171,9 +171,23 @@ func TestEventsSinceCursor(t *testing.T) {
 // TestEventsResumeFollow: while slotted jobs are queued, started and
 // ended (a queued job's files can appear after another's end), a follow's
 // every line carries a cursor from which a reader gets exactly the
-// derived events the follow delivered after that line.
+// derived events the follow delivered after that line: on this machine,
+// woken by file events, and through scripts alone, woken by the host's
+// watch, as over SSH.
 func TestEventsResumeFollow(t *testing.T) {
-	c, err := bgjob.NewClient(local.New(), t.TempDir(), "")
+	for _, tc := range []struct {
+		name string
+		rt   bgjob.Runtime
+	}{{"local", local.New()}, {"scripts", scriptOnly{local.New()}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			eventsResumeFollow(t, tc.rt)
+		})
+	}
+}
+
+func eventsResumeFollow(t *testing.T, rt bgjob.Runtime) {
+	c, err := bgjob.NewClient(rt, t.TempDir(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

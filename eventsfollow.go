@@ -44,8 +44,9 @@ type EventOptions struct {
 // eventsTick is how often a follow on this machine looks at the jobs
 // while one of them runs, for a wrapper killed without a trace (no file
 // changes for it); an idle workspace is not looked at without a file
-// event. Over SSH, where no file event comes, the follow looks every
-// eventsPoll.
+// event. Over SSH, where no file event comes, a script on the host
+// watches the jobs (watchHost); the follow looks every eventsPoll only
+// while that watch cannot run.
 const (
 	eventsTick = 5 * time.Second
 	eventsPoll = 2 * time.Second
@@ -63,8 +64,9 @@ const (
 // oldest first, after o.Since. Without o.Follow it returns once those the
 // jobs' files tell are reported; with it, it goes on with each new one,
 // waking on file events on this machine (and every eventsTick while a
-// job runs, for one killed without a trace) and looking every eventsPoll
-// elsewhere. Within a follow each event is reported once, whatever order
+// job runs, for one killed without a trace), and elsewhere on the
+// reports of one script on the host that watches the jobs' files and
+// wrappers, for as long as the follow lasts. Within a follow each event is reported once, whatever order
 // the files tell them in. An error of emit ends it and is returned.
 func (c *Client) Events(ctx context.Context, refs []string, o EventOptions, emit func(Event) error) error {
 	var re *regexp.Regexp
@@ -128,6 +130,14 @@ func (f *eventsFollow) run(ctx context.Context) error {
 		watching bool
 	)
 	defer func() { endFiles() }()
+	// host: a runtime that is not a Watcher, where one script on the host
+	// watches the jobs, its session opened beside the first look, which
+	// is not held back for it: its first report brings a look that sees
+	// what changed before it watched. (Opened after the first look, it
+	// and that look would compete with the followers' first reads, which
+	// start from where the logs are when they begin.)
+	jobsCh = f.hostWatch(ctx)
+	host := jobsCh != nil
 	// local: the runtime is a Watcher, whose watch of the workspace may
 	// come once the workspace is made.
 	local := false
@@ -177,17 +187,45 @@ func (f *eventsFollow) run(ctx context.Context) error {
 				continue
 			}
 		}
-		if err := f.sleep(ctx, jobsCh, files, jobs, watching); err != nil {
+		if err := f.sleep(ctx, jobsCh, files, jobs, watching, host); err != nil {
 			return err
 		}
 	}
 }
 
-// sleep waits for what may have changed: a file event, a matched line, a
-// matched event's second passing, a follower's end, or the tick.
-func (f *eventsFollow) sleep(ctx context.Context, jobsCh <-chan struct{}, files <-chan string, jobs []jobdir.Job, watching bool) error {
+// hostWatch runs, for a follow on a runtime that is not a Watcher, the
+// host's watch of the jobs (Client.watchHost) until ctx ends, and returns
+// the channel of its reports, merged while the loop is busy; nil for
+// none.
+func (f *eventsFollow) hostWatch(ctx context.Context) <-chan struct{} {
+	if !f.o.Follow {
+		return nil
+	}
+	watch := f.c.watchHost(f.refs, f.o.AllWorkspaces)
+	if watch == nil {
+		return nil
+	}
+	changed := make(chan struct{}, 1)
+	f.wg.Go(func() {
+		watch(ctx, func() {
+			select {
+			case changed <- struct{}{}:
+			default: // one is already waiting
+			}
+		})
+	})
+	return changed
+}
+
+// sleep waits for what may have changed: a file event or a report of the
+// host's watch, a matched line, a matched event's second passing, a
+// follower's end, or the tick: on this machine while a job runs, for a
+// wrapper killed without a trace (the host's watch looks at wrappers
+// itself); without a watch, the poll.
+func (f *eventsFollow) sleep(ctx context.Context, jobsCh <-chan struct{}, files <-chan string, jobs []jobdir.Job, watching, host bool) error {
 	var tick <-chan time.Time
 	switch {
+	case host:
 	case !watching:
 		tick = time.After(eventsPoll)
 	case hasRunning(jobs):

@@ -437,7 +437,7 @@ func TestSlowHosts(t *testing.T) {
 // TestStalledHostWaitingVerbs: a host whose sessions open but never run
 // anything (block: ForceCommand sleep) holds no waiting verb past
 // --host-timeout (BGJOB_HOST_TIMEOUT=2s) for its first answer: logs -f,
-// wait and wait --for, on that host alone and in a fan-out beside a good
+// wait, wait --for and events -f, on that host alone and in a fan-out beside a good
 // host, end with one line "bgjob: error: block: no answer within 2s
 // (--host-timeout)" and exit 1 (a host that did not answer), the good
 // host's output and result standing. A wait whose own --timeout is longer
@@ -474,6 +474,8 @@ func TestStalledHostWaitingVerbs(t *testing.T) {
 		{"fleet/logs-f-json", &call{hosts: "good,block", args: []string{"logs", "-f", "--json", id}}, 1, noAnswer, `"fanout-line\n"`},
 		{"fleet/wait", &call{hosts: "good,block", args: []string{"wait", id}}, 1, noAnswer, ""},
 		{"fleet/wait-timeout", &call{hosts: "block,good", args: []string{"wait", "--timeout", "60s", "--json", id}}, 1, noAnswer, `"exit_code":0`},
+		{"alone/events-f", &call{hosts: "block", args: []string{"events", "-f"}}, 1, noAnswer, ""},
+		{"fleet/events-f", &call{hosts: "good,block", args: []string{"events", "-f", "--until-done", "--json", id}}, 1, noAnswer, `"event":"ended"`},
 		// The wait's own --timeout comes first: it decides, as before.
 		// It names the host, as a fan-out's line of it does.
 		{"alone/wait-short-timeout", &call{hosts: "block", args: []string{"--host-timeout", "60s", "wait", "--timeout", "2s", id}}, 124, "bgjob: error: block: waiting 2s: timed out (the host did not answer)\n", ""},

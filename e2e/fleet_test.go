@@ -202,11 +202,69 @@ func (fl *fleet) fanOut(t *testing.T) {
 
 // events: a follow of the events of a job run on every host, until
 // every host's has ended, gets each host's started and ended events once,
-// each naming its host, the text a HOST column.
+// each naming its host, the text a HOST column. Each host followed holds
+// one watch script (watch.sh, the one that sets bg_wlive) while its job
+// runs, never more.
 func (fl *fleet) events(t *testing.T) {
 	const ws = "events"
-	id := fl.run(t, ws, `sleep 1; exit 4`)
-	code, out, errs := fl.bgjob(t, ws, "events", "--follow", "--until-done", "--json", id)
+	id := fl.run(t, ws, `while [ ! -e "$BGJOB_JOB_DIR/go" ]; do sleep 0.1; done; exit 4`)
+	code, out, errs := fl.bgjob(t, ws, "status", "--json", id)
+	if code != 0 {
+		t.Fatalf("status: exit %d, %s", code, errs)
+	}
+	dirs := map[string]string{}
+	for _, h := range fl.hostJSON(t, out) {
+		if len(h.Jobs) == 1 {
+			dirs[h.Host] = h.Jobs[0].Dir
+		}
+	}
+	type result struct {
+		code      int
+		out, errs string
+	}
+	followed := make(chan result, 1)
+	go func() {
+		code, out, errs := fl.bgjob(t, ws, "events", "--follow", "--until-done", "--json", id)
+		followed <- result{code, out, errs}
+	}()
+	// watches counts the watch scripts of each host (the processes of
+	// the script whose parent is not one: its subshells have its command
+	// line), and the hosts with one.
+	watches := func() (most, holding int) {
+		for _, h := range fl.hosts {
+			script := map[int]bool{}
+			for pid, cmd := range h.Procs() {
+				script[pid] = strings.Contains(cmd, "\nbg_wlive=")
+			}
+			n := 0
+			for pid, ok := range script {
+				if ok && !script[parentPID(pid)] {
+					n++
+				}
+			}
+			most = max(most, n)
+			if n > 0 {
+				holding++
+			}
+		}
+		return most, holding
+	}
+	// A fan-out follows 8 hosts at a time (--parallel): the others once
+	// those have ended.
+	if !eventually(time.Minute, func() bool { _, n := watches(); return n >= min(8, len(fl.hosts)) }) {
+		_, n := watches()
+		t.Errorf("%d hosts hold a watch, want %d", n, min(8, len(fl.hosts)))
+	}
+	if most, _ := watches(); most != 1 {
+		t.Errorf("a host holds %d watches, want one", most)
+	}
+	for _, h := range fl.hosts {
+		if err := os.WriteFile(h.Root()+dirs[h.Name]+"/go", nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := <-followed
+	code, out, errs = r.code, r.out, r.errs
 	if code != 0 {
 		t.Fatalf("events: exit %d, stderr %q", code, errs)
 	}
@@ -561,4 +619,18 @@ func (fl *fleet) hostDown(t *testing.T) {
 	}
 	hole.Close()
 	conns.Wait()
+}
+
+// parentPID returns the parent of process pid (0 when it is gone).
+func parentPID(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }

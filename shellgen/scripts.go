@@ -675,6 +675,48 @@ func WaitRequest(t Target, w Wait) (Request, error) {
 	})
 }
 
+// Watch selects the jobs whose changes WatchScript reports.
+type Watch struct {
+	// Refs names the jobs; none: the workspace's, with AllWorkspaces
+	// every workspace's.
+	Refs          []string
+	AllWorkspaces bool
+}
+
+// WatchScript returns the script that reports, with a W changed record,
+// each change of the jobs a follow of their events looks at (a job made
+// or removed, a file of a job's events appearing, a wrapper gone), the
+// first at once, until its stdin closes. It looks when such a file
+// appears and every watchTick where the host has GNU tail, else every
+// tenth of a second; at wrappers every watchLive.
+func WatchScript(t Target, w Watch) (string, error) {
+	return text(WatchRequest(t, w))
+}
+
+// WatchRequest is WatchScript, its text made when asked for.
+func WatchRequest(t Target, w Watch) (Request, error) {
+	return t.refLook("watch.sh", w.Refs, w, func(c *config) {
+		c.setBool("bg_allws", w.AllWorkspaces)
+		// No floor: a look of the watch is shell builtins alone, and a
+		// file that appears is told at once.
+		c.setInt("bg_ffloor", 0)
+		c.setInt("bg_ftick", int64(watchTick/time.Second))
+		c.setInt("bg_wlive", int64(watchLive/time.Second))
+	})
+}
+
+// watchTick is how often a watch of events looks on a host with GNU tail
+// when nothing woke it: a job made in the workspace is seen at the next
+// tick, as no file names it before (tail watches files, not a
+// directory's entries). Each tick is two processes on the host (the
+// ticker's sleep, the trigger's dd).
+const watchTick = time.Second
+
+// watchLive is how often a watch of events looks whether the wrappers of
+// the jobs not ended are alive: one killed with SIGKILL writes no file.
+// A follow on bgjob's own machine asks /proc as often (eventsTick).
+const watchLive = 5 * time.Second
+
 // WaitFor selects what WaitForScript waits for: a line of a job's logs.
 type WaitFor struct {
 	Ref string

@@ -141,6 +141,12 @@ func generators() []struct {
 		{"wait_any_timeout", func() (string, error) {
 			return shellgen.WaitScript(goldenTarget, shellgen.Wait{Refs: []string{"build", "test"}, Any: true, Timeout: 30 * time.Second})
 		}},
+		{"watch_workspace", func() (string, error) {
+			return shellgen.WatchScript(goldenTarget, shellgen.Watch{})
+		}},
+		{"watch_refs", func() (string, error) {
+			return shellgen.WatchScript(goldenTarget, shellgen.Watch{Refs: []string{"build", goldenID}})
+		}},
 		{"logs_plain", func() (string, error) {
 			return shellgen.LogsScript(goldenTarget, shellgen.Logs{Ref: "build"})
 		}},

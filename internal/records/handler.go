@@ -31,7 +31,8 @@ type Handler struct {
 	Data func(stream string, offset int64, r io.Reader) error
 	// Wait receives the state of a wait that did not see the jobs end:
 	// "timeout" or "pending", or of a wait for a line that saw the job end
-	// without one: "ended".
+	// without one: "ended"; or "changed", each change a watch of events
+	// saw.
 	Wait func(state string)
 	// More is called when a list stopped at its limit.
 	More func()

@@ -92,7 +92,8 @@ const (
 	KindRemoved Kind = "R"
 	// KindWait: W STATE. A wait gave up (timeout) or, looking once, found
 	// the jobs still running (pending); a wait for a line saw the job end
-	// without one (ended).
+	// without one (ended); a watch of events saw the jobs change (changed,
+	// shellgen.WatchScript).
 	KindWait Kind = "W"
 	// KindMore: N more. A list stopped at its limit with older jobs left.
 	KindMore Kind = "N"

@@ -76,6 +76,17 @@ bg_wtail() {
 	bg_wt=$! bg_wgrown=0
 }
 
+# bg_wakeon FILE...: the trigger of bg_wakeup -F watches FILEs from now
+# on, instead of those it watched: its tail starts again on them (a
+# watch of events whose jobs changed). Without the trigger, nothing.
+bg_wakeon() {
+	[ -n "$bg_wt" ] || return 0
+	kill "$bg_wt" 2>/dev/null
+	bg_wfiles=
+	for bg_wx in "$@"; do bg_wfiles=$bg_wfiles$bg_nl$bg_wx; done
+	bg_wtail
+}
+
 # bg_fnap: the nap of a follow, or of a wait, between its looks: after
 # bg_wakeup, until a log grows or a second passes, but at least bg_ffloor
 # milliseconds (attach's 20, at most 50 looks a second however fast the

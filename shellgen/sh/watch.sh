@@ -28,7 +28,9 @@ bg_wsig() {
 	for bg_x in "$@"; do
 		if [ ! -d "$bg_x" ] || [ -L "$bg_x" ]; then continue; fi
 		bg_sig=$bg_sig$bg_nl${bg_x##*/}
-		if [ -e "$bg_x/exit_code" ]; then
+		# An exit_code counts once whole (bg_exit): one still being
+		# written is a file seen, and its last byte a change.
+		if bg_exit "$bg_x"; then
 			bg_sig="$bg_sig exit_code"
 			continue
 		fi

@@ -90,7 +90,19 @@ bg_metaline() {
 		case $bg_mzf in
 		*"$bg_nl$bg_mzx$bg_nl$bg_mzx$bg_nl"*) bg_mzk=2 ;;
 		*"$bg_nl$bg_mzx$bg_nl"*) bg_mzk=1 ;;
-		*) bg_mzk=0 ;;
+		*)
+			bg_mzk=0
+			# Its line, when the scan's awk read it.
+			bg_mzv=${1##*/}
+			if [ "$1" = "$bg_mzs/$bg_mzv" ] && bg_isid "$bg_mzv"; then
+				eval "bg_mzv=\${bg_ml_${bg_mzv%-*}_${bg_mzv#*-}+l}\${bg_ml_${bg_mzv%-*}_${bg_mzv#*-}-}"
+				case $bg_mzv in l*)
+					bg_l=${bg_mzv#l}
+					bg_mzk=l
+					;;
+				esac
+			fi
+			;;
 		esac
 	elif ! bg_mzget "$1"; then
 		# One process (exec: bash forks again for a command with a
@@ -107,6 +119,7 @@ bg_metaline() {
 	fi
 	case $bg_mzk in
 	m) bg_l=$bg_mzm ;;
+	l) ;;
 	2) bg_mbig=1 ;;
 	1) bg_l=$(head -n 1 "$1/meta.json" 2>/dev/null) ;;
 	*) IFS= read -r bg_l 2>/dev/null <"$1/meta.json" || : ;;
@@ -145,11 +158,49 @@ bg_mzget() {
 # bg_mzscan BASE GLOB: learn, with one find(1), which of the meta.json
 # files GLOB names in BASE are larger than 8 KiB, and which larger than
 # bg_metamax bytes (those are printed twice), for bg_metaline to read
-# the jobs under BASE. One process: the exec saves bash a fork.
+# the jobs under BASE; and, when GLOB names the jobs of one workspace,
+# the first lines of the others, regular files, which one awk reads (bg_ml_ID, the id's "-" a "_"): the shells' read
+# takes a system call per byte, a quarter of a million for 300 jobs. The
+# exec saves bash a fork. awk's lines start with "//", which no line of
+# a path find prints can (a name holds no "/").
 bg_mzscan() {
-	bg_mzs=$1
+	# Those of the last scan go first: another BASE may hold the same id.
+	# shellcheck disable=SC2086 # the names are words on purpose
+	[ -z "${bg_mlnames-}" ] || unset $bg_mlnames
+	bg_mzs=$1 bg_mzf=$bg_nl bg_mlnames=
+	# The jobs of the workspaces under BASE (ls of them all) are read one
+	# by one: their ids are not enough to tell them apart.
 	# shellcheck disable=SC2086 # GLOB is expanded on purpose
-	bg_mzf=$bg_nl$(cd "$1" 2>/dev/null && exec find $2 -size +8192c -print -size +"$bg_metamax"c -print 2>/dev/null)$bg_nl
+	case $2 in
+	./*/*/*) bg_mx=$(cd "$1" 2>/dev/null && exec find $2 -size +8192c -print -size +"$bg_metamax"c -print 2>/dev/null) ;;
+	*)
+		# shellcheck disable=SC2016 # an awk program, not expanded
+		bg_mx=$(cd "$1" 2>/dev/null && exec find $2 -type f \( -size +8192c \( -size +"$bg_metamax"c -print -print -o -print \) -o -exec awk '
+			FNR == 1 {
+				d = FILENAME; sub(/\/meta\.json$/, "", d); sub(/.*\//, "", d)
+				if (d ~ /^[0-9a-zT-]+$/) print "//" d " " $0
+			}' {} + \) 2>/dev/null)
+		;;
+	esac
+	set -f
+	bg_oifs=$IFS
+	IFS=$bg_nl
+	for bg_mzx in $bg_mx; do
+		case $bg_mzx in
+		//*)
+			bg_mzv=${bg_mzx#//}
+			bg_mzv=${bg_mzv%% *}
+			bg_isid "$bg_mzv" || continue
+			bg_mzx=${bg_mzx#//"$bg_mzv" }
+			bg_mzv=bg_ml_${bg_mzv%-*}_${bg_mzv#*-}
+			eval "$bg_mzv=\$bg_mzx"
+			bg_mlnames="$bg_mlnames $bg_mzv"
+			;;
+		*) bg_mzf=$bg_mzf$bg_mzx$bg_nl ;;
+		esac
+	done
+	IFS=$bg_oifs
+	set +f
 }
 
 # bg_meta DIR: read DIR/meta.json and set bg_w (the wrapper's pid, also the

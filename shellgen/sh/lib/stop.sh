@@ -86,6 +86,12 @@ bg_stopmark() {
 bg_stop() {
 	bg_sig=$1 bg_sn=$2 bg_r=$3 bg_nowait=$4
 	shift 4
+	# No job: no look at the host (the next look makes its own, as after
+	# a stop).
+	if [ $# = 0 ]; then
+		bg_pgs=
+		return 0
+	fi
 	# No grace: a TERM that KILL follows at once only races the job's
 	# handler, so the default signal becomes KILL (and the stop says so).
 	[ "$bg_sn" -gt 0 ] || [ "$bg_sig" != TERM ] || bg_sig=KILL

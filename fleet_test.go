@@ -210,8 +210,9 @@ func (stalledRuntime) Host() string { return "stalled" }
 // the calls that wait (Wait, WaitFor, Logs with Follow): a host whose
 // script never begins gets ErrNoAnswer and the good host's result stands;
 // a host that answered waits on past it, as long as its wait's own
-// timeout (a wait of 2s over a host timeout of 300ms times out, it is not
-// cut). Before, a stalled host held those calls for ever.
+// timeout (a wait of 4s over a host timeout of 1s times out, it is not
+// cut; a bound of 300ms was too short for a look under -race on a
+// loaded machine). Before, a stalled host held those calls for ever.
 func TestFleetFirstAnswerBound(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -225,12 +226,12 @@ func TestFleetFirstAnswerBound(t *testing.T) {
 		c, err := bgjob.NewClient(rt, root, "")
 		return c, func() {}, err
 	}
-	f := bgjob.NewFleet([]string{"stalled", "good"}, dial, 2, bgjob.WithHostTimeout(300*time.Millisecond))
+	f := bgjob.NewFleet([]string{"stalled", "good"}, dial, 2, bgjob.WithHostTimeout(time.Second))
 	ctx := context.Background()
 	check := func(t *testing.T, errs []error) {
 		t.Helper()
-		if !errors.Is(errs[0], bgjob.ErrNoAnswer) || errs[0].Error() != "stalled: no answer within 300ms" {
-			t.Errorf("stalled: %v, want stalled: no answer within 300ms", errs[0])
+		if !errors.Is(errs[0], bgjob.ErrNoAnswer) || errs[0].Error() != "stalled: no answer within 1s" {
+			t.Errorf("stalled: %v, want stalled: no answer within 1s", errs[0])
 		}
 		if errs[1] != nil {
 			t.Errorf("good: %v", errs[1])
@@ -263,12 +264,12 @@ func TestFleetFirstAnswerBound(t *testing.T) {
 		}
 	})
 	t.Run("answered", func(t *testing.T) {
-		g := bgjob.NewFleet([]string{"good"}, dial, 1, bgjob.WithHostTimeout(300*time.Millisecond))
-		r := g.Wait(ctx, []string{running.Meta.ID}, bgjob.WaitOptions{Timeout: 2 * time.Second})[0]
+		g := bgjob.NewFleet([]string{"good"}, dial, 1, bgjob.WithHostTimeout(time.Second))
+		r := g.Wait(ctx, []string{running.Meta.ID}, bgjob.WaitOptions{Timeout: 4 * time.Second})[0]
 		if !errors.Is(r.Err, bgjob.ErrTimeout) || errors.Is(r.Err, bgjob.ErrNoAnswer) {
 			t.Errorf("wait: %v, want its own timeout", r.Err)
 		}
-		w := g.WaitFor(ctx, running.Meta.ID, "^never", bgjob.WaitForOptions{Timeout: 2 * time.Second})[0]
+		w := g.WaitFor(ctx, running.Meta.ID, "^never", bgjob.WaitForOptions{Timeout: 4 * time.Second})[0]
 		if !errors.Is(w.Err, bgjob.ErrTimeout) || errors.Is(w.Err, bgjob.ErrNoAnswer) {
 			t.Errorf("wait for: %v, want its own timeout", w.Err)
 		}

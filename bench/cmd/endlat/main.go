@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command endlat measures how soon a job's end is seen: the time from its
 // command's last act (the command writes bash's EPOCHREALTIME to a file,
 // then exits) to the moment its exit_code is whole, as a watcher of the

@@ -936,6 +936,10 @@ func lookAtAWrapperEnding(t *testing.T, c *testClient, root string, ends time.Du
 	d := jobdirtest.Make(t, root, "default", jobdirtest.Job{State: jobdirtest.Running,
 		Meta: jobdir.Meta{PID: w.Process.Pid, PGID: w.Process.Pid}})
 	write(t, filepath.Join(d.Path, "exit_code"), "0\n")
+	// The processes to kill are found before the look: a read of every
+	// /proc/PID/stat under -race on a loaded machine took the kill 100 ms
+	// past its time, and every round proved nothing.
+	group := groupPIDs(w.Process.Pid)
 	t0 := time.Now()
 	var killed atomic.Int64
 	if ends > 0 {
@@ -945,7 +949,7 @@ func lookAtAWrapperEnding(t *testing.T, c *testClient, root string, ends time.Du
 		// the sleep's exit against the stand-in's (seen in CI: the
 		// look counted the dying sleep).
 		time.AfterFunc(ends, func() {
-			for _, pid := range groupPIDs(w.Process.Pid) {
+			for _, pid := range group {
 				if pid != w.Process.Pid {
 					syscall.Kill(pid, syscall.SIGKILL)
 				}

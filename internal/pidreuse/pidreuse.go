@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/bgjob/bgjob/internal/testneed"
 )
@@ -27,8 +28,17 @@ func Start(t testing.TB, pid int) *exec.Cmd {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Other processes fork in bursts (the other test packages beside
+	// this one), and the pid may still be held (a process not yet
+	// reaped): tries are made for up to a minute, pausing while the pid
+	// is held.
 	const tries = 1000
-	for try := 0; try < tries; try++ {
+	deadline := time.Now().Add(time.Minute)
+	for try := 0; try < tries || time.Now().Before(deadline); try++ {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
 		if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0); err != nil {
 			testneed.Missing(t, "a writable /proc/sys/kernel/ns_last_pid: %v", err)
 		}
@@ -43,6 +53,6 @@ func Start(t testing.TB, pid int) *exec.Cmd {
 		c.Process.Kill()
 		c.Wait()
 	}
-	t.Fatalf("could not give a process pid %d in %d tries", pid, tries)
+	t.Fatalf("could not give a process pid %d in %d tries and a minute", pid, tries)
 	return nil
 }

@@ -207,8 +207,15 @@ func waitBound(ctx context.Context, timeout time.Duration, since time.Time) (con
 	if timeout <= 0 {
 		return ctx, func(err error) error { return err }
 	}
-	expired := fmt.Errorf("waiting %s: %w (the host did not answer)", waitLabel(timeout), ErrTimeout)
-	return bound(ctx, time.Now().Add(timeLeft(timeout, since)+answerGrace), expired, false)
+	return bound(ctx, time.Now().Add(timeLeft(timeout, since)+answerGrace), waitExpired(timeout), false)
+}
+
+// waitExpired is the error of a wait of timeout that the host did not
+// answer in time, whether it was not reached (Fleet.waiting) or reached
+// and silent since (waitBound): the same words, as the user sees the same
+// thing.
+func waitExpired(timeout time.Duration) error {
+	return fmt.Errorf("waiting %s: %w (the host did not answer)", waitLabel(timeout), ErrTimeout)
 }
 
 // timeLeft is what is left now of a wait's timeout (0: none) that began at

@@ -257,7 +257,7 @@ func (f *Fleet) waiting(timeout time.Duration, since time.Time) (*Fleet, time.Ti
 		defer cancel()
 		c, release, err := dial(dctx, host)
 		if err != nil && !time.Now().Before(deadline) && ctx.Err() == nil {
-			err = fmt.Errorf("no answer within %s: %w", timeout, ErrTimeout)
+			err = waitExpired(timeout)
 		}
 		return c, release, err
 	}

@@ -230,3 +230,57 @@ func dumpDir(dir string) string {
 	}
 	return b.String()
 }
+
+// TestTwoPrunesRemoveEachJobOnce: two prunes of the same ended jobs at
+// once report each job removed by one of them, never both (bg_rm's
+// removers take turns), and together all of them.
+func TestTwoPrunesRemoveEachJobOnce(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root) })
+	ctx := context.Background()
+	g := []string{"--root", root}
+	for round := range 3 {
+		var ids []string
+		for range 30 {
+			code, out, errs := bgjob(ctx, append(g, "run", "-q", "--", "exit 0")...)
+			if code != 0 {
+				t.Fatalf("run: %d %s", code, errs)
+			}
+			ids = append(ids, strings.TrimSpace(out))
+		}
+		if code, _, errs := bgjob(ctx, append(append(g, "wait"), ids...)...); code != 0 {
+			t.Fatalf("wait: %d %s", code, errs)
+		}
+		var (
+			wg  sync.WaitGroup
+			mu  sync.Mutex
+			got = map[string]int{}
+		)
+		for range 2 {
+			wg.Go(func() {
+				code, out, errs := bgjob(ctx, append(g, "prune", "--all", "--json")...)
+				if code != 0 {
+					t.Errorf("prune: exit %d: %s", code, errs)
+					return
+				}
+				var pr struct{ Jobs []jobdir.Job }
+				if err := json.Unmarshal([]byte(out), &pr); err != nil {
+					t.Errorf("prune: %v: %q", err, out)
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				for _, j := range pr.Jobs {
+					got[j.ID]++
+				}
+			})
+		}
+		wg.Wait()
+		for _, id := range ids {
+			if got[id] != 1 {
+				t.Errorf("round %d: job %s reported removed %d times, want once", round, id, got[id])
+			}
+		}
+	}
+}

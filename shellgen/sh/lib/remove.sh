@@ -20,9 +20,18 @@ bg_rm() {
 		eval "bg_rk_$bg_rn=\$bg_rk bg_ra_$bg_rn=\$bg_ra"
 		[ -n "$bg_rk" ] || bg_rq="$bg_rq $bg_rn"
 	done
-	# A wrapper that is just recording its status, or a concurrent rm, can
-	# change a directory meanwhile: those still there are looked at again,
-	# a few times.
+	# Removers take turns (bg_dirlock on $bg_root/.rm.lock): a job a
+	# round finds still there is removed by this remover alone, so two
+	# that picked the same job (two prunes) never both report it removed.
+	# Where the lock cannot be made (a read-only root), nothing can be
+	# removed either: the rounds go on without it and say why.
+	bg_rlk=
+	if [ -n "$bg_rq" ]; then
+		bg_proc $$
+		bg_dirlock "$bg_root/.rm.lock" "$$ $bg_s" 1200 && bg_rlk=1
+	fi
+	# A wrapper that is just recording its status can change a directory
+	# meanwhile: those still there are looked at again, a few times.
 	bg_ri=0
 	while :; do
 		bg_rmround
@@ -34,6 +43,7 @@ bg_rm() {
 		fi
 		bg_nap
 	done
+	[ -z "$bg_rlk" ] || bg_dirunlock "$bg_root/.rm.lock"
 	bg_rj=0
 	while [ "$bg_rj" -lt "$bg_rn" ]; do
 		bg_rj=$((bg_rj + 1))
@@ -124,6 +134,11 @@ bg_rmround() {
 	bg_rq= bg_rf= bg_rl= bg_rdl= bg_rb= bg_rodd=
 	for bg_rj in $bg_rx; do
 		eval "bg_rd=\$bg_rd_$bg_rj"
+		# Gone before this remover's turn: another removed it.
+		if [ ! -d "$bg_rd" ]; then
+			eval "bg_rk_$bg_rj=notfound bg_ra_$bg_rj=\${bg_re_$bg_rj##*/}"
+			continue
+		fi
 		bg_rmlist "$bg_rd" || {
 			eval "bg_rk_$bg_rj=notempty bg_ra_$bg_rj=\$bg_re_$bg_rj"
 			continue
@@ -166,8 +181,7 @@ bg_rmlist() {
 # bg_rmflush: remove what bg_rmround gathered: the files (bg_rf), the lock
 # directories (bg_rl), then the directories (bg_rdl) of the jobs bg_rb
 # (indexes): those gone are removed (R), those still there go back to
-# bg_rq. One that a concurrent rm removed in the same moment is reported
-# by both.
+# bg_rq. Removers take turns (bg_rm), so those gone are this one's.
 bg_rmflush() {
 	[ -n "$bg_rb" ] || return 0
 	set -f

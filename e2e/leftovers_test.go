@@ -288,3 +288,55 @@ func TestLeftoversNotBesideABlankProcess(t *testing.T) {
 		})
 	}
 }
+
+// TestEndedAtRecorded: the look that records an ended job's leftovers
+// records its end's time too, ended_at, from exit_code's mtime (the
+// wrapper writes exit_code alone), so that a later script look (over SSH,
+// in a container) starts no date for the job; made in Go or by the
+// scripts, the same file.
+func TestEndedAtRecorded(t *testing.T) {
+	for _, check := range []string{"", "off"} {
+		t.Run("check="+check, func(t *testing.T) {
+			root := t.TempDir()
+			t.Cleanup(func() { killAll(root) })
+			t.Setenv(local.CheckEnv, check)
+			ctx := context.Background()
+			g := []string{"--root", root}
+			code, out, errs := bgjob(ctx, append(g, "run", "-q", "--", "echo hi")...)
+			if code != 0 {
+				t.Fatalf("run: exit %d: %s", code, errs)
+			}
+			id := strings.TrimSpace(out)
+			dir := filepath.Join(root, jobdir.DefaultWorkspace, id)
+			if code, _, errs := bgjob(ctx, append(g, "wait", id)...); code != 0 {
+				t.Fatalf("wait: exit %d: %s", code, errs)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "leftovers")); err != nil {
+				t.Fatalf("the wait that saw the job end did not record its leftovers: %v", err)
+			}
+			fi, err := os.Stat(filepath.Join(dir, "exit_code"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, jobdir.EndedFile))
+			if err != nil {
+				t.Fatalf("ended_at not recorded with the leftovers: %v", err)
+			}
+			if want := string(jobdir.EncodeEndedAt(fi.ModTime())); string(b) != want {
+				t.Errorf("ended_at %q, want exit_code's mtime %q", b, want)
+			}
+			if fi, err := os.Stat(filepath.Join(dir, jobdir.EndedFile)); err != nil || fi.Mode().Perm() != 0o600 {
+				t.Errorf("ended_at's mode: %v %v, want 0600", fi.Mode(), err)
+			}
+			// The job's status tells the same end as before.
+			code, out, errs = bgjob(ctx, append(g, "status", "--json", id)...)
+			var j []jobdir.Job
+			if code != 0 || json.Unmarshal([]byte(out), &j) != nil || len(j) != 1 {
+				t.Fatalf("status: exit %d: %s %s", code, out, errs)
+			}
+			if !j[0].EndedAt.Equal(fi.ModTime().Truncate(time.Millisecond)) {
+				t.Errorf("status: ended_at %v, want %v", j[0].EndedAt, fi.ModTime().Truncate(time.Millisecond))
+			}
+		})
+	}
+}

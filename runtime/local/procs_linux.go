@@ -2,6 +2,8 @@ package local
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -901,12 +903,31 @@ func (l *procLook) leftovers() bool {
 		if writePrivate(tmp, string(jobdir.EncodeLeftovers()), 0o777) != nil || os.Rename(tmp, filepath.Join(dir, "leftovers")) != nil {
 			os.Remove(tmp)
 		}
+		noteEnded(dir)
 		if _, err := os.Stat(mfile); err != nil {
 			os.Remove(filepath.Join(dir, "leftovers"))
 		}
 	}
 	l.lun1, l.lun2, l.rescan = nil, nil, false
 	return true
+}
+
+// noteEnded is bg_leftovers' record of the end's time: ended_at, from
+// exit_code's mtime, where the wrapper did not write it, so that later
+// script looks (over SSH, in a container) start no date for the job.
+func noteEnded(dir string) {
+	name := filepath.Join(dir, jobdir.EndedFile)
+	if _, err := os.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	_, at, whole, _ := exitLine(dir)
+	if !whole {
+		return
+	}
+	tmp := name + ".tmp"
+	if writePrivate(tmp, string(jobdir.EncodeEndedAt(at)), 0o777) != nil || os.Rename(tmp, name) != nil {
+		os.Remove(tmp)
+	}
 }
 
 // none is bg_lnone: those of dirs that live finds without processes, and

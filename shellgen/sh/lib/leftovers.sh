@@ -1,6 +1,7 @@
 # leftovers.sh: the record that an ended job left no processes behind
 # (leftovers, holding 0), written once two scans found none, which spares
-# later looks at the job the scan of the host's processes (procs.sh).
+# later looks at the job the scan of the host's processes (procs.sh); and
+# with it the end's time (ended_at), which spares them a date.
 
 # bg_leftovers: record the ended jobs that bg_live found without processes
 # once two scans, each made after their exit_code was written and the
@@ -40,6 +41,12 @@ bg_leftovers() {
 	for bg_lv in "$@"; do
 		[ -e "$bg_lv/meta.json" ] || continue
 		{ printf '0\n' >"$bg_lv/leftovers.tmp$$" && mv -f "$bg_lv/leftovers.tmp$$" "$bg_lv/leftovers"; } 2>/dev/null || rm -f "$bg_lv/leftovers.tmp$$"
+		# The end's time, once, where the wrapper left it to exit_code's
+		# (bg_mtime, a date started): later looks read ended_at, as one
+		# an older wrapper wrote, and start nothing.
+		if [ ! -e "$bg_lv/ended_at" ] && bg_exit "$bg_lv" && bg_mtime "$bg_lv/exit_code"; then
+			{ printf '%s\n' "$bg_ts" >"$bg_lv/ended_at.tmp" && mv -f "$bg_lv/ended_at.tmp" "$bg_lv/ended_at"; } 2>/dev/null || rm -f "$bg_lv/ended_at.tmp"
+		fi
 		[ -e "$bg_lv/meta.json" ] || rm -f "$bg_lv/leftovers"
 	done
 	bg_lun1= bg_lun2= bg_lrescan=

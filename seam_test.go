@@ -70,3 +70,29 @@ func splitList(t *testing.T, line string) (imports, files, ignored []string) {
 	}
 	return strings.Fields(parts[0]), strings.Fields(parts[1]), strings.Fields(parts[2])
 }
+
+// TestLightBinaryLinksNoHeavyMode: the bgjob binary, which serves the
+// local verbs and --via hosts, links none of the packages whose inits
+// and size cost every call its start (docs/benchmarks.md): the SSH and
+// container transports, the MCP server, the terminal UI, net/http.
+// bgjob-full, beside it, holds those (internal/cli.Full).
+func TestLightBinaryLinksNoHeavyMode(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./cmd/bgjob").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 {
+		t.Fatalf("go list -deps gave only %q", deps)
+	}
+	heavy := []string{"golang.org/x/crypto/ssh", "github.com/modelcontextprotocol/go-sdk", "github.com/gdamore/tcell",
+		"github.com/moby/", "net/http", "github.com/bgjob/bgjob/runtime/ssh", "github.com/bgjob/bgjob/runtime/container",
+		"github.com/bgjob/bgjob/internal/mcp", "github.com/bgjob/bgjob/internal/tui", "github.com/bgjob/bgjob/host"}
+	for _, d := range deps {
+		for _, h := range heavy {
+			if d == h || strings.HasPrefix(d, strings.TrimSuffix(h, "/")+"/") && d != "github.com/bgjob/bgjob/host/near" {
+				t.Errorf("cmd/bgjob links %s", d)
+			}
+		}
+	}
+}

@@ -15,10 +15,9 @@ import (
 	"context"
 
 	"github.com/bgjob/bgjob"
+	"github.com/bgjob/bgjob/host/near"
 	ctr "github.com/bgjob/bgjob/runtime/container"
-	"github.com/bgjob/bgjob/runtime/local"
 	sshrt "github.com/bgjob/bgjob/runtime/ssh"
-	"github.com/bgjob/bgjob/runtime/via"
 )
 
 // DefaultTimeout is how long bgjob's command line (--host-timeout) and MCP
@@ -43,35 +42,28 @@ type Options struct {
 }
 
 // IsLocal reports whether host names this machine.
-func IsLocal(host string) bool { return host == "" }
+func IsLocal(host string) bool { return near.IsLocal(host) }
 
 // Dial returns a runtime of host and what releases it (closes its
 // connection); call release once done with the runtime. Errors are the
 // transport's: an *ssh.Error, a *container.Error or a *via.Error, which
 // name the host.
 func Dial(ctx context.Context, host string, o Options) (rt bgjob.Runtime, release func(), err error) {
-	switch {
-	case IsLocal(host):
-		return local.New(), func() {}, nil
-	case o.Via != "":
-		r, err := via.New(o.Via, host)
-		if err != nil {
-			return nil, nil, err
-		}
-		return r, func() { r.Close() }, nil
-	case ctr.IsHost(host):
+	if rt, release, ok, err := near.Dial(host, o.Via); ok {
+		return rt, release, err
+	}
+	if ctr.IsHost(host) {
 		r, err := ctr.Dial(ctx, host, o.Container)
 		if err != nil {
 			return nil, nil, err
 		}
 		return r, func() { r.Close() }, nil
-	default:
-		r, err := sshrt.Dial(ctx, host, o.SSH)
-		if err != nil {
-			return nil, nil, err
-		}
-		return r, func() { r.Close() }, nil
 	}
+	r, err := sshrt.Dial(ctx, host, o.SSH)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, func() { r.Close() }, nil
 }
 
 // Client returns a client of host for jobs under root ("" for the host's

@@ -17,6 +17,18 @@ import (
 	"github.com/bgjob/bgjob/runtime/via"
 )
 
+// hostNames are the hosts a list of -H names, comma-separated ("a, b"),
+// blanks skipped.
+func hostNames(list string) []string {
+	var hosts []string
+	for _, h := range strings.Split(list, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
+}
+
 // setHosts reads the -H values: each is a host, a comma list, or @FILE
 // (one host or comma list a line, # comments). With one host bgjob works
 // as it always has; with several, every verb runs on all of them, once on
@@ -28,10 +40,7 @@ func (a *app) setHosts(ctx context.Context) error {
 	var hosts []string
 	seen := map[string]bool{}
 	add := func(list string) (n int) {
-		for _, h := range strings.Split(list, ",") {
-			if h = strings.TrimSpace(h); h == "" {
-				continue
-			}
+		for _, h := range hostNames(list) {
 			n++
 			if !seen[h] {
 				seen[h] = true

@@ -201,10 +201,8 @@ func remoteHosts(args []string) (string, bool) {
 		if strings.HasPrefix(arg, "@") {
 			return arg, true
 		}
-		for _, h := range strings.Split(arg, ",") {
-			if h = strings.TrimSpace(h); h != "" {
-				return h, true
-			}
+		if h := hostNames(arg); len(h) > 0 {
+			return h[0], true
 		}
 	}
 	return "", false

@@ -9,8 +9,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/bgjob/bgjob"
-	"github.com/bgjob/bgjob/runtime/local"
-	"github.com/bgjob/bgjob/runtime/via"
+	"github.com/bgjob/bgjob/host/near"
 )
 
 // hostOptions are the options of every host the command line reaches
@@ -43,15 +42,8 @@ func (a *app) dial(ctx context.Context, h string, prompt bool) (bgjob.Runtime, f
 	if full != nil {
 		return full.Dial(ctx, h, a.hostOptions(prompt))
 	}
-	switch {
-	case h == "":
-		return local.New(), func() {}, nil
-	case a.via != "":
-		r, err := via.New(a.via, h)
-		if err != nil {
-			return nil, nil, err
-		}
-		return r, func() { r.Close() }, nil
+	if rt, release, ok, err := near.Dial(h, a.via); ok {
+		return rt, release, err
 	}
 	return nil, nil, needFull("host "+h, a.args)
 }

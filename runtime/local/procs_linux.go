@@ -28,6 +28,9 @@ import (
 // Where it cannot tell what the script would (a stat line it would split
 // otherwise, a number too large), it is not ok and the script runs.
 type procLook struct {
+	// recorded: the job live counted last has ended, with its leftovers
+	// record 0 (endedJob).
+	recorded bool
 	// self is the looking process (what the script's $$ is to it), euid
 	// its effective user, boot the boot id begin.sh read (bg_boot).
 	self, euid int
@@ -492,6 +495,7 @@ func envScan(euid int, ps []scanProc) (found []envProc, blanks, clean []scanProc
 func (l *procLook) live(dir string) (int, bool) {
 	l.pids = nil
 	lend, recorded, ok := endedJob(dir)
+	l.recorded = ok && recorded
 	if !ok {
 		return 0, false
 	}

@@ -39,6 +39,8 @@ type procCache struct {
 	// checked: ns is known; ns: /proc is of this process's pid namespace
 	// (getpgid takes pids of the caller's).
 	checked, ns bool
+	// ended are the records of ended jobs, by directory (endedcache.go).
+	ended map[string]endedObs
 }
 
 // cachedProc is what is remembered of a process.
@@ -94,4 +96,14 @@ func (c *procCache) remember(procs map[int]cachedProc) {
 	if procs != nil {
 		c.procs = procs
 	}
+}
+
+// endedObs is what is kept of an ended job: its records before and after
+// the P record, and meta.json's line, from which the P record is made.
+type endedObs struct {
+	ino        uint64
+	ctime      int64
+	head, tail string
+	meta       string
+	picked     bool
 }

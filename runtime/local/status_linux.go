@@ -270,6 +270,10 @@ func ownDir(dir string) bool {
 // of the ports they listen on (portRecords); not ok where the script
 // must make them.
 func (l *procLook) obs(dir string) (string, bool) {
+	// An ended job whose records a look of this Runtime kept.
+	if obs, ok := l.cache.endedRecs(dir); ok {
+		return obs, true
+	}
 	// The wrapper's last steps are its own (bg_obs, bg_finishing): the
 	// job is read, and its processes counted from a scan made, once its
 	// wrapper has ended.
@@ -294,6 +298,9 @@ func (l *procLook) obs(dir string) (string, bool) {
 		return "", false
 	}
 	obs += "L\t" + strconv.Itoa(n) + "\tproc\n"
+	if l.recorded {
+		l.cache.keepEnded(dir, obs, meta, time.Now())
+	}
 	if !l.ports || n == 0 {
 		return obs, true
 	}

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # bench/fleet.sh: bgjob against parallel-ssh and pdsh on a simulated fleet
 # of N hosts (bench/cmd/fleet: sshd in pid, mount and UTS namespaces on
-# 127.0.2.I), same hosts, same parallelism (32), interleaved. Run as root
+# 127.0.2.I, then 127.0.3.I...), same hosts, same parallelism (32), interleaved. Run as root
 # (the fleet needs unshare); it installs pssh, pdsh, openssh and GNU time
 # with apt-get when missing. docs/benchmarks.md holds the latest table.
 #
 # Environment (all optional):
 #   BENCH_OUT            directory for the results (default bench/out)
-#   BENCH_FLEET_SIZES    fleet sizes, one run each (default "100 250")
+#   BENCH_FLEET_SIZES    fleet sizes, one run each (default "100 250"; at
+#                        most 1016: four loopback /24s)
 #   BENCH_FLEET_ROUNDS   interleaved rounds per size (default 7)
 #
 # Results: $BENCH_OUT/fleet.md.
@@ -80,12 +81,24 @@ for n in $sizes; do
 	"$tmp/interleave" -md "$md" -title "$n hosts, parallelism 32" -n "$rounds" -w 1 -base parallel-ssh \
 		-c "bgjob run=$tmp/bgjob -H @$d/hosts run -q -- true" \
 		-c "bgjob status=$tmp/bgjob -H @$d/hosts status $id" \
+		-c "bgjob ls=$tmp/bgjob -H @$d/hosts ls" \
+		-c "bgjob wait=$tmp/bgjob -H @$d/hosts wait $id" \
+		-c "bgjob stop --all=$tmp/bgjob -H @$d/hosts stop --all" \
 		-c "parallel-ssh=parallel-ssh -h $d/hosts -p 32 -x '-F $cfg' true" \
 		-c "pdsh=PDSH_RCMD_TYPE=ssh PDSH_SSH_ARGS='-F $cfg %h' pdsh -f 32 -w ^$d/hosts true" \
-		-target "bgjob run / parallel-ssh <= 0.5" >&2
-	rss=$(/usr/bin/time -f %M "$tmp/bgjob" -H "@$d/hosts" run -q -- true 2>&1 >/dev/null | tail -1)
-	rss_status=$(/usr/bin/time -f %M "$tmp/bgjob" -H "@$d/hosts" status "$id" 2>&1 >/dev/null | tail -1)
-	printf '\npeak RSS of bgjob at %s hosts: run %s KB, status %s KB (target < 100 MB)\n\n' "$n" "$rss" "$rss_status" >>"$md"
+		-target "bgjob run / parallel-ssh <= 0.5" \
+		-target "bgjob ls / parallel-ssh <= 0.5" \
+		-target "bgjob wait / parallel-ssh <= 0.5" \
+		-target "bgjob stop --all / parallel-ssh <= 0.5" >&2
+	{
+		printf '\npeak RSS of bgjob at %s hosts (target < 64 MB):' "$n"
+		for verb in "run -q -- true" "status $id" "ls" "wait $id" "stop --all"; do
+			# shellcheck disable=SC2086 # the verb's words
+			rss=$(/usr/bin/time -f %M "$tmp/bgjob" -H "@$d/hosts" $verb 2>&1 >/dev/null | tail -1)
+			printf ' %s %s KB;' "${verb%% *}" "$rss"
+		done
+		printf '\n\n'
+	} >>"$md"
 	kill "$fleet_pid"
 	wait "$fleet_pid" || true
 	fleet_pid=

@@ -25,7 +25,8 @@ import (
 
 // Fleet is a simulated fleet of hosts on this machine: each host is an
 // OpenSSH sshd in its own pid, mount and UTS namespace (its own /proc, its
-// own tmpfs on /tmp, hostname nI), listening on 127.0.2.I. All hosts share
+// own tmpfs on /tmp, hostname nI), listening on 127.0.2.I (hosts past
+// the 254th on 127.0.3.1 and on: fleetIP). All hosts share
 // one port, the host keys and the accepted client key. It needs root and
 // util-linux unshare.
 //
@@ -54,7 +55,7 @@ type Fleet struct {
 type Host struct {
 	// Name is the host's alias in the client config and its hostname: nI.
 	Name string
-	// IP is its address, 127.0.2.I.
+	// IP is its address, 127.0.2.I for the first 254 (fleetIP).
 	IP string
 
 	fleet   *Fleet
@@ -108,10 +109,11 @@ func StartFleet(t testing.TB, n int) *Fleet {
 }
 
 // NewFleet creates keys and configs in dir, which must exist and must not
-// be under /tmp, and starts n hosts (n ≤ 254). Call Close to end them.
+// be under /tmp, and starts n hosts (n ≤ MaxFleet). Call Close to end
+// them.
 func NewFleet(dir string, n int) (*Fleet, error) {
-	if n < 1 || n > 254 {
-		return nil, fmt.Errorf("sshtest: a fleet has 1 to 254 hosts, not %d", n)
+	if n < 1 || n > MaxFleet {
+		return nil, fmt.Errorf("sshtest: a fleet has 1 to %d hosts, not %d", MaxFleet, n)
 	}
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -138,7 +140,7 @@ func NewFleet(dir string, n int) (*Fleet, error) {
 	f := &Fleet{Dir: dir, Port: port, User: u.Username, HostKeys: keys.HostKeys, ClientKeyPath: keys.ClientKeyPath}
 	for i := 1; i <= n; i++ {
 		name := "n" + strconv.Itoa(i)
-		h := &Host{Name: name, IP: "127.0.2." + strconv.Itoa(i), fleet: f,
+		h := &Host{Name: name, IP: fleetIP(i), fleet: f,
 			cfgPath: filepath.Join(dir, name+".sshd_config"), logPath: filepath.Join(dir, name+".log")}
 		if err := os.WriteFile(h.cfgPath, []byte(f.sshdConfig(h.IP)), 0o600); err != nil {
 			return nil, fmt.Errorf("sshtest: %w", err)
@@ -163,6 +165,15 @@ func NewFleet(dir string, n int) (*Fleet, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// MaxFleet is the most hosts a Fleet has: four loopback /24s.
+const MaxFleet = 4 * 254
+
+// fleetIP is the address of the Ith host (from 1): 127.0.2.1 to
+// 127.0.2.254, then 127.0.3.1 and on.
+func fleetIP(i int) string {
+	return "127.0." + strconv.Itoa(2+(i-1)/254) + "." + strconv.Itoa((i-1)%254+1)
 }
 
 func (f *Fleet) sshdConfig(ip string) string {

@@ -2,7 +2,7 @@
 
 // Command fleet starts a simulated fleet of N OpenSSH hosts for benchmarks
 // (docs/benchmarks.md) with package internal/sshtest: each host is an sshd
-// in its own pid, mount and UTS namespace on 127.0.2.I. It needs root. It
+// in its own pid, mount and UTS namespace on 127.0.2.I (then 127.0.3.I...). It needs root. It
 // writes DIR/ssh_config (aliases n1..nN), DIR/known_hosts and DIR/hosts
 // (one alias a line), prints the config's path and runs until it is sent
 // SIGTERM or SIGINT or -timeout passes, then ends every host.
@@ -33,7 +33,7 @@ func main() {
 }
 
 func run() error {
-	n := flag.Int("n", 100, "number of hosts (at most 254)")
+	n := flag.Int("n", 100, "number of hosts (at most sshtest.MaxFleet)")
 	dir := flag.String("dir", "", "directory for the hosts' and the client's files (required, must exist, not under /tmp)")
 	timeout := flag.Duration("timeout", 15*time.Minute, "stop after this long even if not told to")
 	flag.Parse()

@@ -67,6 +67,22 @@ md=$out/fleet.md
 } >"$md"
 export SSH_AUTH_SOCK=
 
+# cost LABEL CMD...: one run of CMD, then a table row of the CPU seconds
+# it took itself (user+system, GNU time) and what the rest of the machine
+# spent meanwhile (the hosts' sshd and shells: every core's busy time in
+# /proc/stat, less the command's own).
+busy() { awk '/^cpu /{print $2+$3+$4+$7+$8}' /proc/stat; }
+cost() {
+	local label=$1 b0 b1 self tck
+	shift
+	tck=$(getconf CLK_TCK)
+	b0=$(busy)
+	/usr/bin/time -o "$tmp/cost" -f '%U %S' "$@" >/dev/null 2>&1
+	self=$(tail -1 "$tmp/cost")
+	b1=$(busy)
+	awk -v l="$label" -v s="$self" -v b0="$b0" -v b1="$b1" -v t="$tck" 'BEGIN{split(s, a, " "); me=a[1]+a[2]; all=(b1-b0)/t; printf "| %s | %.2f s | %.2f s |\n", l, me, all-me}'
+}
+
 for n in $sizes; do
 	d=$tmp/fleet-$n
 	mkdir -p "$d"
@@ -90,6 +106,14 @@ for n in $sizes; do
 		-target "bgjob ls / parallel-ssh <= 0.5" \
 		-target "bgjob wait / parallel-ssh <= 0.5" \
 		-target "bgjob stop --all / parallel-ssh <= 0.5" >&2
+	{
+		printf '\nCPU of one call at %s hosts: the caller, and the rest of the machine (the hosts)\n\n' "$n"
+		printf '| call | caller | hosts |\n|---|--:|--:|\n'
+		cost "bgjob run" "$tmp/bgjob" -H "@$d/hosts" run -q -- true
+		cost "bgjob ls" "$tmp/bgjob" -H "@$d/hosts" ls
+		cost "bgjob stop --all" "$tmp/bgjob" -H "@$d/hosts" stop --all
+		cost "parallel-ssh" parallel-ssh -h "$d/hosts" -p 32 -x "-F $cfg" true
+	} >>"$md"
 	{
 		printf '\npeak RSS of bgjob at %s hosts (target < 64 MB):' "$n"
 		for verb in "run -q -- true" "status $id" "ls" "wait $id" "stop --all"; do

@@ -10,6 +10,7 @@
 #   BENCH_FLEET_SIZES    fleet sizes, one run each (default "100 250"; at
 #                        most 1016: four loopback /24s)
 #   BENCH_FLEET_ROUNDS   interleaved rounds per size (default 7)
+#   BENCH_FLEET_PDSH     0: leave pdsh out (it takes as long as parallel-ssh)
 #
 # Results: $BENCH_OUT/fleet.md.
 set -euo pipefail
@@ -23,6 +24,8 @@ die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }
 
 sizes=${BENCH_FLEET_SIZES:-100 250}
 rounds=${BENCH_FLEET_ROUNDS:-7}
+pdsh=1
+[ "${BENCH_FLEET_PDSH:-1}" != 0 ] || pdsh=
 out=${BENCH_OUT:-$repo/bench/out}
 
 [ "$(id -u)" = 0 ] || die "the simulated fleet needs root (unshare)"
@@ -94,6 +97,8 @@ for n in $sizes; do
 	cfg=$(cat "$d/out")
 	export BGJOB_SSH_CONFIG=$cfg
 	id=$("$tmp/bgjob" -H "@$d/hosts" run -q -- true)
+	pdsh_row=()
+	[ -z "$pdsh" ] || pdsh_row=(-c "pdsh=PDSH_RCMD_TYPE=ssh PDSH_SSH_ARGS='-F $cfg %h' pdsh -f 32 -w ^$d/hosts true")
 	"$tmp/interleave" -md "$md" -title "$n hosts, parallelism 32" -n "$rounds" -w 1 -base parallel-ssh \
 		-c "bgjob run=$tmp/bgjob -H @$d/hosts run -q -- true" \
 		-c "bgjob status=$tmp/bgjob -H @$d/hosts status $id" \
@@ -101,7 +106,7 @@ for n in $sizes; do
 		-c "bgjob wait=$tmp/bgjob -H @$d/hosts wait $id" \
 		-c "bgjob stop --all=$tmp/bgjob -H @$d/hosts stop --all" \
 		-c "parallel-ssh=parallel-ssh -h $d/hosts -p 32 -x '-F $cfg' true" \
-		-c "pdsh=PDSH_RCMD_TYPE=ssh PDSH_SSH_ARGS='-F $cfg %h' pdsh -f 32 -w ^$d/hosts true" \
+		"${pdsh_row[@]}" \
 		-target "bgjob run / parallel-ssh <= 0.5" \
 		-target "bgjob ls / parallel-ssh <= 0.5" \
 		-target "bgjob wait / parallel-ssh <= 0.5" \

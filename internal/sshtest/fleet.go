@@ -150,12 +150,19 @@ func NewFleet(dir string, n int) (*Fleet, error) {
 	if out, err := exec.Command(SSHD, "-t", "-f", f.Hosts[0].cfgPath).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("sshtest: sshd -t: %v: %s", err, out)
 	}
+	// At most startAtOnce hosts starting at a time: a host is ready once
+	// it answers a connection, and each connection is an sshd forked and
+	// exec'd anew; a thousand of them polled at once on two cores did not
+	// all answer within Start's 15 s.
 	errs := make([]error, n)
+	sem := make(chan struct{}, startAtOnce)
 	var wg sync.WaitGroup
 	for i, h := range f.Hosts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
 			errs[i] = h.Start()
 		}()
 	}
@@ -169,6 +176,9 @@ func NewFleet(dir string, n int) (*Fleet, error) {
 
 // MaxFleet is the most hosts a Fleet has: four loopback /24s.
 const MaxFleet = 4 * 254
+
+// startAtOnce is how many hosts NewFleet starts at a time.
+const startAtOnce = 64
 
 // fleetIP is the address of the Ith host (from 1): 127.0.2.1 to
 // 127.0.2.254, then 127.0.3.1 and on.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -236,6 +237,32 @@ func dumpDir(dir string) string {
 // removers take turns), and together all of them.
 func TestTwoPrunesRemoveEachJobOnce(t *testing.T) {
 	t.Parallel()
+	twoPrunes(t)
+}
+
+// TestTwoPrunesWithoutTheLock: where the removers' lock cannot be made (a
+// full disk refuses the mkdir; here a mkdir on PATH that refuses it), two
+// prunes at once still report each job removed by one of them: each
+// directory goes by an rmdir of its own, which one remover's wins.
+//
+// Not parallel: it puts a mkdir first on PATH.
+func TestTwoPrunesWithoutTheLock(t *testing.T) {
+	realMkdir, err := exec.LookPath("mkdir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	fake := "#!/bin/sh\ncase \"$*\" in *.rm.lock*) echo 'mkdir: No space left on device' >&2; exit 1 ;; esac\nexec " + realMkdir + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "mkdir"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	twoPrunes(t)
+}
+
+// twoPrunes: three rounds of 30 ended jobs, each pruned by two prunes at
+// once; each job is reported removed once.
+func twoPrunes(t *testing.T) {
 	root := t.TempDir()
 	t.Cleanup(func() { killAll(root) })
 	ctx := context.Background()

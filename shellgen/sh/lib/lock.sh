@@ -5,11 +5,13 @@
 # OWNER ("PID START") into it, napping between tries; fail after LIMIT
 # naps (0: no limit). A lock whose holder is gone is taken over in place
 # (its owner file renamed away, then written anew); one that has had no
-# holder for 20 naps (one killed between its mkdir and its write) is
-# removed and made again. An owner file still empty (its holder between
-# opening and writing it) names no holder yet. With a LIMIT, a mkdir
-# refused where no lock is (a read-only or full file system) fails at
-# once, with status 2. bg_dirunlock lets it go.
+# holder for 20 naps (one killed between its mkdir and its write; an
+# owner that is no regular file) is removed and made again. An owner
+# file still empty (its holder between opening and writing it) names no
+# holder yet. With a LIMIT, a mkdir refused where no lock is (a
+# read-only or full file system) fails at once, with status 2; and with
+# any LIMIT, so does a lock made whose owner could not be written (a
+# full file system), which is let go of. bg_dirunlock lets it go.
 bg_dirlock() {
 	bg_ki=0 bg_kno=0
 	until mkdir "$1" 2>/dev/null; do
@@ -18,7 +20,7 @@ bg_dirlock() {
 			mkdir "$1" 2>/dev/null && break
 			[ -e "$1" ] || [ -L "$1" ] || return 2
 		fi
-		if bg_line "$1/owner" && [ -n "$bg_l" ]; then
+		if [ -f "$1/owner" ] && bg_line "$1/owner" && [ -n "$bg_l" ]; then
 			bg_kno=0
 			bg_proc "${bg_l%% *}"
 			if [ -z "$bg_s" ] || [ "$bg_s" != "${bg_l#* }" ]; then
@@ -27,7 +29,8 @@ bg_dirlock() {
 				# we read it. Of those that judge it so at once, one
 				# renames the owner file away and finds it unchanged; the
 				# others find it gone, or find the new owner in what they
-				# renamed and put it back.
+				# renamed and put it back. A rename refused (a lock another
+				# user made) is a try like any other: a nap, counted.
 				bg_kold=$bg_l
 				if mv "$1/owner" "$1/owner.$$" 2>/dev/null; then
 					bg_line "$1/owner.$$"
@@ -36,8 +39,8 @@ bg_dirlock() {
 						break
 					fi
 					mv "$1/owner.$$" "$1/owner" 2>/dev/null
+					continue
 				fi
-				continue
 			fi
 		else
 			bg_kno=$((bg_kno + 1))
@@ -51,10 +54,18 @@ bg_dirlock() {
 		[ "$3" = 0 ] || [ "$bg_ki" -lt "$3" ] || return 1
 		bg_nap
 	done
-	printf '%s\n' "$2" >"$1/owner"
+	{ printf '%s\n' "$2" >"$1/owner"; } 2>/dev/null || {
+		rm -rf "$1"
+		return 2
+	}
 }
 
-# bg_dirunlock LOCK: let go of the lock bg_dirlock took.
+# bg_dirunlock LOCK [OWNER]: let go of the lock bg_dirlock took; with
+# OWNER, only while the lock is still OWNER's (not taken over meanwhile
+# from a holder judged gone).
 bg_dirunlock() {
+	if [ -n "${2-}" ]; then
+		[ -f "$1/owner" ] && bg_line "$1/owner" && [ "$bg_l" = "$2" ] || return 0
+	fi
 	rm -rf "$1"
 }

@@ -20,15 +20,24 @@ bg_rm() {
 		eval "bg_rk_$bg_rn=\$bg_rk bg_ra_$bg_rn=\$bg_ra"
 		[ -n "$bg_rk" ] || bg_rq="$bg_rq $bg_rn"
 	done
-	# Removers take turns (bg_dirlock on $bg_root/.rm.lock): a job a
-	# round finds still there is removed by this remover alone, so two
-	# that picked the same job (two prunes) never both report it removed.
-	# Where the lock cannot be made (a read-only root), nothing can be
-	# removed either: the rounds go on without it and say why.
-	bg_rlk=
+	# Removers take turns (bg_dirlock on $bg_root/.rm.lock, owned by this
+	# process: run's pass runs in a subshell, whose $$ is its parent's): a
+	# job a round finds still there is removed by this remover alone, so
+	# two that picked the same job (two prunes) never both report it
+	# removed. Where the lock cannot be had (a full or read-only file
+	# system; a holder at it for more than 300 naps), each directory is
+	# removed by an rmdir of its own, which only one remover's succeeds.
+	bg_rlk= bg_rown=
 	if [ -n "$bg_rq" ]; then
-		bg_proc $$
-		bg_dirlock "$bg_root/.rm.lock" "$$ $bg_s" 1200 && bg_rlk=1
+		bg_rme=$$
+		if [ -r /proc/self/stat ]; then
+			IFS=' ' read -r bg_rme bg_l <"/proc/self/stat"
+		elif [ -n "${bg_me-}" ]; then
+			bg_rme=$bg_me
+		fi
+		bg_proc "$bg_rme"
+		bg_rown="$bg_rme $bg_s"
+		bg_dirlock "$bg_root/.rm.lock" "$bg_rown" 300 && bg_rlk=1
 	fi
 	# A wrapper that is just recording its status can change a directory
 	# meanwhile: those still there are looked at again, a few times.
@@ -43,7 +52,7 @@ bg_rm() {
 		fi
 		bg_nap
 	done
-	[ -z "$bg_rlk" ] || bg_dirunlock "$bg_root/.rm.lock"
+	[ -z "$bg_rlk" ] || bg_dirunlock "$bg_root/.rm.lock" "$bg_rown"
 	bg_rj=0
 	while [ "$bg_rj" -lt "$bg_rn" ]; do
 		bg_rj=$((bg_rj + 1))
@@ -181,7 +190,8 @@ bg_rmlist() {
 # bg_rmflush: remove what bg_rmround gathered: the files (bg_rf), the lock
 # directories (bg_rl), then the directories (bg_rdl) of the jobs bg_rb
 # (indexes): those gone are removed (R), those still there go back to
-# bg_rq. Removers take turns (bg_rm), so those gone are this one's.
+# bg_rq. Removers take turns (bg_rm), so those gone are this one's;
+# without the lock, those whose own rmdir succeeded.
 bg_rmflush() {
 	[ -n "$bg_rb" ] || return 0
 	set -f
@@ -192,13 +202,16 @@ bg_rmflush() {
 		[ -z "$bg_rf" ] || rm -f $bg_rf
 		[ -z "$bg_rodd" ] || bg_rmodd $bg_rodd
 		[ -z "$bg_rl" ] || rm -rf $bg_rl
-		rmdir $bg_rdl
+		[ -z "$bg_rlk" ] || rmdir $bg_rdl
 	} 2>/dev/null
 	IFS=$bg_oifs
 	set +f
 	for bg_rj in $bg_rb; do
 		eval "bg_rx=\$bg_rd_$bg_rj"
-		if [ -d "$bg_rx" ]; then
+		if [ -z "$bg_rlk" ] && ! rmdir "$bg_rx" 2>/dev/null && [ ! -d "$bg_rx" ]; then
+			# Without the lock: another remover's rmdir came first.
+			eval "bg_rk_$bg_rj=notfound bg_ra_$bg_rj=\${bg_re_$bg_rj##*/}"
+		elif [ -d "$bg_rx" ]; then
 			bg_rq="$bg_rq $bg_rj"
 		else
 			eval "bg_rk_$bg_rj=R bg_ra_$bg_rj=\$bg_re_$bg_rj bg_rx2=\${bg_rp_$bg_rj-}"
@@ -214,7 +227,7 @@ bg_rmodd() {
 	set +f
 	IFS=$bg_oifs
 	for bg_rx in "$@"; do
-		rm -f "$bg_rx"/cursor-* "$bg_rx"/leftovers.tmp* "$bg_rx"/std???.dropped "$bg_rx"/std???.dropped.tmp* "$bg_rx"/std???.pipe
+		rm -rf "$bg_rx"/cursor-* "$bg_rx"/leftovers.tmp* "$bg_rx"/std???.dropped "$bg_rx"/std???.dropped.tmp* "$bg_rx"/std???.pipe
 	done
 	set -f
 	IFS=$bg_nl

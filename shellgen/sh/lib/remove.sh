@@ -25,7 +25,8 @@ bg_rm() {
 	# job a round finds still there is removed by this remover alone, so
 	# two that picked the same job (two prunes) never both report it
 	# removed. Where the lock cannot be had (a full or read-only file
-	# system; a holder at it for more than 300 naps), each directory is
+	# system; a holder at it for more than 100 naps, well within the
+	# host timeout that bounds the call), each directory is
 	# removed by an rmdir of its own, which only one remover's succeeds.
 	bg_rlk= bg_rown=
 	if [ -n "$bg_rq" ]; then
@@ -37,7 +38,7 @@ bg_rm() {
 		fi
 		bg_proc "$bg_rme"
 		bg_rown="$bg_rme $bg_s"
-		bg_dirlock "$bg_root/.rm.lock" "$bg_rown" 300 && bg_rlk=1
+		bg_dirlock "$bg_root/.rm.lock" "$bg_rown" 100 && bg_rlk=1
 	fi
 	# A wrapper that is just recording its status can change a directory
 	# meanwhile: those still there are looked at again, a few times.

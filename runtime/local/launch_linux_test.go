@@ -189,14 +189,12 @@ func (l *launched) normalize(dir string) {
 	for _, tree := range []map[string]string{l.tree, l.running} {
 		for k, v := range tree {
 			delete(tree, k)
-			if strings.HasSuffix(k, "/ended_at") {
-				v = v[:strings.Index(v, " ")+1] + "TIME"
-			}
 			// The look that waits for the job's end records it without
-			// processes unless a process of the user was in the middle of
-			// an exec then (the blank rule, docs/design/stopping.md): other tests'
+			// processes, and with it the end's time (ended_at), unless a
+			// process of the user was in the middle of an exec then (the
+			// blank rule, docs/design/stopping.md): other tests'
 			// processes decide that, not the launch.
-			if strings.HasSuffix(k, "/leftovers") {
+			if strings.HasSuffix(k, "/leftovers") || strings.HasSuffix(k, "/ended_at") {
 				continue
 			}
 			tree[n(k)] = n(v)

@@ -233,81 +233,134 @@ func dumpDir(dir string) string {
 }
 
 // TestTwoPrunesRemoveEachJobOnce: two prunes of the same ended jobs at
-// once report each job removed by one of them, never both (bg_rm's
-// removers take turns), and together all of them.
+// once report each job removed by one of them, never both, and together
+// all of them: a remover reports a job removed only where its own unlink
+// of the directory succeeded (one find -delete for a batch; an rmdir each
+// where find has no -delete, as busybox's). Each pair is run with both
+// prunes on find, both without it, and one of each.
 func TestTwoPrunesRemoveEachJobOnce(t *testing.T) {
 	t.Parallel()
-	twoPrunes(t)
-}
-
-// TestTwoPrunesWithoutTheLock: where the removers' lock cannot be made (a
-// full disk refuses the mkdir; here a mkdir on PATH that refuses it), two
-// prunes at once still report each job removed by one of them: each
-// directory goes by an rmdir of its own, which one remover's wins.
-//
-// Not parallel: it puts a mkdir first on PATH.
-func TestTwoPrunesWithoutTheLock(t *testing.T) {
-	realMkdir, err := exec.LookPath("mkdir")
+	realFind, err := exec.LookPath("find")
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A find that knows no -delete, as busybox's: it refuses the call.
 	bin := t.TempDir()
-	fake := "#!/bin/sh\ncase \"$*\" in *.rm.lock*) echo 'mkdir: No space left on device' >&2; exit 1 ;; esac\nexec " + realMkdir + " \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "mkdir"), []byte(fake), 0o755); err != nil {
+	fake := "#!/bin/sh\nfor a; do [ \"$a\" != -delete ] || { echo 'find: unrecognized: -delete' >&2; exit 1; }; done\nexec " + realFind + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "find"), []byte(fake), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	twoPrunes(t)
+	noDelete := "PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")
+	exe := bgjobBinary(t)
+	for _, pair := range [][2]bool{{false, false}, {true, true}, {false, true}} {
+		t.Run(fmt.Sprintf("without-delete=%v,%v", pair[0], pair[1]), func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			t.Cleanup(func() { killAll(root) })
+			ctx := context.Background()
+			g := []string{"--root", root}
+			for round := range 3 {
+				var ids []string
+				for range 30 {
+					code, out, errs := bgjob(ctx, append(g, "run", "-q", "--", "exit 0")...)
+					if code != 0 {
+						t.Fatalf("run: %d %s", code, errs)
+					}
+					ids = append(ids, strings.TrimSpace(out))
+				}
+				if code, _, errs := bgjob(ctx, append(append(g, "wait"), ids...)...); code != 0 {
+					t.Fatalf("wait: %d %s", code, errs)
+				}
+				var (
+					wg  sync.WaitGroup
+					mu  sync.Mutex
+					got = map[string]int{}
+				)
+				for _, without := range pair {
+					wg.Go(func() {
+						cmd := exec.Command(exe, append(g, "prune", "--all", "--json")...)
+						if without {
+							cmd.Env = append(os.Environ(), noDelete)
+						}
+						var errb strings.Builder
+						cmd.Stderr = &errb
+						out, err := cmd.Output()
+						if err != nil {
+							t.Errorf("prune: %v: %s", err, errb.String())
+							return
+						}
+						var pr struct{ Jobs []jobdir.Job }
+						if err := json.Unmarshal(out, &pr); err != nil {
+							t.Errorf("prune: %v: %q", err, out)
+							return
+						}
+						mu.Lock()
+						defer mu.Unlock()
+						for _, j := range pr.Jobs {
+							got[j.ID]++
+						}
+					})
+				}
+				wg.Wait()
+				for _, id := range ids {
+					if got[id] != 1 {
+						t.Errorf("round %d: job %s reported removed %d times, want once", round, id, got[id])
+					}
+				}
+			}
+		})
+	}
 }
 
-// twoPrunes: three rounds of 30 ended jobs, each pruned by two prunes at
-// once; each job is reported removed once.
-func twoPrunes(t *testing.T) {
+// TestRemoveLooksInsideCursorLocks: a reader's cursor lock directory in a
+// job is removed with the job only when it holds its owner files alone;
+// anything else in it (a file of the user's) makes rm refuse the job,
+// as any file bgjob did not write does, and nothing of it is deleted.
+func TestRemoveLooksInsideCursorLocks(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	t.Cleanup(func() { killAll(root) })
 	ctx := context.Background()
 	g := []string{"--root", root}
-	for round := range 3 {
-		var ids []string
-		for range 30 {
-			code, out, errs := bgjob(ctx, append(g, "run", "-q", "--", "exit 0")...)
-			if code != 0 {
-				t.Fatalf("run: %d %s", code, errs)
+	var ids []string
+	for range 2 {
+		code, out, errs := bgjob(ctx, append(g, "run", "-q", "--", "exit 0")...)
+		if code != 0 {
+			t.Fatalf("run: %d %s", code, errs)
+		}
+		ids = append(ids, strings.TrimSpace(out))
+	}
+	if code, _, errs := bgjob(ctx, append(append(g, "wait"), ids...)...); code != 0 {
+		t.Fatalf("wait: %d %s", code, errs)
+	}
+	dir := func(id string) string { return filepath.Join(root, jobdir.DefaultWorkspace, id) }
+	for i, id := range ids {
+		lock := filepath.Join(dir(id), "cursor-r.lock.d")
+		if err := os.Mkdir(lock, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(lock, "owner"), []byte("1 2\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			if err := os.WriteFile(filepath.Join(lock, "thesis.tex"), []byte("mine"), 0o600); err != nil {
+				t.Fatal(err)
 			}
-			ids = append(ids, strings.TrimSpace(out))
 		}
-		if code, _, errs := bgjob(ctx, append(append(g, "wait"), ids...)...); code != 0 {
-			t.Fatalf("wait: %d %s", code, errs)
-		}
-		var (
-			wg  sync.WaitGroup
-			mu  sync.Mutex
-			got = map[string]int{}
-		)
-		for range 2 {
-			wg.Go(func() {
-				code, out, errs := bgjob(ctx, append(g, "prune", "--all", "--json")...)
-				if code != 0 {
-					t.Errorf("prune: exit %d: %s", code, errs)
-					return
-				}
-				var pr struct{ Jobs []jobdir.Job }
-				if err := json.Unmarshal([]byte(out), &pr); err != nil {
-					t.Errorf("prune: %v: %q", err, out)
-					return
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				for _, j := range pr.Jobs {
-					got[j.ID]++
-				}
-			})
-		}
-		wg.Wait()
-		for _, id := range ids {
-			if got[id] != 1 {
-				t.Errorf("round %d: job %s reported removed %d times, want once", round, id, got[id])
-			}
+	}
+	if code, _, errs := bgjob(ctx, append(g, "rm", ids[0])...); code != 0 {
+		t.Errorf("rm of a job with a cursor lock holding its owner: exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(dir(ids[0])); !os.IsNotExist(err) {
+		t.Errorf("the job with its cursor lock was not removed: %v", err)
+	}
+	code, _, errs := bgjob(ctx, append(g, "rm", ids[1])...)
+	if code == 0 || !strings.Contains(errs, "did not write") {
+		t.Errorf("rm of a job whose cursor lock holds a file of the user's: exit %d, stderr %q; want it refused", code, errs)
+	}
+	for _, f := range []string{"meta.json", "stdout.log", "cursor-r.lock.d/thesis.tex"} {
+		if _, err := os.Stat(filepath.Join(dir(ids[1]), f)); err != nil {
+			t.Errorf("after the refused rm: %s: %v", f, err)
 		}
 	}
 }

@@ -60,12 +60,7 @@ bg_dirlock() {
 	}
 }
 
-# bg_dirunlock LOCK [OWNER]: let go of the lock bg_dirlock took; with
-# OWNER, only while the lock is still OWNER's (not taken over meanwhile
-# from a holder judged gone).
+# bg_dirunlock LOCK: let go of the lock bg_dirlock took.
 bg_dirunlock() {
-	if [ -n "${2-}" ]; then
-		[ -f "$1/owner" ] && bg_line "$1/owner" && [ "$bg_l" = "$2" ] || return 0
-	fi
 	rm -rf "$1"
 }

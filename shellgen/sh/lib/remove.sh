@@ -5,11 +5,14 @@
 # order, an R record, or an E record saying why not. A job with live
 # processes is refused (rm.sh stops it first when forced). Only the files
 # bgjob writes are deleted, then the directory, then the reservation of
-# its port (bg_unport); links are never followed. All the jobs are looked at first, against one scan of the
-# host's processes (bg_busy); then one rm and one rmdir remove all that
-# passed, a batch of up to 32 KiB of paths at a time, where one of each
-# per job made removing 300 jobs cost 600 processes. A DIR given twice is
-# looked at once: the second is not found once the first is removed.
+# its port (bg_unport); links are never followed. All the jobs are
+# looked at first, against one scan of the host's processes (bg_busy);
+# then one rm and one find remove all that passed, a batch of up to 32 KiB
+# of paths at a time, where one rm and one rmdir per job made removing
+# 300 jobs cost 600 processes. Of removers of the same job at once (two
+# prunes), only the one whose unlink of its directory succeeded reports
+# it removed (bg_rmflush). A DIR given twice is looked at once: the
+# second is not found once the first is removed.
 bg_rm() {
 	bg_rcall=$((${bg_rcall:-0} + 1))
 	bg_rn=0 bg_rq=
@@ -20,26 +23,6 @@ bg_rm() {
 		eval "bg_rk_$bg_rn=\$bg_rk bg_ra_$bg_rn=\$bg_ra"
 		[ -n "$bg_rk" ] || bg_rq="$bg_rq $bg_rn"
 	done
-	# Removers take turns (bg_dirlock on $bg_root/.rm.lock, owned by this
-	# process: run's pass runs in a subshell, whose $$ is its parent's): a
-	# job a round finds still there is removed by this remover alone, so
-	# two that picked the same job (two prunes) never both report it
-	# removed. Where the lock cannot be had (a full or read-only file
-	# system; a holder at it for more than 100 naps, well within the
-	# host timeout that bounds the call), each directory is
-	# removed by an rmdir of its own, which only one remover's succeeds.
-	bg_rlk= bg_rown=
-	if [ -n "$bg_rq" ]; then
-		bg_rme=$$
-		if [ -r /proc/self/stat ]; then
-			IFS=' ' read -r bg_rme bg_l <"/proc/self/stat"
-		elif [ -n "${bg_me-}" ]; then
-			bg_rme=$bg_me
-		fi
-		bg_proc "$bg_rme"
-		bg_rown="$bg_rme $bg_s"
-		bg_dirlock "$bg_root/.rm.lock" "$bg_rown" 100 && bg_rlk=1
-	fi
 	# A wrapper that is just recording its status can change a directory
 	# meanwhile: those still there are looked at again, a few times.
 	bg_ri=0
@@ -53,7 +36,6 @@ bg_rm() {
 		fi
 		bg_nap
 	done
-	[ -z "$bg_rlk" ] || bg_dirunlock "$bg_root/.rm.lock" "$bg_rown"
 	bg_rj=0
 	while [ "$bg_rj" -lt "$bg_rn" ]; do
 		bg_rj=$((bg_rj + 1))
@@ -144,7 +126,7 @@ bg_rmround() {
 	bg_rq= bg_rf= bg_rl= bg_rdl= bg_rb= bg_rodd=
 	for bg_rj in $bg_rx; do
 		eval "bg_rd=\$bg_rd_$bg_rj"
-		# Gone before this remover's turn: another removed it.
+		# Gone since it was looked at: another remover's.
 		if [ ! -d "$bg_rd" ]; then
 			eval "bg_rk_$bg_rj=notfound bg_ra_$bg_rj=\${bg_re_$bg_rj##*/}"
 			continue
@@ -180,7 +162,12 @@ bg_rmlist() {
 		# Lock directories: cursor-READER.lock.d, and cursor-READER.lock
 		# of earlier versions.
 		cursor-*.lock | cursor-*.lock.d)
-			if [ -d "$bg_rx" ]; then bg_rl=$bg_rl$bg_nl$bg_rx; else bg_r1=$bg_r1$bg_nl$bg_rx; fi
+			if [ -d "$bg_rx" ] && [ ! -L "$bg_rx" ]; then
+				bg_rmlockd "$bg_rx" || return 1
+				bg_rl=$bg_rl$bg_nl$bg_rx
+			else
+				bg_r1=$bg_r1$bg_nl$bg_rx
+			fi
 			;;
 		*) bg_r1=$bg_r1$bg_nl$bg_rx ;;
 		esac
@@ -188,11 +175,27 @@ bg_rmlist() {
 	bg_rf=$bg_rf$bg_rmeta$bg_r1
 }
 
+# bg_rmlockd DIR: fail when the lock directory DIR (a reader's cursor
+# lock, bg_dirlock's) holds anything but its owner files, which alone its
+# removal (rm -rf) may take.
+bg_rmlockd() {
+	for bg_rlf in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+		[ -e "$bg_rlf" ] || [ -L "$bg_rlf" ] || continue
+		case ${bg_rlf##*/} in
+		owner | owner.*) [ ! -d "$bg_rlf" ] || [ -L "$bg_rlf" ] || return 1 ;;
+		*) return 1 ;;
+		esac
+	done
+}
+
 # bg_rmflush: remove what bg_rmround gathered: the files (bg_rf), the lock
 # directories (bg_rl), then the directories (bg_rdl) of the jobs bg_rb
-# (indexes): those gone are removed (R), those still there go back to
-# bg_rq. Removers take turns (bg_rm), so those gone are this one's;
-# without the lock, those whose own rmdir succeeded.
+# (indexes): those this remover removed are removed (R), those still
+# there go back to bg_rq, those another remover removed first are not
+# found. One find removes the directories and prints each it removed (its
+# -delete unlinks each once, so of two removers of one job only one is
+# told); where find has no -delete (busybox's), each goes by an rmdir of
+# its own, whose success tells the same.
 bg_rmflush() {
 	[ -n "$bg_rb" ] || return 0
 	set -f
@@ -203,23 +206,30 @@ bg_rmflush() {
 		[ -z "$bg_rf" ] || rm -f $bg_rf
 		[ -z "$bg_rodd" ] || bg_rmodd $bg_rodd
 		[ -z "$bg_rl" ] || rm -rf $bg_rl
-		[ -z "$bg_rlk" ] || rmdir $bg_rdl
+		bg_rgone=$(find $bg_rdl -maxdepth 0 -delete -print)
 	} 2>/dev/null
 	IFS=$bg_oifs
 	set +f
 	for bg_rj in $bg_rb; do
 		eval "bg_rx=\$bg_rd_$bg_rj"
-		if [ -z "$bg_rlk" ] && ! rmdir "$bg_rx" 2>/dev/null && [ ! -d "$bg_rx" ]; then
-			# Without the lock: another remover's rmdir came first.
-			eval "bg_rk_$bg_rj=notfound bg_ra_$bg_rj=\${bg_re_$bg_rj##*/}"
-		elif [ -d "$bg_rx" ]; then
-			bg_rq="$bg_rq $bg_rj"
-		else
-			eval "bg_rk_$bg_rj=R bg_ra_$bg_rj=\$bg_re_$bg_rj bg_rx2=\${bg_rp_$bg_rj-}"
-			[ -z "$bg_rx2" ] || bg_unport "$bg_rx2" "${bg_rx#"$bg_root"/}"
-		fi
+		case $bg_nl$bg_rgone$bg_nl in
+		*"$bg_nl$bg_rx$bg_nl"*) ;;
+		*)
+			if rmdir "$bg_rx" 2>/dev/null; then
+				:
+			elif [ -d "$bg_rx" ]; then
+				bg_rq="$bg_rq $bg_rj"
+				continue
+			else
+				eval "bg_rk_$bg_rj=notfound bg_ra_$bg_rj=\${bg_re_$bg_rj##*/}"
+				continue
+			fi
+			;;
+		esac
+		eval "bg_rk_$bg_rj=R bg_ra_$bg_rj=\$bg_re_$bg_rj bg_rx2=\${bg_rp_$bg_rj-}"
+		[ -z "$bg_rx2" ] || bg_unport "$bg_rx2" "${bg_rx#"$bg_root"/}"
 	done
-	bg_rf= bg_rl= bg_rdl= bg_rb= bg_rodd=
+	bg_rf= bg_rl= bg_rdl= bg_rb= bg_rodd= bg_rgone=
 }
 
 # bg_rmodd DIR...: remove the files of the DIRs whose names hold a newline,

@@ -323,7 +323,7 @@ func TestRemoveLooksInsideCursorLocks(t *testing.T) {
 	ctx := context.Background()
 	g := []string{"--root", root}
 	var ids []string
-	for range 2 {
+	for range 4 {
 		code, out, errs := bgjob(ctx, append(g, "run", "-q", "--", "exit 0")...)
 		if code != 0 {
 			t.Fatalf("run: %d %s", code, errs)
@@ -334,7 +334,7 @@ func TestRemoveLooksInsideCursorLocks(t *testing.T) {
 		t.Fatalf("wait: %d %s", code, errs)
 	}
 	dir := func(id string) string { return filepath.Join(root, jobdir.DefaultWorkspace, id) }
-	for i, id := range ids {
+	for i, id := range ids[:2] {
 		lock := filepath.Join(dir(id), "cursor-r.lock.d")
 		if err := os.Mkdir(lock, 0o700); err != nil {
 			t.Fatal(err)
@@ -361,6 +361,32 @@ func TestRemoveLooksInsideCursorLocks(t *testing.T) {
 	for _, f := range []string{"meta.json", "stdout.log", "cursor-r.lock.d/thesis.tex"} {
 		if _, err := os.Stat(filepath.Join(dir(ids[1]), f)); err != nil {
 			t.Errorf("after the refused rm: %s: %v", f, err)
+		}
+	}
+	// A directory of the user's named as bgjob names its files, beside a
+	// file whose name holds a newline (removed by pattern), or alone: the
+	// job is refused before anything of it is deleted.
+	for i, names := range [][2]string{{"cursor-keep", "cursor-a\nb"}, {"leftovers.tmpX", ""}} {
+		id := ids[2+i]
+		if err := os.Mkdir(filepath.Join(dir(id), names[0]), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir(id), names[0], "precious"), []byte("mine"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if names[1] != "" {
+			if err := os.WriteFile(filepath.Join(dir(id), names[1]), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		code, _, errs := bgjob(ctx, append(g, "rm", id)...)
+		if code == 0 || !strings.Contains(errs, "did not write") {
+			t.Errorf("rm of a job holding the directory %s of the user's: exit %d, stderr %q; want it refused", names[0], code, errs)
+		}
+		for _, f := range []string{"meta.json", "stdout.log", "exit_code", names[0] + "/precious"} {
+			if _, err := os.Stat(filepath.Join(dir(id), f)); err != nil {
+				t.Errorf("after the refused rm of the job holding %s: %s: %v", names[0], f, err)
+			}
 		}
 	}
 }

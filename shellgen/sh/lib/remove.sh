@@ -145,8 +145,9 @@ bg_rmround() {
 # whole job then stays, as all is checked before anything is deleted.
 # Else add its files to bg_rf (lines; its meta.json first, so that a
 # removal under way looks like one, bg_launching), its lock directories
-# to bg_rl, and DIR to bg_rodd when a name holds a newline (bg_rmflush
-# removes those by pattern).
+# to bg_rl, and DIR to bg_rodd when a file's name holds a newline
+# (bg_rmflush removes those by pattern, files only: every directory was
+# checked here).
 bg_rmlist() {
 	bg_rmeta= bg_r1=
 	for bg_rx in "$1"/* "$1"/.[!.]* "$1"/..?*; do
@@ -156,19 +157,24 @@ bg_rmlist() {
 			ended_at | ended_at.tmp | started_at | started_at.tmp | leftovers | leftovers.tmp* | queued | queued.tmp | not_run | not_run.tmp | wake | stop | stop.tmp | stdin | stdin.keeper | cursor-* | std???.dropped | std???.dropped.tmp* | std???.pipe | terminal | terminal.tmp | logs_full | ready_at | ready_at.tmp) ;;
 		*) return 1 ;;
 		esac
+		# The one directory bgjob makes in a job: a reader's cursor lock
+		# (cursor-READER.lock.d; cursor-READER.lock of earlier versions),
+		# holding its owner files alone, named as readers are (no
+		# newline). Any other directory is not bgjob's, whatever its name.
+		if [ -d "$bg_rx" ] && [ ! -L "$bg_rx" ]; then
+			case ${bg_rx##*/} in
+			*"$bg_nl"*) return 1 ;;
+			cursor-*.lock | cursor-*.lock.d)
+				bg_rmlockd "$bg_rx" || return 1
+				bg_rl=$bg_rl$bg_nl$bg_rx
+				continue
+				;;
+			*) return 1 ;;
+			esac
+		fi
 		case ${bg_rx##*/} in
 		*"$bg_nl"*) bg_rodd=$bg_rodd$bg_nl$1 ;;
 		meta.json) bg_rmeta=$bg_nl$bg_rx ;;
-		# Lock directories: cursor-READER.lock.d, and cursor-READER.lock
-		# of earlier versions.
-		cursor-*.lock | cursor-*.lock.d)
-			if [ -d "$bg_rx" ] && [ ! -L "$bg_rx" ]; then
-				bg_rmlockd "$bg_rx" || return 1
-				bg_rl=$bg_rl$bg_nl$bg_rx
-			else
-				bg_r1=$bg_r1$bg_nl$bg_rx
-			fi
-			;;
 		*) bg_r1=$bg_r1$bg_nl$bg_rx ;;
 		esac
 	done
@@ -238,7 +244,7 @@ bg_rmodd() {
 	set +f
 	IFS=$bg_oifs
 	for bg_rx in "$@"; do
-		rm -rf "$bg_rx"/cursor-* "$bg_rx"/leftovers.tmp* "$bg_rx"/std???.dropped "$bg_rx"/std???.dropped.tmp* "$bg_rx"/std???.pipe
+		rm -f "$bg_rx"/cursor-* "$bg_rx"/leftovers.tmp* "$bg_rx"/std???.dropped "$bg_rx"/std???.dropped.tmp* "$bg_rx"/std???.pipe
 	done
 	set -f
 	IFS=$bg_nl

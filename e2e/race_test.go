@@ -257,20 +257,9 @@ func TestTwoPrunesRemoveEachJobOnce(t *testing.T) {
 			t.Parallel()
 			root := t.TempDir()
 			t.Cleanup(func() { killAll(root) })
-			ctx := context.Background()
 			g := []string{"--root", root}
 			for round := range 3 {
-				var ids []string
-				for range 30 {
-					code, out, errs := bgjob(ctx, append(g, "run", "-q", "--", "exit 0")...)
-					if code != 0 {
-						t.Fatalf("run: %d %s", code, errs)
-					}
-					ids = append(ids, strings.TrimSpace(out))
-				}
-				if code, _, errs := bgjob(ctx, append(append(g, "wait"), ids...)...); code != 0 {
-					t.Fatalf("wait: %d %s", code, errs)
-				}
+				ids := endedJobs(t, g, 30)
 				var (
 					wg  sync.WaitGroup
 					mu  sync.Mutex
@@ -322,17 +311,7 @@ func TestRemoveLooksInsideCursorLocks(t *testing.T) {
 	t.Cleanup(func() { killAll(root) })
 	ctx := context.Background()
 	g := []string{"--root", root}
-	var ids []string
-	for range 4 {
-		code, out, errs := bgjob(ctx, append(g, "run", "-q", "--", "exit 0")...)
-		if code != 0 {
-			t.Fatalf("run: %d %s", code, errs)
-		}
-		ids = append(ids, strings.TrimSpace(out))
-	}
-	if code, _, errs := bgjob(ctx, append(append(g, "wait"), ids...)...); code != 0 {
-		t.Fatalf("wait: %d %s", code, errs)
-	}
+	ids := endedJobs(t, g, 4)
 	dir := func(id string) string { return filepath.Join(root, jobdir.DefaultWorkspace, id) }
 	for i, id := range ids[:2] {
 		lock := filepath.Join(dir(id), "cursor-r.lock.d")
@@ -389,4 +368,23 @@ func TestRemoveLooksInsideCursorLocks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// endedJobs runs n jobs of "exit 0" with the global flags g and returns
+// their ids once all have ended.
+func endedJobs(t *testing.T, g []string, n int) []string {
+	t.Helper()
+	ctx := context.Background()
+	var ids []string
+	for range n {
+		code, out, errs := bgjob(ctx, append(g, "run", "-q", "--", "exit 0")...)
+		if code != 0 {
+			t.Fatalf("run: %d %s", code, errs)
+		}
+		ids = append(ids, strings.TrimSpace(out))
+	}
+	if code, _, errs := bgjob(ctx, append(append(g, "wait"), ids...)...); code != 0 {
+		t.Fatalf("wait: %d %s", code, errs)
+	}
+	return ids
 }

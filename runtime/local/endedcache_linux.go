@@ -71,9 +71,11 @@ func (c *procCache) endedRecs(dir string) (string, bool) {
 // keepEnded keeps obs, the records a look made of the ended job in dir
 // whose leftovers record says 0, and whose meta.json line is meta, when
 // its directory, looked at after them, has not changed within
-// endedSettle.
+// endedSettle, and the Runtime has looked before.
 func (c *procCache) keepEnded(dir, obs, meta string, now time.Time) {
-	if c == nil {
+	// A Runtime's first look keeps nothing: a one-shot call (bgjob ls)
+	// never looks again, and would pay an lstat a job for nothing.
+	if c == nil || !c.warm() {
 		return
 	}
 	fi, err := os.Lstat(dir)

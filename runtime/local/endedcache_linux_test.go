@@ -98,3 +98,39 @@ func TestEndedRecordsKept(t *testing.T) {
 		t.Errorf("a job whose meta.json was removed was listed from kept records:\n%s", got)
 	}
 }
+
+// BenchmarkListEnded: ls of 80 ended jobs with their leftovers records,
+// made in Go by a Runtime that looks again (the MCP server's job_list
+// counts every job), with the ended jobs' records kept (kept) and read
+// anew each time (read). docs/design.md cites it:
+//
+//	go test -run '^$' -bench ListEnded ./runtime/local
+func BenchmarkListEnded(b *testing.B) {
+	old := endedSettle
+	endedSettle = 0
+	b.Cleanup(func() { endedSettle = old })
+	root := b.TempDir()
+	start := time.Now().Add(-time.Hour)
+	for i := range 80 {
+		d := jobdirtest.Make(b, root, "default", jobdirtest.Job{State: jobdirtest.Exited, Meta: jobdir.Meta{StartedAt: start.Add(time.Duration(i) * time.Second)}})
+		if err := os.WriteFile(filepath.Join(d.Path, "leftovers"), []byte("0\n"), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	time.Sleep(10 * time.Millisecond)
+	for _, kept := range []bool{true, false} {
+		b.Run(map[bool]string{true: "kept", false: "read"}[kept], func(b *testing.B) {
+			a := answerer{root: root, workspace: "default", procs: &procCache{}}
+			for b.Loop() {
+				if !kept {
+					a.procs.mu.Lock()
+					a.procs.ended = nil
+					a.procs.mu.Unlock()
+				}
+				if _, ok := a.list(shellgen.List{}); !ok {
+					b.Fatal("ls left to the script")
+				}
+			}
+		})
+	}
+}

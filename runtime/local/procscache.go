@@ -84,6 +84,14 @@ func (c *procCache) snapshot() (map[int]cachedProc, bool) {
 	return c.procs, c.ns
 }
 
+// warm reports whether a look has been made before: the Runtime is one
+// that looks again.
+func (c *procCache) warm() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.looks > 0
+}
+
 // remember counts a look, and keeps procs unless nil (a cold look has no
 // identities to keep).
 func (c *procCache) remember(procs map[int]cachedProc) {

@@ -126,11 +126,6 @@ bg_rmround() {
 	bg_rq= bg_rf= bg_rl= bg_rdl= bg_rb= bg_rodd=
 	for bg_rj in $bg_rx; do
 		eval "bg_rd=\$bg_rd_$bg_rj"
-		# Gone since it was looked at: another remover's.
-		if [ ! -d "$bg_rd" ]; then
-			eval "bg_rk_$bg_rj=notfound bg_ra_$bg_rj=\${bg_re_$bg_rj##*/}"
-			continue
-		fi
 		bg_rmlist "$bg_rd" || {
 			eval "bg_rk_$bg_rj=notempty bg_ra_$bg_rj=\$bg_re_$bg_rj"
 			continue

@@ -165,6 +165,9 @@ func TestPortReservations(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	// Before the directory goes: the last runs' wrappers may still write
+	// their ends (a CI run's cleanup met a job directory not yet empty).
+	t.Cleanup(func() { c.Stop(ctx, nil, bgjob.StopOptions{All: true, Grace: new(time.Duration(0))}) })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -154,4 +155,41 @@ func BenchmarkSSHWarm(b *testing.B) {
 		}
 	})
 	b.Run("Run", func(b *testing.B) { benchRun(b, c) })
+}
+
+// BenchmarkListAgent measures MCP's job_list in a running server: a page
+// of 20 with its ports found, and counts over the whole workspace (each
+// running job's processes counted), through one long-lived client, at 176
+// ended jobs (fabricated) and one running job that listens on a port.
+func BenchmarkListAgent(b *testing.B) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		b.Skip("python3 is not installed")
+	}
+	ctx := context.Background()
+	c, _ := benchJobs(b, nil, 176)
+	j, err := c.Run(ctx, bgjob.Spec{Argv: []string{listener(py, "0")}, AutoPort: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Stop(ctx, nil, bgjob.StopOptions{All: true, Grace: new(time.Duration(0))}) })
+	if _, _, err := c.WaitPort(ctx, j.ID, j.Port, bgjob.WaitPortOptions{Timeout: 10 * time.Second}); err != nil {
+		b.Fatal(err)
+	}
+	// As in a server that has run a while: the ended jobs' leftovers
+	// recorded (two looks), and their directories older than the
+	// runtime's settling time, so that their records are kept.
+	for range 2 {
+		if _, err := c.List(ctx, bgjob.ListOptions{Limit: 0}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	time.Sleep(2500 * time.Millisecond)
+	for b.Loop() {
+		seen := 0
+		p, err := c.List(ctx, bgjob.ListOptions{Limit: 20, Ports: true, Count: func(jobdir.Job) { seen++ }})
+		if err != nil || len(p.Jobs) != 20 || seen != 177 || len(p.Jobs[0].Ports) != 1 {
+			b.Fatalf("List: %d jobs, %d counted, %v", len(p.Jobs), seen, err)
+		}
+	}
 }

@@ -24,11 +24,16 @@ type StatusOptions struct {
 	// look at a job with live processes then runs the script that finds
 	// them (bg_ports) instead of being answered in Go.
 	Ports bool
+	// SkipRunningCount does not count the processes of a job whose
+	// wrapper runs (jobdir.Job.Processes stays 0 for it), for a look that
+	// needs only the jobs' states: no scan of the host's processes for a
+	// running job (ListOptions.SkipRunningCount).
+	SkipRunningCount bool
 }
 
 // StatusWith is Status reporting what o asks besides.
 func (c *Client) StatusWith(ctx context.Context, o StatusOptions, refs ...string) ([]jobdir.Job, error) {
-	req, err := shellgen.StatusOf(c.target(), shellgen.Status{Refs: refs, Ports: o.Ports})
+	req, err := shellgen.StatusOf(c.target(), shellgen.Status{Refs: refs, Ports: o.Ports, SkipRunningCount: o.SkipRunningCount})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}

@@ -537,6 +537,9 @@ func StatusScript(t Target, rs []string) (string, error) {
 type Status struct {
 	Refs  []string
 	Ports bool
+	// SkipRunningCount leaves out the count of the processes of a job
+	// whose wrapper runs, as List's, for a look that does not show it.
+	SkipRunningCount bool
 }
 
 // StatusRequest is StatusScript, its text made when asked for.
@@ -546,7 +549,12 @@ func StatusRequest(t Target, rs []string) (Request, error) {
 
 // StatusOf is StatusRequest asking what s asks.
 func StatusOf(t Target, s Status) (Request, error) {
-	return t.refLook("status.sh", s.Refs, s, func(c *config) { c.setBool("bg_withports", s.Ports) })
+	return t.refLook("status.sh", s.Refs, s, func(c *config) {
+		c.setBool("bg_withports", s.Ports)
+		if s.SkipRunningCount {
+			c.setBool("bg_countrun", false)
+		}
+	})
 }
 
 // List selects jobs for ListScript.

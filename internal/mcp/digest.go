@@ -180,7 +180,8 @@ func lookAt(ctx context.Context, s *Server, hosts map[string][]jobdir.Job) map[s
 			if len(look) == 0 {
 				return
 			}
-			got, err := c.Status(ctx, look...)
+			// The states only: a job still running is not scanned for.
+			got, err := c.StatusWith(ctx, bgjob.StatusOptions{SkipRunningCount: true}, look...)
 			if bgjob.IgnoreNotFound(err) == nil {
 				// A job removed before its end was told: nothing
 				// more to tell of it.

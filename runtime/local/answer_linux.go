@@ -19,7 +19,7 @@ func (a answerer) look(ctx context.Context, params any, stdin io.Reader) (r io.R
 	}
 	switch p := params.(type) {
 	case shellgen.Status:
-		return made(a.status(p.Refs, p.Ports))
+		return made(a.status(p))
 	case shellgen.Wait:
 		if !p.Once {
 			return nil, nil, false, false
@@ -34,17 +34,22 @@ func (a answerer) look(ctx context.Context, params any, stdin io.Reader) (r io.R
 	return nil, nil, false, false
 }
 
-// piecesReader reads pieces one after the other; each is let go of once
-// read.
+// piecesReader reads pieces one after the other, as many as fit in a
+// read (a read a piece woke the decoding goroutine once a job); each is
+// let go of once read.
 type piecesReader struct{ p []string }
 
 func (r *piecesReader) Read(b []byte) (int, error) {
 	if len(r.p) == 0 {
 		return 0, io.EOF
 	}
-	n := copy(b, r.p[0])
-	if r.p[0] = r.p[0][n:]; r.p[0] == "" {
-		r.p = r.p[1:]
+	n := 0
+	for len(r.p) > 0 && n < len(b) {
+		c := copy(b[n:], r.p[0])
+		n += c
+		if r.p[0] = r.p[0][c:]; r.p[0] == "" {
+			r.p = r.p[1:]
+		}
 	}
 	return n, nil
 }

@@ -197,10 +197,10 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	})
 	for _, j := range script {
 		t.Run(j.name, func(t *testing.T) {
-			if _, ok := answererOf(c).status([]string{j.dir.Meta.ID}, false); ok {
+			if _, ok := answererOf(c).status(shellgen.Status{Refs: []string{j.dir.Meta.ID}}); ok {
 				t.Errorf("made in Go, want it left to the script")
 			}
-			if _, ok := answererOf(c).status([]string{native[0].dir.Meta.ID, j.dir.Meta.ID}, false); ok {
+			if _, ok := answererOf(c).status(shellgen.Status{Refs: []string{native[0].dir.Meta.ID, j.dir.Meta.ID}}); ok {
 				t.Errorf("with an ended job before it: made in Go, want it left to the script")
 			}
 			if _, ok := answererOf(c).wait([]string{j.dir.Meta.ID}, false); ok {
@@ -214,7 +214,7 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	odder := make(jobdirtest.Job{State: jobdirtest.Exited, Meta: jobdir.Meta{Name: "odd"}})
 	write(t, filepath.Join(root, "default", jobdir.NamesDir, "odd"), "../"+odder.Meta.ID+"\n")
 	for _, ref := range []string{"stale", "odd"} {
-		if _, ok := answererOf(c).status([]string{ref}, false); ok {
+		if _, ok := answererOf(c).status(shellgen.Status{Refs: []string{ref}}); ok {
 			t.Errorf("status %s (an index entry that does not give the job): made in Go, want it left to the script", ref)
 		}
 		if _, ok := answererOf(c).wait([]string{ref}, false); ok {
@@ -222,7 +222,7 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 		}
 	}
 	for _, ref := range []string{"some-name", "20261204T000000-zzzzzz"} {
-		if _, ok := answererOf(c).status([]string{ref}, false); ok {
+		if _, ok := answererOf(c).status(shellgen.Status{Refs: []string{ref}}); ok {
 			t.Errorf("status %s (no such job): made in Go, want it left to the script", ref)
 		}
 		if _, ok := answererOf(c).wait([]string{ref}, true); ok {
@@ -238,7 +238,7 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := answererOf(lc).status([]string{native[0].dir.Meta.ID}, false); ok {
+	if _, ok := answererOf(lc).status(shellgen.Status{Refs: []string{native[0].dir.Meta.ID}}); ok {
 		t.Errorf("a root that is a symbolic link: made in Go, want it left to the script")
 	}
 }
@@ -461,6 +461,22 @@ func TestNativeListIsTheScripts(t *testing.T) {
 	if n, want := strings.Count(got, "\nL\t"), strings.Count(got, "J\t")-1; n != want {
 		t.Errorf("ls without the running jobs' count: %d L records for %d jobs, want %d:\n%s", n, want+1, want, got)
 	}
+	// The same of a status (MCP's look at the jobs a client started).
+	ents, err := os.ReadDir(filepath.Join(root, "default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []string
+	for _, e := range ents {
+		// Not the launch under way: its status is the script's.
+		if _, err := os.Stat(filepath.Join(root, "default", e.Name(), jobdir.MetaFile)); err == nil && jobdir.IsID(e.Name()) && e.IsDir() {
+			refs = append(refs, e.Name())
+		}
+	}
+	got = compareLookOf(t, c, shells, dirs, nil, shellgen.Status{Refs: refs, SkipRunningCount: true})
+	if n, want := strings.Count(got, "\nL\t"), strings.Count(got, "J\t")-1; n != want || want != len(refs)-1 {
+		t.Errorf("status of %d jobs without the running jobs' count: %d L records for %d jobs, want %d:\n%s", len(refs), n, want+1, len(refs)-1, got)
+	}
 }
 
 // compareLook makes in Go the status of refs, or with q the ls q, fails t
@@ -476,6 +492,12 @@ func compareLook(t *testing.T, c *testClient, shells map[string]string, dirs, re
 // is set (an ls asks with q.Ports).
 func compareLookPorts(t *testing.T, c *testClient, shells map[string]string, dirs, refs []string, q *shellgen.List, ports bool) string {
 	t.Helper()
+	return compareLookOf(t, c, shells, dirs, q, shellgen.Status{Refs: refs, Ports: ports})
+}
+
+// compareLookOf is compareLook of the ls q, or without q of the status st.
+func compareLookOf(t *testing.T, c *testClient, shells map[string]string, dirs []string, q *shellgen.List, st shellgen.Status) string {
+	t.Helper()
 	before := leftoversOf(dirs)
 	var (
 		got string
@@ -483,7 +505,7 @@ func compareLookPorts(t *testing.T, c *testClient, shells map[string]string, dir
 		s   string
 		err error
 	)
-	what := fmt.Sprintf("status %v", refs)
+	what := fmt.Sprintf("status %+v", st)
 	if q != nil {
 		what = fmt.Sprintf("ls %+v", *q)
 		var pieces []string
@@ -491,8 +513,8 @@ func compareLookPorts(t *testing.T, c *testClient, shells map[string]string, dir
 		got = strings.Join(pieces, "")
 		s, err = shellgen.ListScript(targetOf(c), *q)
 	} else {
-		got, ok = answererOf(c).status(refs, ports)
-		s, err = text(shellgen.StatusOf(targetOf(c), shellgen.Status{Refs: refs, Ports: ports}))
+		got, ok = answererOf(c).status(st)
+		s, err = text(shellgen.StatusOf(targetOf(c), st))
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -502,7 +524,7 @@ func compareLookPorts(t *testing.T, c *testClient, shells map[string]string, dir
 			pieces, ok := answererOf(c).list(*q)
 			return strings.Join(pieces, ""), ok
 		}
-		return answererOf(c).status(refs, ports)
+		return answererOf(c).status(st)
 	}, got, ok, s)
 }
 

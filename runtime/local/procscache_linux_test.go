@@ -19,6 +19,7 @@ import (
 
 	"github.com/bgjob/bgjob"
 	"github.com/bgjob/bgjob/runtime/local/proc"
+	"github.com/bgjob/bgjob/shellgen"
 )
 
 // execHelper names the stage of the process TestExecHelper is: "0"
@@ -204,7 +205,7 @@ func TestWarmLookCountsAForkingEscapee(t *testing.T) {
 					if !warm {
 						a.procs = nil
 					}
-					got, ok := a.status([]string{r.ID}, false)
+					got, ok := a.status(shellgen.Status{Refs: []string{r.ID}})
 					if !ok {
 						t.Fatal("left to the script")
 					}
@@ -268,7 +269,7 @@ func BenchmarkLook(b *testing.B) {
 				a.procs = nil
 			}
 			for b.Loop() {
-				if _, ok := a.status([]string{r.ID}, false); !ok {
+				if _, ok := a.status(shellgen.Status{Refs: []string{r.ID}}); !ok {
 					b.Fatal("left to the script")
 				}
 			}

@@ -31,19 +31,19 @@ import (
 // it, compared byte for byte with it (TestNativeStatusIsTheScripts,
 // TestNativeLooksAtProcesses, and every status of the e2e tests under
 // BGJOB_NATIVE_CHECK).
-func (a answerer) status(refs []string, ports bool) (out string, ok bool) {
+func (a answerer) status(q shellgen.Status) (out string, ok bool) {
 	begin, boot, ok := a.nativeBegin()
-	if !ok || len(refs) == 0 {
+	if !ok || len(q.Refs) == 0 {
 		return "", false
 	}
-	dirs := make([]string, len(refs))
-	for i, ref := range refs {
+	dirs := make([]string, len(q.Refs))
+	for i, ref := range q.Refs {
 		if dirs[i], ok = a.nativeFind(ref); !ok {
 			return "", false
 		}
 	}
 	l := newProcLook(boot, a.procs)
-	l.ports = ports
+	l.ports, l.skipRunning = q.Ports, q.SkipRunningCount
 	return l.records(begin, dirs)
 }
 
@@ -188,10 +188,12 @@ func (a answerer) list(q shellgen.List) (pieces []string, ok bool) {
 		if !jobdir.IsID(id) || q.Before != "" && id >= q.Before {
 			continue
 		}
-		dir := filepath.Join(ws, id)
-		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		// The entry's type, from the listing (os.ReadDir lstats only
+		// where the file system gives none): a directory, not a link.
+		if !ents[i].IsDir() {
 			continue
 		}
+		dir := filepath.Join(ws, id)
 		// A launch under way is not a job (launching): looked for only
 		// where meta.json is not read, not a stat more for every job.
 		if q.Max > 0 && n >= q.Max {
@@ -203,7 +205,8 @@ func (a answerer) list(q shellgen.List) (pieces []string, ok bool) {
 		}
 		obs, ok := l.obs(dir)
 		if !ok {
-			if launching(dir) {
+			// Removed since the listing, as the script passes it over.
+			if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) || launching(dir) {
 				continue
 			}
 			return nil, false

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -167,31 +166,26 @@ func (a answerer) list(q shellgen.List) (pieces []string, ok bool) {
 	defer l.done()
 	l.skipRunning, l.ports = q.SkipRunningCount, q.Ports
 	ws := filepath.Join(a.root, a.workspace)
-	d, err := proc.Open(ws)
-	if err != nil {
+	names, ok := jobNames(ws, q.Before)
+	if !ok {
 		return nil, false
 	}
-	ents, err := d.ReadDir(-1)
-	d.Close()
-	if err != nil {
-		return nil, false
+	// Newest first: a page of q.Max is decided by its jobs and the next
+	// one, unless some of them are passed over.
+	k := 0
+	if q.Max > 0 {
+		k = q.Max + 1
 	}
-	// In the order of their names, as os.ReadDir's.
-	slices.SortFunc(ents, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	next := newestFirst(names, k)
 	// A piece for each job, not one string: at 10,000 jobs the records
 	// are megabytes, and a string grown to hold them is copied each time
 	// it doubles.
 	b := []string{begin}
 	n := 0
-	for i := len(ents) - 1; i >= 0; i-- {
-		id := ents[i].Name()
-		if !jobdir.IsID(id) || q.Before != "" && id >= q.Before {
-			continue
-		}
-		// The entry's type, from the listing (os.ReadDir lstats only
-		// where the file system gives none): a directory, not a link.
-		if !ents[i].IsDir() {
-			continue
+	for {
+		id, more := next()
+		if !more {
+			break
 		}
 		dir := filepath.Join(ws, id)
 		// A launch under way is not a job (launching): looked for only

@@ -119,6 +119,9 @@ const (
 	// delivery waits for it to read them (one: the one just made), up to
 	// reportWait.
 	reportsAhead = 1
+	// maxMissed is how many waits in a row for the host to read the
+	// reports may end unread before a read waits no more (reportWait).
+	maxMissed = 3
 )
 
 // errReported ends a read with a cursor whose last report is made.
@@ -133,7 +136,7 @@ type commits struct {
 	read   *sync.Cond // signalled when the script has read buf
 	buf    []byte     // reports the script has not read yet
 	ahead  int        // reports in buf
-	slow   bool       // the script did not read them within reportWait
+	missed int        // the waits in a row the script did not read them within reportWait
 	closed bool
 	eof    chan struct{}    // closed once the script's stdin has been read to its end
 	ends   map[string]int64 // how far each stream was delivered
@@ -190,10 +193,12 @@ func (c *commits) Read(p []byte) (int, error) {
 }
 
 // waitRead waits, the caller holding mu, while reportsAhead reports or
-// more wait for the script to read them, up to reportWait, which a read
-// waits at most once.
+// more wait for the script to read them, up to reportWait; after
+// maxMissed such waits in a row that ended unread, a read waits no more.
+// A committer that was late once (a busy machine) is waited for again:
+// one that was not waited for again fell megabytes behind its reader.
 func (c *commits) waitRead() {
-	if c.slow || c.ahead < reportsAhead {
+	if c.missed >= maxMissed || c.ahead < reportsAhead {
 		return
 	}
 	deadline := time.Now().Add(reportWait)
@@ -205,11 +210,12 @@ func (c *commits) waitRead() {
 	defer t.Stop()
 	for c.ahead >= reportsAhead && !c.closed {
 		if !time.Now().Before(deadline) {
-			c.slow = true
+			c.missed++
 			return
 		}
 		c.read.Wait()
 	}
+	c.missed = 0
 }
 
 // delivered records that the bytes p of stream, up to end, reached the

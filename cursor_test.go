@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestReportLeavesUnread: a report moves each stream's cursor over what
@@ -57,5 +58,51 @@ func TestReportLeavesUnread(t *testing.T) {
 	b, _ := io.ReadAll(w)
 	if strings.Contains(string(b), "5000") || strings.Contains(string(b), "4999") {
 		t.Errorf("a whole read of which a byte is unread was reported: %q", b)
+	}
+}
+
+// TestDeliveryWaitsAgainAfterALateRead: a host that read the reports late
+// once (a busy machine) is waited for at the next report, so a reader
+// killed then gets again at most what one report covers; only after
+// maxMissed late reads in a row does a read stop waiting. (A read that
+// stopped waiting after one late read left a reader 6 MB ahead of its
+// cursor on a loaded CI machine.)
+func TestDeliveryWaitsAgainAfterALateRead(t *testing.T) {
+	c := newCommits(false)
+	chunk := make([]byte, commitEvery)
+	end := int64(0)
+	deliver := func() {
+		end += int64(len(chunk))
+		c.delivered("stdout", end, chunk)
+	}
+	unread := func() int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.buf)
+	}
+	// No one reads: the wait ends unread, once.
+	deliver()
+	if c.missed != 1 || unread() == 0 {
+		t.Fatalf("after a report no one read: missed %d, %d bytes unread; want 1, some", c.missed, unread())
+	}
+	// Now the host reads, a moment later: the next report waits for it.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(20 * time.Millisecond)
+		c.Read(make([]byte, 64<<10))
+	}()
+	deliver()
+	if n := unread(); n != 0 || c.missed != 0 {
+		t.Errorf("a report after a late read: %d bytes left unread, missed %d; want it waited for (0, 0)", n, c.missed)
+	}
+	<-done
+	// maxMissed late reads in a row: no more waits.
+	for range maxMissed {
+		deliver()
+	}
+	deliver()
+	if c.missed != maxMissed {
+		t.Errorf("after %d late reads and one more report: missed %d, want %d (no wait)", maxMissed, c.missed, maxMissed)
 	}
 }

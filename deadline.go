@@ -40,14 +40,16 @@ const (
 	// forever; what it reads after that is read again next time.
 	drainPoll  = 50 * time.Millisecond
 	drainLimit = 3 * time.Second
-	// reportWait is how long a delivery waits, once a read, for the host
-	// to read the reports before it (reportsAhead): a committer in this
-	// process (a read runtime/local answers) shares its processors with
-	// the copy, and a reader killed while reports wait in memory would
-	// get again all they covered (megabytes at the copy's speed), where a
-	// script's committer reads them from a pipe that outlives the reader.
-	// A host that does not read them in time is not waited for again in
-	// that read.
+	// reportWait is how long a delivery waits for the host to read the
+	// reports before it (reportsAhead): a committer in this process (a
+	// read runtime/local answers) shares its processors with the copy,
+	// and a reader killed while reports wait in memory would get again
+	// all they covered (megabytes at the copy's speed), where a script's
+	// committer reads them from a pipe that outlives the reader. A host
+	// that has not read them in time maxMissed times in a row is not
+	// waited for again in that read; one late once, on a busy machine,
+	// is (waiting no more after one miss left a CI run's reader 6 MB
+	// ahead of its cursor).
 	reportWait = 100 * time.Millisecond
 	// watchTick is how often a wait, follow or wait --for on this machine
 	// looks without a file event: a wrapper killed with SIGKILL changes

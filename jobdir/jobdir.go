@@ -360,17 +360,35 @@ var idShape = [...]struct {
 
 // IsID reports whether s has the form of a job id (idShape).
 func IsID(s string) bool {
-	i := 0
-	for _, p := range idShape {
-		for range p.n {
-			if i >= len(s) || !inClass(s[i], p.class) {
-				return false
-			}
-			i++
+	if len(s) != len(idBytes) {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; idBytes[i][c>>6]&(1<<(c&63)) == 0 {
+			return false
 		}
 	}
-	return i == len(s)
+	return true
 }
+
+// idBytes holds, for each byte of a job id, the bytes it may be, as a
+// bit set: idShape made into a table once, for IsID, which a listing of
+// 10,000 jobs calls for each (reading idShape took a tenth of it).
+var idBytes = func() [][4]uint64 {
+	var t [][4]uint64
+	for _, p := range idShape {
+		var set [4]uint64
+		for c := range 256 {
+			if inClass(byte(c), p.class) {
+				set[c>>6] |= 1 << (c & 63)
+			}
+		}
+		for range p.n {
+			t = append(t, set)
+		}
+	}
+	return t
+}()
 
 // inClass reports whether c is in class: one character, or ranges a-b.
 func inClass(c byte, class string) bool {

@@ -12,99 +12,140 @@ import (
 	"github.com/bgjob/bgjob/jobdir"
 )
 
-// jobNames returns the names of the entries of the workspace ws that are
-// job ids sorting before before (all with ""), and directories, not
-// links, from one listing: the type of each entry is the one getdents
-// gives (an lstat only where the file system gives none), with no
-// os.DirEntry made for each of 10,000 entries. Not ok where ws cannot be
-// read.
-func jobNames(ws, before string) ([]string, bool) {
+// jobNames returns, sorted, the names of the entries of the workspace ws
+// that are job ids sorting before before (all with ""), and directories,
+// not links: all of them when k is 0, else the greatest k, and whether
+// there were more. One listing, whose entries' types are those getdents
+// gives (an lstat only where the file system gives none); at 10,000 jobs
+// a page keeps k names, not a string and an os.DirEntry for each entry,
+// and sorts none of the others. Not ok where ws cannot be read.
+func jobNames(ws, before string, k int) (names []string, more, ok bool) {
 	fd, err := unix.Open(ws, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, false
+		return nil, false, false
 	}
 	defer unix.Close(fd)
 	buf := make([]byte, 32<<10)
-	var names []string
 	for {
 		n, err := unix.Getdents(fd, buf)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return nil, false
+			return nil, false, false
 		}
 		if n <= 0 {
-			return names, true
+			break
 		}
 		// struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2),
 		// d_type (1), d_name (NUL-terminated, padded).
 		for off := 0; off+19 <= n; {
 			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
 			if reclen < 19 || off+reclen > n {
-				return nil, false
+				return nil, false, false
 			}
 			typ, name := buf[off+18], buf[off+19:off+reclen]
 			off += reclen
 			if i := bytes.IndexByte(name, 0); i >= 0 {
 				name = name[:i]
 			}
-			if len(name) == 0 || name[0] < '0' || name[0] > '9' || typ != unix.DT_DIR && typ != unix.DT_UNKNOWN {
-				continue
-			}
-			id := string(name)
-			if !jobdir.IsID(id) || before != "" && id >= before {
+			if typ != unix.DT_DIR && typ != unix.DT_UNKNOWN || !jobdir.IsID(string(name)) || before != "" && string(name) >= before {
 				continue
 			}
 			if typ == unix.DT_UNKNOWN {
-				if fi, err := os.Lstat(filepath.Join(ws, id)); err != nil || !fi.IsDir() {
+				if fi, err := os.Lstat(filepath.Join(ws, string(name))); err != nil || !fi.IsDir() {
 					continue
 				}
 			}
-			names = append(names, id)
+			switch {
+			case k == 0:
+				names = append(names, string(name))
+			case len(names) < k:
+				i, _ := slices.BinarySearch(names, string(name))
+				names = slices.Insert(names, i, string(name))
+			case string(name) <= names[0]:
+				more = true
+			default:
+				// In place of the least: those below name move down one.
+				more = true
+				i, _ := slices.BinarySearch(names, string(name))
+				copy(names[:i-1], names[1:i])
+				names[i-1] = string(name)
+			}
 		}
+	}
+	if k == 0 {
+		slices.Sort(names)
+	}
+	return names, more, true
+}
+
+// newestFirst returns an iterator over the jobs of ws before before, from
+// the newest down, of which the first k are likely to be wanted (a page
+// of k-1 and the one that tells of more; all with k 0): past them, it
+// lists the workspace again for those before the last given. The
+// iterator says false at the end, and not ok where ws could not be read.
+func newestFirst(ws, before string, k int) func() (id string, more, ok bool) {
+	names, rest, ok := jobNames(ws, before, k)
+	i := len(names) - 1
+	return func() (string, bool, bool) {
+		if !ok {
+			return "", false, false
+		}
+		if i < 0 && rest && len(names) > 0 {
+			names, rest, ok = jobNames(ws, names[0], 0)
+			if !ok {
+				return "", false, false
+			}
+			i = len(names) - 1
+		}
+		if i < 0 {
+			return "", false, true
+		}
+		i--
+		return names[i+1], true, true
 	}
 }
 
-// newestFirst returns an iterator over names from the greatest (the
-// newest id) down: where only the first k are likely to be wanted (a page
-// of k-1 and the one that tells of more), it finds the greatest k in one
-// pass and sorts all of them only when asked for more (at 10,000 jobs a
-// sort of every name took as long as the page's looks).
-func newestFirst(names []string, k int) func() (string, bool) {
-	var sel []string
-	if k > 0 && k < len(names) {
-		sel = make([]string, 0, k)
-		for _, name := range names {
-			if len(sel) < k {
-				i, _ := slices.BinarySearch(sel, name)
-				sel = slices.Insert(sel, i, name)
-				continue
-			}
-			if name <= sel[0] {
-				continue
-			}
-			// In place of the least: those below name move down one.
-			i, _ := slices.BinarySearch(sel, name)
-			copy(sel[:i-1], sel[1:i])
-			sel[i-1] = name
-		}
-	} else {
-		sel = names
-		slices.Sort(sel)
-		k = len(names)
+// entriesOf returns which of files are entries of the directory dir, bit
+// i for files[i] (at most 32 of them), from one listing (getdents): the
+// files of a job, named as bgjob names them, without a stat for each.
+// Not ok where dir cannot be read.
+func entriesOf(dir string, files []struct{ file, tag string }) (uint32, bool) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, false
 	}
-	i, sorted := len(sel)-1, k == len(names)
-	return func() (string, bool) {
-		if i < 0 && !sorted {
-			// Past the greatest k: all of them, those after the k given.
-			slices.Sort(names)
-			sel, i, sorted = names, len(names)-1-k, true
+	defer unix.Close(fd)
+	var buf [4096]byte
+	var there uint32
+	for {
+		n, err := unix.Getdents(fd, buf[:])
+		if err == unix.EINTR {
+			continue
 		}
-		if i < 0 {
-			return "", false
+		if err != nil {
+			return 0, false
 		}
-		i--
-		return sel[i+1], true
+		if n <= 0 {
+			return there, true
+		}
+		for off := 0; off+19 <= n; {
+			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
+			if reclen < 19 || off+reclen > n {
+				return 0, false
+			}
+			name := buf[off+19 : off+reclen]
+			off += reclen
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			for i, f := range files {
+				if f.file == string(name) {
+					there |= 1 << i
+					break
+				}
+			}
+		}
 	}
 }

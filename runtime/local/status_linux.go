@@ -166,24 +166,23 @@ func (a answerer) list(q shellgen.List) (pieces []string, ok bool) {
 	defer l.done()
 	l.skipRunning, l.ports = q.SkipRunningCount, q.Ports
 	ws := filepath.Join(a.root, a.workspace)
-	names, ok := jobNames(ws, q.Before)
-	if !ok {
-		return nil, false
-	}
 	// Newest first: a page of q.Max is decided by its jobs and the next
 	// one, unless some of them are passed over.
 	k := 0
 	if q.Max > 0 {
 		k = q.Max + 1
 	}
-	next := newestFirst(names, k)
+	next := newestFirst(ws, q.Before, k)
 	// A piece for each job, not one string: at 10,000 jobs the records
 	// are megabytes, and a string grown to hold them is copied each time
 	// it doubles.
 	b := []string{begin}
 	n := 0
 	for {
-		id, more := next()
+		id, more, ok := next()
+		if !ok {
+			return nil, false
+		}
 		if !more {
 			break
 		}
@@ -274,12 +273,14 @@ func (l *procLook) obs(dir string) (string, bool) {
 	// The wrapper's last steps are its own (bg_obs, bg_finishing): the
 	// job is read, and its processes counted from a scan made, once its
 	// wrapper has ended.
+	recorded := false
 	if !l.rescan && exited(dir) {
 		left, there, ok := lineIfThere(filepath.Join(dir, "leftovers"))
 		if !ok {
 			return "", false
 		}
-		if !(there && left == "0") && finishing(dir, l.boot) {
+		recorded = there && left == "0"
+		if !recorded && finishing(dir, l.boot) {
 			l.scanned = false
 		}
 	}
@@ -290,8 +291,12 @@ func (l *procLook) obs(dir string) (string, bool) {
 	if l.skipRunning && wrapperAlive(obs, meta, l.boot) {
 		return obs, true
 	}
-	n, ok := l.live(dir)
-	if !ok {
+	// An ended job recorded without leftovers stays so (exit_code and
+	// leftovers are written once): live would read both again to say 0.
+	n := 0
+	if recorded {
+		l.pids, l.recorded = nil, true
+	} else if n, ok = l.live(dir); !ok {
 		return "", false
 	}
 	obs += "L\t" + strconv.Itoa(n) + "\tproc\n"
@@ -445,18 +450,12 @@ func exitRec(dir string) (rec string, written time.Time, ok bool) {
 // has not recorded its end); not ok where the file cannot be read as the
 // shell would read it.
 func exitLine(dir string) (line string, written time.Time, whole, ok bool) {
-	f, err := proc.Open(filepath.Join(dir, "exit_code"))
+	var buf [512]byte
+	n, st, err := readHead(filepath.Join(dir, "exit_code"), buf[:], true)
 	if err != nil {
-		return "", time.Time{}, false, os.IsNotExist(err)
+		return "", time.Time{}, false, errors.Is(err, fs.ErrNotExist)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return "", time.Time{}, false, false
-	}
-	buf := make([]byte, 512)
-	n, err := f.Read(buf)
-	if err != nil && n == 0 && fi.Size() != 0 {
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG || n < 0 {
 		return "", time.Time{}, false, false
 	}
 	l, _, found := bytes.Cut(buf[:n], []byte("\n"))
@@ -466,7 +465,50 @@ func exitLine(dir string) (line string, written time.Time, whole, ok bool) {
 	if !found {
 		return "", time.Time{}, false, true
 	}
-	return string(l), fi.ModTime(), true, true
+	return string(l), time.Unix(st.Mtim.Unix()), true, true
+}
+
+// readHead reads the start of the file name into buf with one read,
+// outside Go's poller and without an os.File (a look reads a few small
+// files of each of thousands of jobs), and with stat its status: n is -1
+// where the read failed (a directory). err is the open's, or the stat's.
+func readHead(name string, buf []byte, stat bool) (n int, st syscall.Stat_t, err error) {
+	fd, err := openRead(name)
+	if err != nil {
+		return 0, st, err
+	}
+	defer syscall.Close(fd)
+	if stat {
+		if err := syscall.Fstat(fd, &st); err != nil {
+			return 0, st, err
+		}
+	}
+	for {
+		n, err = syscall.Read(fd, buf)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return -1, st, nil
+	}
+	return n, st, nil
+}
+
+// openRead opens name to read, as proc.Open, but as a descriptor alone,
+// and without waiting for a writer where name is a FIFO (a user's, named
+// as a job file).
+func openRead(name string) (int, error) {
+	for {
+		fd, err := syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return -1, &os.PathError{Op: "open", Path: name, Err: err}
+		}
+		return fd, nil
+	}
 }
 
 // exited reports whether the job in dir has recorded its end: its
@@ -482,17 +524,20 @@ func exited(dir string) bool {
 // would read it. Without an ended_at, the T record is written, unless
 // zero (bg_mtime, to the millisecond).
 func fileRecs(rec *strings.Builder, dir string, written time.Time) bool {
-	for _, f := range []struct{ file, tag string }{
-		{"ended_at", "T\t"}, {"stop", "S\t"}, {"stdout.dropped", "Y\tstdout\t"},
-		{"stderr.dropped", "Y\tstderr\t"}, {"queued", "Q\t"}, {"started_at", "s\t"}, {"not_run", "U\t"}, {"logs_full", "I\t"},
-		{"ready_at", "r\t"},
-	} {
-		l, there, ok := lineIfThere(filepath.Join(dir, f.file))
-		if !ok {
-			return false
-		}
+	// One listing of the directory, not a stat of each file: a job has
+	// few of them, and the listing tells as the stats would have, had
+	// they all been made at its moment.
+	there, ok := entriesOf(dir, oneLineFiles[:])
+	if !ok {
+		return false
+	}
+	for i, f := range oneLineFiles {
 		switch {
-		case there:
+		case there&(1<<i) != 0:
+			l, ok := firstLine(filepath.Join(dir, f.file))
+			if !ok {
+				return false
+			}
 			rec.WriteString(f.tag + l + "\n")
 		case f.file == "ended_at" && !written.IsZero():
 			rec.WriteString(f.tag + written.UTC().Format(jobdir.EndedAtLayout) + "\n")
@@ -501,14 +546,24 @@ func fileRecs(rec *strings.Builder, dir string, written time.Time) bool {
 	return true
 }
 
+// oneLineFiles are the job's one-line files of bg_obsrec, in its order,
+// each with its record's tag.
+var oneLineFiles = [...]struct{ file, tag string }{
+	{"ended_at", "T\t"}, {"stop", "S\t"}, {"stdout.dropped", "Y\tstdout\t"},
+	{"stderr.dropped", "Y\tstderr\t"}, {"queued", "Q\t"}, {"started_at", "s\t"}, {"not_run", "U\t"}, {"logs_full", "I\t"},
+	{"ready_at", "r\t"},
+}
+
 // lineIfThere is bg_line: the first line of name (firstLine) and whether
 // the file is there; not ok when it is there and cannot be read as the
 // shell would read it, or cannot be looked at.
 func lineIfThere(name string) (line string, there, ok bool) {
-	if _, err := os.Stat(name); err != nil {
-		return "", false, os.IsNotExist(err)
+	var buf [8193]byte
+	n, _, err := readHead(name, buf[:], false)
+	if err != nil {
+		return "", false, errors.Is(err, fs.ErrNotExist)
 	}
-	line, ok = firstLine(name)
+	line, ok = headLine(buf[:], n)
 	return line, true, ok
 }
 
@@ -517,18 +572,18 @@ func lineIfThere(name string) (line string, there, ok bool) {
 // read, or holds a byte the shells read each their own way (NUL), or a
 // line too long to be sure of, is not ok.
 func firstLine(name string) (string, bool) {
-	f, err := proc.Open(name)
+	var buf [8193]byte
+	n, _, err := readHead(name, buf[:], false)
 	if err != nil {
 		return "", false
 	}
-	defer f.Close()
-	buf := make([]byte, 8193)
-	n, err := f.Read(buf)
-	if err != nil && n == 0 {
-		// An empty file reads as "".
-		if fi, serr := f.Stat(); serr == nil && fi.Size() == 0 {
-			return "", true
-		}
+	return headLine(buf[:], n)
+}
+
+// headLine is firstLine of the n bytes read into buf (-1: the read
+// failed): an empty file reads as "".
+func headLine(buf []byte, n int) (string, bool) {
+	if n < 0 {
 		return "", false
 	}
 	line, _, found := bytes.Cut(buf[:n], []byte("\n"))

@@ -119,8 +119,11 @@ func Derive(o Observation, host string) Job {
 	j.StdoutDropped = DecodeDropped(o.StdoutDropped)
 	j.StderrDropped = DecodeDropped(o.StderrDropped)
 	j.LogsFull = o.LogsFull
-	if t, err := DecodeReadyAt(o.ReadyAt); err == nil {
-		j.ReadyAt = &t
+	// Most jobs have none: no parse, and no error made, for them.
+	if o.ReadyAt != "" {
+		if t, err := DecodeReadyAt(o.ReadyAt); err == nil {
+			j.ReadyAt = &t
+		}
 	}
 	if o.HasExit {
 		j.statusFromExit(o)
@@ -157,7 +160,7 @@ func readMeta(o Observation, id string) (m Meta, problem string) {
 		// What a script reads of one it may not read, or of an empty one.
 		return Meta{}, "meta.json is empty or cannot be read"
 	}
-	m, err := DecodeMeta([]byte(o.Meta))
+	m, err := decodeMetaLine(o.Meta)
 	if err != nil {
 		return Meta{}, fmt.Sprintf("meta.json: %v", err)
 	}

@@ -51,7 +51,9 @@ func (o PruneOptions) rule() shellgen.Prune {
 
 // Prune removes the jobs of the workspace that PruneOptions selects and
 // returns them; with DryRun it returns them without removing them. A job
-// that still has live processes is never removed: it goes to o.Kept.
+// that still has live processes is never removed: it goes to o.Kept. A
+// prune cut short (ctx done, the host's time up) returns, with its error,
+// the jobs it removed before (and o.Pruned has had each of them).
 func (c *Client) Prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error) {
 	if err := o.rule().Check(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
@@ -122,7 +124,12 @@ func (c *Client) prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error
 		}),
 	})
 	if err != nil {
-		return nil, err
+		// Cut short: what it removed before (the script reports each
+		// job as it goes).
+		if o.DryRun {
+			return nil, err
+		}
+		return slices.DeleteFunc(jobs, func(j jobdir.Job) bool { return !gone[j.Dir] }), err
 	}
 	if !o.DryRun {
 		jobs = slices.DeleteFunc(jobs, func(j jobdir.Job) bool { return !gone[j.Dir] })

@@ -18,7 +18,9 @@ type RemoveOptions struct {
 }
 
 // Remove deletes jobs and their files and returns the directories it
-// removed, with an error for each job it refused.
+// removed, with an error for each job it refused. A removal cut short
+// (ctx done, the host's time up) returns those it removed before, with
+// its error.
 func (c *Client) Remove(ctx context.Context, refs []string, o RemoveOptions) ([]string, error) {
 	script, err := shellgen.RemoveScript(c.target(), shellgen.Remove{Refs: refs, Force: o.Force, Grace: DefaultGrace})
 	if err != nil {
@@ -33,7 +35,7 @@ func (c *Client) Remove(ctx context.Context, refs []string, o RemoveOptions) ([]
 		Refused: c.gather(&errs),
 	})
 	if err != nil {
-		return nil, err
+		return removed, err
 	}
 	return removed, errors.Join(errs...)
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bgjob/bgjob/bench/fixture"
 	"github.com/bgjob/bgjob/jobdir"
 )
 
@@ -387,4 +388,63 @@ func endedJobs(t *testing.T, g []string, n int) []string {
 		t.Fatalf("wait: %d %s", code, errs)
 	}
 	return ids
+}
+
+// TestRemovalCutShortTellsWhatItRemoved: a prune or rm that its host's
+// time (--host-timeout) cuts short in the middle of its removals has
+// printed every job it removed, and only those: each job printed is gone,
+// each job not printed keeps its directory. It used to print nothing, for
+// thousands of jobs removed. A find that sleeps at its second -delete
+// holds the removal after its first batch of jobs (32 KiB of paths).
+func TestRemovalCutShortTellsWhatItRemoved(t *testing.T) {
+	t.Parallel()
+	realFind, err := exec.LookPath("find")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := bgjobBinary(t)
+	for _, verb := range []string{"prune", "rm"} {
+		t.Run(verb, func(t *testing.T) {
+			t.Parallel()
+			bin := t.TempDir()
+			calls := filepath.Join(bin, "calls")
+			fake := "#!/bin/sh\nfor a; do\n\tif [ \"$a\" = -delete ]; then\n\t\techo >>" + calls + "\n\t\t[ \"$(wc -l <" + calls + ")\" -lt 2 ] || exec sleep 60\n\tfi\ndone\nexec " + realFind + " \"$@\"\n"
+			if err := os.WriteFile(filepath.Join(bin, "find"), []byte(fake), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			root := t.TempDir()
+			ids, err := fixture.Make(fixture.Options{Root: root, Workspace: jobdir.DefaultWorkspace, N: 200})
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"--root", root, "--host-timeout", "3s", "prune", "--all"}
+			if verb == "rm" {
+				args = append([]string{"--root", root, "--host-timeout", "3s", "rm"}, ids...)
+			}
+			cmd := exec.Command(exe, args...)
+			cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			var errb strings.Builder
+			cmd.Stderr = &errb
+			out, err := cmd.Output()
+			if err == nil {
+				t.Fatalf("%s: exit 0, want it cut short by --host-timeout: %s", verb, errb.String())
+			}
+			told := map[string]bool{}
+			for _, id := range strings.Fields(string(out)) {
+				told[id] = true
+			}
+			if len(told) == 0 || len(told) >= len(ids) {
+				t.Fatalf("%s cut short printed %d of %d jobs, want some and not all (stderr %s)", verb, len(told), len(ids), errb.String())
+			}
+			for _, id := range ids {
+				_, err := os.Lstat(filepath.Join(root, jobdir.DefaultWorkspace, id))
+				switch gone := os.IsNotExist(err); {
+				case told[id] && !gone:
+					t.Errorf("job %s printed as removed, but its directory is there", id)
+				case !told[id] && gone:
+					t.Errorf("job %s removed, but not printed", id)
+				}
+			}
+		})
+	}
 }

@@ -1,8 +1,10 @@
 # remove.sh: removing ended jobs' directories, the files bgjob wrote and
 # nothing else (bgjob rm, prune, run's pass).
 
-# bg_rm DIR...: remove the jobs in the DIRs, printing for each, in their
-# order, an R record, or an E record saying why not. A job with live
+# bg_rm DIR...: remove the jobs in the DIRs, printing for each an R
+# record as soon as it is removed (a removal cut short by its caller's
+# time has told of every job it removed), then, in their order, an E
+# record for each that stays, saying why. A job with live
 # processes is refused (rm.sh stops it first when forced). Only the files
 # bgjob writes are deleted, then the directory, then the reservation of
 # its port (bg_unport); links are never followed. All the jobs are
@@ -41,7 +43,7 @@ bg_rm() {
 		bg_rj=$((bg_rj + 1))
 		eval "bg_rk=\$bg_rk_$bg_rj bg_ra=\$bg_ra_$bg_rj"
 		case $bg_rk in
-		R) printf 'R\t%s\n' "$bg_ra" ;;
+		R) ;;
 		=*)
 			# The second of one DIR: as its first, unless that was removed.
 			eval "bg_rk=\$bg_rk_${bg_rk#=} bg_ra=\$bg_ra_${bg_rk#=}"
@@ -227,8 +229,11 @@ bg_rmflush() {
 			fi
 			;;
 		esac
-		eval "bg_rk_$bg_rj=R bg_ra_$bg_rj=\$bg_re_$bg_rj bg_rx2=\${bg_rp_$bg_rj-}"
+		eval "bg_rk_$bg_rj=R bg_ra=\$bg_re_$bg_rj bg_rx2=\${bg_rp_$bg_rj-}"
 		[ -z "$bg_rx2" ] || bg_unport "$bg_rx2" "${bg_rx#"$bg_root"/}"
+		# Told at once: a removal cut short (its time up, its caller
+		# gone) has reported every job it removed.
+		printf 'R\t%s\n' "$bg_ra"
 	done
 	bg_rf= bg_rl= bg_rdl= bg_rb= bg_rodd= bg_rgone=
 }

@@ -134,6 +134,16 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 		job{"another boot", make(jobdirtest.Job{State: jobdirtest.Rebooted, Meta: jobdir.Meta{PID: os.Getpid()}})},
 		job{"vanished", make(jobdirtest.Job{State: jobdirtest.Vanished, Meta: jobdir.Meta{PID: os.Getpid()}})},
 	)
+	// FIFOs named as its one-line files (a user's): each reads as an
+	// empty line, here and in the scripts, which used to wait for a
+	// writer for ever (bg_line).
+	fifos := make(jobdirtest.Job{State: jobdirtest.Exited})
+	for _, f := range []string{"stop", "queued", "ready_at"} {
+		if err := syscall.Mkfifo(filepath.Join(fifos.Path, f), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	native = append(native, job{"FIFOs as its files", fifos})
 	big := make(jobdirtest.Job{State: jobdirtest.Exited, MetaSize: 9000})
 	nul := make(jobdirtest.Job{State: jobdirtest.Exited})
 	write(t, filepath.Join(nul.Path, "ended_at"), "2026\x00\n")
@@ -143,8 +153,18 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(zeroPID.Path, "meta.json"), strings.Replace(string(meta), `"pid":4242`, `"pid":04242`, 1))
+	// A FIFO as exit_code: the script's, which takes it for no exit_code
+	// (bg_exit) and does not wait on it.
+	fifoExit := make(jobdirtest.Job{State: jobdirtest.Exited})
+	if err := os.Remove(filepath.Join(fifoExit.Path, "exit_code")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(fifoExit.Path, "exit_code"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	script = append(script,
 		job{"meta.json over 8 KiB", big}, job{"a NUL byte", nul}, job{"a pid with a leading 0", zeroPID},
+		job{"a FIFO as exit_code", fifoExit},
 	)
 
 	c, err := newClient(t, root, "")
@@ -205,6 +225,19 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 			}
 			if _, ok := answererOf(c).wait([]string{j.dir.Meta.ID}, false); ok {
 				t.Errorf("wait: made in Go, want it left to the script")
+			}
+			// And the script answers, under each shell.
+			s, err := text(shellgen.StatusOf(targetOf(c), shellgen.Status{Refs: []string{j.dir.Meta.ID}}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, sh := range shells {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				out, err := exec.CommandContext(ctx, sh, "-c", s).Output()
+				cancel()
+				if err != nil || !strings.Contains(string(out), "\nJ\t") {
+					t.Errorf("%s: the script: %v: %q", name, err, out)
+				}
 			}
 		})
 	}

@@ -36,10 +36,13 @@ bg_stale() {
 	[ -n "$(find "$bg_sx" -prune -mmin +1 2>/dev/null)" ]
 }
 
-# bg_line FILE: set bg_l to the first line of FILE; fail when FILE is missing.
+# bg_line FILE: set bg_l to the first line of FILE; fail when FILE is
+# missing. A FIFO (bgjob makes none under these names) reads as "", as
+# a directory does: opened to read, it would wait for a writer for ever.
 bg_line() {
 	bg_l=
 	[ -e "$1" ] || return 1
+	[ ! -p "$1" ] || return 0
 	IFS= read -r bg_l 2>/dev/null <"$1" || :
 	return 0
 }
@@ -50,10 +53,10 @@ bg_line() {
 # rename: a file there without its newline is one made and not yet
 # written (the job has not ended yet), or whose write a kill cut short
 # (its status unknown). A wrapper before it renamed exit_code.tmp into
-# place: that file is always whole.
+# place: that file is always whole. A FIFO is none (bg_line).
 bg_exit() {
 	bg_xl=
-	[ -e "$1/exit_code" ] || return 1
+	[ -e "$1/exit_code" ] && [ ! -p "$1/exit_code" ] || return 1
 	IFS= read -r bg_xl 2>/dev/null <"$1/exit_code" && return 0
 	bg_xl=
 	return 1

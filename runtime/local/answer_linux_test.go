@@ -143,7 +143,11 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	native = append(native, job{"FIFOs as its files", fifos})
+	// And a link to nothing: not there, as [ -e ] says.
+	if err := os.Symlink("/nonexistent", filepath.Join(fifos.Path, "logs_full")); err != nil {
+		t.Fatal(err)
+	}
+	native = append(native, job{"FIFOs and a dangling link as its files", fifos})
 	big := make(jobdirtest.Job{State: jobdirtest.Exited, MetaSize: 9000})
 	nul := make(jobdirtest.Job{State: jobdirtest.Exited})
 	write(t, filepath.Join(nul.Path, "ended_at"), "2026\x00\n")

@@ -190,7 +190,8 @@ func (a answerer) list(q shellgen.List) (pieces []string, ok bool) {
 		// A launch under way is not a job (launching): looked for only
 		// where meta.json is not read, not a stat more for every job.
 		if q.Max > 0 && n >= q.Max {
-			if launching(dir) {
+			// Not one removed since the listing ([ -d ]), nor a launch.
+			if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || launching(dir) {
 				continue
 			}
 			b = append(b, "N\tmore\n")
@@ -532,12 +533,16 @@ func fileRecs(rec *strings.Builder, dir string, written time.Time) bool {
 		return false
 	}
 	for i, f := range oneLineFiles {
-		switch {
-		case there&(1<<i) != 0:
-			l, ok := firstLine(filepath.Join(dir, f.file))
-			if !ok {
+		// A link to nothing is listed, and is not there ([ -e ]).
+		l, listed := "", there&(1<<i) != 0
+		if listed {
+			var ok bool
+			if l, listed, ok = lineIfThere(filepath.Join(dir, f.file)); !ok {
 				return false
 			}
+		}
+		switch {
+		case listed:
 			rec.WriteString(f.tag + l + "\n")
 		case f.file == "ended_at" && !written.IsZero():
 			rec.WriteString(f.tag + written.UTC().Format(jobdir.EndedAtLayout) + "\n")

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -25,7 +26,7 @@ func ValidateLabel(key, value string) error {
 	if !isName(key) {
 		return fmt.Errorf("%w: key %q: use 1-64 letters, digits or ._@:+- starting with a letter or digit", ErrBadLabel, key)
 	}
-	if metaFields[key] {
+	if metaFields()[key] {
 		return fmt.Errorf("%w: key %q is a field of meta.json: give another key", ErrBadLabel, key)
 	}
 	if len(value) > MaxLabelValue {
@@ -59,8 +60,9 @@ func HasLabels(labels, want map[string]string) bool {
 }
 
 // metaFields are the JSON names of Job's fields, meta.json's among them:
-// no label key is one.
-var metaFields = jsonNames(reflect.TypeFor[Job](), map[string]bool{})
+// no label key is one. Made when first asked for: a run with a label,
+// not every start of bgjob.
+var metaFields = sync.OnceValue(func() map[string]bool { return jsonNames(reflect.TypeFor[Job](), map[string]bool{}) })
 
 func jsonNames(t reflect.Type, names map[string]bool) map[string]bool {
 	for i := range t.NumField() {

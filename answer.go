@@ -1,6 +1,7 @@
 package bgjob
 
 import (
+	"bytes"
 	"context"
 	"io"
 
@@ -49,5 +50,35 @@ func (c *Client) request(req shellgen.Request) runner {
 
 // look hands h the records of req (run by request), watch as exec's.
 func (c *Client) look(ctx context.Context, req shellgen.Request, watch bool, h records.Handler) error {
+	if !watch && small(req) {
+		if a, ok := c.rt.(Answerer); ok {
+			// A small answer the runtime makes whole (a status, a page,
+			// one look of a wait) is decoded here, as it is: no pipe, and
+			// no goroutine, whose start on a second processor cost a
+			// short bgjob call a thread.
+			var b bytes.Buffer
+			if ok, err := a.Answer(ctx, req, nil, &b); err != nil {
+				return err
+			} else if ok {
+				_, err := answering(ctx, h).Decode(&b)
+				return err
+			}
+		}
+	}
 	return c.execCommits(ctx, c.request(req), nil, watch, h, nil, false)
+}
+
+// small says whether req asks for a look whose answer is small and made
+// whole before it is written: a status, a page of a list, one look of a
+// wait (not a whole list, which may be megabytes, nor logs).
+func small(req shellgen.Request) bool {
+	switch p := req.Params().(type) {
+	case shellgen.Status:
+		return true
+	case shellgen.List:
+		return p.Max > 0
+	case shellgen.Wait:
+		return p.Once
+	}
+	return false
 }

@@ -104,6 +104,24 @@ func eachWaiting[T any](ctx context.Context, f *Fleet, fn func(ctx context.Conte
 // eachHost is Each with each host's part bounded by within.
 func eachHost[T any](ctx context.Context, f *Fleet, within func(context.Context, string, time.Duration) (context.Context, func(error) error), fn func(ctx context.Context, host string, c *Client) (T, error)) []Result[T] {
 	res := make([]Result[T], len(f.hosts))
+	one := func(i int, h string) {
+		ctx, end := within(ctx, h, f.limit)
+		v, err := each(ctx, f.dial, h, fn)
+		res[i].Value = v
+		if err = end(err); err != nil {
+			res[i].Err = hostError(h, err)
+		}
+	}
+	if len(f.hosts) == 1 {
+		// One host, in this goroutine: a short call starts no other.
+		res[0].Host = f.hosts[0]
+		if err := ctx.Err(); err != nil {
+			res[0].Err = hostError(f.hosts[0], err)
+			return res
+		}
+		one(0, f.hosts[0])
+		return res
+	}
 	sem := make(chan struct{}, f.parallel)
 	var wg sync.WaitGroup
 	for i, h := range f.hosts {
@@ -118,12 +136,7 @@ func eachHost[T any](ctx context.Context, f *Fleet, within func(context.Context,
 				return
 			}
 			defer func() { <-sem }()
-			ctx, end := within(ctx, h, f.limit)
-			v, err := each(ctx, f.dial, h, fn)
-			res[i].Value = v
-			if err = end(err); err != nil {
-				res[i].Err = hostError(h, err)
-			}
+			one(i, h)
 		}()
 	}
 	wg.Wait()

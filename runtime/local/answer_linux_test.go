@@ -157,18 +157,8 @@ func TestNativeStatusIsTheScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(zeroPID.Path, "meta.json"), strings.Replace(string(meta), `"pid":4242`, `"pid":04242`, 1))
-	// A FIFO as exit_code: the script's, which takes it for no exit_code
-	// (bg_exit) and does not wait on it.
-	fifoExit := make(jobdirtest.Job{State: jobdirtest.Exited})
-	if err := os.Remove(filepath.Join(fifoExit.Path, "exit_code")); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(filepath.Join(fifoExit.Path, "exit_code"), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	script = append(script,
 		job{"meta.json over 8 KiB", big}, job{"a NUL byte", nul}, job{"a pid with a leading 0", zeroPID},
-		job{"a FIFO as exit_code", fifoExit},
 	)
 
 	c, err := newClient(t, root, "")

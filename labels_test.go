@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -88,5 +89,49 @@ func TestRunRefusesMemoryAndCPUs(t *testing.T) {
 	}
 	if page, err := c.List(context.Background(), bgjob.ListOptions{}); err != nil || len(page.Jobs) != 0 {
 		t.Errorf("after the refusals: %d jobs, %v; want none", len(page.Jobs), err)
+	}
+}
+
+// TestPruneLabelsTwoAtOnce: two prunes by label at once each remove some
+// of the jobs, none twice, and neither fails for the jobs the other
+// removed first (a job gone is what a prune wants, as without labels).
+func TestPruneLabelsTwoAtOnce(t *testing.T) {
+	root := t.TempDir()
+	var want []string
+	for range 60 {
+		want = append(want, jobdirtest.Make(t, root, jobdir.DefaultWorkspace, jobdirtest.Job{State: jobdirtest.Exited, Meta: jobdir.Meta{Labels: map[string]string{"k": "v"}}}).Meta.ID)
+	}
+	slices.Sort(want)
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		got  []string
+		errs []error
+	)
+	for range 2 {
+		wg.Go(func() {
+			c, err := bgjob.NewClient(local.New(), root, "")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			jobs, err := c.Prune(context.Background(), bgjob.PruneOptions{All: true, Labels: map[string]string{"k": "v"}})
+			mu.Lock()
+			defer mu.Unlock()
+			errs = append(errs, err)
+			for _, j := range jobs {
+				got = append(got, j.ID)
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Errorf("a prune beside another: %v", err)
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("the two prunes removed %d jobs (%v), want each of the %d once", len(got), got, len(want))
 	}
 }

@@ -161,6 +161,11 @@ func boundEnd(ctx, bctx context.Context, cancel func(), deadline time.Time, expi
 		cut := ctx.Err() == nil && (errors.Is(context.Cause(bctx), expired) || !answered() && !time.Now().Before(deadline))
 		cancel()
 		if cut && err != nil {
+			// The deadline's words, and the jobs a removal it cut may
+			// have removed.
+			if ce := (cutError{}); errors.As(err, &ce) {
+				return cutError{err: withSaid(expired, err), ids: ce.ids}
+			}
 			return withSaid(expired, err)
 		}
 		return err

@@ -89,6 +89,7 @@ func (c *Client) prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error
 		errs []error
 		// With Pruned, a job waits here for its R record (removed).
 		pending = map[string]jobdir.Job{}
+		going   = underway{}
 	)
 	err = c.exec(ctx, script, nil, false, records.Handler{
 		Job: c.jobs(func(j jobdir.Job, outcome string) error {
@@ -106,7 +107,9 @@ func (c *Client) prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error
 			}
 			return nil
 		}),
+		Removing: going.began,
 		Removed: func(dir string) error {
+			going.done(dir)
 			if o.Pruned == nil {
 				gone[dir] = true
 			} else if j, ok := pending[dir]; ok {
@@ -129,7 +132,7 @@ func (c *Client) prune(ctx context.Context, o PruneOptions) ([]jobdir.Job, error
 		if o.DryRun {
 			return nil, err
 		}
-		return slices.DeleteFunc(jobs, func(j jobdir.Job) bool { return !gone[j.Dir] }), err
+		return slices.DeleteFunc(jobs, func(j jobdir.Job) bool { return !gone[j.Dir] }), going.cut(err)
 	}
 	if !o.DryRun {
 		jobs = slices.DeleteFunc(jobs, func(j jobdir.Job) bool { return !gone[j.Dir] })

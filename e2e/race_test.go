@@ -392,10 +392,12 @@ func endedJobs(t *testing.T, g []string, n int) []string {
 
 // TestRemovalCutShortTellsWhatItRemoved: a prune or rm that its host's
 // time (--host-timeout) cuts short in the middle of its removals has
-// printed every job it removed, and only those: each job printed is gone,
-// each job not printed keeps its directory. It used to print nothing, for
-// thousands of jobs removed. A find that sleeps at its second -delete
-// holds the removal after its first batch of jobs (32 KiB of paths).
+// printed every job it removed, and only those, or named it in its error
+// as one whose removal was under way: each job printed is gone, and each
+// job gone was printed or named. It used to print nothing, for thousands
+// of jobs removed. A find that stalls at its second -delete, before it
+// deletes or after, holds the removal in its second batch of jobs (32
+// KiB of paths): after, the batch is gone and not yet told.
 func TestRemovalCutShortTellsWhatItRemoved(t *testing.T) {
 	t.Parallel()
 	realFind, err := exec.LookPath("find")
@@ -404,47 +406,71 @@ func TestRemovalCutShortTellsWhatItRemoved(t *testing.T) {
 	}
 	exe := bgjobBinary(t)
 	for _, verb := range []string{"prune", "rm"} {
-		t.Run(verb, func(t *testing.T) {
-			t.Parallel()
-			bin := t.TempDir()
-			calls := filepath.Join(bin, "calls")
-			fake := "#!/bin/sh\nfor a; do\n\tif [ \"$a\" = -delete ]; then\n\t\techo >>" + calls + "\n\t\t[ \"$(wc -l <" + calls + ")\" -lt 2 ] || exec sleep 60\n\tfi\ndone\nexec " + realFind + " \"$@\"\n"
-			if err := os.WriteFile(filepath.Join(bin, "find"), []byte(fake), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			root := t.TempDir()
-			ids, err := fixture.Make(fixture.Options{Root: root, Workspace: jobdir.DefaultWorkspace, N: 200})
-			if err != nil {
-				t.Fatal(err)
-			}
-			args := []string{"--root", root, "--host-timeout", "3s", "prune", "--all"}
-			if verb == "rm" {
-				args = append([]string{"--root", root, "--host-timeout", "3s", "rm"}, ids...)
-			}
-			cmd := exec.Command(exe, args...)
-			cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-			var errb strings.Builder
-			cmd.Stderr = &errb
-			out, err := cmd.Output()
-			if err == nil {
-				t.Fatalf("%s: exit 0, want it cut short by --host-timeout: %s", verb, errb.String())
-			}
-			told := map[string]bool{}
-			for _, id := range strings.Fields(string(out)) {
-				told[id] = true
-			}
-			if len(told) == 0 || len(told) >= len(ids) {
-				t.Fatalf("%s cut short printed %d of %d jobs, want some and not all (stderr %s)", verb, len(told), len(ids), errb.String())
-			}
-			for _, id := range ids {
-				_, err := os.Lstat(filepath.Join(root, jobdir.DefaultWorkspace, id))
-				switch gone := os.IsNotExist(err); {
-				case told[id] && !gone:
-					t.Errorf("job %s printed as removed, but its directory is there", id)
-				case !told[id] && gone:
-					t.Errorf("job %s removed, but not printed", id)
+		for _, stall := range []string{"before", "after"} {
+			t.Run(verb+"/"+stall, func(t *testing.T) {
+				t.Parallel()
+				bin := t.TempDir()
+				calls := filepath.Join(bin, "calls")
+				run := "exec " + realFind + " \"$@\"\n"
+				if stall == "after" {
+					run = realFind + " \"$@\"\nst=$?\n[ -z \"$del\" ] || [ \"$(wc -l <" + calls + ")\" -lt 2 ] || sleep 60\nexit $st\n"
 				}
-			}
-		})
+				fake := "#!/bin/sh\ndel=\nfor a; do\n\tif [ \"$a\" = -delete ]; then\n\t\tdel=1\n\t\techo >>" + calls + "\n"
+				if stall == "before" {
+					fake += "\t\t[ \"$(wc -l <" + calls + ")\" -lt 2 ] || exec sleep 60\n"
+				}
+				fake += "\tfi\ndone\n" + run
+				if err := os.WriteFile(filepath.Join(bin, "find"), []byte(fake), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				root := t.TempDir()
+				ids, err := fixture.Make(fixture.Options{Root: root, Workspace: jobdir.DefaultWorkspace, N: 200})
+				if err != nil {
+					t.Fatal(err)
+				}
+				args := []string{"--root", root, "--host-timeout", "3s", "prune", "--all"}
+				if verb == "rm" {
+					args = append([]string{"--root", root, "--host-timeout", "3s", "rm"}, ids...)
+				}
+				cmd := exec.Command(exe, args...)
+				cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+				var errb strings.Builder
+				cmd.Stderr = &errb
+				out, err := cmd.Output()
+				if err == nil {
+					t.Fatalf("%s: exit 0, want it cut short by --host-timeout: %s", verb, errb.String())
+				}
+				told := map[string]bool{}
+				for _, id := range strings.Fields(string(out)) {
+					told[id] = true
+				}
+				if len(told) == 0 || len(told) >= len(ids) {
+					t.Fatalf("%s cut short printed %d of %d jobs, want some and not all (stderr %s)", verb, len(told), len(ids), errb.String())
+				}
+				_, named, found := strings.Cut(errb.String(), "which may be gone: ")
+				if !found {
+					t.Fatalf("%s cut short in a batch: stderr %q, want the jobs whose removal was under way named", verb, errb.String())
+				}
+				named, _, _ = strings.Cut(named, ":")
+				maybe := map[string]bool{}
+				for _, id := range strings.Fields(named) {
+					maybe[id] = true
+				}
+				for _, id := range ids {
+					_, err := os.Lstat(filepath.Join(root, jobdir.DefaultWorkspace, id))
+					switch gone := os.IsNotExist(err); {
+					case told[id] && !gone:
+						t.Errorf("job %s printed as removed, but its directory is there", id)
+					case told[id] && maybe[id]:
+						t.Errorf("job %s printed as removed and named as perhaps removed", id)
+					case gone && !told[id] && !maybe[id]:
+						t.Errorf("job %s removed, but neither printed nor named", id)
+					}
+				}
+				if stall == "after" && len(maybe) == 0 {
+					t.Errorf("a batch removed and not told: none named (stderr %q)", errb.String())
+				}
+			})
+		}
 	}
 }

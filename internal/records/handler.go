@@ -26,6 +26,8 @@ type Handler struct {
 	Refused func(kind, subject string) error
 	// Removed receives each job directory removed.
 	Removed func(dir string) error
+	// Removing receives each job directory whose removal begins.
+	Removing func(dir string) error
 	// Data receives bytes of a log from offset: only bytes that are the
 	// log's (none that the cap dropped while they were read).
 	Data func(stream string, offset int64, r io.Reader) error
@@ -141,6 +143,7 @@ var after = map[Kind]func(*decoder, Record) error{
 	KindHeld:      func(d *decoder, rec Record) error { d.held = [2]string{rec.Field(0), rec.Field(1)}; return nil },
 	KindError:     (*decoder).onError,
 	KindRemoved:   func(d *decoder, rec Record) error { return call1(d.h.Removed, rec.Field(0)) },
+	KindRemoving:  func(d *decoder, rec Record) error { return call1(d.h.Removing, rec.Field(0)) },
 	KindWait:      func(d *decoder, rec Record) error { notify1(d.h.Wait, rec.Field(0)); return nil },
 	KindMore:      func(d *decoder, _ Record) error { notify(d.h.More); return nil },
 	KindCut:       func(d *decoder, rec Record) error { notify1(d.h.Cut, rec.Field(0)); return nil },

@@ -90,6 +90,11 @@ const (
 	KindError Kind = "E"
 	// KindRemoved: R DIR (escaped). A job directory was removed.
 	KindRemoved Kind = "R"
+	// KindRemoving: d DIR (escaped). The removal of a job directory
+	// begins: its R record follows once it is gone, or an E record says
+	// why it stays. A removal cut short between the two may have
+	// removed it.
+	KindRemoving Kind = "d"
 	// KindWait: W STATE. A wait gave up (timeout) or, looking once, found
 	// the jobs still running (pending); a wait for a line saw the job end
 	// without one (ended); a watch of events saw the jobs change (changed,
@@ -173,7 +178,7 @@ var fields = map[Kind]struct{ n, escaped int }{
 	KindBoot: {1, 0}, KindJob: {1, 1}, KindMeta: {1, 0}, KindMetaSize: {1, 0}, KindProc: {1, 0},
 	KindExit: {1, 0}, KindEnded: {1, 0}, KindStop: {1, 0}, KindDropped: {2, 0},
 	KindLive: {2, 0}, KindPort: {3, 0}, KindPortTaken: {1, 0}, KindQueued: {1, 0}, KindStarted: {1, 0}, KindNotRun: {1, 0}, KindLogsFull: {1, 0}, KindReady: {1, 0}, KindKept: {2, 2}, KindHeld: {2, 2},
-	KindOutcome: {1, 0}, KindError: {2, 2}, KindRemoved: {1, 1}, KindWait: {1, 0},
+	KindOutcome: {1, 0}, KindError: {2, 2}, KindRemoved: {1, 1}, KindRemoving: {1, 1}, KindWait: {1, 0},
 	KindMore: {1, 0}, KindData: {4, 0}, KindCheck: {2, 0}, KindCut: {1, 0},
 	KindScanned: {3, 0}, KindSent: {1, 0}, KindDelivered: {1, 0}, KindRewound: {2, 0},
 }

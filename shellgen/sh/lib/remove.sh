@@ -201,6 +201,12 @@ bg_rmlockd() {
 # its own, whose success tells the same.
 bg_rmflush() {
 	[ -n "$bg_rb" ] || return 0
+	# Told first: a removal cut short before it could tell which went
+	# (find's output, the R records) has said which may be gone.
+	for bg_rj in $bg_rb; do
+		eval "bg_ra=\$bg_re_$bg_rj"
+		printf 'd\t%s\n' "$bg_ra"
+	done
 	set -f
 	bg_oifs=$IFS
 	IFS=$bg_nl

@@ -204,9 +204,11 @@ func writeJobFiles(dir, ws string, files shellgen.LaunchFiles, mask uint32) stri
 		{"stop.tmp", strings.Repeat(" ", 31) + "\n"},
 	}...)
 	for _, f := range made {
-		if writePrivate(dir+"/"+f.name, f.body, mask) != nil {
+		if err := writePrivate(dir+"/"+f.name, f.body, mask); err != nil {
 			removeJobFiles(dir, "job.sh", "command.sh", "exit_code.tmp", "stop.tmp", "exit_code.pty")
-			return refuse(errKindIO, "cannot write the job's files in "+ws+" (is the disk full?)")
+			// With the system's words, as a directory that cannot be
+			// made has them: full of blocks or of inodes, read-only.
+			return refuse(errKindIO, "cannot write the job's files in "+ws+" (is the disk full?)"+reason(err))
 		}
 	}
 	return ""

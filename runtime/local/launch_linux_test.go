@@ -557,3 +557,14 @@ func holders(t *testing.T, name string) []string {
 	}
 	return pids
 }
+
+// TestWriteJobFilesSaysWhy: a job's files that cannot be written are
+// refused with the system's words (a CI run on a file system out of
+// inodes got only "is the disk full?").
+func TestWriteJobFilesSaysWhy(t *testing.T) {
+	gone := filepath.Join(t.TempDir(), "gone")
+	got := writeJobFiles(gone, "ws", shellgen.LaunchFiles{Wrapper: "true\n"}, 0o077)
+	if !strings.Contains(got, "cannot write the job's files in ws (is the disk full?): "+syscall.ENOENT.Error()) {
+		t.Errorf("refusal %q, want the system's words", got)
+	}
+}

@@ -2,7 +2,6 @@ package bgjob
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -78,7 +77,7 @@ func (c *Client) pruneLabelled(ctx context.Context, o PruneOptions) ([]jobdir.Jo
 		removed, rmErr := c.Remove(ctx, ids, RemoveOptions{})
 		chosen = slices.DeleteFunc(chosen, func(j jobdir.Job) bool { return !slices.Contains(removed, j.Dir) })
 		// A job a concurrent prune removed first is done, as prune's.
-		err = withoutNotFound(rmErr)
+		err = IgnoreNotFound(rmErr)
 	}
 	if o.Pruned != nil {
 		for _, j := range chosen {
@@ -87,24 +86,6 @@ func (c *Client) pruneLabelled(ctx context.Context, o PruneOptions) ([]jobdir.Jo
 		chosen = nil
 	}
 	return chosen, err
-}
-
-// withoutNotFound is err without the refusals of jobs not found (a job
-// gone is what a prune wants); nil when nothing else is left.
-func withoutNotFound(err error) error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var rest []error
-		for _, e := range j.Unwrap() {
-			if !errors.Is(e, ErrNotFound) {
-				rest = append(rest, e)
-			}
-		}
-		return errors.Join(rest...)
-	}
-	if errors.Is(err, ErrNotFound) {
-		return nil
-	}
-	return err
 }
 
 // prunes reports whether o's rule selects the ended job j, the i-th

@@ -147,17 +147,7 @@ func TestLeftoversRecord(t *testing.T) {
 	// are recorded by a second one; once the running job has ended too,
 	// ls scans once more (to record it), then no more.
 	lg := append(g, "-w", "ls")
-	var ids []string
-	for range 3 {
-		code, out, errs := bgjob(ctx, append(lg, "run", "-q", "--", "true")...)
-		if code != 0 {
-			t.Fatalf("run: exit %d: %s", code, errs)
-		}
-		ids = append(ids, strings.TrimSpace(out))
-	}
-	if code, _, errs := bgjob(ctx, append(append(lg, "wait"), ids...)...); code != 0 {
-		t.Fatalf("wait: exit %d: %s", code, errs)
-	}
+	ids := endedJobs(t, lg, 3)
 	// The wait may have found them ended at its first look, and recorded
 	// them all: the ls below must find them unrecorded.
 	for _, id := range ids {

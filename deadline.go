@@ -161,12 +161,14 @@ func boundEnd(ctx, bctx context.Context, cancel func(), deadline time.Time, expi
 		cut := ctx.Err() == nil && (errors.Is(context.Cause(bctx), expired) || !answered() && !time.Now().Before(deadline))
 		cancel()
 		if cut && err != nil {
-			// The deadline's words, and the jobs a removal it cut may
-			// have removed.
-			if ce := (cutError{}); errors.As(err, &ce) {
-				return cutError{err: withSaid(expired, err), ids: ce.ids}
+			// The deadline's words, and what the call says it did
+			// before the cut (a removal, the jobs it may have removed).
+			exp := withSaid(expired, err)
+			var d interface{ didBefore(error) error }
+			if errors.As(err, &d) {
+				return d.didBefore(exp)
 			}
-			return withSaid(expired, err)
+			return exp
 		}
 		return err
 	}

@@ -87,3 +87,7 @@ func (e cutError) Error() string {
 }
 
 func (e cutError) Unwrap() error { return e.err }
+
+// didBefore is e said of err, the deadline's error that cut the call
+// (Within).
+func (e cutError) didBefore(err error) error { return cutError{err: err, ids: e.ids} }

@@ -20,64 +20,75 @@ import (
 // a page keeps k names, not a string and an os.DirEntry for each entry,
 // and sorts none of the others. Not ok where ws cannot be read.
 func jobNames(ws, before string, k int) (names []string, more, ok bool) {
-	fd, err := unix.Open(ws, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
+	var buf [32 << 10]byte
+	ok = eachEntry(ws, buf[:], func(name []byte, typ byte) {
+		if typ != unix.DT_DIR && typ != unix.DT_UNKNOWN || !jobdir.IsID(string(name)) || before != "" && string(name) >= before {
+			return
+		}
+		if typ == unix.DT_UNKNOWN {
+			if fi, err := os.Lstat(filepath.Join(ws, string(name))); err != nil || !fi.IsDir() {
+				return
+			}
+		}
+		switch {
+		case k == 0:
+			names = append(names, string(name))
+		case len(names) < k:
+			i, _ := slices.BinarySearch(names, string(name))
+			names = slices.Insert(names, i, string(name))
+		case string(name) <= names[0]:
+			more = true
+		default:
+			// In place of the least: those below name move down one.
+			more = true
+			i, _ := slices.BinarySearch(names, string(name))
+			copy(names[:i-1], names[1:i])
+			names[i-1] = string(name)
+		}
+	})
+	if !ok {
 		return nil, false, false
 	}
+	if k == 0 {
+		slices.Sort(names)
+	}
+	return names, more, true
+}
+
+// eachEntry hands f the name and type (DT_*) of each entry of the
+// directory dir, from getdents into buf; not ok where dir cannot be read.
+func eachEntry(dir string, buf []byte, f func(name []byte, typ byte)) bool {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
 	defer unix.Close(fd)
-	buf := make([]byte, 32<<10)
 	for {
 		n, err := unix.Getdents(fd, buf)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return nil, false, false
+			return false
 		}
 		if n <= 0 {
-			break
+			return true
 		}
 		// struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2),
 		// d_type (1), d_name (NUL-terminated, padded).
 		for off := 0; off+19 <= n; {
 			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
 			if reclen < 19 || off+reclen > n {
-				return nil, false, false
+				return false
 			}
 			typ, name := buf[off+18], buf[off+19:off+reclen]
 			off += reclen
 			if i := bytes.IndexByte(name, 0); i >= 0 {
 				name = name[:i]
 			}
-			if typ != unix.DT_DIR && typ != unix.DT_UNKNOWN || !jobdir.IsID(string(name)) || before != "" && string(name) >= before {
-				continue
-			}
-			if typ == unix.DT_UNKNOWN {
-				if fi, err := os.Lstat(filepath.Join(ws, string(name))); err != nil || !fi.IsDir() {
-					continue
-				}
-			}
-			switch {
-			case k == 0:
-				names = append(names, string(name))
-			case len(names) < k:
-				i, _ := slices.BinarySearch(names, string(name))
-				names = slices.Insert(names, i, string(name))
-			case string(name) <= names[0]:
-				more = true
-			default:
-				// In place of the least: those below name move down one.
-				more = true
-				i, _ := slices.BinarySearch(names, string(name))
-				copy(names[:i-1], names[1:i])
-				names[i-1] = string(name)
-			}
+			f(name, typ)
 		}
 	}
-	if k == 0 {
-		slices.Sort(names)
-	}
-	return names, more, true
 }
 
 // newestFirst returns an iterator over the jobs of ws before before, from
@@ -112,40 +123,15 @@ func newestFirst(ws, before string, k int) func() (id string, more, ok bool) {
 // files of a job, named as bgjob names them, without a stat for each.
 // Not ok where dir cannot be read.
 func entriesOf(dir string, files []struct{ file, tag string }) (uint32, bool) {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return 0, false
-	}
-	defer unix.Close(fd)
 	var buf [4096]byte
 	var there uint32
-	for {
-		n, err := unix.Getdents(fd, buf[:])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return 0, false
-		}
-		if n <= 0 {
-			return there, true
-		}
-		for off := 0; off+19 <= n; {
-			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
-			if reclen < 19 || off+reclen > n {
-				return 0, false
-			}
-			name := buf[off+19 : off+reclen]
-			off += reclen
-			if i := bytes.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			for i, f := range files {
-				if f.file == string(name) {
-					there |= 1 << i
-					break
-				}
+	ok := eachEntry(dir, buf[:], func(name []byte, _ byte) {
+		for i, f := range files {
+			if f.file == string(name) {
+				there |= 1 << i
+				return
 			}
 		}
-	}
+	})
+	return there, ok
 }

@@ -474,7 +474,9 @@ func exitLine(dir string) (line string, written time.Time, whole, ok bool) {
 // files of each of thousands of jobs), and with stat its status: n is -1
 // where the read failed (a directory). err is the open's, or the stat's.
 func readHead(name string, buf []byte, stat bool) (n int, st syscall.Stat_t, err error) {
-	fd, err := openRead(name)
+	// Without waiting for a writer where name is a FIFO (a user's, named
+	// as a job file).
+	fd, err := proc.OpenFd(name, syscall.O_NONBLOCK)
 	if err != nil {
 		return 0, st, err
 	}
@@ -494,22 +496,6 @@ func readHead(name string, buf []byte, stat bool) (n int, st syscall.Stat_t, err
 		return -1, st, nil
 	}
 	return n, st, nil
-}
-
-// openRead opens name to read, as proc.Open, but as a descriptor alone,
-// and without waiting for a writer where name is a FIFO (a user's, named
-// as a job file).
-func openRead(name string) (int, error) {
-	for {
-		fd, err := syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return -1, &os.PathError{Op: "open", Path: name, Err: err}
-		}
-		return fd, nil
-	}
 }
 
 // exited reports whether the job in dir has recorded its end: its

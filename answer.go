@@ -35,8 +35,9 @@ func (c *Client) script(script string) runner {
 }
 
 // request is the runner of req: the runtime's answer where it gives one
-// (Answerer), else req's script. This is the one place where the choice
-// is made.
+// (Answerer), else req's script. This, and look for an answer small
+// enough to decode as it is, are the only places where the choice is
+// made.
 func (c *Client) request(req shellgen.Request) runner {
 	return func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 		if a, ok := c.rt.(Answerer); ok {
